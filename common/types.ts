@@ -1,0 +1,74 @@
+/** Shapes shared by the policy engine, the wire protocol and every client (PROTOCOL.md). */
+
+export type Access = 'read' | 'write';
+export type DenyAccess = 'all' | 'write';
+
+/** A deny inside a root: a literal path as a URI, or a glob pattern. */
+export type DenyMeta = { uri: string; access: DenyAccess } | { pattern: string; access: DenyAccess };
+
+export interface RootMeta {
+  'mcp-roots/readOnly': boolean;
+  'mcp-roots/expiresAt'?: string;
+  'mcp-roots/deny'?: DenyMeta[];
+  [key: string]: unknown;
+}
+
+/** An MCP Root with the policy's facts in `_meta`. */
+export interface Root {
+  uri: string;
+  name?: string;
+  _meta: RootMeta;
+}
+
+/** A problem in a policy file, with its position (1-based line and column). */
+export interface PolicyError {
+  file: string;
+  line: number;
+  column: number;
+  message: string;
+}
+
+export interface CheckResult {
+  allowed: boolean;
+  access: Access;
+  reason: string;
+  root?: Root;
+}
+
+export type ExplainReason = 'missing' | 'expired' | 'denied' | 'not-readable' | 'outside-base';
+
+export interface ExplainRule {
+  file: string;
+  line: number;
+  column: number;
+  kind: 'root' | 'deny' | 'protected';
+  path: string;
+  yielded: string[];
+  reason?: ExplainReason;
+}
+
+export interface ExplainResult {
+  server: string;
+  roots: Root[];
+  rules: ExplainRule[];
+}
+
+/** A tool override from `servers.<name>.tools.<tool>`. */
+export interface ToolRule {
+  paths?: string[];
+  readOnly?: boolean;
+}
+
+export interface Grant {
+  server: string;
+  path: string;
+  uri: string;
+  readOnly: boolean;
+  expires: string;
+  name?: string;
+}
+
+/** Format a policy error as `file:line:col: message`. */
+export function formatPolicyError(e: PolicyError): string {
+  return `${e.file}:${e.line}:${e.column}: ${e.message}`;
+}

@@ -1,0 +1,94 @@
+/** Deny rules and protected paths as patterns over canonical paths (POLICY.md rules 5 and 6). */
+import { sep } from 'node:path';
+import picomatch from 'picomatch';
+import type { DenyAccess } from '../common/types.js';
+import { isGlob, splitGlob } from './expand.js';
+import type { FsView, Pos } from './model.js';
+import { canonicalizeLoose, isStrictlyInside, selfAndAncestors } from './paths.js';
+
+/** A compiled deny: tested against a canonical path and each of its ancestors. */
+export interface DenyRule {
+  source: 'deny' | 'protected';
+  access: DenyAccess;
+  /** What a person wrote (or the built-in rule's path), for messages. */
+  display: string;
+  pos?: Pos;
+  /** Canonical literal path, when the deny is (also) a literal path. */
+  literal?: string;
+  /** Canonical absolute glob, or a `**\/` pattern. */
+  pattern?: string;
+  /** The pattern's canonical static base (absolute globs only). */
+  base?: string;
+  /** Protected policy directories: only the directory itself, not its contents. */
+  entriesOnly?: boolean;
+  /** Whether a root's `_meta` may list it. */
+  inMeta: boolean;
+  match?: (path: string) => boolean;
+}
+
+const DENY_GLOB = { dot: true, noextglob: true, nonegate: true } as const;
+
+/** Compile a deny path (already expanded to absolute, or a `**\/` pattern). */
+export async function compileDeny(
+  fs: FsView,
+  abs: string,
+  access: DenyAccess,
+  extra: Pick<DenyRule, 'source' | 'display' | 'pos' | 'entriesOnly' | 'inMeta'>,
+): Promise<DenyRule> {
+  const rule: DenyRule = { ...extra, access };
+  if (abs.startsWith('**/')) {
+    const m = picomatch(abs, DENY_GLOB);
+    rule.pattern = abs;
+    rule.match = (p) => m(p.slice(1));
+    return rule;
+  }
+  rule.literal = await canonicalizeLoose(fs, abs);
+  if (isGlob(abs)) {
+    const { base, glob } = splitGlob(abs);
+    const canonBase = await canonicalizeLoose(fs, base);
+    rule.base = canonBase;
+    rule.pattern = canonBase === sep ? sep + glob : `${canonBase}${sep}${glob}`;
+    const m = picomatch(rule.pattern, DENY_GLOB);
+    rule.match = (p) => m(p);
+  }
+  return rule;
+}
+
+/** True when the rule matches the path itself (not its ancestors). */
+export function matchesExactly(rule: DenyRule, path: string): boolean {
+  return rule.literal === path || (rule.match?.(path) ?? false);
+}
+
+/** True when the rule covers the path: it or one of its ancestors matches. */
+export function covers(rule: DenyRule, path: string): boolean {
+  if (rule.entriesOnly) return matchesExactly(rule, path);
+  return selfAndAncestors(path).some((p) => matchesExactly(rule, p));
+}
+
+/**
+ * True when something the rule denies could lie strictly inside `path` (so moving or
+ * deleting `path` would move or delete it). `**\/` patterns are not considered.
+ */
+export function mayContainMatch(rule: DenyRule, path: string): boolean {
+  if (rule.literal !== undefined && isStrictlyInside(rule.literal, path)) return true;
+  if (rule.pattern === undefined || rule.base === undefined) return false;
+  if (isStrictlyInside(rule.base, path) || rule.base === path) return true;
+  if (!isStrictlyInside(path, rule.base)) return false;
+  // `path` is below the base: does it match a proper prefix of the glob's segments?
+  const globSegs = rule.pattern.slice(rule.base.length + 1).split('/');
+  const pathSegs = path.slice(rule.base.length + 1).split(sep);
+  for (let i = 0; i < pathSegs.length; i++) {
+    const g = globSegs[i];
+    if (g === undefined) return false;
+    if (g === '**') return true;
+    if (!picomatch(g, DENY_GLOB)(pathSegs[i]!)) return false;
+  }
+  return pathSegs.length < globSegs.length;
+}
+
+/** How a rule is named in a reason: what was written, and where. */
+export function describeRule(rule: DenyRule): string {
+  const where = rule.pos ? ` (${rule.pos.file}:${rule.pos.line}:${rule.pos.column})` : '';
+  if (rule.source === 'protected') return `protected path ${rule.display}${where}`;
+  return `deny ${rule.display}${rule.access === 'write' ? ' (access: write)' : ''}${where}`;
+}

@@ -1,0 +1,40 @@
+/** One call from file names to a resolved policy, for the offline CLI and tests. */
+import type { PolicyError } from '../common/types.js';
+import { loadGrantsSource, loadPolicySources } from './load.js';
+import type { LoadedSources, PolicyContext, ResolvedPolicy } from './model.js';
+import { resolvePolicy } from './resolve.js';
+
+export interface Evaluation {
+  sources: LoadedSources;
+  grants: LoadedSources | undefined;
+  errors: PolicyError[];
+  warnings: PolicyError[];
+  resolved: ResolvedPolicy;
+}
+
+/**
+ * Load and resolve. Files with errors contribute nothing (the daemon keeps its last good
+ * snapshot instead; offline there is none, so an invalid policy resolves to no roots).
+ */
+export async function evaluatePolicy(
+  input: { configFile: string; grantsFile?: string },
+  ctx: PolicyContext,
+): Promise<Evaluation> {
+  const sources = await loadPolicySources(input.configFile, ctx);
+  const grants = input.grantsFile === undefined ? undefined : await loadGrantsSource(input.grantsFile, ctx);
+  const usable = [
+    ...(sources.errors.length === 0 ? sources.files : []),
+    ...(grants && grants.errors.length === 0 ? grants.files : []),
+  ];
+  const resolved = await resolvePolicy(usable, ctx, {
+    includePatterns: sources.includePatterns,
+    extraPolicyFiles: [input.configFile, ...(input.grantsFile ? [input.grantsFile] : [])],
+  });
+  return {
+    sources,
+    grants,
+    errors: [...sources.errors, ...(grants?.errors ?? [])],
+    warnings: [...sources.warnings, ...(grants?.warnings ?? []), ...resolved.warnings],
+    resolved,
+  };
+}

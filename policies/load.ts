@@ -1,0 +1,132 @@
+/** Reading the policy files: the main file, its includes, and the grants file (POLICY.md rule 10). */
+import { errnoCode } from '../common/errors.js';
+import type { PolicyError } from '../common/types.js';
+import { expandPath, isGlob, policyDir } from './expand.js';
+import { expandGlob } from './glob.js';
+import type { LoadedSources, ParsedPolicyFile, PolicyContext, Pos } from './model.js';
+import { parsePolicyText } from './parse.js';
+
+/** Where the include chain stands, for cycle warnings. */
+interface Walk {
+  ctx: PolicyContext;
+  out: LoadedSources;
+  /** Canonical paths of files already loaded. */
+  seen: Set<string>;
+  /** Canonical paths on the current include chain. */
+  stack: string[];
+}
+
+function err(pos: Pos, message: string): PolicyError {
+  return { file: pos.file, line: pos.line, column: pos.column, message };
+}
+
+/**
+ * Load the main policy file and, depth-first in the order written, every file it includes.
+ * A missing main file is no error: it loads as no files at all.
+ */
+export async function loadPolicySources(mainFile: string, ctx: PolicyContext): Promise<LoadedSources> {
+  const out: LoadedSources = { files: [], errors: [], warnings: [], includePatterns: [], missingMain: false };
+  const walk: Walk = { ctx, out, seen: new Set(), stack: [] };
+  await loadFile(walk, mainFile, undefined, true);
+  return out;
+}
+
+/** Load the grants file on its own; it may not include other files. */
+export async function loadGrantsSource(grantsFile: string, ctx: PolicyContext): Promise<LoadedSources> {
+  const out: LoadedSources = { files: [], errors: [], warnings: [], includePatterns: [], missingMain: false };
+  const walk: Walk = { ctx, out, seen: new Set(), stack: [] };
+  await loadFile(walk, grantsFile, undefined, false);
+  for (const f of out.files) {
+    for (const inc of f.include) out.errors.push(err(inc.pos, 'include: the grants file cannot include other files'));
+    f.include = [];
+  }
+  return out;
+}
+
+async function loadFile(walk: Walk, file: string, from: Pos | undefined, isMain: boolean): Promise<void> {
+  const { ctx, out } = walk;
+  let canonical: string;
+  let bytes: Buffer;
+  try {
+    canonical = await ctx.fs.realpath(file);
+    bytes = await ctx.fs.readFile(file);
+  } catch (e) {
+    const code = errnoCode(e);
+    if ((code === 'ENOENT' || code === 'ENOTDIR') && from === undefined) {
+      if (isMain) out.missingMain = true;
+      return;
+    }
+    const what =
+      code === 'ENOENT' || code === 'ENOTDIR'
+        ? `included file ${file} does not exist (create it, or remove it from include)`
+        : code === 'EISDIR'
+          ? `${file} is a directory, not a policy file`
+          : `cannot read ${file} (${code ?? String(e)}); check its permissions`;
+    out.errors.push(from ? err(from, `include: ${what}`) : { file, line: 1, column: 1, message: what });
+    return;
+  }
+  if (walk.stack.includes(canonical)) {
+    const chain = [...walk.stack, canonical].join(' -> ');
+    if (from) out.warnings.push(err(from, `include cycle: ${chain} (the file is loaded once)`));
+    return;
+  }
+  if (walk.seen.has(canonical)) return;
+  walk.seen.add(canonical);
+
+  const parsed = parsePolicyText(bytes, file);
+  out.errors.push(...parsed.errors);
+  out.warnings.push(...parsed.warnings);
+  if (!parsed.policy) return;
+  const policy = parsed.policy;
+  expandEntries(policy, ctx, out.errors);
+  out.files.push(policy);
+
+  walk.stack.push(canonical);
+  for (const inc of policy.include) {
+    const expanded = expandPath(inc.pattern, policyDir(file), ctx);
+    if (!expanded.ok) {
+      out.errors.push(err(inc.pos, `include: ${expanded.message}`));
+      continue;
+    }
+    out.includePatterns.push(expanded.path);
+    if (isGlob(expanded.path) && !(await existsLiterally(ctx, expanded.path))) {
+      const globbed = await expandGlob(ctx.fs, expanded.path, 'file');
+      const paths = globbed.matches.map((m) => m.path).sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
+      for (const p of paths) await loadFile(walk, p, inc.pos, false);
+    } else {
+      await loadFile(walk, expanded.path, inc.pos, false);
+    }
+  }
+  walk.stack.pop();
+}
+
+async function existsLiterally(ctx: PolicyContext, path: string): Promise<boolean> {
+  try {
+    await ctx.fs.lstat(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Expand every root and deny path of a file in place, recording expansion errors. */
+function expandEntries(policy: ParsedPolicyFile, ctx: PolicyContext, errors: PolicyError[]): void {
+  const dir = policyDir(policy.file);
+  const denies = [...policy.deny, ...policy.servers.flatMap((s) => s.deny)];
+  for (const d of denies) {
+    if (d.path.startsWith('**/')) {
+      d.abs = d.path;
+      continue;
+    }
+    const r = expandPath(d.path, dir, ctx);
+    if (r.ok) d.abs = r.path;
+    else errors.push(err(d.pos, r.message));
+  }
+  for (const block of policy.servers) {
+    for (const root of block.roots) {
+      const r = expandPath(root.path, dir, ctx);
+      if (r.ok) root.abs = r.path;
+      else errors.push(err(root.pathPos, r.message));
+    }
+  }
+}

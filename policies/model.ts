@@ -1,0 +1,126 @@
+/** The policy engine's data model: parsed files, the evaluation context, the watch plan. */
+import type { CheckResult, ExplainResult, PolicyError, Root, ToolRule } from '../common/types.js';
+
+/** Where a YAML node stands: absolute file path, 1-based line and column. */
+export interface Pos {
+  file: string;
+  line: number;
+  column: number;
+}
+
+export interface DenyEntry {
+  /** The path or pattern as written (before `~`/`$VAR` expansion). */
+  path: string;
+  access: 'all' | 'write';
+  pos: Pos;
+  /** Set by the loader: the absolute path or pattern after `~`, `$VAR` and relative expansion. */
+  abs?: string;
+}
+
+export interface RootEntry {
+  /** The path or glob as written (before `~`/`$VAR` expansion). */
+  path: string;
+  name?: string;
+  readOnly?: boolean;
+  /** Milliseconds since the epoch, parsed from `expires`. */
+  expires?: number;
+  kind?: 'directory' | 'file' | 'any';
+  pos: Pos;
+  /** Position of the `path` value node (for expansion errors). */
+  pathPos: Pos;
+  /** Set by the loader: the absolute path or glob after `~`, `$VAR` and relative expansion. */
+  abs?: string;
+}
+
+export interface ServerBlock {
+  pattern: string;
+  pos: Pos;
+  readOnly?: boolean;
+  roots: RootEntry[];
+  deny: DenyEntry[];
+  tools: Record<string, ToolRule>;
+}
+
+/** One policy file after YAML parsing and schema validation (paths not yet expanded). */
+export interface ParsedPolicyFile {
+  /** Absolute path as given (not realpath'd: relative paths resolve against the link's own directory). */
+  file: string;
+  sha256: string;
+  include: { pattern: string; pos: Pos }[];
+  defaults: { readOnly: boolean };
+  deny: DenyEntry[];
+  servers: ServerBlock[];
+}
+
+export interface ParseResult {
+  policy?: ParsedPolicyFile;
+  errors: PolicyError[];
+  warnings: PolicyError[];
+}
+
+/** Read-only filesystem access the engine uses; tests may hand in their own. */
+export interface FsView {
+  stat(path: string): Promise<import('node:fs').Stats>;
+  lstat(path: string): Promise<import('node:fs').Stats>;
+  readdir(path: string): Promise<import('node:fs').Dirent[]>;
+  realpath(path: string): Promise<string>;
+  readFile(path: string): Promise<Buffer>;
+  access(path: string, mode: number): Promise<void>;
+  readlink?(path: string): Promise<string>;
+}
+
+/** Everything the engine would otherwise read from the process: it reads none of it itself. */
+export interface PolicyContext {
+  home: string;
+  env: Record<string, string | undefined>;
+  /** Milliseconds since the epoch. */
+  now: number;
+  fs: FsView;
+  /** mcp-roots' state directory (holds grants.yaml): protected. */
+  stateDir?: string;
+  /** mcp-roots' runtime directory (holds the socket): protected. */
+  runtimeDir?: string;
+}
+
+/** What the daemon must watch so that it sees every change that could alter a list. */
+export interface WatchPlan {
+  /** Policy files (main, included, grants) and the files include globs could match: watch their directories. */
+  policyFiles: string[];
+  /** Directories whose include globs could gain a file: watch shallowly. */
+  includeDirs: string[];
+  /** Directories to watch non-recursively, to `depth` levels below (0 = its own entries). */
+  dirs: { path: string; depth: number }[];
+  /** Directories to watch recursively (globs with `**`). */
+  recursive: { path: string; ignore: string[] }[];
+}
+
+/** The result of loading the policy files (main and includes, or the grants file). */
+export interface LoadedSources {
+  files: ParsedPolicyFile[];
+  errors: PolicyError[];
+  warnings: PolicyError[];
+  /** Every include pattern, absolute, for protected paths and the watch plan. */
+  includePatterns: string[];
+  /** True when the main file does not exist (a decision: no roots at all). */
+  missingMain: boolean;
+}
+
+/** A resolved policy: an immutable snapshot computed at one instant. */
+export interface ResolvedPolicy {
+  readonly computedAt: number;
+  readonly files: string[];
+  readonly warnings: PolicyError[];
+  /** The earliest future `expires` of any entry, or undefined. */
+  readonly nextExpiry: number | undefined;
+  readonly watchPlan: WatchPlan;
+  /** Literal server names the policy mentions (patterns without `*`). */
+  serverNames(): string[];
+  /** The server's roots, sorted; pure, no filesystem access. */
+  roots(server: string): Root[];
+  /** The earliest future expiry among the server's active entries. */
+  nextExpiryOf(server: string): number | undefined;
+  /** The access decision for a path (resolves symlinks). */
+  check(server: string, path: string, access: 'read' | 'write'): Promise<CheckResult>;
+  explain(server: string): ExplainResult;
+  tools(server: string): Record<string, ToolRule>;
+}

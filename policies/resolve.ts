@@ -1,0 +1,444 @@
+/** From parsed policy files to each server's roots and access decisions (POLICY.md "Meaning"). */
+import { constants } from 'node:fs';
+import { basename, dirname, isAbsolute } from 'node:path';
+import { errnoCode } from '../common/errors.js';
+import type {
+  CheckResult,
+  DenyMeta,
+  ExplainReason,
+  ExplainResult,
+  ExplainRule,
+  PolicyError,
+  Root,
+  ToolRule,
+} from '../common/types.js';
+import { compileDeny, covers, describeRule, mayContainMatch, type DenyRule } from './deny.js';
+import { isGlob, splitGlob } from './expand.js';
+import { memoFs } from './fs.js';
+import { expandGlob, HEAVY_DIRS } from './glob.js';
+import type {
+  ParsedPolicyFile,
+  PolicyContext,
+  Pos,
+  ResolvedPolicy,
+  RootEntry,
+  ServerBlock,
+  WatchPlan,
+} from './model.js';
+import {
+  canonicalizeLoose,
+  compareUtf8,
+  isInsideOrEqual,
+  isStrictlyInside,
+  normalizeLexically,
+  toUri,
+} from './paths.js';
+import { protectedRules } from './protected.js';
+import { compileServerPattern, hasWildcard, unescapeStars } from './server-pattern.js';
+
+/** One root entry of one server block, resolved against the filesystem. */
+interface EntryResult {
+  entry: RootEntry;
+  readOnly: boolean;
+  expired: boolean;
+  matches: { canonical: string; name: string }[];
+  reason?: ExplainReason;
+}
+
+interface Block {
+  block: ServerBlock;
+  file: ParsedPolicyFile;
+  matches: (name: string) => boolean;
+  entries: EntryResult[];
+  denies: DenyRule[];
+}
+
+/** A root as the access decision sees it. */
+interface RootInfo {
+  canonical: string;
+  readOnly: boolean;
+  root: Root;
+}
+
+/** What one set of matching blocks resolves to (shared by every name that matches that set). */
+interface ServerView {
+  roots: Root[];
+  info: RootInfo[];
+  denies: DenyRule[];
+  /** Why each entry's matches were dropped, keyed by canonical path. */
+  dropped: Map<string, DenyRule>;
+  nextExpiry: number | undefined;
+}
+
+export interface ResolveOptions {
+  /** Absolute include patterns (protected, and watched). */
+  includePatterns?: string[];
+  /** Extra policy files to protect and watch even if not loaded (the grants file, a missing main file). */
+  extraPolicyFiles?: string[];
+}
+
+/** Resolve parsed policy files (in file order, grants last) at `ctx.now`. */
+export async function resolvePolicy(
+  files: ParsedPolicyFile[],
+  ctx: PolicyContext,
+  options: ResolveOptions = {},
+): Promise<ResolvedPolicy> {
+  const fs = memoFs(ctx.fs);
+  const warnings: PolicyError[] = [];
+  const warn = (pos: Pos, message: string) =>
+    warnings.push({ file: pos.file, line: pos.line, column: pos.column, message });
+  const plan: WatchPlan = {
+    policyFiles: [...new Set([...files.map((f) => f.file), ...(options.extraPolicyFiles ?? [])])],
+    includeDirs: [],
+    dirs: [],
+    recursive: [],
+  };
+  const policyFiles = files.map((f) => f.file);
+  const includePatterns = options.includePatterns ?? [];
+  for (const pattern of includePatterns) {
+    if (isGlob(pattern)) plan.includeDirs.push(await nearestExisting(fs, splitGlob(pattern).base));
+    else plan.policyFiles.push(pattern);
+  }
+  const protectedList = await protectedRules(fs, {
+    home: ctx.home,
+    policyFiles: [...new Set([...policyFiles, ...(options.extraPolicyFiles ?? [])])],
+    includePatterns,
+    stateDir: ctx.stateDir,
+    runtimeDir: ctx.runtimeDir,
+  });
+
+  const globalDenies: DenyRule[] = [];
+  for (const file of files) {
+    for (const d of file.deny) {
+      if (d.abs === undefined) continue;
+      globalDenies.push(
+        await compileDeny(fs, d.abs, d.access, { source: 'deny', display: d.path, pos: d.pos, inMeta: true }),
+      );
+    }
+  }
+
+  let nextExpiry: number | undefined;
+  const blocks: Block[] = [];
+  for (const file of files) {
+    for (const block of file.servers) {
+      const denies: DenyRule[] = [];
+      for (const d of block.deny) {
+        if (d.abs === undefined) continue;
+        denies.push(
+          await compileDeny(fs, d.abs, d.access, { source: 'deny', display: d.path, pos: d.pos, inMeta: true }),
+        );
+      }
+      const entries: EntryResult[] = [];
+      for (const entry of block.roots) {
+        const readOnly = entry.readOnly ?? block.readOnly ?? file.defaults.readOnly;
+        const expired = entry.expires !== undefined && entry.expires <= ctx.now;
+        if (entry.expires !== undefined && !expired) {
+          nextExpiry = nextExpiry === undefined ? entry.expires : Math.min(nextExpiry, entry.expires);
+        }
+        const result: EntryResult = { entry, readOnly, expired, matches: [] };
+        entries.push(result);
+        if (entry.abs === undefined) continue;
+        if (expired) {
+          result.reason = 'expired';
+          warn(entry.pos, `${entry.path}: expired at ${new Date(entry.expires!).toISOString()}; it grants nothing`);
+          continue;
+        }
+        await resolveEntry(fs, entry, entry.abs, result, plan, warn);
+      }
+      blocks.push({ block, file, matches: compileServerPattern(block.pattern), entries, denies });
+    }
+  }
+  plan.dirs = dedupeDirs(plan.dirs);
+  return new Resolution(ctx, files, warnings, nextExpiry, plan, blocks, globalDenies, protectedList);
+}
+
+async function nearestExisting(fs: PolicyContext['fs'], path: string): Promise<string> {
+  let cur = path;
+  for (;;) {
+    try {
+      if ((await fs.stat(cur)).isDirectory()) return cur;
+    } catch {
+      // keep climbing
+    }
+    const up = dirname(cur);
+    if (up === cur) return cur;
+    cur = up;
+  }
+}
+
+async function resolveEntry(
+  fs: PolicyContext['fs'],
+  entry: RootEntry,
+  abs: string,
+  result: EntryResult,
+  plan: WatchPlan,
+  warn: (pos: Pos, message: string) => void,
+): Promise<void> {
+  let literal = false;
+  try {
+    await fs.lstat(abs);
+    literal = true;
+  } catch {
+    literal = false;
+  }
+  const candidates: { path: string; canonical: string }[] = [];
+  if (literal || !isGlob(abs)) {
+    plan.dirs.push({ path: await nearestExisting(fs, dirname(abs)), depth: 0 });
+    if (!literal) {
+      result.reason = 'missing';
+      warn(entry.pos, `${entry.path}: ${abs} does not exist (yet); it is watched and appears when created`);
+      return;
+    }
+    try {
+      candidates.push({ path: abs, canonical: await fs.realpath(abs) });
+    } catch (err) {
+      result.reason = errnoCode(err) === 'EACCES' ? 'not-readable' : 'missing';
+      warn(entry.pos, `${entry.path}: cannot resolve ${abs} (${errnoCode(err) ?? String(err)})`);
+      return;
+    }
+  } else {
+    const g = await expandGlob(fs, abs, entry.kind ?? 'directory');
+    if (g.recursive) {
+      const ignore = HEAVY_DIRS.filter((h) => !abs.includes(`/${h}`));
+      plan.recursive.push({ path: await nearestExisting(fs, g.base), ignore });
+    } else {
+      const base = await nearestExisting(fs, g.base);
+      plan.dirs.push({ path: base, depth: base === g.base ? g.depth : 0 });
+    }
+    for (const u of g.unreadable) warn(entry.pos, `${entry.path}: cannot read ${u.path} (${u.code}); skipped`);
+    for (const o of g.outsideBase) {
+      warn(entry.pos, `${entry.path}: ${o} is a symlink leading outside ${g.base}; not granted`);
+    }
+    for (const n of g.notUtf8) warn(entry.pos, `${entry.path}: ${n} is not valid UTF-8 and cannot be a URI; skipped`);
+    candidates.push(...g.matches);
+    if (candidates.length === 0) {
+      result.reason =
+        g.outsideBase.length > 0 ? 'outside-base' : g.unreadable.length > 0 ? 'not-readable' : 'missing';
+      if (result.reason === 'missing') warn(entry.pos, `${entry.path}: matches nothing (yet); it is watched`);
+      return;
+    }
+  }
+  let unreadable = 0;
+  for (const c of candidates) {
+    try {
+      await fs.access(c.canonical, constants.R_OK);
+    } catch {
+      unreadable++;
+      warn(entry.pos, `${entry.path}: ${c.canonical} is not readable; not granted`);
+      continue;
+    }
+    const base = basename(c.path);
+    const name = entry.name === undefined ? base : literal ? entry.name : entry.name.replaceAll('{base}', base);
+    result.matches.push({ canonical: c.canonical, name });
+  }
+  if (result.matches.length === 0 && unreadable > 0) result.reason = 'not-readable';
+}
+
+function dedupeDirs(dirs: WatchPlan['dirs']): WatchPlan['dirs'] {
+  const best = new Map<string, number>();
+  for (const d of dirs) best.set(d.path, Math.max(best.get(d.path) ?? -1, d.depth));
+  return [...best].map(([path, depth]) => ({ path, depth }));
+}
+
+class Resolution implements ResolvedPolicy {
+  readonly computedAt: number;
+  readonly files: string[];
+  private readonly views = new Map<string, ServerView>();
+
+  constructor(
+    private readonly ctx: PolicyContext,
+    private readonly parsed: ParsedPolicyFile[],
+    readonly warnings: PolicyError[],
+    readonly nextExpiry: number | undefined,
+    readonly watchPlan: WatchPlan,
+    private readonly blocks: Block[],
+    private readonly globalDenies: DenyRule[],
+    private readonly protectedList: DenyRule[],
+  ) {
+    this.computedAt = ctx.now;
+    this.files = parsed.map((f) => f.file);
+  }
+
+  serverNames(): string[] {
+    const names = new Set<string>();
+    for (const b of this.blocks) if (!hasWildcard(b.block.pattern)) names.add(unescapeStars(b.block.pattern));
+    return [...names].sort(compareUtf8);
+  }
+
+  roots(server: string): Root[] {
+    return this.view(server).roots;
+  }
+
+  nextExpiryOf(server: string): number | undefined {
+    return this.view(server).nextExpiry;
+  }
+
+  tools(server: string): Record<string, ToolRule> {
+    const out: Record<string, ToolRule> = {};
+    for (const b of this.matching(server)) {
+      for (const [tool, rule] of Object.entries(b.block.tools)) out[tool] = { ...out[tool], ...rule };
+    }
+    return out;
+  }
+
+  private matching(server: string): Block[] {
+    return this.blocks.filter((b) => b.matches(server));
+  }
+
+  /** Names that match the same blocks share one view, so invented names cannot grow memory. */
+  private view(server: string): ServerView {
+    const blocks = this.matching(server);
+    const key = blocks.map((b) => this.blocks.indexOf(b)).join(',');
+    let v = this.views.get(key);
+    if (!v) {
+      v = this.computeView(blocks);
+      this.views.set(key, v);
+    }
+    return v;
+  }
+
+  private computeView(blocks: Block[]): ServerView {
+    const denies = [...this.globalDenies, ...blocks.flatMap((b) => b.denies), ...this.protectedList];
+    interface Agg {
+      name: string;
+      writable: boolean;
+      expires: number | undefined;
+      forever: boolean;
+    }
+    const agg = new Map<string, Agg>();
+    let nextExpiry: number | undefined;
+    for (const b of blocks) {
+      for (const e of b.entries) {
+        if (e.expired) continue;
+        const exp = e.entry.expires;
+        if (exp !== undefined && e.matches.length > 0) {
+          nextExpiry = nextExpiry === undefined ? exp : Math.min(nextExpiry, exp);
+        }
+        for (const m of e.matches) {
+          const a = agg.get(m.canonical);
+          if (!a) {
+            agg.set(m.canonical, { name: m.name, writable: !e.readOnly, expires: exp, forever: exp === undefined });
+          } else {
+            a.writable ||= !e.readOnly;
+            a.forever ||= exp === undefined;
+            if (exp !== undefined) a.expires = a.expires === undefined ? exp : Math.max(a.expires, exp);
+          }
+        }
+      }
+    }
+    const dropped = new Map<string, DenyRule>();
+    const info: RootInfo[] = [];
+    for (const [canonical, a] of agg) {
+      const killer = denies.find((d) => d.access === 'all' && covers(d, canonical));
+      if (killer) {
+        dropped.set(canonical, killer);
+        continue;
+      }
+      const readOnly = !a.writable || denies.some((d) => d.access === 'write' && !d.entriesOnly && covers(d, canonical));
+      const meta: Root['_meta'] = { 'mcp-roots/readOnly': readOnly };
+      if (!a.forever && a.expires !== undefined) meta['mcp-roots/expiresAt'] = new Date(a.expires).toISOString();
+      const holes = denyMeta(denies, canonical);
+      if (holes.length > 0) meta['mcp-roots/deny'] = holes;
+      info.push({ canonical, readOnly, root: { uri: toUri(canonical), name: a.name, _meta: meta } });
+    }
+    info.sort((x, y) => compareUtf8(x.canonical, y.canonical));
+    return { roots: info.map((i) => i.root), info, denies, dropped, nextExpiry };
+  }
+
+  async check(server: string, path: string, access: 'read' | 'write'): Promise<CheckResult> {
+    const no = (reason: string, root?: Root): CheckResult =>
+      root ? { allowed: false, access, reason, root } : { allowed: false, access, reason };
+    if (path.includes('\0')) return no('the path contains a NUL byte');
+    if (!isAbsolute(path)) return no(`${path} is not an absolute path; give the full path`);
+    const view = this.view(server);
+    let canonical: string;
+    try {
+      canonical = await canonicalizeLoose(this.ctx.fs, normalizeLexically(path));
+    } catch (err) {
+      return no(`cannot resolve ${path} (${errnoCode(err) ?? String(err)})`);
+    }
+    let best: RootInfo | undefined;
+    for (const r of view.info) {
+      if (isInsideOrEqual(canonical, r.canonical) && (!best || r.canonical.length > best.canonical.length)) best = r;
+    }
+    const shown = canonical === path ? path : `${path} (${canonical})`;
+    if (!best) return no(`${shown} is outside every root of ${server}`);
+    for (const d of view.denies) {
+      if (d.access === 'all' && covers(d, canonical)) return no(`${shown} is denied by ${describeRule(d)}`, best.root);
+    }
+    if (access === 'write') {
+      for (const d of view.denies) {
+        if (covers(d, canonical)) return no(`writing ${shown} is denied by ${describeRule(d)}`, best.root);
+        if (mayContainMatch(d, canonical)) {
+          return no(`writing ${shown} would move or remove what ${describeRule(d)} protects`, best.root);
+        }
+      }
+      if (best.readOnly) return no(`${shown} is in the read-only root ${best.root.uri}`, best.root);
+    }
+    return { allowed: true, access, reason: `${shown} is inside the root ${best.root.uri}`, root: best.root };
+  }
+
+  explain(server: string): ExplainResult {
+    const blocks = this.matching(server);
+    const view = this.view(server);
+    const listed = new Set(view.info.map((i) => i.canonical));
+    const rules: ExplainRule[] = [];
+    for (const b of blocks) {
+      for (const e of b.entries) {
+        const yielded = e.matches.filter((m) => listed.has(m.canonical)).map((m) => toUri(m.canonical));
+        const rule: ExplainRule = { ...posOf(e.entry.pos), kind: 'root', path: e.entry.path, yielded };
+        if (yielded.length === 0) {
+          const reason =
+            e.reason ?? (e.matches.some((m) => view.dropped.has(m.canonical)) ? 'denied' : e.expired ? 'expired' : 'missing');
+          rule.reason = reason;
+        }
+        rules.push(rule);
+      }
+    }
+    for (const d of view.denies) {
+      const affected = [...view.dropped].filter(([, k]) => k === d).map(([c]) => toUri(c));
+      for (const i of view.info) {
+        if (covers(d, i.canonical) || (d.literal !== undefined && isStrictlyInside(d.literal, i.canonical))) {
+          affected.push(i.root.uri);
+        }
+      }
+      if (d.source === 'protected' && affected.length === 0) continue;
+      rules.push({
+        ...(d.pos ? posOf(d.pos) : { file: '<built-in>', line: 0, column: 0 }),
+        kind: d.source === 'protected' ? 'protected' : 'deny',
+        path: d.display,
+        yielded: affected,
+      });
+    }
+    return { server, roots: view.roots, rules };
+  }
+}
+
+function posOf(pos: Pos): { file: string; line: number; column: number } {
+  return { file: pos.file, line: pos.line, column: pos.column };
+}
+
+/** Denies that lie inside a root, as `_meta` entries. */
+function denyMeta(denies: DenyRule[], root: string): DenyMeta[] {
+  const out: DenyMeta[] = [];
+  const seen = new Set<string>();
+  const push = (m: DenyMeta) => {
+    const k = JSON.stringify(m);
+    if (!seen.has(k)) {
+      seen.add(k);
+      out.push(m);
+    }
+  };
+  for (const d of denies) {
+    if (!d.inMeta || d.entriesOnly) continue;
+    if (d.pattern !== undefined) {
+      if (d.base === undefined) push({ pattern: d.pattern, access: d.access });
+      else if (isInsideOrEqual(d.base, root) || isStrictlyInside(root, d.base)) {
+        push({ pattern: d.pattern, access: d.access });
+      }
+    } else if (d.literal !== undefined && isStrictlyInside(d.literal, root)) {
+      push({ uri: toUri(d.literal), access: d.access });
+    }
+  }
+  return out;
+}

@@ -1,0 +1,44 @@
+/** Helpers for engine tests: a real fixture tree and a context pointing at it. */
+import { mkdirSync, realpathSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { evaluatePolicy, nodeFs, type PolicyContext } from '../../policies/index.js';
+
+export const NOW = Date.parse('2026-11-29T12:00:00Z');
+
+/** A context whose home is `<dir>/home`, with a fixed clock. */
+export function contextFor(dir: string, overrides: Partial<PolicyContext> = {}): PolicyContext {
+  return {
+    home: join(dir, 'home'),
+    env: { PROJECT: join(dir, 'home/projects/alpha') },
+    now: NOW,
+    fs: nodeFs(),
+    stateDir: join(dir, 'state'),
+    runtimeDir: join(dir, 'run'),
+    ...overrides,
+  };
+}
+
+/** Create directories (names ending in `/`) and files under `dir`. */
+export function makeTree(dir: string, paths: string[]): void {
+  for (const p of paths) {
+    const full = join(dir, p);
+    if (p.endsWith('/')) mkdirSync(full, { recursive: true });
+    else {
+      mkdirSync(dirname(full), { recursive: true });
+      writeFileSync(full, 'x');
+    }
+  }
+}
+
+/** Write a policy file (YAML text) and evaluate it. */
+export async function evaluate(dir: string, yaml: string, ctx = contextFor(dir), name = 'mcp-roots.yaml') {
+  const file = join(dir, name);
+  writeFileSync(file, yaml);
+  return evaluatePolicy({ configFile: file }, ctx);
+}
+
+/** The file:// URI of a path under the (canonical) fixture dir. */
+export function uri(dir: string, rel: string): string {
+  return pathToFileURL(join(realpathSync(dir), rel)).href;
+}
