@@ -1,0 +1,77 @@
+/** `rootsctl validate [FILE]`: the policy's errors and warnings, without a daemon. */
+import { fileURLToPath } from 'node:url';
+import { homeDir, tildify } from '../../common/locations.js';
+import type { PolicyError } from '../../common/types.js';
+import { EXIT, type ExitCode, type Io } from '../io.js';
+import { evaluateOffline } from '../offline.js';
+import { problemLines } from '../format.js';
+
+export interface ValidateResult {
+  ok: boolean;
+  files: string[];
+  errors: PolicyError[];
+  warnings: PolicyError[];
+}
+
+/** Validate a policy file and everything it includes; exit 1 on errors. */
+export async function validate(
+  io: Io,
+  opts: { file?: string; config?: string; stateDir?: string; json: boolean },
+): Promise<ExitCode> {
+  const { evaluation, file } = await evaluateOffline(io, { config: opts.file ?? opts.config, stateDir: opts.stateDir });
+  const warnings = [...evaluation.warnings, ...writableProtected(evaluation)];
+  const result: ValidateResult = {
+    ok: evaluation.errors.length === 0,
+    files: evaluation.sources.files.map((f) => f.file),
+    errors: evaluation.errors,
+    warnings,
+  };
+  const home = homeDir(io.env);
+  if (opts.json) {
+    io.out(`${JSON.stringify(result, null, 2)}\n`);
+  } else if (evaluation.sources.missingMain) {
+    io.err(`${tildify(file, home)} does not exist: the daemon would serve no roots. Create it with \`rootsctl init\`.\n`);
+  } else {
+    io.out(problemLines('error', result.errors, home));
+    io.out(problemLines('warning', result.warnings, home));
+    const n = result.files.length;
+    io.out(
+      result.ok
+        ? `${tildify(file, home)}: valid (${n} file${n === 1 ? '' : 's'}, ${warnings.length} warning${warnings.length === 1 ? '' : 's'})\n`
+        : `${tildify(file, home)}: ${result.errors.length} error${result.errors.length === 1 ? '' : 's'}; the daemon keeps serving the last valid policy until they are fixed\n`,
+    );
+  }
+  if (evaluation.sources.missingMain && !opts.json) return EXIT.fail;
+  return result.ok && !evaluation.sources.missingMain ? EXIT.ok : EXIT.fail;
+}
+
+/** A warning for each writable root that contains a policy file (POLICY.md rule 6). */
+function writableProtected(evaluation: Awaited<ReturnType<typeof evaluateOffline>>['evaluation']): PolicyError[] {
+  const out: PolicyError[] = [];
+  const resolved = evaluation.resolved;
+  const files = [...evaluation.sources.files, ...(evaluation.grants?.files ?? [])].map((f) => f.file);
+  const names = new Set<string>();
+  for (const f of evaluation.sources.files) for (const b of f.servers) names.add(b.pattern);
+  const seen = new Set<string>();
+  for (const name of names) {
+    const explained = resolved.explain(name);
+    for (const root of explained.roots) {
+      if (root._meta['mcp-roots/readOnly']) continue;
+      const dir = fileURLToPath(root.uri);
+      for (const file of files) {
+        if (!(file === dir || file.startsWith(dir + '/'))) continue;
+        const key = `${root.uri}\0${file}`;
+        if (seen.has(key)) continue;
+        seen.add(key);
+        const rule = explained.rules.find((r) => r.kind === 'root' && r.yielded.includes(root.uri));
+        out.push({
+          file: rule?.file ?? file,
+          line: rule?.line ?? 1,
+          column: rule?.column ?? 1,
+          message: `${dir} is writable and contains the policy file ${file}; writes to it are refused (protected), but consider a narrower root`,
+        });
+      }
+    }
+  }
+  return out;
+}

@@ -1,0 +1,63 @@
+/** Tables for people; `--json` prints the protocol's objects instead. */
+import { fileURLToPath } from 'node:url';
+import { tildify } from '../common/locations.js';
+import { formatPolicyError, type CheckResult, type ExplainResult, type PolicyError, type Root } from '../common/types.js';
+import { columns } from './io.js';
+
+/** A root's path for people, `~` for the home directory. */
+export function rootPath(root: Root, home: string): string {
+  return tildify(fileURLToPath(root.uri), home);
+}
+
+/** Time left until an instant, e.g. `29m`, `2h 5m`, `3d 4h`. */
+export function timeLeft(iso: string, now: number): string {
+  const ms = Date.parse(iso) - now;
+  if (ms <= 0) return 'expired';
+  const m = Math.ceil(ms / 60_000);
+  if (m < 60) return `${m}m`;
+  const h = Math.floor(m / 60);
+  if (h < 48) return `${h}h ${m % 60}m`;
+  return `${Math.floor(h / 24)}d ${h % 24}h`;
+}
+
+/** The roots table of `list`. */
+export function rootsTable(server: string, roots: Root[], home: string, now: number): string {
+  if (roots.length === 0) return `${server} has no roots.\n`;
+  const rows = [['PATH', 'ACCESS', 'EXPIRES', 'NAME']];
+  for (const r of roots) {
+    const expires = r._meta['mcp-roots/expiresAt'];
+    const denies = r._meta['mcp-roots/deny']?.length ?? 0;
+    rows.push([
+      rootPath(r, home),
+      (r._meta['mcp-roots/readOnly'] ? 'read-only' : 'read-write') + (denies > 0 ? ` (${denies} deny)` : ''),
+      expires ? `in ${timeLeft(expires, now)}` : '-',
+      r.name ?? '',
+    ]);
+  }
+  return columns(rows);
+}
+
+/** The one-line answer of `check`. */
+export function checkLine(result: CheckResult): string {
+  return `${result.allowed ? 'allowed' : 'denied'}: ${result.access}: ${result.reason}\n`;
+}
+
+/** The rules table of `explain`. */
+export function explainTable(result: ExplainResult, home: string): string {
+  const rows = [['WHERE', 'KIND', 'RULE', 'YIELDED']];
+  for (const r of result.rules) {
+    const where = r.line === 0 ? r.file : `${tildify(r.file, home)}:${r.line}:${r.column}`;
+    const yielded =
+      r.yielded.length > 0
+        ? r.yielded.map((u) => tildify(fileURLToPath(u), home)).join(', ')
+        : `nothing (${r.reason ?? 'no effect'})`;
+    rows.push([where, r.kind, r.path, yielded]);
+  }
+  const head = `${result.server}: ${result.roots.length} root${result.roots.length === 1 ? '' : 's'}\n`;
+  return head + (result.rules.length > 1 ? columns(rows) : 'No rule of the policy applies to it (deny by default).\n');
+}
+
+/** Policy errors and warnings, one per line, with `~` for the home directory. */
+export function problemLines(kind: 'error' | 'warning', list: PolicyError[], home: string): string {
+  return list.map((e) => `${kind}: ${formatPolicyError({ ...e, file: tildify(e.file, home) })}\n`).join('');
+}

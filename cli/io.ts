@@ -1,0 +1,32 @@
+/** What a command may touch of its process: passed in, so tests can run `main` in-process. */
+import type { Env } from '../common/locations.js';
+
+export interface Io {
+  out(text: string): void;
+  err(text: string): void;
+  env: Env;
+  cwd: string;
+  /** Whether stdout is a terminal (tables may use colour). */
+  isTTY: boolean;
+  /** Resolves when the user interrupts (Ctrl-C) a long-running command such as `watch`; called only by such commands, so others keep Ctrl-C's default. */
+  interrupted?: () => Promise<void>;
+}
+
+/** Exit codes of rootsctl (ARCHITECTURE.md "Around it"). */
+export const EXIT = { ok: 0, fail: 1, usage: 2, unreachable: 3 } as const;
+export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
+
+/** Print data as JSON (the stable contract) or hand it to a table printer. */
+export function emit<T>(io: Io, json: boolean, data: T, table: (data: T) => string): void {
+  io.out(json ? `${JSON.stringify(data, null, 2)}\n` : table(data));
+}
+
+/** Lay out rows as aligned columns. */
+export function columns(rows: string[][]): string {
+  const widths: number[] = [];
+  for (const row of rows) row.forEach((cell, i) => (widths[i] = Math.max(widths[i] ?? 0, cell.length)));
+  return rows
+    .map((row) => row.map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i]!))).join('  '))
+    .join('\n')
+    .concat(rows.length > 0 ? '\n' : '');
+}

@@ -1,0 +1,31 @@
+/** rootsctl's help text. */
+export const USAGE = `Usage: rootsctl COMMAND [options]
+
+Ask the mcp-roots daemon which directories each MCP server may see, and change it.
+
+Commands:
+  status                         the daemon, its policy, servers and clients
+  list SERVER                    the roots SERVER is given now
+  check SERVER PATH [--write]    may SERVER read (or write) PATH? exit 1 if not
+  explain SERVER                 every rule that applies to SERVER and what it yielded
+  validate [FILE]                check a policy file (default: the main one); exit 1 on errors
+  reload                         re-read the policy files now
+  watch SERVER                   print SERVER's roots each time they change (Ctrl-C stops)
+  grant SERVER PATH [--for D | --until T] [--read-only] [--name N]
+                                 give SERVER a root for a while (default 1h)
+  revoke SERVER [PATH]           take grants back (all of SERVER's without PATH)
+  grants                         the temporary grants in force
+  lockdown | unlock              empty every server's roots until unlock
+  init [--force]                 write a starter ~/.config/mcp-roots.yaml
+  install-service [--dry-run]    install the systemd user units
+  uninstall-service              remove them
+
+Options:
+  --json            print the protocol's result object instead of a table
+  --config FILE     evaluate FILE offline instead of asking the daemon (list, check, explain)
+  --socket PATH     the daemon's socket (default: $XDG_RUNTIME_DIR/mcp-roots/rootsd.sock)
+  --state-dir DIR   where grants.yaml lives, for offline evaluation
+  -h, --help        this text
+
+Exit codes: 0 ok, 1 failure or not allowed, 2 usage error, 3 daemon not reachable.
+`;

@@ -1,0 +1,130 @@
+/** mcp-rootsd assembled: state, socket, watchers, grants; one owner closes each of them. */
+import { dirname } from 'node:path';
+import type { Logger } from 'winston';
+import { grantsFile } from '../common/locations.js';
+import { packageVersion } from '../common/package-info.js';
+import { nodeFs } from '../policies/index.js';
+import type { DaemonStatus } from '../protocol/methods.js';
+import { GrantStore } from './grants.js';
+import { acquireListener, type Listener } from './listen.js';
+import type { DaemonOptions } from './options.js';
+import { RootsServer } from './server.js';
+import { PolicyState } from './state.js';
+import { PolicyWatcher } from './watcher.js';
+
+/** A running daemon. */
+export class Daemon {
+  private closing: Promise<void> | undefined;
+  private readonly startedAt = Date.now();
+
+  private constructor(
+    readonly options: DaemonOptions,
+    readonly state: PolicyState,
+    readonly listener: Listener,
+    readonly server: RootsServer,
+    readonly watcher: PolicyWatcher,
+    private readonly log: Logger,
+  ) {}
+
+  /** Load the policy, take the socket, start watching. Fails only when it cannot serve at all. */
+  static async start(
+    options: DaemonOptions,
+    deps: { log: Logger; env: Record<string, string | undefined>; uid: number; pid: number },
+  ): Promise<Daemon> {
+    const { log } = deps;
+    const runtimeDir = dirname(options.socket);
+    const state = new PolicyState({
+      configFile: options.configFile,
+      grantsFile: grantsFile(options.stateDir),
+      stateDir: options.stateDir,
+      runtimeDir,
+      home: options.home,
+      env: deps.env,
+      fs: nodeFs(),
+      log,
+    });
+    // Take the socket first: a second daemon must fail before it does any work.
+    const listener = await acquireListener(options.socket, deps);
+    try {
+      await state.start();
+      const grants = new GrantStore({ state, file: grantsFile(options.stateDir), dir: options.stateDir, log });
+      let daemon: Daemon | undefined;
+      const server = new RootsServer(listener.server, {
+        state,
+        log,
+        version: packageVersion(),
+        settleMs: options.settleMs,
+        status: () => daemon!.status(),
+        extra: grants.handlers(),
+      });
+      const watcher = new PolicyWatcher({
+        state,
+        log,
+        settleMs: options.settleMs,
+        rescanMs: options.rescanMs,
+        degradedRescanMs: options.degradedRescanMs,
+      });
+      await watcher.start();
+      daemon = new Daemon(options, state, listener, server, watcher, log);
+      log.info(
+        `mcp-rootsd ${packageVersion()} listening on ${options.socket}${listener.activated ? ' (socket activation)' : ''}; policy ${options.configFile}`,
+      );
+      return daemon;
+    } catch (err) {
+      state.close();
+      await listener.close();
+      throw err;
+    }
+  }
+
+  /** `daemon/status`, every field of PROTOCOL.md. */
+  async status(): Promise<DaemonStatus> {
+    const { state } = this;
+    await state.fresh();
+    const names = new Set([...state.resolved.serverNames(), ...this.server.subscribedServers]);
+    const servers = [...names].sort().map((name) => {
+      const roots = state.roots(name);
+      const next = state.lockdown ? undefined : state.resolved.nextExpiryOf(name);
+      return {
+        name,
+        roots: roots.length,
+        readOnly: roots.filter((r) => r._meta['mcp-roots/readOnly']).length,
+        ...(next !== undefined ? { nextExpiry: new Date(next).toISOString() } : {}),
+      };
+    });
+    const next = state.resolved.nextExpiry;
+    return {
+      version: packageVersion(),
+      pid: process.pid,
+      uptimeSeconds: Math.round((Date.now() - this.startedAt) / 1000),
+      socket: this.options.socket,
+      policy: {
+        files: state.files,
+        revision: state.revision,
+        loadedAt: state.loadedAt.toISOString(),
+        sha256: state.sha256,
+        errors: state.errors,
+        warnings: state.warnings,
+      },
+      servers,
+      clients: this.server.connections.length,
+      subscriptions: this.server.subscriptionCount,
+      connections: this.server.connections,
+      lockdown: state.lockdown,
+      watches: this.watcher.status(),
+      ...(next !== undefined && !state.lockdown ? { nextExpiry: new Date(next).toISOString() } : {}),
+    };
+  }
+
+  /** Stop: listeners, connections, watchers, timers; remove our own socket. Same promise each time. */
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      this.log.info('mcp-rootsd stopping');
+      await this.listener.close();
+      await this.server.close();
+      await this.watcher.close();
+      this.state.close();
+    })();
+    return this.closing;
+  }
+}

@@ -1,0 +1,57 @@
+#!/usr/bin/env node
+/** The `mcp-rootsd` executable: run the daemon in the foreground until SIGTERM or SIGINT. */
+import { RootsError } from '../common/errors.js';
+import { packageVersion } from '../common/package-info.js';
+import { Daemon } from './daemon.js';
+import { makeLogger } from './logger.js';
+import { DAEMON_USAGE, parseDaemonArgs } from './options.js';
+
+async function run(): Promise<number> {
+  const uid = process.getuid?.() ?? 0;
+  let options;
+  try {
+    options = parseDaemonArgs(process.argv.slice(2), process.env, process.cwd(), uid);
+  } catch (err) {
+    process.stderr.write(`mcp-rootsd: ${(err as Error).message}\nRun \`mcp-rootsd --help\` for the options.\n`);
+    return 2;
+  }
+  if (options === 'help') {
+    process.stdout.write(DAEMON_USAGE);
+    return 0;
+  }
+  if (options === 'version') {
+    process.stdout.write(`${packageVersion()}\n`);
+    return 0;
+  }
+  const log = makeLogger({ level: options.logLevel, format: options.logFormat });
+  let daemon: Daemon;
+  try {
+    daemon = await Daemon.start(options, { log, env: process.env, uid, pid: process.pid });
+  } catch (err) {
+    const message = err instanceof RootsError ? err.message : `cannot start: ${String(err)}`;
+    log.error(message);
+    await new Promise((resolve) => log.on('finish', resolve).end());
+    return 1;
+  }
+  await new Promise<void>((resolve) => {
+    const stop = (signal: string) => {
+      log.info(`${signal} received`);
+      resolve();
+    };
+    process.once('SIGTERM', () => stop('SIGTERM'));
+    process.once('SIGINT', () => stop('SIGINT'));
+    process.on('SIGHUP', () => {
+      log.info('SIGHUP received: reloading the policy');
+      void daemon.state.reload({ policy: true, grants: true }, 'SIGHUP');
+    });
+  });
+  await daemon.close();
+  return 0;
+}
+
+// A daemon cannot afford a lost rejection: log it and keep serving.
+process.on('unhandledRejection', (reason) => {
+  process.stderr.write(`mcp-rootsd: unhandled rejection: ${String(reason)}\n`);
+});
+
+process.exitCode = await run();

@@ -1,0 +1,190 @@
+/** The socket side of the daemon: one JSON-RPC connection per client, subscriptions, pushes. */
+import type { Server, Socket } from 'node:net';
+import type { Logger } from 'winston';
+import { RootsError } from '../common/errors.js';
+import { JsonRpcConnection } from '../protocol/connection.js';
+import {
+  DAEMON_NAME,
+  PROTOCOL_VERSION,
+  type DaemonStatus,
+  type ListRootsResult,
+  type Methods,
+} from '../protocol/methods.js';
+import { rawJson } from '../protocol/raw-json.js';
+import type { Change, PolicyState } from './state.js';
+import { Throttle } from './throttle.js';
+
+/** One connected client. */
+interface Client {
+  connection: JsonRpcConnection;
+  name: string;
+  subscriptions: Set<string>;
+}
+
+/** Everything the request handlers need besides the policy state. */
+export interface ServerDeps {
+  state: PolicyState;
+  log: Logger;
+  version: string;
+  /** Builds `daemon/status` (the daemon owns what the server does not know). */
+  status: () => Promise<DaemonStatus>;
+  /** The grants family and lockdown, from the grants store. */
+  extra?: Partial<{ [M in keyof Methods]: (params: Methods[M]['params']) => Promise<Methods[M]['result']> }>;
+  /** Settle window for pushes to one server (ms). */
+  settleMs: number;
+}
+
+/** Serves every connection of a listening socket. */
+export class RootsServer {
+  private readonly clients = new Set<Client>();
+  private readonly subscribers = new Map<string, Set<Client>>();
+  private readonly throttle: Throttle<Change>;
+  private closing: Promise<void> | undefined;
+
+  constructor(
+    private readonly server: Server,
+    private readonly deps: ServerDeps,
+  ) {
+    server.on('connection', (socket) => this.accept(socket));
+    this.throttle = new Throttle<Change>(deps.settleMs, (server, change) => this.push(server, change));
+    deps.state.on('changed', (_revision, changes) => {
+      for (const change of changes) {
+        deps.log.info(
+          `roots changed for ${change.server}: +${change.added.length} -${change.removed.length}`,
+          { server: change.server, added: change.added, removed: change.removed },
+        );
+        if (this.subscribers.has(change.server)) this.throttle.offer(change.server, change);
+      }
+    });
+  }
+
+  /** Connected clients, for `daemon/status`. */
+  get connections(): { client: string; subscriptions: string[] }[] {
+    return [...this.clients].map((c) => ({ client: c.name, subscriptions: [...c.subscriptions].sort() }));
+  }
+
+  /** Number of (connection, server) subscriptions. */
+  get subscriptionCount(): number {
+    let n = 0;
+    for (const c of this.clients) n += c.subscriptions.size;
+    return n;
+  }
+
+  /** Servers with at least one subscriber. */
+  get subscribedServers(): string[] {
+    return [...this.subscribers.keys()];
+  }
+
+  /** Stop accepting, close every connection; the same promise each time. */
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      this.throttle.clear();
+      await Promise.all([...this.clients].map((c) => c.connection.close()));
+    })();
+    return this.closing;
+  }
+
+  private accept(socket: Socket): void {
+    if (this.closing) {
+      socket.destroy();
+      return;
+    }
+    const connection = new JsonRpcConnection(socket, socket, {
+      onError: (err, context) => this.deps.log.warn(`client error (${context}): ${String(err)}`),
+    });
+    const client: Client = { connection, name: 'unknown', subscriptions: new Set() };
+    this.clients.add(client);
+    connection.once('close', (reason) => {
+      this.clients.delete(client);
+      for (const server of client.subscriptions) this.removeSubscriber(server, client);
+      this.deps.log.debug(`client ${client.name} disconnected: ${reason}`);
+    });
+    this.register(client);
+  }
+
+  private register(client: Client): void {
+    const { state } = this.deps;
+    const c = client.connection;
+    c.onRequest('initialize', (params) => {
+      if (params.clientInfo) client.name = `${params.clientInfo.name} ${params.clientInfo.version}`.trim();
+      return {
+        protocolVersion: PROTOCOL_VERSION,
+        serverInfo: { name: DAEMON_NAME, version: this.deps.version },
+        capabilities: { subscriptions: true, grants: true, lockdown: true, explain: true },
+      };
+    });
+    c.onRequest('roots/list', async (params) => {
+      await state.fresh();
+      if (params.subscribe) this.addSubscriber(params.server, client);
+      else state.noteAsked(params.server);
+      // Ready-made JSON from the snapshot: no filesystem access on this path.
+      return rawJson<ListRootsResult>(
+        `{"roots":${state.rootsJson(params.server)},"_meta":{"mcp-roots/revision":${state.revision},"mcp-roots/instance":${JSON.stringify(state.instance)}}}`,
+      );
+    });
+    c.onRequest('roots/subscribe', async (params) => {
+      await state.fresh();
+      this.addSubscriber(params.server, client);
+      return { revision: state.revision };
+    });
+    c.onRequest('roots/unsubscribe', (params) => {
+      if (client.subscriptions.has(params.server)) this.removeSubscriber(params.server, client);
+      return {};
+    });
+    c.onRequest('roots/check', async (params) => {
+      const access = params.access ?? 'read';
+      const result = await state.check(params.server, params.path, access);
+      if (!result.allowed) this.deps.log.info(`denied ${access} for ${params.server}: ${result.reason}`);
+      return result;
+    });
+    c.onRequest('policy/explain', async (params) => {
+      await state.fresh();
+      return state.explain(params.server);
+    });
+    c.onRequest('policy/reload', async () => {
+      const { ok } = await state.reload({ policy: true, grants: true }, 'reload request');
+      return { ok, revision: state.revision, errors: state.errors, warnings: state.warnings };
+    });
+    c.onRequest('daemon/status', () => this.deps.status());
+    for (const [method, handler] of Object.entries(this.deps.extra ?? {})) {
+      c.onRequest(method as keyof Methods, handler as never);
+    }
+    for (const method of ['grants/add', 'grants/list', 'grants/revoke', 'policy/lockdown'] as const) {
+      if (this.deps.extra?.[method]) continue;
+      c.onRequest(method, () => {
+        throw new RootsError('INTERNAL', `${method} is not available in this daemon`);
+      });
+    }
+  }
+
+  private addSubscriber(server: string, client: Client): void {
+    if (client.subscriptions.has(server)) return;
+    client.subscriptions.add(server);
+    let set = this.subscribers.get(server);
+    if (!set) {
+      set = new Set();
+      this.subscribers.set(server, set);
+    }
+    set.add(client);
+    this.deps.state.subscribe(server);
+  }
+
+  private removeSubscriber(server: string, client: Client): void {
+    client.subscriptions.delete(server);
+    const set = this.subscribers.get(server);
+    if (!set) return;
+    set.delete(client);
+    if (set.size === 0) this.subscribers.delete(server);
+    this.deps.state.unsubscribe(server);
+  }
+
+  private push(server: string, change: Change): void {
+    const set = this.subscribers.get(server);
+    if (!set) return;
+    const { state } = this.deps;
+    const params = rawJson<never>(
+      `{"server":${JSON.stringify(server)},"revision":${state.revision},"instance":${JSON.stringify(state.instance)},"roots":${change.json}}`,
+    );
+    for (const client of set) client.connection.notify('notifications/roots/list_changed', params);
+  }
+}

@@ -1,0 +1,299 @@
+/** The daemon's state: the last good policy, the resolved snapshot, its revision, and what changed. */
+import { createHash, randomUUID } from 'node:crypto';
+import { EventEmitter } from 'node:events';
+import { readFile, rm, writeFile, mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Logger } from 'winston';
+import { errnoCode, ignoreMissing } from '../common/errors.js';
+import type { Access, CheckResult, ExplainResult, PolicyError, Root } from '../common/types.js';
+import {
+  loadGrantsSource,
+  loadPolicySources,
+  resolvePolicy,
+  type FsView,
+  type LoadedSources,
+  type PolicyContext,
+  type ResolvedPolicy,
+} from '../policies/index.js';
+import { compareUtf8 } from '../policies/paths.js';
+import { ExpiryTimer } from './expiry-timer.js';
+
+export interface StateOptions {
+  configFile: string;
+  grantsFile: string;
+  stateDir: string;
+  runtimeDir: string;
+  home: string;
+  env: Record<string, string | undefined>;
+  fs: FsView;
+  log: Logger;
+  /** The clock (tests may not need it, but the engine never reads one itself). */
+  now?: () => number;
+}
+
+/** One server whose list changed in a recomputation. */
+export interface Change {
+  server: string;
+  roots: Root[];
+  json: string;
+  added: string[];
+  removed: string[];
+}
+
+export interface StateEvents {
+  /** A recomputation changed these servers' lists; the revision has grown by one. */
+  changed: [revision: number, changes: Change[]];
+  /** A new snapshot is in force (the watch plan may have changed). */
+  resolved: [resolved: ResolvedPolicy];
+}
+
+const EMPTY: LoadedSources = { files: [], errors: [], warnings: [], includePatterns: [], missingMain: false };
+/** How many names asked about (but not subscribed) are remembered for diffing. */
+const RECENT_NAMES = 256;
+const LOCKDOWN_FILE = 'lockdown';
+
+/** Holds the current snapshot; every change goes through `recompute`, one at a time. */
+export class PolicyState extends EventEmitter<StateEvents> {
+  readonly instance = randomUUID();
+  revision = 0;
+  lockdown = false;
+  loadedAt = new Date(0);
+  sha256 = '';
+  /** Errors of the policy files as they are on disk now (the last good policy keeps serving). */
+  errors: PolicyError[] = [];
+  warnings: PolicyError[] = [];
+  private base: LoadedSources = EMPTY;
+  private grants: LoadedSources = EMPTY;
+  private baseErrors: PolicyError[] = [];
+  private grantsErrors: PolicyError[] = [];
+  private current!: ResolvedPolicy;
+  /** Last sent JSON of every name we diff: literal names, subscribed names, recently listed names. */
+  private readonly lists = new Map<string, string>();
+  private readonly recent = new Set<string>();
+  private readonly subscribed = new Map<string, number>();
+  private readonly jsonOf = new WeakMap<Root[], string>();
+  private chain: Promise<unknown> = Promise.resolve();
+  private readonly timer: ExpiryTimer;
+  private readonly now: () => number;
+
+  constructor(private readonly opts: StateOptions) {
+    super();
+    this.now = opts.now ?? Date.now;
+    this.timer = new ExpiryTimer(() => void this.recompute('expiry'));
+  }
+
+  /** The snapshot in force. */
+  get resolved(): ResolvedPolicy {
+    return this.current;
+  }
+
+  /** Every policy file in force, main first, grants last. */
+  get files(): string[] {
+    return [...this.base.files, ...this.grants.files].map((f) => f.file);
+  }
+
+  /** Include patterns of the policy in force (for the watch plan). */
+  get includePatterns(): string[] {
+    return this.base.includePatterns;
+  }
+
+  /** Load everything for the first time. Never throws for a bad policy: it serves nothing. */
+  async start(): Promise<void> {
+    this.lockdown = (await ignoreMissing(readFile(join(this.opts.stateDir, LOCKDOWN_FILE)))) !== undefined;
+    await this.reload({ policy: true, grants: true }, 'start');
+  }
+
+  /** Re-read policy files and/or the grants file, then recompute. */
+  reload(what: { policy?: boolean; grants?: boolean }, reason: string): Promise<{ ok: boolean }> {
+    return this.serial(async () => {
+      const started = performance.now();
+      const ctx = this.context();
+      if (what.policy) {
+        const loaded = await loadPolicySources(this.opts.configFile, ctx);
+        this.baseErrors = loaded.errors;
+        if (loaded.errors.length === 0) this.base = loaded;
+        else this.reportErrors(loaded.errors, 'policy');
+      }
+      if (what.grants) {
+        const loaded = await loadGrantsSource(this.opts.grantsFile, ctx);
+        this.grantsErrors = loaded.errors;
+        if (loaded.errors.length === 0) this.grants = loaded;
+        else this.reportErrors(loaded.errors, 'grants');
+      }
+      this.errors = [...this.baseErrors, ...this.grantsErrors];
+      await this.resolveNow(ctx);
+      const ms = (performance.now() - started).toFixed(1);
+      const servers = this.current.serverNames();
+      const roots = servers.reduce((n, s) => n + this.current.roots(s).length, 0);
+      this.opts.log.info(
+        `policy loaded (${reason}): ${this.files.length} file${this.files.length === 1 ? '' : 's'}, ${servers.length} server${servers.length === 1 ? '' : 's'}, ${roots} root${roots === 1 ? '' : 's'}, ${this.errors.length} error${this.errors.length === 1 ? '' : 's'} in ${ms} ms`,
+        { files: this.files },
+      );
+      return { ok: this.errors.length === 0 };
+    });
+  }
+
+  /** Resolve the policy in force again (directories changed, an expiry, a rescan). */
+  recompute(reason: string): Promise<void> {
+    return this.serial(async () => {
+      this.opts.log.debug(`recomputing (${reason})`);
+      await this.resolveNow(this.context());
+    });
+  }
+
+  /** Before any answer: if the clock has passed the next expiry (a sleeping machine), recompute first. */
+  async fresh(): Promise<void> {
+    const next = this.current.nextExpiry;
+    if (next !== undefined && this.now() >= next) await this.recompute('expiry passed');
+    else await this.chain; // an answer never reflects a half-applied change
+  }
+
+  /** Turn lockdown on or off; it survives restarts (a file in the state directory). */
+  setLockdown(on: boolean): Promise<void> {
+    return this.serial(async () => {
+      const file = join(this.opts.stateDir, LOCKDOWN_FILE);
+      if (on) {
+        await mkdir(this.opts.stateDir, { recursive: true, mode: 0o700 });
+        await writeFile(file, `${new Date(this.now()).toISOString()}\n`, { mode: 0o600 });
+      } else {
+        await rm(file, { force: true });
+      }
+      this.lockdown = on;
+      this.opts.log.warn(on ? 'lockdown on: every list is empty, every access refused' : 'lockdown off');
+      this.diff();
+    });
+  }
+
+  /** The server's list as sent (empty during lockdown). */
+  roots(server: string): Root[] {
+    return this.lockdown ? [] : this.current.roots(server);
+  }
+
+  /** The server's list as ready-to-send JSON, computed once per snapshot and view. */
+  rootsJson(server: string): string {
+    const roots = this.roots(server);
+    let json = this.jsonOf.get(roots);
+    if (json === undefined) {
+      json = JSON.stringify(roots);
+      this.jsonOf.set(roots, json);
+    }
+    return json;
+  }
+
+  /** Remember a name that was asked about, so that its changes bump the revision. */
+  noteAsked(server: string): void {
+    if (this.lists.has(server)) return;
+    this.recent.add(server);
+    if (this.recent.size > RECENT_NAMES) {
+      const oldest = this.recent.values().next().value!;
+      this.recent.delete(oldest);
+      if (!this.subscribed.has(oldest)) this.lists.delete(oldest);
+    }
+    this.lists.set(server, this.rootsJson(server));
+  }
+
+  /** Count a subscription to a server (names with subscribers are always diffed). */
+  subscribe(server: string): void {
+    this.subscribed.set(server, (this.subscribed.get(server) ?? 0) + 1);
+    if (!this.lists.has(server)) this.lists.set(server, this.rootsJson(server));
+  }
+
+  unsubscribe(server: string): void {
+    const n = (this.subscribed.get(server) ?? 0) - 1;
+    if (n > 0) this.subscribed.set(server, n);
+    else this.subscribed.delete(server);
+  }
+
+  /** The access decision; refuses everything during lockdown. */
+  async check(server: string, path: string, access: Access): Promise<CheckResult> {
+    await this.fresh();
+    if (this.lockdown) {
+      return { allowed: false, access, reason: 'lockdown is on: every access is refused until `rootsctl unlock`' };
+    }
+    return this.current.check(server, path, access);
+  }
+
+  explain(server: string): ExplainResult {
+    const result = this.current.explain(server);
+    return this.lockdown ? { ...result, roots: [] } : result;
+  }
+
+  /** Stop the expiry timer. */
+  close(): void {
+    this.timer.clear();
+  }
+
+  private context(): PolicyContext {
+    return {
+      home: this.opts.home,
+      env: this.opts.env,
+      now: this.now(),
+      fs: this.opts.fs,
+      stateDir: this.opts.stateDir,
+      runtimeDir: this.opts.runtimeDir,
+    };
+  }
+
+  private async resolveNow(ctx: PolicyContext): Promise<void> {
+    const files = [...this.base.files, ...this.grants.files];
+    this.current = await resolvePolicy(files, ctx, {
+      includePatterns: this.base.includePatterns,
+      extraPolicyFiles: [this.opts.configFile, this.opts.grantsFile],
+    });
+    this.warnings = [...this.base.warnings, ...this.grants.warnings, ...this.current.warnings];
+    this.sha256 = createHash('sha256')
+      .update(files.map((f) => f.sha256).join('\n'))
+      .digest('hex');
+    this.loadedAt = new Date(ctx.now);
+    this.timer.set(this.current.nextExpiry, this.now);
+    // A name the policy just started naming had the empty list before (deny by default).
+    for (const name of this.current.serverNames()) if (!this.lists.has(name)) this.lists.set(name, '[]');
+    this.diff();
+    this.emit('resolved', this.current);
+  }
+
+  /** Compare every diffed name's list with what was last sent; one revision for all changes. */
+  private diff(): void {
+    const literal = new Set(this.current.serverNames());
+    const changes: Change[] = [];
+    for (const [server, before] of this.lists) {
+      if (!literal.has(server) && !this.subscribed.has(server) && !this.recent.has(server)) {
+        this.lists.delete(server);
+        continue;
+      }
+      const json = this.rootsJson(server);
+      if (json === before) continue;
+      this.lists.set(server, json);
+      const roots = this.roots(server);
+      const old = (JSON.parse(before) as Root[]).map((r) => r.uri);
+      const now = roots.map((r) => r.uri);
+      changes.push({
+        server,
+        roots,
+        json,
+        added: now.filter((u) => !old.includes(u)),
+        removed: old.filter((u) => !now.includes(u)),
+      });
+    }
+    if (changes.length === 0) return;
+    this.revision++;
+    changes.sort((a, b) => compareUtf8(a.server, b.server));
+    this.emit('changed', this.revision, changes);
+  }
+
+  private reportErrors(errors: PolicyError[], what: string): void {
+    const first = errors[0]!;
+    this.opts.log.error(
+      `${what} file invalid, keeping the last good policy: ${first.file}:${first.line}:${first.column}: ${first.message}${errors.length > 1 ? ` (and ${errors.length - 1} more; see \`rootsctl status\`)` : ''}`,
+    );
+  }
+
+  /** Run one state change at a time; a failure is logged, never thrown at the event loop. */
+  private serial<T>(op: () => Promise<T>): Promise<T> {
+    const run = this.chain.then(op, op);
+    this.chain = run.catch((err: unknown) => {
+      this.opts.log.error(`internal error while updating the policy: ${errnoCode(err) ?? ''} ${String(err)}`);
+    });
+    return run;
+  }
+}

@@ -1,0 +1,8 @@
+/** mcp-roots as a library: the client for hosts, the protocol types, and the policy engine. */
+export { RootsClient, DEFAULT_CLIENT_TIMEOUT_MS } from './protocol/client.js';
+export type { ClientEvents, ConnectOptions, GrantOptions } from './protocol/client.js';
+export { resolveSocketPath } from './protocol/socket-path.js';
+export type * from './protocol/methods.js';
+export { RootsError, type ErrorCode } from './common/errors.js';
+export type * from './common/types.js';
+export { evaluatePolicy, parsePolicyText, nodeFs } from './policies/index.js';

@@ -1,0 +1,104 @@
+/** Start a real daemon on a socket in a short temp directory, in this process. */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { Daemon } from '../../daemon/daemon.js';
+import { makeLogger } from '../../daemon/logger.js';
+import type { DaemonOptions } from '../../daemon/options.js';
+import { RootsClient } from '../../protocol/client.js';
+
+export interface TestDaemon {
+  daemon: Daemon;
+  /** Short temp directory holding the socket, the state dir and (by default) the policy. */
+  dir: string;
+  socket: string;
+  config: string;
+  stateDir: string;
+  /** Every log line so far. */
+  logs: string[];
+  connect(name?: string): Promise<RootsClient>;
+  writePolicy(yaml: string): void;
+  close(): Promise<void>;
+}
+
+/** A short directory for sockets (tap's fixture paths exceed sun_path). */
+export function shortDir(): string {
+  return mkdtempSync(join(tmpdir(), 'mr-'));
+}
+
+/** Start a daemon; `policy` is written to `<dir>/mcp-roots.yaml` first unless undefined. */
+export async function startDaemon(
+  t: { teardown(fn: () => unknown): void },
+  policy: string | undefined,
+  overrides: Partial<DaemonOptions> & { dir?: string } = {},
+): Promise<TestDaemon> {
+  const dir = overrides.dir ?? shortDir();
+  const socket = join(dir, 'run', 'rootsd.sock');
+  const config = overrides.configFile ?? join(dir, 'mcp-roots.yaml');
+  const stateDir = join(dir, 'state');
+  if (policy !== undefined) writeFileSync(config, policy);
+  const logs: string[] = [];
+  const stream = new Writable({
+    write(chunk: Buffer, _enc, done) {
+      logs.push(...chunk.toString().split('\n').filter(Boolean));
+      done();
+    },
+  });
+  const log = makeLogger({ level: 'debug', format: 'text', stream });
+  const options: DaemonOptions = {
+    configFile: config,
+    socket,
+    stateDir,
+    home: join(dir, 'home'),
+    logLevel: 'debug',
+    logFormat: 'text',
+    settleMs: 20,
+    rescanMs: 300_000,
+    degradedRescanMs: 200,
+    ...overrides,
+  };
+  const env = { ...process.env, HOME: options.home };
+  const daemon = await Daemon.start(options, { log, env, uid: process.getuid!(), pid: process.pid });
+  const clients: RootsClient[] = [];
+  const td: TestDaemon = {
+    daemon,
+    dir,
+    socket,
+    config,
+    stateDir,
+    logs,
+    async connect(name = 'test') {
+      const c = await RootsClient.connect({ socket, env, clientInfo: { name, version: '0' } });
+      clients.push(c);
+      return c;
+    },
+    writePolicy(yaml) {
+      writeFileSync(config, yaml);
+    },
+    async close() {
+      await Promise.all(clients.map((c) => c.close()));
+      await daemon.close();
+    },
+  };
+  t.teardown(async () => {
+    await td.close();
+    if (!overrides.dir) rmSync(dir, { recursive: true, force: true });
+  });
+  return td;
+}
+
+/** Resolve with the next event, or reject after `ms`. */
+export function nextEvent<T>(emitter: NodeJS.EventEmitter, event: string, ms = 5000): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      emitter.off(event, on);
+      reject(new Error(`no ${event} within ${ms} ms`));
+    }, ms);
+    const on = (value: T) => {
+      clearTimeout(timer);
+      resolve(value);
+    };
+    emitter.once(event, on);
+  });
+}
