@@ -1,0 +1,256 @@
+/** `RootsClient`: the library a program uses to ask mcp-rootsd for roots, checks, grants and status. */
+import { EventEmitter } from 'node:events';
+import { createConnection, type Socket } from 'node:net';
+import { dirname } from 'node:path';
+import { errnoCode, RootsError } from '../common/errors.js';
+import type { Access, CheckResult, ExplainResult } from '../common/types.js';
+import { JsonRpcConnection, type RequestOptions } from './connection.js';
+import { CLIENT_MAX_LINE_BYTES } from './framer.js';
+import {
+  PROTOCOL_VERSION,
+  type ClientInfo,
+  type DaemonStatus,
+  type EmptyObject,
+  type InitializeParams,
+  type InitializeResult,
+  type ListChangedParams,
+  type ListRootsResult,
+  type Method,
+  type ParamsOf,
+  type ReloadResult,
+  type ResultOf,
+} from './methods.js';
+import { checkSocketDir, checkSocketPathLength, resolveSocketPath } from './socket-path.js';
+
+/** How long the client waits to connect and for each answer unless told otherwise. */
+export const DEFAULT_CLIENT_TIMEOUT_MS = 10_000;
+
+const START_HINT = 'Start it with `systemctl --user start mcp-rootsd` or `mcp-rootsd`.';
+
+/** Options for `RootsClient.connect`. */
+export interface ConnectOptions {
+  /** `--socket PATH`; else the environment decides (PROTOCOL.md's order). */
+  socket?: string | undefined;
+  /** The environment to resolve the socket from (default `process.env`). */
+  env?: Readonly<Record<string, string | undefined>>;
+  /** The user whose daemon to reach (default `process.getuid()`). */
+  uid?: number;
+  /** Sent in `initialize`; shown by `rootsctl status`. */
+  clientInfo?: ClientInfo;
+  /** Limit for connecting and for each answer, in ms (default 10 s; `Infinity` for answers: none). */
+  timeoutMs?: number;
+}
+
+/** A grant's lifetime (`seconds` or RFC 3339 `expires`, default one hour), mode and name. */
+export type GrantOptions = { readOnly?: boolean; name?: string } & (
+  { seconds?: number; expires?: never } | { expires?: string; seconds?: never }
+);
+
+/** Events of `RootsClient`: a subscribed server's new list, and the end of the connection. */
+export interface ClientEvents {
+  list_changed: [params: ListChangedParams];
+  close: [reason: string];
+}
+
+function unreachable(err: unknown, socketPath: string): RootsError {
+  const code = errnoCode(err) ?? 'EUNKNOWN';
+  const what = `connect ${code} ${socketPath}`;
+  if (code === 'ENOENT' || code === 'ECONNREFUSED' || code === 'ENOTDIR') {
+    return new RootsError(
+      'DAEMON_UNREACHABLE',
+      `mcp-rootsd is not running (${what}). ${START_HINT}`,
+      {
+        hint: START_HINT,
+        cause: err,
+      },
+    );
+  }
+  if (code === 'EACCES' || code === 'EPERM') {
+    return new RootsError(
+      'DAEMON_UNREACHABLE',
+      `cannot connect to mcp-rootsd (${what}): permission denied; the socket must belong to you. Check its owner and mode, or choose another --socket.`,
+      { cause: err },
+    );
+  }
+  return new RootsError('DAEMON_UNREACHABLE', `cannot connect to mcp-rootsd (${what}).`, {
+    hint: START_HINT,
+    cause: err,
+  });
+}
+
+function connectSocket(socketPath: string, timeoutMs: number): Promise<Socket> {
+  return new Promise((resolve, reject) => {
+    const socket = createConnection({ path: socketPath });
+    // setTimeout would fire at once for Infinity.
+    const limit = Number.isFinite(timeoutMs) ? timeoutMs : 2 ** 31 - 1;
+    const timer = setTimeout(() => {
+      socket.destroy();
+      reject(
+        new RootsError(
+          'DAEMON_UNREACHABLE',
+          `mcp-rootsd did not accept a connection on ${socketPath} within ${timeoutMs} ms. Check that it is running and not stuck.`,
+        ),
+      );
+    }, limit);
+    const onError = (err: Error): void => {
+      clearTimeout(timer);
+      reject(unreachable(err, socketPath));
+    };
+    socket.once('error', onError);
+    socket.once('connect', () => {
+      clearTimeout(timer);
+      socket.off('error', onError);
+      resolve(socket);
+    });
+  });
+}
+
+/** A connection to mcp-rootsd; every method sends one request and returns its exact `result`. */
+export class RootsClient extends EventEmitter<ClientEvents> {
+  /** The socket this client is connected to. */
+  readonly socketPath: string;
+  /** What the daemon answered to `initialize`. */
+  readonly daemon: InitializeResult;
+  private readonly connection: JsonRpcConnection;
+  private readonly timeoutMs: number;
+
+  private constructor(
+    connection: JsonRpcConnection,
+    socketPath: string,
+    daemon: InitializeResult,
+    timeoutMs: number,
+  ) {
+    super();
+    this.connection = connection;
+    this.socketPath = socketPath;
+    this.daemon = daemon;
+    this.timeoutMs = timeoutMs;
+    connection.onNotification('notifications/roots/list_changed', (params) =>
+      this.emit('list_changed', params),
+    );
+    connection.once('close', (reason) => this.emit('close', reason));
+  }
+
+  /** Find the socket (PROTOCOL.md's order), check its directory, connect and `initialize`. */
+  static async connect(options: ConnectOptions = {}): Promise<RootsClient> {
+    const uid = options.uid ?? process.getuid?.();
+    if (uid === undefined) throw new RootsError('USAGE', 'mcp-roots needs a POSIX user id (Linux)');
+    const timeoutMs = options.timeoutMs ?? DEFAULT_CLIENT_TIMEOUT_MS;
+    const socketPath = resolveSocketPath({
+      socket: options.socket,
+      env: options.env ?? process.env,
+      uid,
+    });
+    checkSocketPathLength(socketPath);
+    // Before connecting, so that another user cannot answer in the daemon's place.
+    await checkSocketDir(dirname(socketPath), uid);
+    const socket = await connectSocket(socketPath, timeoutMs);
+    const connection = new JsonRpcConnection(socket, socket, {
+      maxLineBytes: CLIENT_MAX_LINE_BYTES,
+      closedError: (method, reason) =>
+        new RootsError(
+          'DAEMON_UNREACHABLE',
+          `mcp-rootsd closed the connection on ${socketPath} before answering ${method} (${reason}).`,
+          { hint: START_HINT },
+        ),
+    });
+    const params: InitializeParams = { protocolVersion: PROTOCOL_VERSION };
+    if (options.clientInfo !== undefined) params.clientInfo = options.clientInfo;
+    let daemon: InitializeResult;
+    try {
+      daemon = await connection.request('initialize', params, { timeoutMs });
+    } catch (err) {
+      await connection.close();
+      throw err;
+    }
+    if (daemon.protocolVersion !== PROTOCOL_VERSION) {
+      await connection.close();
+      throw new RootsError(
+        'PROTOCOL',
+        `mcp-rootsd on ${socketPath} speaks ${String(daemon.protocolVersion)}, this client speaks ${PROTOCOL_VERSION}. Use the same mcp-roots version for both.`,
+      );
+    }
+    return new RootsClient(connection, socketPath, daemon, timeoutMs);
+  }
+
+  /** Whether the connection is closing or closed. */
+  get closed(): boolean {
+    return this.connection.closed;
+  }
+
+  /** Send any request; the client's timeout applies unless `options.timeoutMs` says otherwise (`Infinity`: none). */
+  request<M extends Method>(
+    method: M,
+    params: ParamsOf<M>,
+    options: RequestOptions = {},
+  ): Promise<ResultOf<M>> {
+    return this.connection.request(method, params, {
+      timeoutMs: options.timeoutMs ?? this.timeoutMs,
+    });
+  }
+
+  /** `roots/list`: the server's roots; `subscribe: true` also subscribes in the same step. */
+  listRoots(server: string, options: { subscribe?: boolean } = {}): Promise<ListRootsResult> {
+    const { subscribe } = options;
+    return this.request('roots/list', subscribe === undefined ? { server } : { server, subscribe });
+  }
+
+  /** `roots/subscribe`: receive `list_changed` for `server`. */
+  subscribe(server: string): Promise<{ revision: number }> {
+    return this.request('roots/subscribe', { server });
+  }
+
+  /** `roots/unsubscribe`. */
+  unsubscribe(server: string): Promise<EmptyObject> {
+    return this.request('roots/unsubscribe', { server });
+  }
+
+  /** `roots/check`: may `server` access `path` (default read)? */
+  check(server: string, path: string, access?: Access): Promise<CheckResult> {
+    return this.request(
+      'roots/check',
+      access === undefined ? { server, path } : { server, path, access },
+    );
+  }
+
+  /** `policy/explain`: every rule that applies to `server` and what it yielded. */
+  explain(server: string): Promise<ExplainResult> {
+    return this.request('policy/explain', { server });
+  }
+
+  /** `daemon/status`. */
+  status(): Promise<DaemonStatus> {
+    return this.request('daemon/status', {});
+  }
+
+  /** `policy/reload`: an invalid policy is `ok: false`, not an error. */
+  reload(): Promise<ReloadResult> {
+    return this.request('policy/reload', {});
+  }
+
+  /** `grants/add`: let `server` see `path` for a while (default one hour). */
+  grant(server: string, path: string, options: GrantOptions = {}): Promise<ResultOf<'grants/add'>> {
+    const params = { server, path, ...options };
+    return this.request('grants/add', params);
+  }
+
+  /** `grants/list`. */
+  grants(): Promise<ResultOf<'grants/list'>> {
+    return this.request('grants/list', {});
+  }
+
+  /** `grants/revoke`: one grant, or all of `server`'s without `path`. */
+  revoke(server: string, path?: string): Promise<ResultOf<'grants/revoke'>> {
+    return this.request('grants/revoke', path === undefined ? { server } : { server, path });
+  }
+
+  /** `policy/lockdown`: while on, every list is empty and every check says no. */
+  lockdown(on: boolean): Promise<ResultOf<'policy/lockdown'>> {
+    return this.request('policy/lockdown', { on });
+  }
+
+  /** Close the connection; pending requests reject; the same promise every time. */
+  close(): Promise<void> {
+    return this.connection.close();
+  }
+}

@@ -1,0 +1,372 @@
+/** A JSON-RPC 2.0 connection over any readable/writable pair: pairs answers with requests, dispatches by method. */
+import { EventEmitter } from 'node:events';
+import type { Readable, Writable } from 'node:stream';
+import { RootsError } from '../common/errors.js';
+import { DEFAULT_MAX_LINE_BYTES, LineFramer } from './framer.js';
+import { parseMessage, type RpcId } from './messages.js';
+import type { Method, NotificationMethod, Notifications, ParamsOf, ResultOf } from './methods.js';
+import { jsonText, type RawJson } from './raw-json.js';
+import {
+  fromRpcErrorObject,
+  RpcCode,
+  toRpcErrorObject,
+  type RpcErrorObject,
+} from './rpc-errors.js';
+import {
+  isMethod,
+  isNotificationMethod,
+  validateNotificationParams,
+  validateParams,
+} from './validate-params.js';
+
+/** The default cap on output queued for a peer that does not read (PROTOCOL.md: 1 MiB). */
+export const DEFAULT_MAX_QUEUED_BYTES = 1024 * 1024;
+
+/** How long `close()` waits for queued output to flush before it destroys the streams. */
+export const DEFAULT_CLOSE_GRACE_MS = 1000;
+
+/** Options for `JsonRpcConnection`. */
+export interface JsonRpcConnectionOptions {
+  /** Cap on one incoming line in bytes (default 1 MiB); a longer line gets `-32600` and closes. */
+  maxLineBytes?: number;
+  /** Cap on output the peer has not read yet (default 1 MiB); past it the streams are destroyed. */
+  maxQueuedBytes?: number;
+  /** How long a graceful close may wait for output to flush (default 1000 ms). */
+  closeGraceMs?: number;
+  /** What cannot be answered: a handler's unexpected exception, a bad notification. For a log. */
+  onError?: (err: unknown, context: string) => void;
+  /** The error pending requests reject with when the connection closes. */
+  closedError?: (method: string, reason: string) => Error;
+}
+
+/** Per-request options. */
+export interface RequestOptions {
+  /** Reject with a `TIMEOUT` error if no answer arrives in time (default, or `Infinity`: wait for ever). */
+  timeoutMs?: number;
+}
+
+/** Handles request `M`; may be async; throw a `RootsError` for a domain error (`-32000`). */
+export type RequestHandler<M extends Method> = (
+  params: ParamsOf<M>,
+) => ResultOf<M> | RawJson<ResultOf<M>> | Promise<ResultOf<M> | RawJson<ResultOf<M>>>;
+
+/** Handles notification `N`. */
+export type NotificationHandler<N extends NotificationMethod> = (params: Notifications[N]) => void;
+
+/** Events of `JsonRpcConnection`: `close` once, with the reason. */
+export interface ConnectionEvents {
+  close: [reason: string];
+}
+
+interface Pending {
+  method: string;
+  resolve: (result: unknown) => void;
+  reject: (err: Error) => void;
+  timer: NodeJS.Timeout | undefined;
+}
+
+const MAX_ECHOED_METHOD = 100;
+
+function defaultClosedError(method: string, reason: string): Error {
+  return new RootsError(
+    'PROTOCOL',
+    `${method}: the connection closed before the answer arrived (${reason})`,
+  );
+}
+
+function waitClosed(stream: Readable | Writable): Promise<void> {
+  return new Promise((resolve) => {
+    if (stream.closed) resolve();
+    else stream.once('close', () => resolve());
+  });
+}
+
+/** JSON-RPC over lines on a readable and a writable (a socket twice, stdio, or test streams). */
+export class JsonRpcConnection extends EventEmitter<ConnectionEvents> {
+  private readonly framer: LineFramer;
+  private readonly maxQueuedBytes: number;
+  private readonly closeGraceMs: number;
+  private readonly onError: (err: unknown, context: string) => void;
+  private readonly closedError: (method: string, reason: string) => Error;
+  private readonly pending = new Map<number, Pending>();
+  private readonly requestHandlers = new Map<string, (params: never) => unknown>();
+  private readonly notificationHandlers = new Map<string, (params: never) => void>();
+  private nextId = 1;
+  private inFlight = 0;
+  private inputEnded = false;
+  private reason: string | undefined;
+  private closePromise: Promise<void> | undefined;
+
+  constructor(
+    private readonly readable: Readable,
+    private readonly writable: Writable,
+    options: JsonRpcConnectionOptions = {},
+  ) {
+    super();
+    this.framer = new LineFramer({ maxLineBytes: options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES });
+    this.maxQueuedBytes = options.maxQueuedBytes ?? DEFAULT_MAX_QUEUED_BYTES;
+    this.closeGraceMs = options.closeGraceMs ?? DEFAULT_CLOSE_GRACE_MS;
+    this.onError = options.onError ?? (() => {});
+    this.closedError = options.closedError ?? defaultClosedError;
+
+    // A socket is both ends; stdio or test streams are two.
+    const sameStream = (readable as unknown) === writable;
+    readable.on('data', (chunk: Buffer | string) => this.onData(chunk));
+    readable.on('end', () => {
+      this.inputEnded = true;
+      this.maybeFinish();
+    });
+    readable.on('error', (err) => {
+      void this.shutdown(`${sameStream ? 'connection' : 'input'} error: ${err.message}`, false);
+    });
+    // After a clean end the answers still in flight may be written (a half-closed socket, stdio).
+    readable.on('close', () => {
+      if (!this.inputEnded || sameStream) void this.shutdown('connection closed', false);
+    });
+    if (!sameStream) {
+      writable.on('error', (err) => void this.shutdown(`output error: ${err.message}`, false));
+      writable.on('close', () => void this.shutdown('output closed', false));
+    }
+  }
+
+  /** Whether the connection is closing or closed. */
+  get closed(): boolean {
+    return this.closePromise !== undefined;
+  }
+
+  /** Why the connection closed, once it has. */
+  get closeReason(): string | undefined {
+    return this.reason;
+  }
+
+  /** Send request `method` and wait for its typed result; an error answer rejects with an `RpcError`. */
+  request<M extends Method>(
+    method: M,
+    params: ParamsOf<M>,
+    options: RequestOptions = {},
+  ): Promise<ResultOf<M>> {
+    if (this.closePromise !== undefined) {
+      return Promise.reject(this.closedError(method, this.reason ?? 'closed'));
+    }
+    const id = this.nextId++;
+    return new Promise<ResultOf<M>>((resolve, reject) => {
+      const { timeoutMs } = options;
+      const timer =
+        timeoutMs === undefined || !Number.isFinite(timeoutMs)
+          ? undefined
+          : setTimeout(() => {
+              this.pending.delete(id);
+              reject(new RootsError('TIMEOUT', `${method}: no answer within ${timeoutMs} ms`));
+            }, timeoutMs);
+      this.pending.set(id, {
+        method,
+        resolve: resolve as (result: unknown) => void,
+        reject,
+        timer,
+      });
+      this.writeLine(
+        `{"jsonrpc":"2.0","id":${id},"method":${JSON.stringify(method)},"params":${jsonText(params)}}\n`,
+      );
+    });
+  }
+
+  /** Send notification `method`; false when the connection is closed or was just closed for not reading. */
+  notify<N extends NotificationMethod>(
+    method: N,
+    params: Notifications[N] | RawJson<Notifications[N]>,
+  ): boolean {
+    return this.writeLine(
+      `{"jsonrpc":"2.0","method":${JSON.stringify(method)},"params":${jsonText(params)}}\n`,
+    );
+  }
+
+  /** Handle incoming request `method`; its params arrive validated. Methods without a handler get `-32601`. */
+  onRequest<M extends Method>(method: M, handler: RequestHandler<M>): this {
+    this.requestHandlers.set(method, handler);
+    return this;
+  }
+
+  /** Handle incoming notification `method`; its params arrive validated (bad ones go to `onError`). */
+  onNotification<N extends NotificationMethod>(method: N, handler: NotificationHandler<N>): this {
+    this.notificationHandlers.set(method, handler);
+    return this;
+  }
+
+  /** Flush what is queued, close both streams, reject pending requests; the same promise every time. */
+  close(): Promise<void> {
+    return this.shutdown('closed locally', true);
+  }
+
+  private onData(chunk: Buffer | string): void {
+    if (this.closePromise !== undefined) return;
+    const { lines, overflow } = this.framer.push(
+      typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : chunk,
+    );
+    for (const line of lines) {
+      if (this.closePromise !== undefined) return;
+      this.onLine(line);
+    }
+    if (overflow && this.closePromise === undefined) {
+      const max = this.framer.maxLineBytes;
+      this.sendError(null, {
+        code: RpcCode.INVALID_REQUEST,
+        message: `a message is longer than ${max} bytes; the connection is closed`,
+        data: { code: 'PROTOCOL' },
+      });
+      void this.shutdown(`a message is longer than ${max} bytes`, true);
+    }
+  }
+
+  private onLine(line: string): void {
+    // A blank line (a person pressing Enter in socat) is not a message.
+    if (line.trim() === '') return;
+    const msg = parseMessage(line);
+    switch (msg.kind) {
+      case 'invalid':
+        this.sendError(msg.id, {
+          code: msg.code,
+          message: msg.message,
+          data: { code: 'PROTOCOL' },
+        });
+        return;
+      case 'request':
+        this.onRequestMessage(msg.id, msg.method, msg.params);
+        return;
+      case 'notification':
+        this.onNotificationMessage(msg.method, msg.params);
+        return;
+      case 'response':
+      case 'error':
+        this.onResponse(msg.id, msg);
+        return;
+    }
+  }
+
+  private onRequestMessage(id: RpcId, method: string, params: unknown): void {
+    const handler = this.requestHandlers.get(method);
+    if (handler === undefined || !isMethod(method)) {
+      const shown =
+        method.length > MAX_ECHOED_METHOD ? `${method.slice(0, MAX_ECHOED_METHOD)}…` : method;
+      this.sendError(id, {
+        code: RpcCode.METHOD_NOT_FOUND,
+        message: `method not found: ${JSON.stringify(shown)}`,
+        data: { code: 'PROTOCOL' },
+      });
+      return;
+    }
+    let typed: unknown;
+    try {
+      typed = validateParams(method, params);
+    } catch (err) {
+      this.sendError(id, toRpcErrorObject(err, method));
+      return;
+    }
+    this.inFlight++;
+    void this.runHandler(id, method, () => handler(typed as never));
+  }
+
+  private async runHandler(id: RpcId, method: string, call: () => unknown): Promise<void> {
+    try {
+      const result = await call();
+      this.writeLine(
+        `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${jsonText(result ?? null)}}\n`,
+      );
+    } catch (err) {
+      // RootsErrors are answers; anything else is a bug, for the log and not for the peer.
+      if (!(err instanceof RootsError)) this.onError(err, `handler for ${method}`);
+      this.sendError(id, toRpcErrorObject(err, method));
+    } finally {
+      this.inFlight--;
+      this.maybeFinish();
+    }
+  }
+
+  private onNotificationMessage(method: string, params: unknown): void {
+    const handler = this.notificationHandlers.get(method);
+    // Unknown notifications are ignored: they cannot be answered, and a newer peer may send more.
+    if (handler === undefined || !isNotificationMethod(method)) return;
+    try {
+      handler(validateNotificationParams(method, params) as never);
+    } catch (err) {
+      this.onError(err, `notification ${method}`);
+    }
+  }
+
+  private onResponse(
+    id: unknown,
+    msg: { kind: 'response'; result: unknown } | { kind: 'error'; error: unknown },
+  ): void {
+    // Our ids are numbers; an answer to anything else is not ours to pair.
+    const pending = typeof id === 'number' ? this.pending.get(id) : undefined;
+    if (pending === undefined) return;
+    this.pending.delete(id as number);
+    if (pending.timer !== undefined) clearTimeout(pending.timer);
+    if (msg.kind === 'response') pending.resolve(msg.result);
+    else pending.reject(fromRpcErrorObject(msg.error, pending.method));
+  }
+
+  private sendError(id: RpcId, error: RpcErrorObject): void {
+    this.writeLine(
+      `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"error":${JSON.stringify(error)}}\n`,
+    );
+  }
+
+  private writeLine(line: string): boolean {
+    const w = this.writable;
+    if (this.closePromise !== undefined || w.destroyed || w.writableEnded) return false;
+    w.write(line);
+    // One message larger than the cap is allowed (answers may reach 64 MiB); what may not pile
+    // up is output queued before it. writableLength counts a string's UTF-16 units.
+    if (w.writableLength - line.length > this.maxQueuedBytes) {
+      void this.shutdown(
+        `the peer is not reading: more than ${this.maxQueuedBytes} bytes of output queued`,
+        false,
+      );
+      return false;
+    }
+    return true;
+  }
+
+  private maybeFinish(): void {
+    if (this.inputEnded && this.inFlight === 0)
+      void this.shutdown('the peer closed the connection', true);
+  }
+
+  private shutdown(reason: string, graceful: boolean): Promise<void> {
+    if (this.closePromise !== undefined) return this.closePromise;
+    this.reason = reason;
+    const { readable, writable } = this;
+    let resolveClosed!: () => void;
+    this.closePromise = new Promise<void>((resolve) => {
+      resolveClosed = resolve;
+    });
+    for (const [id, p] of this.pending) {
+      if (p.timer !== undefined) clearTimeout(p.timer);
+      this.pending.delete(id);
+      p.reject(this.closedError(p.method, reason));
+    }
+
+    let fallback: NodeJS.Timeout | undefined;
+    const destroy = (): void => {
+      if (fallback !== undefined) clearTimeout(fallback);
+      readable.destroy();
+      writable.destroy();
+    };
+    if (graceful && !writable.destroyed) {
+      // Flush what is queued (an error answer, say) before closing; a peer that never reads
+      // gets the grace period and no more.
+      fallback = setTimeout(destroy, this.closeGraceMs);
+      if (!writable.writableEnded) writable.end();
+      if (writable.writableFinished) destroy();
+      else writable.once('finish', destroy);
+    } else {
+      destroy();
+    }
+    void Promise.all([waitClosed(readable), waitClosed(writable)]).then(() => {
+      if (fallback !== undefined) clearTimeout(fallback);
+      this.emit('close', reason);
+      resolveClosed();
+    });
+    return this.closePromise;
+  }
+}

@@ -1,0 +1,90 @@
+/** One JSON-RPC message per line: split incoming bytes on `\n`, cap line length, encode outgoing messages. */
+
+/** The default cap on one incoming line, in bytes (PROTOCOL.md: 1 MiB for what the daemon reads). */
+export const DEFAULT_MAX_LINE_BYTES = 1024 * 1024;
+
+/** What the client side accepts (PROTOCOL.md: answers up to 64 MiB). */
+export const CLIENT_MAX_LINE_BYTES = 64 * 1024 * 1024;
+
+const LF = 0x0a;
+const CR = 0x0d;
+
+/** The result of one `push`: the lines completed by this chunk, and whether the cap was passed. */
+export interface FramedLines {
+  lines: string[];
+  /** True on the one push where a line passed the cap; nothing is returned after that. */
+  overflow: boolean;
+}
+
+/** Options for `LineFramer`. */
+export interface LineFramerOptions {
+  /** Longest accepted line in bytes, without its `\n` (default 1 MiB). */
+  maxLineBytes?: number;
+}
+
+/** Splits a byte stream into UTF-8 lines on the `\n` byte, enforcing a byte cap as bytes arrive. */
+export class LineFramer {
+  readonly maxLineBytes: number;
+  // Pieces of the current unfinished line: kept apart and joined once, when its `\n` arrives.
+  private chunks: Buffer[] = [];
+  private pending = 0;
+  private overflowed = false;
+
+  constructor(options: LineFramerOptions = {}) {
+    this.maxLineBytes = options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
+  }
+
+  /** Bytes of the unfinished line held so far. */
+  get pendingBytes(): number {
+    return this.pending;
+  }
+
+  /** Whether a line has passed the cap (the framer then ignores everything). */
+  get hasOverflowed(): boolean {
+    return this.overflowed;
+  }
+
+  /** Feed a chunk; returns the lines it completes (without `\n` or a trailing `\r`). Keeps a view of `chunk`: do not reuse it. */
+  push(chunk: Buffer): FramedLines {
+    if (this.overflowed) return { lines: [], overflow: false };
+    const lines: string[] = [];
+    let start = 0;
+    let nl = chunk.indexOf(LF, start);
+    while (nl !== -1) {
+      const length = this.pending + (nl - start);
+      if (length > this.maxLineBytes) return this.overflow(lines);
+      let line: Buffer;
+      if (this.chunks.length === 0) {
+        line = chunk.subarray(start, nl);
+      } else {
+        this.chunks.push(chunk.subarray(start, nl));
+        line = Buffer.concat(this.chunks, length);
+        this.chunks = [];
+        this.pending = 0;
+      }
+      const end = line.length > 0 && line[line.length - 1] === CR ? line.length - 1 : line.length;
+      lines.push(line.toString('utf8', 0, end));
+      start = nl + 1;
+      nl = chunk.indexOf(LF, start);
+    }
+    if (start < chunk.length) {
+      this.pending += chunk.length - start;
+      // Enforced before any newline, so a peer cannot make us buffer an endless line.
+      if (this.pending > this.maxLineBytes) return this.overflow(lines);
+      this.chunks.push(start === 0 ? chunk : chunk.subarray(start));
+    }
+    return { lines, overflow: false };
+  }
+
+  private overflow(lines: string[]): FramedLines {
+    this.overflowed = true;
+    this.chunks = [];
+    this.pending = 0;
+    return { lines, overflow: true };
+  }
+}
+
+/** Serialise one message as a line: JSON (which never contains a raw newline) plus `\n`. */
+export function encodeMessage(message: object): string {
+  return JSON.stringify(message) + '\n';
+}

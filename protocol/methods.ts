@@ -1,0 +1,165 @@
+/** The typed method map of mcp-roots/1 (PROTOCOL.md): every request, its params and its result. */
+import type {
+  Access,
+  CheckResult,
+  ExplainResult,
+  Grant,
+  PolicyError,
+  Root,
+} from '../common/types.js';
+
+/** The protocol version this code speaks. */
+export const PROTOCOL_VERSION = 'mcp-roots/1';
+
+/** The daemon's name in `initialize`'s `serverInfo`. */
+export const DAEMON_NAME = 'mcp-rootsd';
+
+/** A program's name and version, as sent in `initialize`. */
+export interface ClientInfo {
+  name: string;
+  version: string;
+}
+
+/** Params of `initialize`. */
+export interface InitializeParams {
+  protocolVersion: string;
+  clientInfo?: ClientInfo;
+}
+
+/** Result of `initialize`. */
+export interface InitializeResult {
+  protocolVersion: string;
+  serverInfo: { name: typeof DAEMON_NAME; version: string };
+  capabilities: Record<string, unknown>;
+}
+
+/** Params naming one MCP server. */
+export interface ServerParams {
+  server: string;
+}
+
+/** Params of `roots/list`. */
+export interface ListRootsParams extends ServerParams {
+  subscribe?: boolean;
+}
+
+/** Result of `roots/list`: an MCP `ListRootsResult` with the daemon's revision and instance. */
+export interface ListRootsResult {
+  roots: Root[];
+  _meta: { 'mcp-roots/revision': number; 'mcp-roots/instance': string };
+}
+
+/** Params of `roots/check`. */
+export interface CheckParams extends ServerParams {
+  path: string;
+  access?: Access;
+}
+
+/** Result of `policy/reload`: an invalid policy is `ok: false`, not a JSON-RPC error. */
+export interface ReloadResult {
+  ok: boolean;
+  revision: number;
+  errors: PolicyError[];
+  warnings: PolicyError[];
+}
+
+/** Params of `grants/add`: a lifetime in `seconds` or an RFC 3339 `expires`, not both (default one hour). */
+export type GrantAddParams = {
+  server: string;
+  path: string;
+  readOnly?: boolean;
+  name?: string;
+} & ({ seconds?: number; expires?: never } | { expires?: string; seconds?: never });
+
+/** Params of `grants/revoke`: without `path`, all of that server's grants. */
+export interface GrantRevokeParams extends ServerParams {
+  path?: string;
+}
+
+/** One server's line in `daemon/status`. */
+export interface ServerStatus {
+  name: string;
+  roots: number;
+  readOnly: number;
+  nextExpiry?: string;
+}
+
+/** One connection's line in `daemon/status`. */
+export interface ConnectionStatus {
+  client: string;
+  subscriptions: string[];
+}
+
+/** Result of `daemon/status` (PROTOCOL.md, "daemon/status"). */
+export interface DaemonStatus {
+  version: string;
+  pid: number;
+  uptimeSeconds: number;
+  socket: string;
+  policy: {
+    files: string[];
+    revision: number;
+    loadedAt: string;
+    sha256: string;
+    errors: PolicyError[];
+    warnings: PolicyError[];
+  };
+  servers: ServerStatus[];
+  clients: number;
+  subscriptions: number;
+  connections: ConnectionStatus[];
+  lockdown: boolean;
+  watches: {
+    directories: number;
+    /** `"events"` while every path is watched by events. */
+    mode: string;
+    /** Paths that could not be watched by events and are rescanned instead. */
+    degraded: string[];
+  };
+  /** The earliest future expiry of any entry; absent when nothing expires. */
+  nextExpiry?: string;
+}
+
+/** `{}`: the params of a method that takes none, or a result with nothing to say. */
+export type EmptyObject = Record<string, never>;
+
+/** Every request of mcp-roots/1: `Methods[M]['params']` and `Methods[M]['result']`. */
+export interface Methods {
+  initialize: { params: InitializeParams; result: InitializeResult };
+  'roots/list': { params: ListRootsParams; result: ListRootsResult };
+  'roots/subscribe': { params: ServerParams; result: { revision: number } };
+  'roots/unsubscribe': { params: ServerParams; result: EmptyObject };
+  'roots/check': { params: CheckParams; result: CheckResult };
+  'policy/explain': { params: ServerParams; result: ExplainResult };
+  'policy/reload': { params: EmptyObject; result: ReloadResult };
+  'daemon/status': { params: EmptyObject; result: DaemonStatus };
+  'grants/add': { params: GrantAddParams; result: { grant: Grant; notice?: string } };
+  'grants/list': { params: EmptyObject; result: { grants: Grant[] } };
+  'grants/revoke': { params: GrantRevokeParams; result: { revoked: number } };
+  'policy/lockdown': { params: { on: boolean }; result: { lockdown: boolean } };
+}
+
+/** A request method name. */
+export type Method = keyof Methods;
+
+/** The params of request `M`. */
+export type ParamsOf<M extends Method> = Methods[M]['params'];
+
+/** The result of request `M`. */
+export type ResultOf<M extends Method> = Methods[M]['result'];
+
+/** Params of `notifications/roots/list_changed`: the whole new list of one server. */
+export interface ListChangedParams {
+  server: string;
+  revision: number;
+  instance: string;
+  roots: Root[];
+}
+
+/** Every notification of mcp-roots/1 (daemon to client), by method. */
+export interface Notifications {
+  'notifications/roots/list_changed': ListChangedParams;
+}
+
+/** A notification method name. */
+export type NotificationMethod = keyof Notifications;

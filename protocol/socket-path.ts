@@ -1,0 +1,128 @@
+/** The one rule for finding the daemon's socket, and the checks that keep it safe (PROTOCOL.md, "Transport"). */
+import { createHash } from 'node:crypto';
+import { statSync, type Stats } from 'node:fs';
+import { lstat, mkdir } from 'node:fs/promises';
+import { isAbsolute, join, resolve } from 'node:path';
+import { errnoCode, ignoreMissing, RootsError } from '../common/errors.js';
+
+/** The longest socket path Linux accepts in `sun_path`, in bytes (108 with the terminating NUL). */
+export const MAX_SOCKET_PATH_BYTES = 107;
+
+/** The environment variable that names the socket. */
+export const SOCKET_ENV = 'MCP_ROOTS_SOCKET';
+
+/** What `resolveSocketPath` looks at; everything comes in as an argument. */
+export interface SocketPathInput {
+  /** `--socket PATH`, when given. */
+  socket?: string | undefined;
+  env: Readonly<Record<string, string | undefined>>;
+  uid: number;
+  /** Whether a directory exists (default: `statSync`); for tests. */
+  exists?: (dir: string) => boolean;
+  /** Base for a relative `--socket` or `MCP_ROOTS_SOCKET` (default `process.cwd()`). */
+  cwd?: string;
+}
+
+function directoryExists(dir: string): boolean {
+  return statSync(dir, { throwIfNoEntry: false })?.isDirectory() ?? false;
+}
+
+/**
+ * The socket path: `--socket`, else `MCP_ROOTS_SOCKET`, else `$XDG_RUNTIME_DIR/mcp-roots/rootsd.sock`,
+ * else `/run/user/<uid>/mcp-roots/rootsd.sock` if `/run/user/<uid>` exists, else
+ * `/tmp/mcp-roots-<uid>/rootsd.sock`. Empty values count as unset; the result is absolute.
+ */
+export function resolveSocketPath(input: SocketPathInput): string {
+  const { env, uid } = input;
+  const exists = input.exists ?? directoryExists;
+  // Absolute, so that two processes started in different directories agree (and share one lock).
+  const given = input.socket || env[SOCKET_ENV];
+  if (given) return resolve(input.cwd ?? process.cwd(), given);
+  const xdg = env.XDG_RUNTIME_DIR;
+  // The XDG spec says to ignore a relative XDG_RUNTIME_DIR.
+  if (xdg && isAbsolute(xdg)) return join(xdg, 'mcp-roots', 'rootsd.sock');
+  const runUser = `/run/user/${uid}`;
+  if (exists(runUser)) return join(runUser, 'mcp-roots', 'rootsd.sock');
+  return `/tmp/mcp-roots-${uid}/rootsd.sock`;
+}
+
+/** Throw `SOCKET_PATH_TOO_LONG` for a path that does not fit in `sun_path` (Node would cut it silently). */
+export function checkSocketPathLength(path: string): void {
+  const bytes = Buffer.byteLength(path, 'utf8');
+  if (bytes > MAX_SOCKET_PATH_BYTES) {
+    throw new RootsError(
+      'SOCKET_PATH_TOO_LONG',
+      `socket path ${path} is ${bytes} bytes long; a Unix socket path may have at most ${MAX_SOCKET_PATH_BYTES}. Choose a shorter --socket (or ${SOCKET_ENV}).`,
+      { hint: `choose a shorter --socket (or ${SOCKET_ENV})` },
+    );
+  }
+}
+
+function shellQuote(s: string): string {
+  return /^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
+}
+
+function unsafe(dir: string, what: string, fix: string): RootsError {
+  return new RootsError(
+    'SOCKET_DIR_UNSAFE',
+    `the socket directory ${dir} is unsafe: ${what}, so another local user could plant a fake daemon there. ${fix}, or choose another --socket.`,
+    { hint: fix },
+  );
+}
+
+function checkStats(dir: string, st: Stats, uid: number): void {
+  const q = shellQuote(dir);
+  if (st.isSymbolicLink()) {
+    throw unsafe(dir, 'it is a symbolic link, not a directory', `Remove it (rm ${q})`);
+  }
+  if (!st.isDirectory()) {
+    throw unsafe(dir, 'it is not a directory', `Remove it (rm ${q})`);
+  }
+  if (st.uid !== uid) {
+    throw unsafe(
+      dir,
+      `it is owned by uid ${st.uid}, not by you (uid ${uid})`,
+      `Remove it as its owner (rm -r ${q})`,
+    );
+  }
+  const mode = st.mode & 0o7777;
+  if ((mode & 0o022) !== 0) {
+    throw unsafe(
+      dir,
+      `its mode is ${mode.toString(8).padStart(4, '0')}, writable by group or others`,
+      `Run \`chmod 700 ${q}\``,
+    );
+  }
+}
+
+/** For the daemon: create `dir` (mode 0700, with parents) if needed, then refuse it unless it is safe. */
+export async function ensureSocketDir(dir: string, uid: number): Promise<void> {
+  try {
+    await mkdir(dir, { recursive: true, mode: 0o700 });
+  } catch (err) {
+    // Something that is not a directory is in the way: lstat below says what it is.
+    if (errnoCode(err) !== 'EEXIST') {
+      throw new RootsError(
+        'SOCKET_DIR_UNSAFE',
+        `cannot create the socket directory ${dir} (${errnoCode(err) ?? String(err)}). Choose another --socket.`,
+        { cause: err },
+      );
+    }
+  }
+  checkStats(dir, await lstat(dir), uid);
+}
+
+/**
+ * For clients, before connecting: refuse `dir` unless it is a real directory owned by `uid` and not
+ * group- or world-writable. A missing directory passes: the connect then fails as "not running".
+ */
+export async function checkSocketDir(dir: string, uid: number): Promise<void> {
+  const st = await ignoreMissing(lstat(dir));
+  if (st !== undefined) checkStats(dir, st, uid);
+}
+
+/** The abstract socket name that serves as the daemon's lock for `socketPath`: `\0mcp-roots/<uid>/<sha256 hex>`. */
+export function lockName(socketPath: string, uid: number): string {
+  const digest = createHash('sha256').update(socketPath).digest('hex');
+  return `\0mcp-roots/${uid}/${digest}`;
+}

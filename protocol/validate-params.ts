@@ -1,0 +1,263 @@
+/** Hand-written params checks, one per method: typed params out, or a `-32602` error naming the field. */
+import type { ErrorCode } from '../common/errors.js';
+import type { Access, Root } from '../common/types.js';
+import type {
+  ClientInfo,
+  GrantAddParams,
+  ListChangedParams,
+  Method,
+  NotificationMethod,
+  Notifications,
+  ParamsOf,
+} from './methods.js';
+import { invalidParams } from './rpc-errors.js';
+
+/** The longest accepted server name, in characters (code points). */
+export const MAX_SERVER_NAME_LENGTH = 256;
+
+const NAME_RULE = `a non-empty string of at most ${MAX_SERVER_NAME_LENGTH} characters with no control characters`;
+
+type Fields = Record<string, unknown>;
+
+function hasControlCharacter(s: string): boolean {
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c <= 0x1f || (c >= 0x7f && c <= 0x9f)) return true;
+  }
+  return false;
+}
+
+function codePointLength(s: string): number {
+  // Every code point takes one or two UTF-16 units, so short strings need no counting.
+  if (s.length <= MAX_SERVER_NAME_LENGTH) return s.length;
+  let n = 0;
+  for (const _ of s) n++;
+  return n;
+}
+
+/** Whether `name` is a valid server name: non-empty, at most 256 characters, no C0/C1 control characters. */
+export function isValidServerName(name: unknown): name is string {
+  return (
+    typeof name === 'string' &&
+    name.length > 0 &&
+    codePointLength(name) <= MAX_SERVER_NAME_LENGTH &&
+    !hasControlCharacter(name)
+  );
+}
+
+function fail(method: string, field: string, rule: string, code?: ErrorCode): never {
+  throw invalidParams(`${method}: params.${field} must be ${rule}`, code);
+}
+
+function fieldsOf(method: string, params: unknown): Fields {
+  // JSON-RPC lets a request omit params; every mcp-roots method then sees `{}`.
+  if (params === undefined) return {};
+  if (typeof params !== 'object' || params === null || Array.isArray(params)) {
+    throw invalidParams(`${method}: params must be an object`);
+  }
+  return params as Fields;
+}
+
+function name(method: string, p: Fields, field: string, code?: ErrorCode): string {
+  const value = p[field];
+  if (!isValidServerName(value)) fail(method, field, NAME_RULE, code);
+  return value;
+}
+
+function server(method: string, p: Fields): string {
+  return name(method, p, 'server', 'SERVER_NAME_INVALID');
+}
+
+function path(method: string, p: Fields): string {
+  const value = p.path;
+  if (typeof value !== 'string' || value.length === 0 || value.includes('\0')) {
+    fail(method, 'path', 'a non-empty string with no NUL character', 'PATH_INVALID');
+  }
+  return value;
+}
+
+function optionalBoolean(method: string, p: Fields, field: string): boolean | undefined {
+  const value = p[field];
+  if (value !== undefined && typeof value !== 'boolean') fail(method, field, 'true or false');
+  return value;
+}
+
+function requiredBoolean(method: string, p: Fields, field: string): boolean {
+  const value = p[field];
+  if (typeof value !== 'boolean') fail(method, field, 'true or false');
+  return value;
+}
+
+function access(method: string, p: Fields): Access | undefined {
+  const value = p.access;
+  if (value !== undefined && value !== 'read' && value !== 'write') {
+    fail(method, 'access', '"read" or "write"');
+  }
+  return value;
+}
+
+const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
+
+function grantLifetime(method: string, p: Fields): { seconds?: number; expires?: string } {
+  const { seconds, expires } = p;
+  if (seconds !== undefined && expires !== undefined) {
+    fail(method, 'seconds', 'absent when params.expires is given (one or the other)');
+  }
+  if (seconds !== undefined) {
+    if (typeof seconds !== 'number' || !Number.isSafeInteger(seconds) || seconds <= 0) {
+      fail(method, 'seconds', 'a positive integer');
+    }
+    return { seconds };
+  }
+  if (expires !== undefined) {
+    if (
+      typeof expires !== 'string' ||
+      !RFC3339.test(expires) ||
+      Number.isNaN(Date.parse(expires))
+    ) {
+      fail(method, 'expires', 'an RFC 3339 date-time with a zone, e.g. 2026-12-31T18:00:00Z');
+    }
+    return { expires };
+  }
+  return {};
+}
+
+function clientInfo(method: string, p: Fields): ClientInfo | undefined {
+  const value = p.clientInfo;
+  if (value === undefined) return undefined;
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    fail(method, 'clientInfo', 'an object {name, version}');
+  }
+  const info = value as Fields;
+  return { name: name(method, info, 'name'), version: name(method, info, 'version') };
+}
+
+function withOptional<T extends object, K extends string, V>(
+  base: T,
+  key: K,
+  value: V | undefined,
+): T & Partial<Record<K, V>> {
+  if (value !== undefined) (base as Record<string, unknown>)[key] = value;
+  return base;
+}
+
+type Validators = { [M in Method]: (params: unknown) => ParamsOf<M> };
+
+/** The validator of every method; each returns a fresh object holding only the known fields. */
+export const paramValidators: Validators = {
+  initialize(params) {
+    const m = 'initialize';
+    const p = fieldsOf(m, params);
+    const version = p.protocolVersion;
+    if (typeof version !== 'string' || version.length === 0) {
+      fail(m, 'protocolVersion', 'a non-empty string such as "mcp-roots/1"');
+    }
+    return withOptional({ protocolVersion: version }, 'clientInfo', clientInfo(m, p));
+  },
+  'roots/list'(params) {
+    const m = 'roots/list';
+    const p = fieldsOf(m, params);
+    return withOptional({ server: server(m, p) }, 'subscribe', optionalBoolean(m, p, 'subscribe'));
+  },
+  'roots/subscribe'(params) {
+    const m = 'roots/subscribe';
+    return { server: server(m, fieldsOf(m, params)) };
+  },
+  'roots/unsubscribe'(params) {
+    const m = 'roots/unsubscribe';
+    return { server: server(m, fieldsOf(m, params)) };
+  },
+  'roots/check'(params) {
+    const m = 'roots/check';
+    const p = fieldsOf(m, params);
+    return withOptional({ server: server(m, p), path: path(m, p) }, 'access', access(m, p));
+  },
+  'policy/explain'(params) {
+    const m = 'policy/explain';
+    return { server: server(m, fieldsOf(m, params)) };
+  },
+  'policy/reload'(params) {
+    fieldsOf('policy/reload', params);
+    return {};
+  },
+  'daemon/status'(params) {
+    fieldsOf('daemon/status', params);
+    return {};
+  },
+  'grants/add'(params) {
+    const m = 'grants/add';
+    const p = fieldsOf(m, params);
+    const base = { server: server(m, p), path: path(m, p), ...grantLifetime(m, p) };
+    const readOnly = optionalBoolean(m, p, 'readOnly');
+    const label = p.name === undefined ? undefined : name(m, p, 'name');
+    return withOptional(withOptional(base, 'readOnly', readOnly), 'name', label) as GrantAddParams;
+  },
+  'grants/list'(params) {
+    fieldsOf('grants/list', params);
+    return {};
+  },
+  'grants/revoke'(params) {
+    const m = 'grants/revoke';
+    const p = fieldsOf(m, params);
+    return withOptional(
+      { server: server(m, p) },
+      'path',
+      p.path === undefined ? undefined : path(m, p),
+    );
+  },
+  'policy/lockdown'(params) {
+    const m = 'policy/lockdown';
+    return { on: requiredBoolean(m, fieldsOf(m, params), 'on') };
+  },
+};
+
+/** Whether `method` is a request of mcp-roots/1. */
+export function isMethod(method: string): method is Method {
+  return Object.hasOwn(paramValidators, method);
+}
+
+/** Check the params of request `method`: returns them typed, or throws a `-32602` `RpcError` naming the field. */
+export function validateParams<M extends Method>(method: M, params: unknown): ParamsOf<M> {
+  return (paramValidators[method] as (params: unknown) => ParamsOf<M>)(params);
+}
+
+function roots(method: string, value: unknown): Root[] {
+  if (!Array.isArray(value)) fail(method, 'roots', 'an array of roots');
+  value.forEach((root: unknown, i) => {
+    if (typeof root !== 'object' || root === null || typeof (root as Fields).uri !== 'string') {
+      fail(method, `roots[${i}]`, 'a root {uri, name?, _meta}');
+    }
+  });
+  return value as Root[];
+}
+
+type NotificationValidators = {
+  [N in NotificationMethod]: (params: unknown) => Notifications[N];
+};
+
+/** The validator of every notification (the client checks what the daemon pushes). */
+export const notificationValidators: NotificationValidators = {
+  'notifications/roots/list_changed'(params): ListChangedParams {
+    const m = 'notifications/roots/list_changed';
+    const p = fieldsOf(m, params);
+    const { revision, instance } = p;
+    if (typeof revision !== 'number' || !Number.isSafeInteger(revision) || revision < 0) {
+      fail(m, 'revision', 'a non-negative integer');
+    }
+    if (typeof instance !== 'string') fail(m, 'instance', 'a string');
+    return { server: server(m, p), revision, instance, roots: roots(m, p.roots) };
+  },
+};
+
+/** Whether `method` is a notification of mcp-roots/1. */
+export function isNotificationMethod(method: string): method is NotificationMethod {
+  return Object.hasOwn(notificationValidators, method);
+}
+
+/** Check the params of notification `method`: returns them typed, or throws a `-32602` `RpcError`. */
+export function validateNotificationParams<N extends NotificationMethod>(
+  method: N,
+  params: unknown,
+): Notifications[N] {
+  return notificationValidators[method](params);
+}
