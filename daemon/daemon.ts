@@ -65,6 +65,8 @@ export class Daemon {
         degradedRescanMs: options.degradedRescanMs,
       });
       await watcher.start();
+      // Accept only now: every connection finds a loaded policy and a handler.
+      await listener.listen();
       daemon = new Daemon(options, state, listener, server, watcher, log);
       log.info(
         `mcp-rootsd ${packageVersion()} listening on ${options.socket}${listener.activated ? ' (socket activation)' : ''}; policy ${options.configFile}`,

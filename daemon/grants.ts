@@ -1,6 +1,15 @@
-/** Temporary grants and lockdown: the grants file written by the daemon (issue 6). */
+/** Temporary grants and lockdown: the grants file, written only by the daemon (PROTOCOL.md grants/*). */
+import { randomBytes } from 'node:crypto';
+import { constants } from 'node:fs';
+import { mkdir, open, readFile, realpath, rename, rm } from 'node:fs/promises';
+import { dirname, isAbsolute } from 'node:path';
 import type { Logger } from 'winston';
-import type { Methods } from '../protocol/methods.js';
+import { stringify } from 'yaml';
+import { errnoCode, ignoreMissing, RootsError } from '../common/errors.js';
+import type { Grant } from '../common/types.js';
+import { parsePolicyText } from '../policies/parse.js';
+import { toUri } from '../policies/paths.js';
+import type { GrantAddParams, Methods } from '../protocol/methods.js';
 import type { PolicyState } from './state.js';
 
 export interface GrantStoreOptions {
@@ -8,20 +17,195 @@ export interface GrantStoreOptions {
   file: string;
   dir: string;
   log: Logger;
+  now?: () => number;
 }
 
 type Handlers = Partial<{ [M in keyof Methods]: (params: Methods[M]['params']) => Promise<Methods[M]['result']> }>;
 
-/** Writes grants.yaml atomically and serially. */
-export class GrantStore {
-  constructor(private readonly opts: GrantStoreOptions) {}
+/** A grant lasts one hour unless asked otherwise. */
+export const DEFAULT_GRANT_SECONDS = 3600;
+/** Longer access belongs in the policy file: forever is not a grant. */
+export const MAX_GRANT_SECONDS = 30 * 86400;
 
+const HEADER = `# Temporary grants, written by mcp-rootsd when \`rootsctl grant\` asks.
+# Change them with \`rootsctl grant\` and \`rootsctl revoke\`; put lasting access in the policy file.
+`;
+
+/** Reads and writes grants.yaml atomically (temp file, fsync, rename), one operation at a time. */
+export class GrantStore {
+  private chain: Promise<unknown> = Promise.resolve();
+  private readonly now: () => number;
+
+  constructor(private readonly opts: GrantStoreOptions) {
+    this.now = opts.now ?? Date.now;
+  }
+
+  /** The request handlers this store serves. */
   handlers(): Handlers {
     return {
+      'grants/add': (params) => this.serial(() => this.add(params)),
+      'grants/list': () => this.serial(async () => ({ grants: await this.read() })),
+      'grants/revoke': (params) => this.serial(() => this.revoke(params.server, params.path)),
       'policy/lockdown': async (params) => {
         await this.opts.state.setLockdown(params.on);
         return { lockdown: this.opts.state.lockdown };
       },
     };
+  }
+
+  private async add(params: GrantAddParams): Promise<{ grant: Grant; notice?: string }> {
+    const { state } = this.opts;
+    if (state.lockdown) {
+      throw new RootsError('LOCKDOWN', 'lockdown is on: no grants until `rootsctl unlock`', {
+        hint: 'rootsctl unlock',
+      });
+    }
+    if (params.server.includes('*')) {
+      throw new RootsError('GRANT_DENIED', `a grant names one server exactly; "${params.server}" has a *. Put patterns in the policy file.`);
+    }
+    if (!isAbsolute(params.path)) {
+      throw new RootsError('PATH_INVALID', `${params.path} is not an absolute path; give the full path`);
+    }
+    let canonical: string;
+    try {
+      canonical = await realpath(params.path);
+    } catch (err) {
+      throw new RootsError('PATH_NOT_FOUND', `${params.path} does not exist (${errnoCode(err) ?? String(err)}); a grant needs an existing file or directory`);
+    }
+    if (canonical.includes('$')) {
+      // The grants file is a policy file, where $ starts a variable: such a path cannot be written there.
+      throw new RootsError('GRANT_DENIED', `${canonical} contains a $, which a policy file would read as a variable; grant a parent directory instead`);
+    }
+    const now = this.now();
+    let expires: number;
+    if (params.expires !== undefined) {
+      expires = Date.parse(params.expires);
+      if (!/([Zz]|[+-]\d{2}:\d{2})$/.test(params.expires) || Number.isNaN(expires)) {
+        throw new RootsError('USAGE', `expires "${params.expires}" is not an RFC 3339 date-time with a zone, e.g. 2026-12-31T18:00:00Z`);
+      }
+      if (expires <= now) throw new RootsError('USAGE', `expires ${params.expires} is in the past`);
+    } else {
+      expires = now + (params.seconds ?? DEFAULT_GRANT_SECONDS) * 1000;
+    }
+    if (expires - now > MAX_GRANT_SECONDS * 1000) {
+      throw new RootsError('GRANT_DENIED', `a grant may last at most ${MAX_GRANT_SECONDS / 86400} days; put lasting access in the policy file`);
+    }
+    await state.fresh();
+    let readOnly = params.readOnly ?? false;
+    let notice: string | undefined;
+    const deny = state.resolved.denyFor(params.server, canonical);
+    if (deny?.access === 'all') {
+      throw new RootsError('GRANT_DENIED', `${canonical} is denied to ${params.server} by ${deny.reason}; a grant cannot open it`);
+    }
+    if (deny && !readOnly) {
+      readOnly = true;
+      notice = `granted read-only: writing ${canonical} is denied by ${deny.reason}`;
+    }
+    const grants = (await this.read()).filter((g) => !(g.server === params.server && g.path === canonical));
+    const grant: Grant = {
+      server: params.server,
+      path: canonical,
+      uri: toUri(canonical),
+      readOnly,
+      expires: new Date(expires).toISOString(),
+      ...(params.name !== undefined ? { name: params.name } : {}),
+    };
+    grants.push(grant);
+    await this.write(grants);
+    this.opts.log.info(
+      `grant: ${grant.server} ${readOnly ? 'read-only' : 'read-write'} ${canonical} until ${grant.expires}`,
+    );
+    return notice ? { grant, notice } : { grant };
+  }
+
+  private async revoke(server: string, path: string | undefined): Promise<{ revoked: number }> {
+    const grants = await this.read();
+    let target = path;
+    if (path !== undefined) target = (await ignoreMissing(realpath(path))) ?? path;
+    const keep = grants.filter((g) => !(g.server === server && (target === undefined || g.path === target || g.path === path)));
+    const revoked = grants.length - keep.length;
+    if (revoked > 0) {
+      await this.write(keep);
+      this.opts.log.info(`revoked ${revoked} grant${revoked === 1 ? '' : 's'} of ${server}${path ? ` on ${path}` : ''}`);
+    }
+    return { revoked };
+  }
+
+  /** The unexpired grants in the file; a file that does not parse counts as none (and is replaced on the next write). */
+  private async read(): Promise<Grant[]> {
+    const bytes = await ignoreMissing(readFile(this.opts.file));
+    if (bytes === undefined) return [];
+    const parsed = parsePolicyText(bytes, this.opts.file);
+    if (!parsed.policy) {
+      this.opts.log.warn(`${this.opts.file} does not parse; it will be rewritten on the next grant`);
+      return [];
+    }
+    const now = this.now();
+    const out: Grant[] = [];
+    for (const block of parsed.policy.servers) {
+      for (const root of block.roots) {
+        if (root.expires === undefined || root.expires <= now || !isAbsolute(root.path)) continue;
+        out.push({
+          server: block.pattern,
+          path: root.path,
+          uri: toUri(root.path),
+          readOnly: root.readOnly ?? false,
+          expires: new Date(root.expires).toISOString(),
+          ...(root.name !== undefined ? { name: root.name } : {}),
+        });
+      }
+    }
+    return out;
+  }
+
+  /** Write the grants file atomically, then apply it before answering. */
+  private async write(grants: Grant[]): Promise<void> {
+    const servers: Record<string, { roots: Record<string, unknown>[] }> = {};
+    for (const g of grants) {
+      (servers[g.server] ??= { roots: [] }).roots.push({
+        path: g.path,
+        expires: g.expires,
+        readOnly: g.readOnly,
+        ...(g.name !== undefined ? { name: g.name } : {}),
+      });
+    }
+    const text = HEADER + stringify({ version: 1, servers }, { lineWidth: 0 });
+    await writeAtomically(this.opts.file, text);
+    await this.opts.state.reload({ grants: true }, 'grants changed');
+  }
+
+  private serial<T>(op: () => Promise<T>): Promise<T> {
+    const run = this.chain.then(op, op);
+    this.chain = run.catch(() => undefined);
+    return run;
+  }
+}
+
+/** Write a file so that a crash leaves the old or the new content, never a torn one. */
+export async function writeAtomically(file: string, text: string): Promise<void> {
+  const dir = dirname(file);
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+  const temp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+  try {
+    const handle = await open(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o600);
+    try {
+      await handle.writeFile(text);
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    await rename(temp, file);
+  } catch (err) {
+    await rm(temp, { force: true });
+    throw new RootsError('INTERNAL', `cannot write ${file} (${errnoCode(err) ?? String(err)}); the previous grants are kept`, { cause: err });
+  }
+  // Make the rename itself durable.
+  const dirHandle = await ignoreMissing(open(dir, constants.O_RDONLY));
+  if (dirHandle) {
+    try {
+      await dirHandle.sync();
+    } finally {
+      await dirHandle.close();
+    }
   }
 }

@@ -12,6 +12,8 @@ export interface Listener {
   path: string;
   /** True when systemd passed the socket in: never unlink it. */
   activated: boolean;
+  /** Start accepting (after the owner has attached its connection handler). */
+  listen(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -72,9 +74,8 @@ export async function acquireListener(
 ): Promise<Listener> {
   const fd = activationFd(opts.env, opts.pid);
   if (fd !== undefined) {
-    const server = createServer();
-    await listen(server, { fd });
-    return { server, path, activated: true, close: () => closeServer(server) };
+    const server = createServer({ allowHalfOpen: true });
+    return { server, path, activated: true, listen: () => listen(server, { fd }), close: () => closeServer(server) };
   }
 
   checkSocketPathLength(path);
@@ -111,32 +112,36 @@ export async function acquireListener(
       }
       await ignoreMissing(unlink(path)); // stale: its daemon is gone (connect refused)
     }
-    const server = createServer();
-    // Node unlinks the path it listened on when it closes, by name. Listening on a private
-    // name and renaming it into place means closing can never remove another instance's socket.
-    const temp = join(dirname(path), `.rootsd-${opts.pid}`);
-    const direct = Buffer.byteLength(temp) > Buffer.byteLength(path);
-    // No moment in which the socket is reachable with wider permissions than 0600.
-    const oldMask = process.umask(0o177);
-    try {
-      if (!direct) await ignoreMissing(unlink(temp));
-      await listen(server, direct ? path : temp);
-    } finally {
-      process.umask(oldMask);
-    }
-    await chmod(direct ? path : temp, 0o600);
-    if (!direct) await rename(temp, path);
-    const ino = (await stat(path)).ino;
+    // Half-open: a client that sends its request and then EOF (socat, nc) still gets the answer.
+    const server = createServer({ allowHalfOpen: true });
+    let ino: number | undefined;
+    const start = async () => {
+      // Node unlinks the path it listened on when it closes, by name. Listening on a private
+      // name and renaming it into place means closing can never remove another instance's socket.
+      const temp = join(dirname(path), `.rootsd-${opts.pid}`);
+      const direct = Buffer.byteLength(temp) > Buffer.byteLength(path);
+      // No moment in which the socket is reachable with wider permissions than 0600.
+      const oldMask = process.umask(0o177);
+      try {
+        if (!direct) await ignoreMissing(unlink(temp));
+        await listen(server, direct ? path : temp);
+      } finally {
+        process.umask(oldMask);
+      }
+      await chmod(direct ? path : temp, 0o600);
+      if (!direct) await rename(temp, path);
+      ino = (await stat(path)).ino;
+    };
     let closing: Promise<void> | undefined;
     const close = () =>
       (closing ??= (async () => {
         await closeServer(server);
         // Never unlink a socket another instance now owns: only the inode we created.
         const now = await ignoreMissing(stat(path));
-        if (now && now.ino === ino) await ignoreMissing(unlink(path));
+        if (now && ino !== undefined && now.ino === ino) await ignoreMissing(unlink(path));
         await closeServer(lock);
       })());
-    return { server, path, activated: false, close };
+    return { server, path, activated: false, listen: start, close };
   } catch (err) {
     await closeServer(lock);
     throw err;

@@ -122,5 +122,7 @@ export interface ResolvedPolicy {
   /** The access decision for a path (resolves symlinks). */
   check(server: string, path: string, access: 'read' | 'write'): Promise<CheckResult>;
   explain(server: string): ExplainResult;
+  /** The strongest deny (or protected path) covering a canonical path for a server, if any. */
+  denyFor(server: string, canonical: string): { access: 'all' | 'write'; reason: string } | undefined;
   tools(server: string): Record<string, ToolRule>;
 }

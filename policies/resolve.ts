@@ -378,6 +378,12 @@ class Resolution implements ResolvedPolicy {
     return { allowed: true, access, reason: `${shown} is inside the root ${best.root.uri}`, root: best.root };
   }
 
+  denyFor(server: string, canonical: string): { access: 'all' | 'write'; reason: string } | undefined {
+    const denies = this.view(server).denies.filter((d) => !d.entriesOnly && covers(d, canonical));
+    const rule = denies.find((d) => d.access === 'all') ?? denies[0];
+    return rule ? { access: rule.access, reason: describeRule(rule) } : undefined;
+  }
+
   explain(server: string): ExplainResult {
     const blocks = this.matching(server);
     const view = this.view(server);

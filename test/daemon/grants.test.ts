@@ -1,0 +1,163 @@
+/** Temporary grants against a real daemon (issue 6). */
+import { spawn } from 'node:child_process';
+import { mkdirSync, readFileSync, realpathSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import t from 'tap';
+import { parsePolicyText } from '../../policies/parse.js';
+import { bin } from '../helpers/bin.js';
+import { nextEvent, shortDir, startDaemon } from '../helpers/daemon.js';
+
+const POLICY = (dir: string) => `version: 1
+deny:
+  - ${dir}/secret
+  - {path: ${dir}/ro, access: write}
+servers:
+  fs:
+    roots: [{path: ${dir}/base}]
+`;
+
+function tree(dir: string) {
+  for (const d of ['base', 'dl', 'secret', 'ro', 'other']) mkdirSync(join(dir, d), { recursive: true });
+}
+
+t.test('grant, list, revoke, with notifications', async (t) => {
+  const dir = shortDir();
+  tree(dir);
+  const d = await startDaemon(t, POLICY(dir), { dir });
+  const c = await d.connect();
+  const first = await c.listRoots('fs', { subscribe: true });
+  t.equal(first.roots.length, 1);
+  const changed = nextEvent<{ roots: { uri: string }[] }>(c, 'list_changed');
+  const { grant } = await c.grant('fs', join(dir, 'dl'), { seconds: 600, name: 'Downloads' });
+  t.equal(grant.path, realpathSync(join(dir, 'dl')));
+  t.equal(grant.uri, pathToFileURL(grant.path).href);
+  t.equal(grant.readOnly, false);
+  t.equal(grant.name, 'Downloads');
+  const pushed = await changed;
+  t.same(
+    pushed.roots.map((r) => r.uri),
+    [pathToFileURL(realpathSync(join(dir, 'base'))).href, grant.uri],
+    'the grant is pushed as the call returns',
+  );
+  t.same((await c.grants()).grants, [grant]);
+  t.ok((await c.check('fs', join(dir, 'dl/x'), 'write')).allowed);
+  const st = statSync(join(d.stateDir, 'grants.yaml'));
+  t.equal(st.mode & 0o777, 0o600, 'grants file is 0600');
+  t.equal(statSync(d.stateDir).mode & 0o777, 0o700, 'state dir is 0700');
+  const parsed = parsePolicyText(readFileSync(join(d.stateDir, 'grants.yaml')), 'grants.yaml');
+  t.same(parsed.errors, [], 'the grants file is a valid policy file');
+  const gone = nextEvent<{ roots: unknown[] }>(c, 'list_changed');
+  t.same(await c.revoke('fs', join(dir, 'dl')), { revoked: 1 });
+  t.equal((await gone).roots.length, 1);
+  t.same(await c.revoke('fs'), { revoked: 0 });
+});
+
+t.test('a 2-second grant expires with a notification', async (t) => {
+  const dir = shortDir();
+  tree(dir);
+  const d = await startDaemon(t, POLICY(dir), { dir });
+  const c = await d.connect();
+  await c.listRoots('fs', { subscribe: true });
+  const added = nextEvent(c, 'list_changed');
+  await c.grant('fs', join(dir, 'dl'), { seconds: 2 });
+  await added;
+  const started = Date.now();
+  const expired = await nextEvent<{ roots: unknown[] }>(c, 'list_changed', 5000);
+  t.equal(expired.roots.length, 1, 'the grant is gone');
+  t.ok(Date.now() - started >= 1500, 'not before its time');
+  t.same((await c.grants()).grants, []);
+});
+
+t.test('denies hold: access all refuses, access write makes it read-only', async (t) => {
+  const dir = shortDir();
+  tree(dir);
+  const d = await startDaemon(t, POLICY(dir), { dir });
+  const c = await d.connect();
+  await t.rejects(c.grant('fs', join(dir, 'secret')), { code: 'GRANT_DENIED', message: /denied to fs by deny/ });
+  const res = (await c.grant('fs', join(dir, 'ro'))) as { grant: { readOnly: boolean }; notice?: string };
+  t.equal(res.grant.readOnly, true);
+  t.match(res.notice, /read-only: writing .* is denied/);
+  await t.rejects(c.grant('fs', join(dir, 'nope')), { code: 'PATH_NOT_FOUND' });
+  await t.rejects(c.grant('f*', join(dir, 'dl')), { code: 'GRANT_DENIED' });
+});
+
+t.test('50 concurrent grants are all kept; a restart keeps them', async (t) => {
+  const dir = shortDir();
+  tree(dir);
+  for (let i = 0; i < 50; i++) mkdirSync(join(dir, 'other', `d${i}`));
+  let d = await startDaemon(t, POLICY(dir), { dir });
+  let c = await d.connect();
+  await Promise.all(Array.from({ length: 50 }, (_, i) => c.grant(`s${i % 5}`, join(dir, 'other', `d${i}`))));
+  t.equal((await c.grants()).grants.length, 50);
+  await d.close();
+  d = await startDaemon(t, POLICY(dir), { dir });
+  c = await d.connect();
+  t.equal((await c.grants()).grants.length, 50, 'all survive a restart');
+  t.equal((await c.listRoots('s0')).roots.length, 10);
+});
+
+t.test('a grant works while the policy file is invalid', async (t) => {
+  const dir = shortDir();
+  tree(dir);
+  const d = await startDaemon(t, POLICY(dir), { dir });
+  const c = await d.connect();
+  writeFileSync(d.config, 'version: 1\nservers: [oops\n');
+  const reload = await c.reload();
+  t.equal(reload.ok, false);
+  await c.grant('fs', join(dir, 'dl'));
+  t.equal((await c.listRoots('fs')).roots.length, 2, 'last good policy plus the grant');
+});
+
+t.test('lockdown empties every list, refuses grants, and survives a restart', async (t) => {
+  const dir = shortDir();
+  tree(dir);
+  let d = await startDaemon(t, POLICY(dir), { dir });
+  let c = await d.connect();
+  await c.listRoots('fs', { subscribe: true });
+  const emptied = nextEvent<{ roots: unknown[] }>(c, 'list_changed');
+  t.same(await c.lockdown(true), { lockdown: true });
+  t.same((await emptied).roots, []);
+  t.equal((await c.check('fs', join(dir, 'base/x'), 'read')).allowed, false);
+  await t.rejects(c.grant('fs', join(dir, 'dl')), { code: 'LOCKDOWN' });
+  t.equal((await c.status()).lockdown, true);
+  await d.close();
+  d = await startDaemon(t, POLICY(dir), { dir });
+  c = await d.connect();
+  t.equal((await c.status()).lockdown, true, 'still locked after a restart');
+  t.same((await c.listRoots('fs')).roots, []);
+  await c.lockdown(false);
+  t.equal((await c.listRoots('fs')).roots.length, 1);
+});
+
+t.test('SIGKILL while granting in a loop leaves a grants file that loads', async (t) => {
+  const dir = shortDir();
+  tree(dir);
+  for (let i = 0; i < 20; i++) mkdirSync(join(dir, 'other', `d${i}`));
+  writeFileSync(join(dir, 'mcp-roots.yaml'), POLICY(dir));
+  const socket = join(dir, 'run', 'rootsd.sock');
+  for (let round = 0; round < 3; round++) {
+    const child = spawn(
+      process.execPath,
+      [bin('daemon'), '--config', join(dir, 'mcp-roots.yaml'), '--socket', socket, '--state-dir', join(dir, 'state')],
+      { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, HOME: join(dir, 'home') } },
+    );
+    const { RootsClient } = await import('../../protocol/client.js');
+    let client;
+    for (let i = 0; i < 100 && !client; i++) {
+      client = await RootsClient.connect({ socket }).catch(() => undefined);
+      if (!client) await new Promise((r) => setTimeout(r, 50));
+    }
+    t.ok(client, `round ${round}: daemon up`);
+    const loop = (async () => {
+      for (let i = 0; ; i++) await client!.grant('fs', join(dir, 'other', `d${i % 20}`), { seconds: 600 + i });
+    })().catch(() => undefined);
+    await new Promise((r) => setTimeout(r, 150 + round * 70));
+    child.kill('SIGKILL');
+    await new Promise((r) => child.once('exit', r));
+    await loop;
+    await client!.close();
+    const parsed = parsePolicyText(readFileSync(join(dir, 'state', 'grants.yaml')), 'grants.yaml');
+    t.same(parsed.errors, [], `round ${round}: the grants file loads`);
+  }
+});
