@@ -63,6 +63,8 @@ export class Daemon {
         settleMs: options.settleMs,
         rescanMs: options.rescanMs,
         degradedRescanMs: options.degradedRescanMs,
+        configFile: options.configFile,
+        grantsFile: grantsFile(options.stateDir),
       });
       await watcher.start();
       // Accept only now: every connection finds a loaded policy and a handler.
@@ -122,8 +124,10 @@ export class Daemon {
   close(): Promise<void> {
     this.closing ??= (async () => {
       this.log.info('mcp-rootsd stopping');
-      await this.listener.close();
+      // Stop accepting first; the listener's close completes once every connection is gone.
+      const stopped = this.listener.close();
       await this.server.close();
+      await stopped;
       await this.watcher.close();
       this.state.close();
     })();

@@ -1,0 +1,118 @@
+/** Run mcp-roots-proxy from source under an SDK Client acting as the host. */
+import { realpathSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { ListRootsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+
+const here = (rel: string): string => fileURLToPath(new URL(rel, import.meta.url));
+
+/** The proxy's source entry. */
+export const PROXY_MAIN = here('../../proxy/main.ts');
+/** The loader tap uses for TypeScript, so the proxy runs from source in a child process. */
+export const TS_LOADER = new URL(
+  '../../node_modules/@tapjs/typescript/dist/esm/import.mjs',
+  import.meta.url,
+).href;
+/** The reference filesystem server's entry. */
+export const FS_SERVER = here(
+  '../../node_modules/@modelcontextprotocol/server-filesystem/dist/index.js',
+);
+
+/** `node` arguments and environment that start the proxy from source. */
+export function proxyCommand(
+  proxyArgs: string[],
+  serverCommand: string[],
+): { command: string; args: string[]; env: Record<string, string> } {
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(process.env)) if (v !== undefined) env[k] = v;
+  // Type-checking is `tsc --noEmit`'s job; the child only needs to start fast.
+  env.TS_NODE_TRANSPILE_ONLY = '1';
+  return {
+    command: process.execPath,
+    args: ['--import', TS_LOADER, PROXY_MAIN, ...proxyArgs, '--', ...serverCommand],
+    env,
+  };
+}
+
+export interface ProxiedServer {
+  client: Client;
+  /** Everything the proxy and the server wrote to stderr so far. */
+  stderr: () => string;
+  /** How many `roots/list` requests reached the host. */
+  hostRootsCalls: () => number;
+  /** `list_allowed_directories`, sorted. */
+  allowed(): Promise<string[]>;
+  /** Call a tool; returns its text and whether it is an error. */
+  call(name: string, args: Record<string, unknown>): Promise<{ text: string; isError: boolean }>;
+  close(): Promise<void>;
+}
+
+/** Start the filesystem server under the proxy for `server`, with an SDK Client as the host. */
+export async function startProxiedFs(
+  t: { teardown(fn: () => unknown): void },
+  opts: { server: string; socket: string; hostRoots?: boolean; extra?: string[] },
+): Promise<ProxiedServer> {
+  const { command, args, env } = proxyCommand(
+    ['--server', opts.server, '--socket', opts.socket, '--log-level', 'debug', ...(opts.extra ?? [])],
+    [process.execPath, FS_SERVER],
+  );
+  const transport = new StdioClientTransport({ command, args, env, stderr: 'pipe' });
+  let err = '';
+  transport.stderr?.on('data', (chunk: Buffer) => {
+    err += chunk.toString();
+  });
+  const hostRoots = opts.hostRoots ?? true;
+  const client = new Client(
+    { name: 'test-host', version: '0' },
+    { capabilities: hostRoots ? { roots: { listChanged: true } } : {} },
+  );
+  let rootsCalls = 0;
+  if (hostRoots) {
+    client.setRequestHandler(ListRootsRequestSchema, () => {
+      rootsCalls++;
+      return { roots: [{ uri: 'file:///', name: 'the host would give everything' }] };
+    });
+  }
+  await client.connect(transport);
+  const call = async (name: string, a: Record<string, unknown>) => {
+    const result = await client.callTool({ name, arguments: a });
+    const content = result.content as { type: string; text?: string }[];
+    return {
+      text: content.map((c) => c.text ?? '').join('\n'),
+      isError: result.isError === true,
+    };
+  };
+  const ps: ProxiedServer = {
+    client,
+    stderr: () => err,
+    hostRootsCalls: () => rootsCalls,
+    async allowed() {
+      const { text } = await call('list_allowed_directories', {});
+      return text
+        .split('\n')
+        .slice(1)
+        .filter((l) => l.trim() !== '')
+        .sort();
+    },
+    call,
+    close: () => client.close(),
+  };
+  t.teardown(() => ps.close());
+  return ps;
+}
+
+/** Poll `fn` until it returns true, or fail after `ms`. */
+export async function waitFor(fn: () => Promise<boolean> | boolean, ms = 5000, what = 'condition'): Promise<number> {
+  const start = Date.now();
+  for (;;) {
+    if (await fn()) return Date.now() - start;
+    if (Date.now() - start > ms) throw new Error(`${what} not met within ${ms} ms`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/** The canonical form of a test path (tmpdir may be a symlink). */
+export function real(p: string): string {
+  return realpathSync(p);
+}
