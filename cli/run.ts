@@ -112,7 +112,7 @@ async function query(io: Io, command: 'list' | 'check' | 'explain', args: string
 /** One line on stderr for any failure; exit 3 when the daemon cannot be reached. */
 export function reportError(io: Io, err: unknown): ExitCode {
   if (err instanceof RootsError) {
-    io.err(`rootsctl: ${err.message}\n${err.hint ? `${err.hint}\n` : ''}`);
+    io.err(`rootsctl: ${err.message}\n${err.hint && !err.message.includes(err.hint) ? `${err.hint}\n` : ''}`);
     if (err.code === 'DAEMON_UNREACHABLE' || err.code === 'SOCKET_DIR_UNSAFE') return EXIT.unreachable;
     if (err.code === 'USAGE') return EXIT.usage;
     return EXIT.fail;
