@@ -4,7 +4,7 @@ import picomatch from 'picomatch';
 import type { DenyAccess } from '../common/types.js';
 import { isGlob, splitGlob } from './expand.js';
 import type { FsView, Pos } from './model.js';
-import { canonicalizeLoose, isStrictlyInside, selfAndAncestors } from './paths.js';
+import { canonicalizeLoose, isInsideOrEqual, isStrictlyInside, selfAndAncestors } from './paths.js';
 
 /** A compiled deny: tested against a canonical path and each of its ancestors. */
 export interface DenyRule {
@@ -23,6 +23,8 @@ export interface DenyRule {
   entriesOnly?: boolean;
   /** Whether a root's `_meta` may list it. */
   inMeta: boolean;
+  /** For `**\/NAME` with a plain NAME: covered iff some segment of the path is NAME. */
+  segment?: string;
   match?: (path: string) => boolean;
 }
 
@@ -40,6 +42,8 @@ export async function compileDeny(
     const m = picomatch(abs, DENY_GLOB);
     rule.pattern = abs;
     rule.match = (p) => m(p.slice(1));
+    const rest = abs.slice(3);
+    if (rest !== '' && !rest.includes('/') && !isGlob(rest)) rule.segment = rest;
     return rule;
   }
   rule.literal = await canonicalizeLoose(fs, abs);
@@ -62,7 +66,12 @@ export function matchesExactly(rule: DenyRule, path: string): boolean {
 /** True when the rule covers the path: it or one of its ancestors matches. */
 export function covers(rule: DenyRule, path: string): boolean {
   if (rule.entriesOnly) return matchesExactly(rule, path);
-  return selfAndAncestors(path).some((p) => matchesExactly(rule, p));
+  if (rule.literal !== undefined && isInsideOrEqual(path, rule.literal)) return true;
+  if (rule.match === undefined) return false;
+  // An absolute glob matches only below its base, and so does any ancestor that matches.
+  if (rule.base !== undefined && !isInsideOrEqual(path, rule.base)) return false;
+  if (rule.segment !== undefined) return (path + sep).includes(sep + rule.segment + sep);
+  return selfAndAncestors(path).some((p) => rule.match!(p));
 }
 
 /**

@@ -117,11 +117,8 @@ export async function expandGlob(fs: FsView, pattern: string, kind: EntryKind): 
         return;
       }
     } else {
-      try {
-        canonical = await fs.realpath(path);
-      } catch {
-        return;
-      }
+      // Walking never enters a symlink, so below the canonical base a walked path is canonical.
+      canonical = canonicalBase === base ? path : canonicalBase + path.slice(base.length);
     }
     if (kind === 'directory' && !targetIsDir) return;
     if (kind === 'file' && targetIsDir) return;

@@ -6,10 +6,13 @@ import type { FsView } from './model.js';
 
 /** True when `child` is `parent` or lies inside it, compared by whole path segments. */
 export function isInsideOrEqual(child: string, parent: string): boolean {
-  if (child === parent) return true;
-  const prefix = parent.endsWith(sep) ? parent : parent + sep;
-  return child.startsWith(prefix);
+  if (child.length === parent.length) return child === parent;
+  if (child.length < parent.length || !child.startsWith(parent)) return false;
+  // The next character must start a new segment (or the parent is `/` itself).
+  return parent.endsWith(sep) || child.charCodeAt(parent.length) === SLASH;
 }
+
+const SLASH = 0x2f;
 
 /** True when `child` lies strictly inside `parent`. */
 export function isStrictlyInside(child: string, parent: string): boolean {
@@ -28,14 +31,36 @@ export function selfAndAncestors(path: string): string[] {
   }
 }
 
-/** The `file://` URI of an absolute path, built only with `pathToFileURL`. */
+const uris = new Map<string, string>();
+
+/** The `file://` URI of an absolute path, built only with `pathToFileURL` (remembered: lists repeat paths). */
 export function toUri(path: string): string {
-  return pathToFileURL(path).href;
+  let uri = uris.get(path);
+  if (uri === undefined) {
+    uri = pathToFileURL(path).href;
+    if (uris.size > 100_000) uris.clear();
+    uris.set(path, uri);
+  }
+  return uri;
 }
 
-/** Compare two strings as UTF-8 bytes (the order of every roots list). */
+/**
+ * Compare two strings as their UTF-8 bytes would compare (code point order), without
+ * encoding them: UTF-16 differs only where a surrogate meets a unit at or above U+E000.
+ */
 export function compareUtf8(a: string, b: string): number {
-  return Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    let x = a.charCodeAt(i);
+    let y = b.charCodeAt(i);
+    if (x === y) continue;
+    if (x >= 0xd800 && y >= 0xd800) {
+      x = x >= 0xe000 ? x - 0x800 : x + 0x2000;
+      y = y >= 0xe000 ? y - 0x800 : y + 0x2000;
+    }
+    return x - y;
+  }
+  return a.length - b.length;
 }
 
 const MAX_LINKS = 40;

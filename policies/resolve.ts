@@ -119,6 +119,9 @@ export async function resolvePolicy(
 
   let nextExpiry: number | undefined;
   const blocks: Block[] = [];
+  // Many entries name the same path or glob: expand each (path, kind) once per resolution.
+  const expansions = new Map<string, Promise<Expansion>>();
+  const pending: Promise<void>[] = [];
   for (const file of files) {
     for (const block of file.servers) {
       const denies: DenyRule[] = [];
@@ -137,16 +140,28 @@ export async function resolvePolicy(
         }
         const result: EntryResult = { entry, readOnly, expired, matches: [] };
         entries.push(result);
-        if (entry.abs === undefined) continue;
+        const abs = entry.abs;
+        if (abs === undefined) continue;
         if (expired) {
           result.reason = 'expired';
           warn(entry.pos, `${entry.path}: expired at ${new Date(entry.expires!).toISOString()}; it grants nothing`);
           continue;
         }
-        await resolveEntry(fs, entry, entry.abs, result, plan, warn);
+        const key = `${entry.kind ?? 'directory'}\0${abs}`;
+        let expansion = expansions.get(key);
+        if (!expansion) {
+          expansion = expandEntry(fs, abs, entry.kind ?? 'directory');
+          expansions.set(key, expansion);
+        }
+        pending.push(expansion.then((x) => applyExpansion(x, entry, result, warn)));
       }
       blocks.push({ block, file, matches: compileServerPattern(block.pattern), entries, denies });
     }
+  }
+  await Promise.all(pending);
+  for (const x of await Promise.all(expansions.values())) {
+    if (x.watch.dir) plan.dirs.push(x.watch.dir);
+    if (x.watch.recursive) plan.recursive.push(x.watch.recursive);
   }
   plan.dirs = dedupeDirs(plan.dirs);
   return new Resolution(ctx, files, warnings, nextExpiry, plan, blocks, globalDenies, protectedList);
@@ -166,72 +181,89 @@ async function nearestExisting(fs: PolicyContext['fs'], path: string): Promise<s
   }
 }
 
-async function resolveEntry(
-  fs: PolicyContext['fs'],
-  entry: RootEntry,
-  abs: string,
-  result: EntryResult,
-  plan: WatchPlan,
-  warn: (pos: Pos, message: string) => void,
-): Promise<void> {
-  let literal = false;
+/** What one path or glob yields on the filesystem, shared by every entry that names it. */
+interface Expansion {
+  literal: boolean;
+  /** Readable matches. */
+  candidates: { path: string; canonical: string }[];
+  /** Warnings, without the entry's own text. */
+  notes: string[];
+  reason?: ExplainReason;
+  watch: { dir?: WatchPlan['dirs'][number]; recursive?: WatchPlan['recursive'][number] };
+}
+
+async function expandEntry(fs: PolicyContext['fs'], abs: string, kind: 'directory' | 'file' | 'any'): Promise<Expansion> {
+  const x: Expansion = { literal: false, candidates: [], notes: [], watch: {} };
   try {
     await fs.lstat(abs);
-    literal = true;
+    x.literal = true;
   } catch {
-    literal = false;
+    x.literal = false;
   }
-  const candidates: { path: string; canonical: string }[] = [];
-  if (literal || !isGlob(abs)) {
-    plan.dirs.push({ path: await nearestExisting(fs, dirname(abs)), depth: 0 });
-    if (!literal) {
-      result.reason = 'missing';
-      warn(entry.pos, `${entry.path}: ${abs} does not exist (yet); it is watched and appears when created`);
-      return;
+  const found: { path: string; canonical: string }[] = [];
+  if (x.literal || !isGlob(abs)) {
+    x.watch.dir = { path: await nearestExisting(fs, dirname(abs)), depth: 0 };
+    if (!x.literal) {
+      x.reason = 'missing';
+      x.notes.push(`${abs} does not exist (yet); it is watched and appears when created`);
+      return x;
     }
     try {
-      candidates.push({ path: abs, canonical: await fs.realpath(abs) });
+      found.push({ path: abs, canonical: await fs.realpath(abs) });
     } catch (err) {
-      result.reason = errnoCode(err) === 'EACCES' ? 'not-readable' : 'missing';
-      warn(entry.pos, `${entry.path}: cannot resolve ${abs} (${errnoCode(err) ?? String(err)})`);
-      return;
+      x.reason = errnoCode(err) === 'EACCES' ? 'not-readable' : 'missing';
+      x.notes.push(`cannot resolve ${abs} (${errnoCode(err) ?? String(err)})`);
+      return x;
     }
   } else {
-    const g = await expandGlob(fs, abs, entry.kind ?? 'directory');
+    const g = await expandGlob(fs, abs, kind);
     if (g.recursive) {
       const ignore = HEAVY_DIRS.filter((h) => !abs.includes(`/${h}`));
-      plan.recursive.push({ path: await nearestExisting(fs, g.base), ignore });
+      x.watch.recursive = { path: await nearestExisting(fs, g.base), ignore };
     } else {
       const base = await nearestExisting(fs, g.base);
-      plan.dirs.push({ path: base, depth: base === g.base ? g.depth : 0 });
+      x.watch.dir = { path: base, depth: base === g.base ? g.depth : 0 };
     }
-    for (const u of g.unreadable) warn(entry.pos, `${entry.path}: cannot read ${u.path} (${u.code}); skipped`);
-    for (const o of g.outsideBase) {
-      warn(entry.pos, `${entry.path}: ${o} is a symlink leading outside ${g.base}; not granted`);
-    }
-    for (const n of g.notUtf8) warn(entry.pos, `${entry.path}: ${n} is not valid UTF-8 and cannot be a URI; skipped`);
-    candidates.push(...g.matches);
-    if (candidates.length === 0) {
-      result.reason =
-        g.outsideBase.length > 0 ? 'outside-base' : g.unreadable.length > 0 ? 'not-readable' : 'missing';
-      if (result.reason === 'missing') warn(entry.pos, `${entry.path}: matches nothing (yet); it is watched`);
-      return;
+    for (const u of g.unreadable) x.notes.push(`cannot read ${u.path} (${u.code}); skipped`);
+    for (const o of g.outsideBase) x.notes.push(`${o} is a symlink leading outside ${g.base}; not granted`);
+    for (const n of g.notUtf8) x.notes.push(`${n} is not valid UTF-8 and cannot be a URI; skipped`);
+    found.push(...g.matches);
+    if (found.length === 0) {
+      x.reason = g.outsideBase.length > 0 ? 'outside-base' : g.unreadable.length > 0 ? 'not-readable' : 'missing';
+      if (x.reason === 'missing') x.notes.push('matches nothing (yet); it is watched');
+      return x;
     }
   }
-  let unreadable = 0;
-  for (const c of candidates) {
-    try {
-      await fs.access(c.canonical, constants.R_OK);
-    } catch {
-      unreadable++;
-      warn(entry.pos, `${entry.path}: ${c.canonical} is not readable; not granted`);
-      continue;
-    }
+  const readable = await Promise.all(
+    found.map((c) =>
+      fs.access(c.canonical, constants.R_OK).then(
+        () => true,
+        () => false,
+      ),
+    ),
+  );
+  found.forEach((c, i) => {
+    if (readable[i]) x.candidates.push(c);
+    else x.notes.push(`${c.canonical} is not readable; not granted`);
+  });
+  if (x.candidates.length === 0) x.reason = 'not-readable';
+  return x;
+}
+
+/** Give one entry what its path yielded, with its own names and warnings. */
+function applyExpansion(
+  x: Expansion,
+  entry: RootEntry,
+  result: EntryResult,
+  warn: (pos: Pos, message: string) => void,
+): void {
+  for (const note of x.notes) warn(entry.pos, `${entry.path}: ${note}`);
+  if (x.reason !== undefined && x.candidates.length === 0) result.reason = x.reason;
+  for (const c of x.candidates) {
     const base = basename(c.path);
-    const name = entry.name === undefined ? base : literal ? entry.name : entry.name.replaceAll('{base}', base);
+    const name = entry.name === undefined ? base : x.literal ? entry.name : entry.name.replaceAll('{base}', base);
     result.matches.push({ canonical: c.canonical, name });
   }
-  if (result.matches.length === 0 && unreadable > 0) result.reason = 'not-readable';
 }
 
 function dedupeDirs(dirs: WatchPlan['dirs']): WatchPlan['dirs'] {
@@ -257,6 +289,7 @@ class Resolution implements ResolvedPolicy {
   ) {
     this.computedAt = ctx.now;
     this.files = parsed.map((f) => f.file);
+    blocks.forEach((b, i) => this.order.set(b, i));
   }
 
   serverNames(): string[] {
@@ -281,20 +314,59 @@ class Resolution implements ResolvedPolicy {
     return out;
   }
 
+  private byName: Map<string, Block[]> | undefined;
+  private wildcards: Block[] = [];
+
+  /** Blocks whose pattern matches the name, in file order (literal names by index). */
   private matching(server: string): Block[] {
-    return this.blocks.filter((b) => b.matches(server));
+    if (!this.byName) {
+      this.byName = new Map();
+      for (const b of this.blocks) {
+        if (hasWildcard(b.block.pattern)) this.wildcards.push(b);
+        else {
+          const name = unescapeStars(b.block.pattern);
+          this.byName.set(name, [...(this.byName.get(name) ?? []), b]);
+        }
+      }
+    }
+    const literal = this.byName.get(server) ?? [];
+    if (this.wildcards.length === 0) return literal;
+    const wild = this.wildcards.filter((b) => b.matches(server));
+    if (wild.length === 0) return literal;
+    return [...literal, ...wild].sort((x, y) => this.order.get(x)! - this.order.get(y)!);
   }
+
+  private readonly order = new Map<Block, number>();
 
   /** Names that match the same blocks share one view, so invented names cannot grow memory. */
   private view(server: string): ServerView {
     const blocks = this.matching(server);
-    const key = blocks.map((b) => this.blocks.indexOf(b)).join(',');
+    const key = blocks.map((b) => this.order.get(b)).join(',');
     let v = this.views.get(key);
     if (!v) {
       v = this.computeView(blocks);
       this.views.set(key, v);
     }
     return v;
+  }
+
+  private readonly rootObjects = new Map<string, Root>();
+  private readonly effects = new Map<string, { kill?: DenyRule; write: boolean; meta: DenyMeta[] }>();
+
+  /** What the global denies and protected paths do to a root at this canonical path. */
+  private commonEffect(canonical: string): { kill?: DenyRule; write: boolean; meta: DenyMeta[] } {
+    let e = this.effects.get(canonical);
+    if (!e) {
+      const common = [...this.globalDenies, ...this.protectedList];
+      const kill = common.find((d) => d.access === 'all' && covers(d, canonical));
+      e = {
+        ...(kill ? { kill } : {}),
+        write: common.some((d) => d.access === 'write' && !d.entriesOnly && covers(d, canonical)),
+        meta: kill ? [] : denyMeta(common, canonical),
+      };
+      this.effects.set(canonical, e);
+    }
+    return e;
   }
 
   private computeView(blocks: Block[]): ServerView {
@@ -328,18 +400,31 @@ class Resolution implements ResolvedPolicy {
     }
     const dropped = new Map<string, DenyRule>();
     const info: RootInfo[] = [];
+    const own = blocks.flatMap((b) => b.denies);
     for (const [canonical, a] of agg) {
-      const killer = denies.find((d) => d.access === 'all' && covers(d, canonical));
+      // The denies every server shares are evaluated once per path; a block's own denies per view.
+      const common = this.commonEffect(canonical);
+      const killer = common.kill ?? own.find((d) => d.access === 'all' && covers(d, canonical));
       if (killer) {
         dropped.set(canonical, killer);
         continue;
       }
-      const readOnly = !a.writable || denies.some((d) => d.access === 'write' && !d.entriesOnly && covers(d, canonical));
-      const meta: Root['_meta'] = { 'mcp-roots/readOnly': readOnly };
-      if (!a.forever && a.expires !== undefined) meta['mcp-roots/expiresAt'] = new Date(a.expires).toISOString();
-      const holes = denyMeta(denies, canonical);
-      if (holes.length > 0) meta['mcp-roots/deny'] = holes;
-      info.push({ canonical, readOnly, root: { uri: toUri(canonical), name: a.name, _meta: meta } });
+      const readOnly =
+        !a.writable || common.write || own.some((d) => d.access === 'write' && covers(d, canonical));
+      const expires = !a.forever && a.expires !== undefined ? a.expires : undefined;
+      // Views share identical roots: a thousand servers over one tree hold one object per root.
+      const key = own.length === 0 ? `${canonical}\0${a.name}\0${readOnly}\0${expires}` : undefined;
+      let root = key === undefined ? undefined : this.rootObjects.get(key);
+      if (!root) {
+        const meta: Root['_meta'] = { 'mcp-roots/readOnly': readOnly };
+        if (expires !== undefined) meta['mcp-roots/expiresAt'] = new Date(expires).toISOString();
+        const holes =
+          own.length === 0 ? common.meta : denyMeta([...this.globalDenies, ...own, ...this.protectedList], canonical);
+        if (holes.length > 0) meta['mcp-roots/deny'] = holes;
+        root = { uri: toUri(canonical), name: a.name, _meta: meta };
+        if (key !== undefined) this.rootObjects.set(key, root);
+      }
+      info.push({ canonical, readOnly, root });
     }
     info.sort((x, y) => compareUtf8(x.canonical, y.canonical));
     return { roots: info.map((i) => i.root), info, denies, dropped, nextExpiry };
@@ -429,7 +514,7 @@ function denyMeta(denies: DenyRule[], root: string): DenyMeta[] {
   const out: DenyMeta[] = [];
   const seen = new Set<string>();
   const push = (m: DenyMeta) => {
-    const k = JSON.stringify(m);
+    const k = `${m.access}\0${'uri' in m ? m.uri : `\0${m.pattern}`}`;
     if (!seen.has(k)) {
       seen.add(k);
       out.push(m);

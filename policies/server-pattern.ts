@@ -15,7 +15,8 @@ export function compileServerPattern(pattern: string): (name: string) => boolean
     } else if (ch === '*') {
       source += '[\\s\\S]*';
     } else {
-      source += ch.replace(/[.*+?^${}()|[\]\\/-]/g, '\\$&');
+      // Under the `u` flag only syntax characters may be escaped (`\-` is an error).
+      source += ch.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
     }
   }
   const re = new RegExp(`^${source}$`, 'u');

@@ -96,7 +96,7 @@ await runRows('rule 1: paths', [
   {
     name: 'a NUL byte is an error',
     policy: 'version: 1\nservers:\n  s:\n    roots:\n      - path: "/tmp/a\\0b"\n',
-    errors: ['5:15: "/tmp/a\\u0000b": contains a NUL byte'],
+    errors: ['5:15: servers.s.roots[0].path: must not contain a NUL character'],
   },
 ]);
 
@@ -122,6 +122,12 @@ servers:
     tree: ['a/'],
     policy: 'version: 1\nservers:\n  "st\\\\*r":\n    roots: [{path: DIR/a}]\n  Fs:\n    roots: [{path: DIR/a}]\n',
     roots: { 'st*r': ['a'], stxr: [], fs: [], Fs: ['a'], nobody: [] },
+  },
+  {
+    name: 'regular-expression characters in a pattern are literal',
+    tree: ['a/'],
+    policy: 'version: 1\nservers:\n  "github-*.io(x)[y]+":\n    roots: [{path: DIR/a}]\n',
+    roots: { 'github-mcp.io(x)[y]+': ['a'], 'github-mcp.ioxy+': [], 'github-mcp.io(x)[y]': [] },
     checks: [['nobody', 'a', 'read', false]],
   },
 ]);

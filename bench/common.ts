@@ -1,0 +1,62 @@
+/** Small helpers shared by the benchmarks. */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** The repository root (benchmarks run from dist/bench). */
+export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+/** A built entry point, e.g. `daemon/main.js`. */
+export function dist(rel: string): string {
+  return join(ROOT, 'dist', rel);
+}
+
+/** A short temp directory (sockets must fit in sun_path). */
+export function tempDir(): string {
+  return mkdtempSync(join(tmpdir(), 'mrb-'));
+}
+
+/** The value at quantile q of sorted numbers. */
+export function quantile(sorted: number[], q: number): number {
+  if (sorted.length === 0) return NaN;
+  const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1));
+  return sorted[i]!;
+}
+
+/** p50/p99/min/max of samples in milliseconds. */
+export function summary(samples: number[]): { n: number; p50: number; p99: number; min: number; max: number } {
+  const s = [...samples].sort((a, b) => a - b);
+  const r = (x: number) => Math.round(x * 1000) / 1000;
+  return { n: s.length, p50: r(quantile(s, 0.5)), p99: r(quantile(s, 0.99)), min: r(s[0] ?? NaN), max: r(s.at(-1) ?? NaN) };
+}
+
+/** Start a node script; resolve once `ready` returns true (checked every 20 ms). */
+export async function startNode(args: string[], ready: () => boolean, env: NodeJS.ProcessEnv = process.env): Promise<ChildProcess> {
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'inherit'], env });
+  for (let i = 0; i < 500; i++) {
+    if (ready()) return child;
+    if (child.exitCode !== null) throw new Error(`${args.join(' ')} exited with ${child.exitCode}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  child.kill();
+  throw new Error(`${args.join(' ')} did not become ready`);
+}
+
+/** Start the built daemon on a socket; resolves once the socket exists. */
+export function startDaemon(args: { config: string; socket: string; stateDir: string; extra?: string[] }, env?: NodeJS.ProcessEnv) {
+  return startNode(
+    [dist('daemon/main.js'), '--config', args.config, '--socket', args.socket, '--state-dir', args.stateDir, '--log-level', 'warn', ...(args.extra ?? [])],
+    () => existsSync(args.socket),
+    env,
+  );
+}
+
+/** Print a result line for people and one JSON line for programs. */
+export function report(name: string, result: Record<string, unknown>, verdicts: [string, boolean][]): boolean {
+  const ok = verdicts.every(([, pass]) => pass);
+  process.stdout.write(`${JSON.stringify({ bench: name, ...result, verdicts: Object.fromEntries(verdicts), ok })}\n`);
+  for (const [what, pass] of verdicts) process.stdout.write(`  ${pass ? 'PASS' : 'FAIL'} ${name}: ${what}\n`);
+  return ok;
+}
