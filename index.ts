@@ -6,3 +6,4 @@ export type * from './protocol/methods.js';
 export { RootsError, type ErrorCode } from './common/errors.js';
 export type * from './common/types.js';
 export { evaluatePolicy, parsePolicyText, nodeFs } from './policies/index.js';
+export { attachRoots, type AttachRootsOptions, type AttachedRoots } from './proxy/attach-roots.js';

@@ -51,6 +51,8 @@ export interface ExplainResult {
   server: string;
   roots: Root[];
   rules: ExplainRule[];
+  /** The policy's `servers.<name>.tools` rules that apply to this server, by tool name. */
+  tools?: Record<string, ToolRule>;
 }
 
 /** A tool override from `servers.<name>.tools.<tool>`. */

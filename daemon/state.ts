@@ -214,7 +214,8 @@ export class PolicyState extends EventEmitter<StateEvents> {
   }
 
   explain(server: string): ExplainResult {
-    const result = this.current.explain(server);
+    // The tool rules ride along for mcp-roots-proxy's enforcement (PROTOCOL.md, policy/explain).
+    const result = { ...this.current.explain(server), tools: this.current.tools(server) };
     return this.lockdown ? { ...result, roots: [] } : result;
   }
 

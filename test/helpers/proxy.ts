@@ -1,5 +1,7 @@
 /** Run mcp-roots-proxy from source under an SDK Client acting as the host. */
-import { realpathSync } from 'node:fs';
+import { mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -54,7 +56,15 @@ export async function startProxiedFs(
   opts: { server: string; socket: string; hostRoots?: boolean; extra?: string[] },
 ): Promise<ProxiedServer> {
   const { command, args, env } = proxyCommand(
-    ['--server', opts.server, '--socket', opts.socket, '--log-level', 'debug', ...(opts.extra ?? [])],
+    [
+      '--server',
+      opts.server,
+      '--socket',
+      opts.socket,
+      '--log-level',
+      'debug',
+      ...(opts.extra ?? []),
+    ],
     [process.execPath, FS_SERVER],
   );
   const transport = new StdioClientTransport({ command, args, env, stderr: 'pipe' });
@@ -76,7 +86,7 @@ export async function startProxiedFs(
   }
   await client.connect(transport);
   const call = async (name: string, a: Record<string, unknown>) => {
-    const result = await client.callTool({ name, arguments: a });
+    const result = await client.callTool({ name, arguments: a }, undefined, { timeout: 15_000 });
     const content = result.content as { type: string; text?: string }[];
     return {
       text: content.map((c) => c.text ?? '').join('\n'),
@@ -98,12 +108,21 @@ export async function startProxiedFs(
     call,
     close: () => client.close(),
   };
-  t.teardown(() => ps.close());
+  t.teardown(async () => {
+    await ps.close();
+    // For a failing run: PROXY_TEST_STDERR=dir keeps each proxy's stderr.
+    const keep = process.env.PROXY_TEST_STDERR;
+    if (keep) writeFileSync(join(keep, `${opts.server}-${process.pid}-${Date.now()}.log`), err);
+  });
   return ps;
 }
 
 /** Poll `fn` until it returns true, or fail after `ms`. */
-export async function waitFor(fn: () => Promise<boolean> | boolean, ms = 5000, what = 'condition'): Promise<number> {
+export async function waitFor(
+  fn: () => Promise<boolean> | boolean,
+  ms = 5000,
+  what = 'condition',
+): Promise<number> {
   const start = Date.now();
   for (;;) {
     if (await fn()) return Date.now() - start;
@@ -115,4 +134,11 @@ export async function waitFor(fn: () => Promise<boolean> | boolean, ms = 5000, w
 /** The canonical form of a test path (tmpdir may be a symlink). */
 export function real(p: string): string {
   return realpathSync(p);
+}
+
+/** A short temp directory that `t` removes at the end (for `startDaemon(t, policy, {dir})`). */
+export function ownedShortDir(t: { teardown(fn: () => unknown): void }): string {
+  const dir = realpathSync(mkdtempSync(join(tmpdir(), 'mr-')));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
 }

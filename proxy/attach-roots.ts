@@ -1,0 +1,65 @@
+/** `attachRoots`: give an MCP host built on the TypeScript SDK the policy's roots for one server. */
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { ListRootsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { packageVersion } from '../common/package-info.js';
+import type { Root } from '../common/types.js';
+import { DaemonLink } from './daemon-link.js';
+
+/** Options for `attachRoots`. */
+export interface AttachRootsOptions {
+  /** The server's name in the policy (`servers.<name>`). */
+  server: string;
+  /** The daemon's socket; else `MCP_ROOTS_SOCKET` and the usual places (PROTOCOL.md). */
+  socket?: string;
+  /** The environment to resolve the socket from (default `process.env`). */
+  env?: Readonly<Record<string, string | undefined>>;
+  /** How long a `roots/list` waits for an unreachable daemon before answering `[]` (default 3 s). */
+  rootsWaitMs?: number;
+}
+
+/** What `attachRoots` returns: the current list, and `close()` to let go of the daemon. */
+export interface AttachedRoots {
+  /** The server's roots, or undefined while the daemon is unreachable (the server then gets `[]`). */
+  readonly roots: Root[] | undefined;
+  /** Stop following the daemon; the same promise every time. */
+  close(): Promise<void>;
+}
+
+/**
+ * Declare the roots capability on `client` (call before `client.connect`), answer its server's
+ * `roots/list` from mcp-rootsd's list for `options.server`, and send `roots/list_changed` on every
+ * change. Fails closed: while the daemon is unreachable the server is told its roots changed and
+ * gets an empty list; the link reconnects with backoff.
+ */
+export function attachRoots(client: Client, options: AttachRootsOptions): AttachedRoots {
+  const { server } = options;
+  client.registerCapabilities({ roots: { listChanged: true } });
+  const link = new DaemonLink({
+    server,
+    socket: options.socket,
+    env: options.env ?? process.env,
+    clientInfo: {
+      name: 'mcp-roots attachRoots',
+      version: `${packageVersion()} (server ${server})`,
+    },
+  });
+  const waitMs = options.rootsWaitMs ?? 3000;
+  client.setRequestHandler(ListRootsRequestSchema, async () => {
+    const roots = link.roots ?? (await link.whenKnown(waitMs)) ?? [];
+    return { roots };
+  });
+  const changed = (): void => {
+    // Before connect there is nobody to tell: the server asks after initialization anyway.
+    if (client.transport === undefined) return;
+    client.sendRootsListChanged().catch(() => {});
+  };
+  link.on('roots', changed);
+  link.on('lost', changed);
+  link.start();
+  return {
+    get roots() {
+      return link.roots;
+    },
+    close: () => link.close(),
+  };
+}

@@ -1,0 +1,212 @@
+/** A lasting link to mcp-rootsd for one server name: its roots, its tool rules, checks; reconnects with backoff. */
+import { EventEmitter } from 'node:events';
+import { RootsError } from '../common/errors.js';
+import type { Access, CheckResult, Root, ToolRule } from '../common/types.js';
+import { RootsClient } from '../protocol/client.js';
+import type { ListChangedParams } from '../protocol/methods.js';
+import type { ProxyLogger } from './log.js';
+
+/** Options for `DaemonLink`. */
+export interface DaemonLinkOptions {
+  server: string;
+  /** `--socket PATH`; else the environment decides. */
+  socket?: string | undefined;
+  env?: Readonly<Record<string, string | undefined>>;
+  /** How the link introduces itself (`rootsctl status` shows it). */
+  clientInfo: { name: string; version: string };
+  log?: ProxyLogger | undefined;
+  /** First and longest wait between connection attempts (default 100 ms and 5 s). */
+  backoffMs?: { min: number; max: number };
+  /** Limit for connecting and for each answer (default 2 s). */
+  timeoutMs?: number;
+}
+
+/** What changed with a new list; `reconnected` on the first list of a new connection. */
+export interface RootsChange {
+  added: string[];
+  removed: string[];
+  reconnected: boolean;
+}
+
+/** Events of `DaemonLink`. */
+export interface DaemonLinkEvents {
+  roots: [roots: Root[], change: RootsChange];
+  lost: [reason: string];
+}
+
+const quiet: ProxyLogger = { error() {}, warn() {}, info() {}, debug() {} };
+
+/** The daemon as one server's proxy sees it; `roots` is undefined while the policy is not known. */
+export class DaemonLink extends EventEmitter<DaemonLinkEvents> {
+  /** The server's current roots, or undefined while the daemon is unreachable. */
+  roots: Root[] | undefined;
+  /** The policy's `servers.<name>.tools` rules (from `policy/explain`, when the daemon gives them). */
+  tools: Record<string, ToolRule> = {};
+  private client: RootsClient | undefined;
+  private revision = -1;
+  private instance: string | undefined;
+  private attempt = 0;
+  private timer: NodeJS.Timeout | undefined;
+  private closed = false;
+  private closePromise: Promise<void> | undefined;
+  private readonly log: ProxyLogger;
+  private readonly timeoutMs: number;
+  private readonly backoff: { min: number; max: number };
+
+  constructor(private readonly options: DaemonLinkOptions) {
+    super();
+    this.log = options.log ?? quiet;
+    this.timeoutMs = options.timeoutMs ?? 2000;
+    this.backoff = options.backoffMs ?? { min: 100, max: 5000 };
+  }
+
+  /** Whether the link is connected and knows the list. */
+  get known(): boolean {
+    return this.roots !== undefined;
+  }
+
+  /** Start connecting (and keep reconnecting until `close()`). */
+  start(): this {
+    void this.connect();
+    return this;
+  }
+
+  /** The roots once known, or undefined if they are not known within `ms`. */
+  whenKnown(ms: number): Promise<Root[] | undefined> {
+    if (this.roots !== undefined || this.closed) return Promise.resolve(this.roots);
+    return new Promise((resolve) => {
+      const onRoots = (roots: Root[]): void => {
+        clearTimeout(timer);
+        resolve(roots);
+      };
+      const timer = setTimeout(() => {
+        this.off('roots', onRoots);
+        resolve(undefined);
+      }, ms);
+      this.once('roots', onRoots);
+    });
+  }
+
+  /** `roots/check` for this link's server; throws `DAEMON_UNREACHABLE` while there is no daemon. */
+  async check(path: string, access: Access): Promise<CheckResult> {
+    const client = this.client;
+    if (client === undefined || this.roots === undefined) {
+      throw new RootsError(
+        'DAEMON_UNREACHABLE',
+        'mcp-rootsd is not reachable, so the policy is not known',
+      );
+    }
+    return client.request(
+      'roots/check',
+      { server: this.options.server, path, access },
+      { timeoutMs: this.timeoutMs },
+    );
+  }
+
+  /** Stop reconnecting and close the connection; the same promise every time. */
+  close(): Promise<void> {
+    this.closePromise ??= (async () => {
+      this.closed = true;
+      if (this.timer !== undefined) clearTimeout(this.timer);
+      await this.client?.close();
+    })();
+    return this.closePromise;
+  }
+
+  private async connect(): Promise<void> {
+    this.timer = undefined;
+    if (this.closed) return;
+    const { server } = this.options;
+    let client: RootsClient;
+    try {
+      client = await RootsClient.connect({
+        socket: this.options.socket,
+        env: this.options.env ?? process.env,
+        clientInfo: this.options.clientInfo,
+        timeoutMs: this.timeoutMs,
+      });
+    } catch (err) {
+      this.retry(err);
+      return;
+    }
+    if (this.closed) {
+      await client.close();
+      return;
+    }
+    this.client = client;
+    client.on('list_changed', (params) => this.onListChanged(params));
+    client.once('close', (reason) => this.onClose(client, reason));
+    try {
+      const [list] = await Promise.all([
+        client.listRoots(server, { subscribe: true }),
+        this.refreshTools(client),
+      ]);
+      this.log.info(`connected to mcp-rootsd on ${client.socketPath}`);
+      this.attempt = 0;
+      this.apply(
+        list.roots,
+        list._meta['mcp-roots/revision'],
+        list._meta['mcp-roots/instance'],
+        true,
+      );
+    } catch (err) {
+      this.log.warn(`mcp-rootsd did not answer roots/list: ${(err as Error).message}`);
+      await client.close();
+    }
+  }
+
+  private retry(err: unknown): void {
+    if (this.closed) return;
+    const delay = Math.min(this.backoff.max, this.backoff.min * 2 ** this.attempt);
+    const message = err instanceof Error ? err.message : String(err);
+    // The first failure is worth a warning; the retries that follow are not.
+    if (this.attempt === 0) this.log.warn(`${message}; retrying`);
+    else this.log.debug(`still unreachable (${message}); next attempt in ${delay} ms`);
+    this.attempt++;
+    this.timer = setTimeout(() => void this.connect(), delay);
+  }
+
+  private async refreshTools(client: RootsClient): Promise<void> {
+    try {
+      const explained = await client.explain(this.options.server);
+      this.tools = explained.tools ?? {};
+    } catch (err) {
+      this.log.debug(`policy/explain failed, no tool rules: ${(err as Error).message}`);
+    }
+  }
+
+  private onListChanged(params: ListChangedParams): void {
+    if (params.server !== this.options.server) return;
+    const client = this.client;
+    if (client !== undefined) void this.refreshTools(client);
+    this.apply(params.roots, params.revision, params.instance, false);
+  }
+
+  private apply(roots: Root[], revision: number, instance: string, reconnected: boolean): void {
+    // An answer and a notification can cross; the older one must not win.
+    if (instance === this.instance && revision < this.revision) return;
+    const before = new Set((this.roots ?? []).map((r) => r.uri));
+    const after = new Set(roots.map((r) => r.uri));
+    this.instance = instance;
+    this.revision = revision;
+    this.roots = roots;
+    const added = [...after].filter((u) => !before.has(u));
+    const removed = [...before].filter((u) => !after.has(u));
+    this.log.debug(
+      `roots of ${this.options.server} (revision ${revision}): ${roots.length}, +${added.length} -${removed.length}`,
+    );
+    this.emit('roots', roots, { added, removed, reconnected });
+  }
+
+  private onClose(client: RootsClient, reason: string): void {
+    if (this.client !== client) return;
+    this.client = undefined;
+    const wasKnown = this.roots !== undefined;
+    this.roots = undefined;
+    this.revision = -1;
+    if (this.closed) return;
+    this.log.warn(`lost mcp-rootsd (${reason}); failing closed until it is back`);
+    if (wasKnown) this.emit('lost', reason);
+    this.retry(new RootsError('DAEMON_UNREACHABLE', reason));
+  }
+}

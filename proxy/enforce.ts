@@ -1,0 +1,76 @@
+/** The checks on one call's path arguments; every decision comes from the daemon's `roots/check`. */
+import { fileURLToPath } from 'node:url';
+import type { Access, CheckResult } from '../common/types.js';
+import type { PathArgument } from './tool-table.js';
+
+/** Why one path of a call was refused. */
+export interface Refusal {
+  path: string;
+  reason: string;
+}
+
+/** Asks the daemon; throws when the daemon cannot answer. */
+export type Checker = (path: string, access: Access) => Promise<CheckResult>;
+
+const SCHEME = /^[a-zA-Z][a-zA-Z0-9+.-]*:/;
+
+/** Why `path` is not a path the proxy will ask about (relative, `~`, `..`), or undefined. */
+export function shapeProblem(path: string): string | undefined {
+  const ask = 'give an absolute path, without `~` or `..`';
+  if (path.startsWith('~')) return `${path} starts with ~; ${ask}`;
+  if (!path.startsWith('/')) return `${path} is a relative path; ${ask}`;
+  if (path.split('/').includes('..')) return `${path} has a .. segment; ${ask}`;
+  if (path.includes('\0')) return `${path} contains a NUL byte`;
+  return undefined;
+}
+
+/**
+ * The filesystem path a value names, a refusal for a value that names one badly, or undefined for a
+ * value that is not a local path at all (a non-`file:` URI in a `format: uri` argument).
+ */
+export function toLocalPath(value: string, isUri: boolean): { path: string } | Refusal | undefined {
+  if (/^file:/i.test(value)) {
+    try {
+      return { path: fileURLToPath(value) };
+    } catch (err) {
+      return {
+        path: value,
+        reason: `${value} is not a valid file URI (${(err as Error).message})`,
+      };
+    }
+  }
+  if (isUri && SCHEME.test(value)) return undefined;
+  return { path: value };
+}
+
+/** The values of the path arguments present in `args`, in order. */
+export function pathValues(
+  args: Record<string, unknown>,
+  paths: PathArgument[],
+): [string, boolean][] {
+  const out: [string, boolean][] = [];
+  for (const p of paths) {
+    const v = args[p.name];
+    if (typeof v === 'string') out.push([v, p.uri]);
+    else if (Array.isArray(v)) for (const s of v) if (typeof s === 'string') out.push([s, p.uri]);
+  }
+  return out;
+}
+
+/** Check every value; the first refusal, or undefined when all are allowed. */
+export async function checkValues(
+  values: [string, boolean][],
+  access: Access,
+  check: Checker,
+): Promise<Refusal | undefined> {
+  for (const [value, isUri] of values) {
+    const local = toLocalPath(value, isUri);
+    if (local === undefined) continue;
+    if ('reason' in local) return local;
+    const problem = shapeProblem(local.path);
+    if (problem !== undefined) return { path: value, reason: problem };
+    const result = await check(local.path, access);
+    if (!result.allowed) return { path: value, reason: result.reason };
+  }
+  return undefined;
+}

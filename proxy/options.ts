@@ -1,0 +1,73 @@
+/** The proxy's command line, checked once into a complete options object. */
+import { RootsError } from '../common/errors.js';
+import { isValidServerName } from '../protocol/validate-params.js';
+import { isLogLevel, LOG_LEVELS, type LogLevel } from './log.js';
+
+/** Everything the proxy was asked to do. */
+export interface ProxyOptions {
+  server: string;
+  socket: string | undefined;
+  enforce: boolean;
+  logLevel: LogLevel;
+  command: string;
+  args: string[];
+}
+
+/** The usage line, for errors and `--help`. */
+export const USAGE =
+  'usage: mcp-roots-proxy --server NAME [--socket PATH] [--no-enforce] [--log-level LEVEL] -- COMMAND [ARGS...]';
+
+function usage(message: string): RootsError {
+  return new RootsError('USAGE', `${message}\n${USAGE}`);
+}
+
+/** Parse the arguments after the program name; `undefined` means `--help`. Throws `USAGE` errors. */
+export function parseProxyArgs(argv: readonly string[]): ProxyOptions | undefined {
+  let server: string | undefined;
+  let socket: string | undefined;
+  let enforce = true;
+  let logLevel: LogLevel = 'info';
+  let i = 0;
+  const value = (flag: string, inline: string | undefined): string => {
+    if (inline !== undefined) return inline;
+    const v = argv[++i];
+    if (v === undefined || v === '--') throw usage(`${flag} needs a value`);
+    return v;
+  };
+  for (; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (arg === '--') break;
+    const eq = arg.startsWith('--') ? arg.indexOf('=') : -1;
+    const flag = eq === -1 ? arg : arg.slice(0, eq);
+    const inline = eq === -1 ? undefined : arg.slice(eq + 1);
+    switch (flag) {
+      case '--server':
+        server = value(flag, inline);
+        break;
+      case '--socket':
+        socket = value(flag, inline);
+        break;
+      case '--no-enforce':
+        enforce = false;
+        break;
+      case '--log-level': {
+        const level = value(flag, inline);
+        if (!isLogLevel(level)) throw usage(`--log-level must be one of ${LOG_LEVELS.join(', ')}`);
+        logLevel = level;
+        break;
+      }
+      case '--help':
+      case '-h':
+        return undefined;
+      default:
+        throw usage(`unknown option ${arg} (the server's command goes after --)`);
+    }
+  }
+  if (server === undefined) throw usage('--server NAME is required');
+  if (!isValidServerName(server)) {
+    throw usage('--server must be 1 to 256 characters without control characters');
+  }
+  const [command, ...args] = argv.slice(i + 1);
+  if (command === undefined) throw usage("the server's command is missing after --");
+  return { server, socket, enforce, logLevel, command, args };
+}

@@ -1,0 +1,97 @@
+/** Start the server as a child, relay through `RootsProxy`, and end with the child's exit status. */
+import { spawn } from 'node:child_process';
+import { constants } from 'node:os';
+import type { Readable, Writable } from 'node:stream';
+import { errnoCode } from '../common/errors.js';
+import { packageVersion } from '../common/package-info.js';
+import { DaemonLink } from './daemon-link.js';
+import { makeProxyLogger } from './log.js';
+import type { ProxyOptions } from './options.js';
+import { RootsProxy } from './proxy.js';
+
+/** The proxy's streams and environment (the process's own unless a test says otherwise). */
+export interface ProxyIo {
+  stdin: Readable;
+  stdout: Writable;
+  stderr: Writable;
+  env: NodeJS.ProcessEnv;
+}
+
+/** How long the child may take to exit once its input is closed, before SIGTERM (then SIGKILL). */
+const EXIT_GRACE_MS = 3000;
+
+const FORWARDED_SIGNALS = ['SIGTERM', 'SIGINT', 'SIGHUP'] as const;
+
+/** Run the proxy until the child exits; resolves with the status to exit with. */
+export async function runProxy(options: ProxyOptions, io: ProxyIo): Promise<number> {
+  const log = makeProxyLogger(options.server, options.logLevel, io.stderr);
+  const version = packageVersion();
+  const link = new DaemonLink({
+    server: options.server,
+    socket: options.socket,
+    env: io.env,
+    clientInfo: { name: 'mcp-roots-proxy', version: `${version} (server ${options.server})` },
+    log,
+  });
+
+  const child = spawn(options.command, options.args, {
+    stdio: ['pipe', 'pipe', 'inherit'],
+    env: io.env,
+  });
+  const spawned = await new Promise<Error | undefined>((resolve) => {
+    child.once('spawn', () => resolve(undefined));
+    child.once('error', resolve);
+  });
+  if (spawned !== undefined) {
+    const code = errnoCode(spawned);
+    log.error(`cannot start ${options.command}: ${spawned.message}`);
+    return code === 'ENOENT' ? 127 : 126;
+  }
+  child.on('error', (err) => log.error(`the server process: ${err.message}`));
+  link.start();
+
+  const proxy = new RootsProxy({
+    server: options.server,
+    enforce: options.enforce,
+    link,
+    log,
+    hostIn: io.stdin,
+    hostOut: io.stdout,
+    serverIn: child.stdin,
+    serverOut: child.stdout,
+  });
+
+  let killTimer: NodeJS.Timeout | undefined;
+  const stopChild = (): void => {
+    if (killTimer !== undefined || child.exitCode !== null || child.signalCode !== null) return;
+    child.stdin.end();
+    killTimer = setTimeout(() => {
+      log.warn(`the server did not exit within ${EXIT_GRACE_MS} ms; sending SIGTERM`);
+      child.kill('SIGTERM');
+      killTimer = setTimeout(() => child.kill('SIGKILL'), EXIT_GRACE_MS);
+      killTimer.unref();
+    }, EXIT_GRACE_MS);
+    killTimer.unref();
+  };
+  proxy.on('hostClosed', stopChild);
+  proxy.on('serverClosed', stopChild);
+
+  const forward = (signal: NodeJS.Signals): void => {
+    log.debug(`passing ${signal} to the server`);
+    child.kill(signal);
+  };
+  for (const s of FORWARDED_SIGNALS) process.on(s, forward);
+
+  // 'close' comes after 'exit' and after the child's stdout has ended, so nothing is lost.
+  const status = await new Promise<number>((resolve) => {
+    child.once('close', (code, signal) => {
+      if (code !== null) resolve(code);
+      else resolve(128 + (signal === null ? 0 : constants.signals[signal]));
+    });
+  });
+  for (const s of FORWARDED_SIGNALS) process.off(s, forward);
+  if (killTimer !== undefined) clearTimeout(killTimer);
+  log.debug(`the server exited with status ${status}`);
+  await link.close();
+  return status;
+}

@@ -1,0 +1,112 @@
+import t from 'tap';
+import { shapeProblem, toLocalPath } from '../../proxy/enforce.js';
+import { idKey, memberText, setMember } from '../../proxy/json-text.js';
+import { LineSplitter } from '../../proxy/line-splitter.js';
+import { parseProxyArgs } from '../../proxy/options.js';
+import { applyRule, learnTool } from '../../proxy/tool-table.js';
+
+void t.test('json-text edits one member and leaves the rest byte for byte', (t) => {
+  const line = '{"id": 12345678901234567890 ,"params":{"a":"}\\"{","b":[1,{"c":2}]},"x":1}';
+  t.equal(memberText(line, 'id'), '12345678901234567890');
+  t.equal(memberText(line, 'params'), '{"a":"}\\"{","b":[1,{"c":2}]}');
+  t.equal(setMember(line, 'x', '2'), line.replace('"x":1', '"x":2'));
+  t.equal(setMember('{}', 'roots', '{}'), '{"roots":{}}');
+  t.equal(setMember('{ "a":1}', 'roots', '{}'), '{"roots":{}, "a":1}');
+  t.equal(idKey('"7"'), 's:7');
+  t.not(idKey('9007199254740993'), idKey('9007199254740992'));
+  t.equal(idKey('null'), undefined);
+  t.end();
+});
+
+void t.test('the line splitter keeps bytes, \\r and split characters', (t) => {
+  const s = new LineSplitter();
+  const euro = Buffer.from('€');
+  t.same(s.push(Buffer.concat([Buffer.from('a\r\n{"x":"'), euro.subarray(0, 1)])), [
+    Buffer.from('a\r'),
+  ]);
+  t.same(s.push(Buffer.concat([euro.subarray(1), Buffer.from('"}\nrest')])).map(String), [
+    '{"x":"€"}',
+  ]);
+  t.equal(String(s.end()), 'rest');
+  t.equal(s.end(), undefined);
+  t.end();
+});
+
+void t.test('paths the proxy will not ask about', (t) => {
+  t.match(shapeProblem('rel/a'), /relative path/);
+  t.match(shapeProblem('~/a'), /starts with ~/);
+  t.match(shapeProblem('/a/../b'), /\.\. segment/);
+  t.equal(shapeProblem('/a/..b/c'), undefined, 'a name starting with .. is not a .. segment');
+  t.same(toLocalPath('file:///a%20b', true), { path: '/a b' });
+  t.equal(toLocalPath('https://x/', true), undefined);
+  t.same(toLocalPath('https://x/', false), { path: 'https://x/' }, 'then refused as relative');
+  t.match(toLocalPath('file://host/a', false), { reason: /not a valid file URI/ });
+  t.end();
+});
+
+void t.test('tools: path arguments and read-only', (t) => {
+  const tool = learnTool({
+    name: 't',
+    annotations: { readOnlyHint: true },
+    inputSchema: {
+      properties: {
+        path: { type: 'string' },
+        paths: { type: 'array', items: { type: 'string' } },
+        dir: { type: 'number' },
+        link: { type: 'string', format: 'uri' },
+        text: { type: 'string' },
+      },
+    },
+  });
+  t.same(tool, {
+    paths: [
+      { name: 'path', uri: false },
+      { name: 'paths', uri: false },
+      { name: 'link', uri: true },
+    ],
+    readOnly: true,
+  });
+  t.same(applyRule(tool, { paths: ['text'], readOnly: false }), {
+    paths: [{ name: 'text', uri: false }],
+    readOnly: false,
+  });
+  t.end();
+});
+
+void t.test('the command line', (t) => {
+  t.same(parseProxyArgs(['--server', 'fs', '--', 'npx', '-y', 'x', '--server', 'y']), {
+    server: 'fs',
+    socket: undefined,
+    enforce: true,
+    logLevel: 'info',
+    command: 'npx',
+    args: ['-y', 'x', '--server', 'y'],
+  });
+  t.match(
+    parseProxyArgs([
+      '--server=fs',
+      '--no-enforce',
+      '--log-level=debug',
+      '--socket',
+      's',
+      '--',
+      'c',
+    ]),
+    {
+      enforce: false,
+      logLevel: 'debug',
+      socket: 's',
+    },
+  );
+  t.equal(parseProxyArgs(['--help']), undefined);
+  t.throws(() => parseProxyArgs(['--', 'c']), {
+    code: 'USAGE',
+    message: /--server NAME is required/,
+  });
+  t.throws(() => parseProxyArgs(['--server', 'fs']), { message: /command is missing/ });
+  t.throws(() => parseProxyArgs(['--server', 'fs', 'cmd']), { message: /unknown option cmd/ });
+  t.throws(() => parseProxyArgs(['--server', 'fs', '--log-level', 'loud', '--', 'c']), {
+    message: /--log-level must be one of/,
+  });
+  t.end();
+});
