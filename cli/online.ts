@@ -18,7 +18,8 @@ import { installService, uninstallService } from './commands/service.js';
 /** Connect to the daemon as rootsctl. */
 export function connect(io: Io, socket: string | undefined): Promise<RootsClient> {
   return RootsClient.connect({
-    socket,
+    // A relative --socket means what it means in the caller's directory.
+    socket: socket === undefined ? undefined : resolve(io.cwd, socket),
     env: io.env,
     clientInfo: { name: 'rootsctl', version: packageVersion() },
   });

@@ -489,9 +489,7 @@ class Resolution implements ResolvedPolicy {
     for (const d of view.denies) {
       const affected = [...view.dropped].filter(([, k]) => k === d).map(([c]) => toUri(c));
       for (const i of view.info) {
-        if (covers(d, i.canonical) || (d.literal !== undefined && isStrictlyInside(d.literal, i.canonical))) {
-          affected.push(i.root.uri);
-        }
+        if (covers(d, i.canonical) || (d.inMeta && !d.entriesOnly && holeIn(d, i.canonical))) affected.push(i.root.uri);
       }
       if (d.source === 'protected' && affected.length === 0) continue;
       rules.push({
@@ -509,26 +507,26 @@ function posOf(pos: Pos): { file: string; line: number; column: number } {
   return { file: pos.file, line: pos.line, column: pos.column };
 }
 
+/** Whether a deny may match something inside a root (a hole the root cannot express). */
+function holeIn(d: DenyRule, root: string): boolean {
+  if (d.pattern !== undefined) {
+    return d.base === undefined || isInsideOrEqual(d.base, root) || isStrictlyInside(root, d.base);
+  }
+  return d.literal !== undefined && isStrictlyInside(d.literal, root);
+}
+
 /** Denies that lie inside a root, as `_meta` entries. */
 function denyMeta(denies: DenyRule[], root: string): DenyMeta[] {
   const out: DenyMeta[] = [];
   const seen = new Set<string>();
-  const push = (m: DenyMeta) => {
+  for (const d of denies) {
+    if (!d.inMeta || d.entriesOnly || !holeIn(d, root)) continue;
+    const m: DenyMeta =
+      d.pattern !== undefined ? { pattern: d.pattern, access: d.access } : { uri: toUri(d.literal!), access: d.access };
     const k = `${m.access}\0${'uri' in m ? m.uri : `\0${m.pattern}`}`;
     if (!seen.has(k)) {
       seen.add(k);
       out.push(m);
-    }
-  };
-  for (const d of denies) {
-    if (!d.inMeta || d.entriesOnly) continue;
-    if (d.pattern !== undefined) {
-      if (d.base === undefined) push({ pattern: d.pattern, access: d.access });
-      else if (isInsideOrEqual(d.base, root) || isStrictlyInside(root, d.base)) {
-        push({ pattern: d.pattern, access: d.access });
-      }
-    } else if (d.literal !== undefined && isStrictlyInside(d.literal, root)) {
-      push({ uri: toUri(d.literal), access: d.access });
     }
   }
   return out;
