@@ -9,6 +9,7 @@ import { GrantStore } from './grants.js';
 import { acquireListener, type Listener } from './listen.js';
 import type { DaemonOptions } from './options.js';
 import { RootsServer } from './server.js';
+import { SocketGuard } from './socket-guard.js';
 import { PolicyState } from './state.js';
 import { PolicyWatcher } from './watcher.js';
 
@@ -24,6 +25,8 @@ export class Daemon {
     readonly server: RootsServer,
     readonly watcher: PolicyWatcher,
     private readonly log: Logger,
+    /** `guard.lost` resolves when the socket is gone for good: the daemon must then stop. */
+    readonly guard: SocketGuard,
   ) {}
 
   /** Load the policy, take the socket, start watching. Fails only when it cannot serve at all. */
@@ -69,7 +72,9 @@ export class Daemon {
       await watcher.start();
       // Accept only now: every connection finds a loaded policy and a handler.
       await listener.listen();
-      daemon = new Daemon(options, state, listener, server, watcher, log);
+      const guard = new SocketGuard({ listener, uid: deps.uid, pid: deps.pid, log });
+      await guard.start();
+      daemon = new Daemon(options, state, listener, server, watcher, log, guard);
       log.info(
         `mcp-rootsd ${packageVersion()} listening on ${options.socket}${listener.activated ? ' (socket activation)' : ''}; policy ${options.configFile}`,
       );
@@ -126,8 +131,10 @@ export class Daemon {
       this.log.info('mcp-rootsd stopping');
       // Stop accepting first; the listener's close completes once every connection is gone.
       const stopped = this.listener.close();
+      const unguarded = this.guard.close();
       await this.server.close();
       await stopped;
+      await unguarded;
       await this.watcher.close();
       this.state.close();
     })();

@@ -1,28 +1,458 @@
 /** Watching policy files and root directories so that every change reaches the subscribers (issue 4). */
+import { createHash } from 'node:crypto';
+import { lstat } from 'node:fs/promises';
+import { sep } from 'node:path';
 import type { Logger } from 'winston';
+import { errnoCode } from '../common/errors.js';
+import { isGlob, splitGlob } from '../policies/expand.js';
+import { MAX_TIMEOUT_MS } from './expiry-timer.js';
 import type { PolicyState } from './state.js';
+import {
+  defaultBackend,
+  degradeCode,
+  type DegradeCode,
+  type WatchBackend,
+  type WatchEvent,
+  type WatchHandle,
+} from './watch-backend.js';
+import {
+  fingerprint,
+  hashFile,
+  includeMatcher,
+  MISSING,
+  nearestDir,
+  policyDirs,
+  printKey,
+  vanished,
+  type Fingerprint,
+} from './watch-policy.js';
 
 export interface WatcherOptions {
   state: PolicyState;
   log: Logger;
+  /** Coalescing window for events (ms). */
   settleMs: number;
+  /** Full reconciliation interval (ms). */
   rescanMs: number;
+  /** Rescan interval for paths that could not be watched by events (ms). */
   degradedRescanMs: number;
+  /** The main policy file and the grants file; without them every edit reloads both. */
+  configFile?: string;
+  grantsFile?: string;
+  /** How directories are watched (tests replace it to make watches fail). */
+  backend?: WatchBackend;
 }
 
-/** Follows the state's watch plan. */
+/** What a watch is for: policy files (reload on a real edit) or root directories (resolve again). */
+type Role = 'policy' | 'roots';
+
+interface Watch {
+  key: string;
+  path: string;
+  /** Levels below `path` (chokidar), or 'recursive' (@parcel/watcher). */
+  depth: number | 'recursive';
+  ignore: string[];
+  roles: Set<Role>;
+  handle?: WatchHandle;
+  degraded?: DegradeCode;
+  removed?: boolean;
+}
+
+interface Pending {
+  roots: boolean;
+  policy: boolean;
+  grants: boolean;
+}
+
+/** A delete followed by a write (some editors' save) gets this long to finish before it counts. */
+const VANISH_GRACE_MS = 100;
+
+/** Follows the state's watch plan: events settle, then policy files reload or roots resolve again. */
 export class PolicyWatcher {
-  constructor(private readonly opts: WatcherOptions) {}
+  private readonly backend: WatchBackend;
+  private readonly watches = new Map<string, Watch>();
+  private pending: Pending = { roots: false, policy: false, grants: false };
+  private settleTimer: NodeJS.Timeout | undefined;
+  private settleSince = 0;
+  private rescanTimer: NodeJS.Timeout | undefined;
+  private degradedTimer: NodeJS.Timeout | undefined;
+  private flushChain: Promise<void> = Promise.resolve();
+  private planning: Promise<void> | undefined;
+  private planAgain = false;
+  private closed = false;
+  private closing: Promise<void> | undefined;
+  /** Fingerprints of the policy and grants files as last read, to tell an edit from noise. */
+  private last: { policy?: string; grants?: string } = {};
+  private lastPrint: Fingerprint | undefined;
+  private graceUsed = false;
+  private policyNames = new Set<string>();
+  private grantNames = new Set<string>();
+  /** Directories policy files or include globs live in, existing or not. */
+  private wantedDirs: string[] = [];
+  private includeGlobs: string[] = [];
+  private isInclude: (path: string) => boolean = () => false;
+  /** Paths whose failure was logged (once per episode). */
+  private readonly warned = new Set<string>();
+  private readonly onResolved = () => void this.requestPlan();
 
-  start(): Promise<void> {
-    return Promise.resolve();
+  constructor(private readonly opts: WatcherOptions) {
+    this.backend = opts.backend ?? defaultBackend;
   }
 
-  status(): { directories: number; mode: string; degraded: string[] } {
-    return { directories: 0, mode: 'events', degraded: [] };
+  /** Set every watch of the current plan; later plans follow the state's 'resolved' events. */
+  async start(): Promise<void> {
+    this.opts.state.on('resolved', this.onResolved);
+    await this.requestPlan();
+    const every = Math.min(Math.max(this.opts.rescanMs, 1), MAX_TIMEOUT_MS);
+    this.rescanTimer = setInterval(
+      () => this.enqueue({ roots: true, policy: true, grants: true }, 'rescan'),
+      every,
+    );
+    this.rescanTimer.unref();
+    const s = this.status();
+    this.opts.log.info(
+      `watching ${s.directories} director${s.directories === 1 ? 'y' : 'ies'} (${s.mode})`,
+    );
   }
 
+  /** For `daemon/status`: directories watched by events, and those rescanned instead. */
+  status(): { directories: number; mode: 'events' | 'degraded'; degraded: string[] } {
+    const active = new Set<string>();
+    const degraded = new Set<string>();
+    for (const w of this.watches.values()) {
+      if (w.degraded) degraded.add(w.path);
+      else if (w.handle) active.add(w.path);
+    }
+    return {
+      directories: active.size,
+      mode: degraded.size > 0 ? 'degraded' : 'events',
+      degraded: [...degraded].sort(),
+    };
+  }
+
+  /** Close every watch and timer; the same promise each time. */
   close(): Promise<void> {
-    return Promise.resolve();
+    this.closing ??= (async () => {
+      this.closed = true;
+      this.opts.state.off('resolved', this.onResolved);
+      for (const t of [this.settleTimer, this.degradedTimer, this.rescanTimer]) clearTimeout(t);
+      this.settleTimer = this.degradedTimer = this.rescanTimer = undefined;
+      await this.planning;
+      await this.flushChain;
+      const handles = [...this.watches.values()].map((w) => w.handle);
+      this.watches.clear();
+      await Promise.all(handles.map((h) => (h ? h.close() : Promise.resolve())));
+    })();
+    return this.closing;
+  }
+
+  /** Re-plan once now, and once more if asked again meanwhile. */
+  private requestPlan(): Promise<void> {
+    if (this.closed) return Promise.resolve();
+    if (this.planning) {
+      this.planAgain = true;
+      return this.planning;
+    }
+    const run = (async () => {
+      do {
+        this.planAgain = false;
+        await this.plan();
+      } while (this.planAgain && !this.closed);
+    })()
+      .catch((err: unknown) => {
+        this.opts.log.error(`cannot update the watches: ${String(err)}`);
+      })
+      .finally(() => {
+        this.planning = undefined;
+      });
+    this.planning = run;
+    return run;
+  }
+
+  /** Open the watches the plan needs, close those it no longer names. */
+  private async plan(): Promise<void> {
+    const { state, grantsFile } = this.opts;
+    const wp = state.resolved.watchPlan;
+    this.includeGlobs = state.includePatterns.filter(isGlob);
+    this.isInclude = includeMatcher(this.includeGlobs);
+    const policyFiles = wp.policyFiles.filter((f) => f !== grantsFile);
+    const includeBases = this.includeGlobs.map((p) => splitGlob(p).base);
+    const includeDirs = await Promise.all(includeBases.map(nearestDir));
+    const pol = await policyDirs(policyFiles, [...includeDirs, ...wp.includeDirs]);
+    const gr = await policyDirs(grantsFile === undefined ? [] : [grantsFile], []);
+    if (this.closed) return;
+    this.policyNames = new Set(pol.names);
+    this.grantNames = new Set(gr.names);
+    this.wantedDirs = [...new Set([...pol.wanted, ...gr.wanted, ...includeBases])];
+
+    const wanted = new Map<string, Watch>();
+    const want = (path: string, depth: Watch['depth'], ignore: string[], role: Role) => {
+      const key = depth === 'recursive' ? `r:${path}\0${ignore.join('\0')}` : `d:${depth}:${path}`;
+      let w = wanted.get(key);
+      if (!w) {
+        w = { key, path, depth, ignore, roles: new Set() };
+        wanted.set(key, w);
+      }
+      w.roles.add(role);
+    };
+    for (const d of wp.dirs) want(d.path, d.depth, [], 'roots');
+    for (const r of wp.recursive) want(r.path, 'recursive', r.ignore, 'roots');
+    for (const d of [...pol.watch, ...gr.watch]) want(d, 0, [], 'policy');
+
+    const stale = [...this.watches.values()].filter((w) => !wanted.has(w.key));
+    for (const w of stale) {
+      this.watches.delete(w.key);
+      w.removed = true;
+    }
+    await Promise.all(stale.map((w) => (w.handle ? w.handle.close() : Promise.resolve())));
+    const fresh: Watch[] = [];
+    for (const [key, w] of wanted) {
+      const existing = this.watches.get(key);
+      if (existing) existing.roles = w.roles;
+      else {
+        this.watches.set(key, w);
+        fresh.push(w);
+      }
+    }
+    const opened = await Promise.all(fresh.map((w) => this.open(w)));
+    if (stale.length > 0 || fresh.length > 0) {
+      this.opts.log.debug(
+        `watches: +${fresh.length} -${stale.length}, ${this.status().directories} directories`,
+      );
+    }
+    // A new watch misses what happened before it was set: look once more.
+    const caught = fresh.filter((_, i) => opened[i]);
+    const roots = caught.some((w) => w.roles.has('roots'));
+    const policy = caught.some((w) => w.roles.has('policy'));
+    if (roots || policy) this.poke({ roots, policy, grants: policy });
+  }
+
+  /** Open one watch; true when it is in place. */
+  private async open(w: Watch): Promise<boolean> {
+    const onEvent = (e: WatchEvent) => this.onEvent(w, e);
+    const onError = (err: Error) => this.onWatchError(w, err);
+    let handle: WatchHandle;
+    try {
+      handle =
+        w.depth === 'recursive'
+          ? await this.backend.recursive(w.path, w.ignore, onEvent, onError)
+          : await this.backend.dir(w.path, w.depth, onEvent, onError);
+    } catch (err) {
+      const code = degradeCode(err);
+      if (code) {
+        this.degrade(w, code);
+      } else if (errnoCode(err) === 'ENOENT' || errnoCode(err) === 'ENOTDIR') {
+        // The directory went away since the plan was made: forget it and plan again.
+        if (this.watches.get(w.key) === w) this.watches.delete(w.key);
+        this.poke({ roots: true, policy: true, grants: true });
+      } else {
+        if (!this.warned.has(w.path)) {
+          this.opts.log.warn(
+            `cannot watch ${w.path} (${String(err)}); rescanning it every ${this.opts.degradedRescanMs / 1000} s instead`,
+          );
+        }
+        this.warned.add(w.path);
+        this.degrade(w, 'EPERM');
+      }
+      return false;
+    }
+    if (this.closed || w.removed) {
+      await handle.close();
+      return false;
+    }
+    w.handle = handle;
+    if (w.degraded) {
+      w.degraded = undefined;
+      this.warned.delete(w.path);
+      this.opts.log.info(`watching ${w.path} by events again`);
+    }
+    return true;
+  }
+
+  private onEvent(w: Watch, e: WatchEvent): void {
+    if (this.closed || w.removed) return;
+    if (w.roles.has('policy')) this.policyEvent(e.path);
+    if (!w.roles.has('roots')) return;
+    if (e.kind === 'change') void this.attributeCheck(e.path);
+    else this.poke({ roots: true });
+  }
+
+  /** Only the policy's own files, what an include glob could load, and their missing directories count. */
+  private policyEvent(path: string): void {
+    const policy = this.policyNames.has(path) || this.isInclude(path);
+    const grants = this.grantNames.has(path);
+    const dir = this.wantedDirs.some((d) => d === path || d.startsWith(path + sep));
+    if (dir) void this.requestPlan();
+    if (policy || grants || dir) this.poke({ policy: policy || dir, grants: grants || dir });
+  }
+
+  /**
+   * A content write sets mtime and ctime alike; chmod, chown and the like move ctime alone.
+   * Only those can change a list (a root becoming unreadable), so writes inside watched
+   * directories cost one lstat and no resolution.
+   */
+  private async attributeCheck(path: string): Promise<void> {
+    try {
+      const st = await lstat(path);
+      if (st.ctimeMs > st.mtimeMs) this.poke({ roots: true });
+    } catch {
+      // gone: its removal is an event of its own
+    }
+  }
+
+  private onWatchError(w: Watch, err: Error): void {
+    if (this.closed || w.removed) return;
+    const code = degradeCode(err);
+    if (code) {
+      this.degrade(w, code);
+      return;
+    }
+    // Events may have been lost (a queue overflow, say): look again.
+    this.opts.log.warn(`watching ${w.path}: ${err.message}; rescanning`);
+    this.poke({ roots: true, policy: true, grants: true });
+  }
+
+  /** Rescan `w` on the short interval until a watch can be set again. */
+  private degrade(w: Watch, code: DegradeCode): void {
+    w.degraded = code;
+    if (!this.warned.has(w.path)) {
+      this.warned.add(w.path);
+      this.opts.log.warn(degradedMessage(w.path, code, this.opts.degradedRescanMs));
+    }
+    this.armDegraded();
+  }
+
+  private armDegraded(): void {
+    if (this.closed || this.degradedTimer) return;
+    if (![...this.watches.values()].some((w) => w.degraded)) return;
+    this.degradedTimer = setTimeout(() => void this.degradedTick(), this.opts.degradedRescanMs);
+    this.degradedTimer.unref();
+  }
+
+  private async degradedTick(): Promise<void> {
+    this.degradedTimer = undefined;
+    const list = [...this.watches.values()].filter((w) => w.degraded);
+    if (this.closed || list.length === 0) return;
+    await Promise.all(list.map((w) => this.retry(w)));
+    const roots = list.some((w) => w.roles.has('roots'));
+    const policy = list.some((w) => w.roles.has('policy'));
+    this.enqueue({ roots, policy, grants: policy }, 'degraded rescan');
+    this.armDegraded();
+  }
+
+  private async retry(w: Watch): Promise<void> {
+    const old = w.handle;
+    w.handle = undefined;
+    await old?.close();
+    if (!this.closed && !w.removed) await this.open(w);
+  }
+
+  /** Note what an event may have changed and (re)start the settle window. */
+  private poke(what: Partial<Pending>, delay = this.opts.settleMs): void {
+    if (this.closed) return;
+    this.pending.roots ||= what.roots ?? false;
+    this.pending.policy ||= what.policy ?? false;
+    this.pending.grants ||= what.grants ?? false;
+    const now = performance.now();
+    if (this.settleTimer === undefined) this.settleSince = now;
+    else if (now - this.settleSince >= Math.max(10 * this.opts.settleMs, 500)) return;
+    else clearTimeout(this.settleTimer);
+    this.settleTimer = setTimeout(() => {
+      this.settleTimer = undefined;
+      const due = this.pending;
+      this.pending = { roots: false, policy: false, grants: false };
+      this.enqueue(due, 'directories changed');
+    }, delay);
+    this.settleTimer.unref();
+  }
+
+  /** Apply what is due, one batch after another. */
+  private enqueue(due: Pending, reason: string): void {
+    this.flushChain = this.flushChain
+      .then(() => this.apply(due, reason))
+      .catch((err: unknown) => {
+        this.opts.log.error(`internal error while following changes: ${String(err)}`);
+      });
+  }
+
+  private async apply(due: Pending, reason: string): Promise<void> {
+    if (this.closed) return;
+    let reloaded = false;
+    if (due.policy || due.grants) reloaded = await this.checkFiles(due.policy, due.grants);
+    if (this.closed) return;
+    if (due.roots && !reloaded) await this.opts.state.recompute(reason);
+    // A symlinked policy file may point elsewhere now.
+    if (due.policy || due.grants) await this.requestPlan();
+  }
+
+  /** Reload the policy and/or grants files when their bytes differ from what was last read. */
+  private async checkFiles(policy: boolean, grants: boolean): Promise<boolean> {
+    const { state, grantsFile } = this.opts;
+    const all = await fingerprint(state.resolved.watchPlan.policyFiles, this.includeGlobs);
+    if (this.closed) return false;
+    if (!this.graceUsed && vanished(this.lastPrint, all)) {
+      // An editor's delete-then-write, or a deliberate delete: give it a moment to tell.
+      this.graceUsed = true;
+      this.poke({ policy, grants }, Math.max(VANISH_GRACE_MS, this.opts.settleMs));
+      return false;
+    }
+    this.graceUsed = false;
+    this.lastPrint = all;
+    const groups: { policy: Fingerprint; grants: Fingerprint } = {
+      policy: new Map(),
+      grants: new Map(),
+    };
+    for (const [f, h] of all) groups[f === grantsFile ? 'grants' : 'policy'].set(f, h);
+    const changed = { policy: false, grants: false };
+    let first = false;
+    for (const g of ['policy', 'grants'] as const) {
+      if (!(g === 'policy' ? policy : grants)) continue;
+      const key = printKey(groups[g]);
+      if (this.last[g] === key) continue;
+      first ||= this.last[g] === undefined;
+      this.last[g] = key;
+      changed[g] = true;
+    }
+    if (!changed.policy && !changed.grants) return false;
+    // The state has read these very bytes already (at start, or a reload someone else asked for).
+    if (state.errors.length === 0 && (await this.matchesState(all))) return false;
+    // At start the state has just read these files and found them invalid.
+    if (first && state.errors.length > 0) return false;
+    if (this.closed) return false;
+    const both = grantsFile === undefined || (changed.policy && changed.grants);
+    await state.reload(both ? { policy: true, grants: true } : changed, 'file changed');
+    return true;
+  }
+
+  /** True when the files on disk are exactly those the state loaded last, byte for byte. */
+  private async matchesState(all: Fingerprint): Promise<boolean> {
+    const { state } = this.opts;
+    const loaded = state.files;
+    const hashes = await Promise.all(
+      loaded.map((f) => {
+        const known = all.get(f);
+        return known === undefined ? hashFile(f) : Promise.resolve(known);
+      }),
+    );
+    if (hashes.includes(MISSING)) return false;
+    if (createHash('sha256').update(hashes.join('\n')).digest('hex') !== state.sha256) return false;
+    const set = new Set(loaded);
+    for (const [f, h] of all) if (h !== MISSING && !set.has(f)) return false;
+    return true;
+  }
+}
+
+/** One log line: what cannot be watched, what the daemon does instead, and how to fix it. */
+function degradedMessage(path: string, code: DegradeCode, everyMs: number): string {
+  const every = `${everyMs / 1000} s`;
+  switch (code) {
+    case 'ENOSPC':
+      return `cannot watch ${path}: the inotify watch limit is reached (ENOSPC); rescanning it every ${every} instead. Raise the limit with \`sudo sysctl fs.inotify.max_user_watches=524288\` (add fs.inotify.max_user_watches=524288 to /etc/sysctl.d/90-inotify.conf to keep it)`;
+    case 'EMFILE':
+    case 'ENFILE':
+      return `cannot watch ${path}: too many open files or inotify instances (${code}); rescanning it every ${every} instead. Raise the limits with \`sudo sysctl fs.inotify.max_user_instances=1024\` and LimitNOFILE= in the service (or \`ulimit -n\`)`;
+    case 'EACCES':
+    case 'EPERM':
+      return `cannot watch ${path}: permission denied (${code}); rescanning it every ${every} instead. Give your user read and search permission on it, or remove it from the policy`;
   }
 }

@@ -194,15 +194,23 @@ interface Expansion {
 
 async function expandEntry(fs: PolicyContext['fs'], abs: string, kind: 'directory' | 'file' | 'any'): Promise<Expansion> {
   const x: Expansion = { literal: false, candidates: [], notes: [], watch: {} };
+  let lstatCode: string | undefined;
   try {
     await fs.lstat(abs);
     x.literal = true;
-  } catch {
+  } catch (err) {
     x.literal = false;
+    lstatCode = errnoCode(err);
   }
   const found: { path: string; canonical: string }[] = [];
   if (x.literal || !isGlob(abs)) {
     x.watch.dir = { path: await nearestExisting(fs, dirname(abs)), depth: 0 };
+    if (!x.literal && lstatCode === 'EACCES') {
+      // A parent that cannot be searched: the path may well exist, and "missing" would mislead.
+      x.reason = 'not-readable';
+      x.notes.push(`cannot reach ${abs} (EACCES); it is watched and appears when readable`);
+      return x;
+    }
     if (!x.literal) {
       x.reason = 'missing';
       x.notes.push(`${abs} does not exist (yet); it is watched and appears when created`);
@@ -218,8 +226,11 @@ async function expandEntry(fs: PolicyContext['fs'], abs: string, kind: 'director
   } else {
     const g = await expandGlob(fs, abs, kind);
     if (g.recursive) {
-      const ignore = HEAVY_DIRS.filter((h) => !abs.includes(`/${h}`));
-      x.watch.recursive = { path: await nearestExisting(fs, g.base), ignore };
+      const ignore = [...HEAVY_DIRS, '.git'].filter((h) => !abs.includes(`/${h}`));
+      const base = await nearestExisting(fs, g.base);
+      // Until the base exists, watch its nearest ancestor shallowly, not all of it recursively.
+      if (base === g.base) x.watch.recursive = { path: base, ignore };
+      else x.watch.dir = { path: base, depth: 0 };
     } else {
       const base = await nearestExisting(fs, g.base);
       x.watch.dir = { path: base, depth: base === g.base ? g.depth : 0 };
@@ -442,6 +453,22 @@ class Resolution implements ResolvedPolicy {
     } catch (err) {
       return no(`cannot resolve ${path} (${errnoCode(err) ?? String(err)})`);
     }
+    const first = this.decide(view, server, path, canonical, access);
+    if (!first.allowed || !/[^\x00-\x7f]/.test(path)) return first;
+    // A server may open a Unicode-equivalent name for one that does not exist (the filesystem
+    // server does, NFC for NFD): every spelling must be allowed.
+    for (const form of ['NFC', 'NFD'] as const) {
+      const other = await canonicalizeLoose(this.ctx.fs, normalizeLexically(path.normalize(form))).catch(() => canonical);
+      if (other === canonical) continue;
+      const result = this.decide(view, server, other, other, access);
+      if (!result.allowed) return { ...result, reason: `${path} may open its ${form} spelling: ${result.reason}` };
+    }
+    return first;
+  }
+
+  private decide(view: ServerView, server: string, path: string, canonical: string, access: 'read' | 'write'): CheckResult {
+    const no = (reason: string, root?: Root): CheckResult =>
+      root ? { allowed: false, access, reason, root } : { allowed: false, access, reason };
     let best: RootInfo | undefined;
     for (const r of view.info) {
       if (isInsideOrEqual(canonical, r.canonical) && (!best || r.canonical.length > best.canonical.length)) best = r;

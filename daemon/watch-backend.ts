@@ -1,0 +1,128 @@
+/** The two ways the daemon watches a directory: chokidar to a depth, @parcel/watcher recursively. */
+import { realpath, stat } from 'node:fs/promises';
+import { join, sep } from 'node:path';
+import parcel from '@parcel/watcher';
+import { watch as chokidarWatch } from 'chokidar';
+import { errnoCode } from '../common/errors.js';
+
+/**
+ * What happened to `path`: an entry appeared, disappeared, was renamed (either), or changed
+ * (content or metadata; the watcher tells them apart).
+ */
+export interface WatchEvent {
+  kind: 'create' | 'delete' | 'rename' | 'change';
+  path: string;
+}
+
+/** An open watch. */
+export interface WatchHandle {
+  close(): Promise<void>;
+}
+
+type OnEvent = (event: WatchEvent) => void;
+type OnError = (err: Error) => void;
+
+/** Opens watches; rejects with the system error when one cannot be set (ENOSPC, EMFILE, EACCES ...). */
+export interface WatchBackend {
+  /** Watch `path` and its entries, non-recursively down to `depth` levels below it. */
+  dir(path: string, depth: number, onEvent: OnEvent, onError: OnError): Promise<WatchHandle>;
+  /** Watch the whole tree under `path`, skipping directories named in `ignore`. */
+  recursive(
+    path: string,
+    ignore: string[],
+    onEvent: OnEvent,
+    onError: OnError,
+  ): Promise<WatchHandle>;
+}
+
+/** Error codes that mean "cannot watch this by events now", as opposed to a path that went away. */
+const DEGRADE_CODES = ['ENOSPC', 'EMFILE', 'ENFILE', 'EACCES', 'EPERM'] as const;
+export type DegradeCode = (typeof DEGRADE_CODES)[number];
+
+/** The code of an error that should put a path in degraded mode, or undefined. */
+export function degradeCode(err: unknown): DegradeCode | undefined {
+  const code = errnoCode(err);
+  if (DEGRADE_CODES.includes(code as DegradeCode)) return code as DegradeCode;
+  // @parcel/watcher's native errors carry only a message (strerror).
+  const message = err instanceof Error ? err.message : '';
+  if (/No space left on device|ENOSPC/.test(message)) return 'ENOSPC';
+  if (/Too many open files|EMFILE/.test(message)) return 'EMFILE';
+  if (/Permission denied|EACCES/.test(message)) return 'EACCES';
+  if (/Operation not permitted|EPERM/.test(message)) return 'EPERM';
+  return undefined;
+}
+
+/** Report event paths under the caller's spelling of the directory, not its canonical one. */
+function respell(real: string, given: string): (path: string) => string {
+  if (real === given) return (p) => p;
+  return (p) => (p === real ? given : p.startsWith(real + sep) ? given + p.slice(real.length) : p);
+}
+
+/** Chokidar for depth-limited directories; @parcel/watcher for `**`. */
+export const defaultBackend: WatchBackend = {
+  async dir(path, depth, onEvent, onError) {
+    // Watch the canonical directory so that a symlinked one is watched inside, not as a link.
+    const real = await realpath(path);
+    if (!(await stat(real)).isDirectory()) {
+      throw Object.assign(new Error(`ENOTDIR: not a directory, watch '${path}'`), {
+        code: 'ENOTDIR',
+      });
+    }
+    const name = respell(real, path);
+    const watcher = chokidarWatch(real, {
+      depth,
+      ignoreInitial: true,
+      usePolling: false,
+      followSymlinks: false,
+      atomic: false,
+    });
+    let setupError: Error | undefined;
+    let ready = false;
+    watcher.on('error', (e) => {
+      const err = e instanceof Error ? e : new Error(String(e));
+      if (!ready && degradeCode(err)) setupError ??= err;
+      else onError(err);
+    });
+    const emit = (kind: WatchEvent['kind']) => (p: string) => onEvent({ kind, path: name(p) });
+    watcher.on('add', emit('create'));
+    watcher.on('addDir', emit('create'));
+    watcher.on('unlink', emit('delete'));
+    watcher.on('unlinkDir', emit('delete'));
+    watcher.on('change', emit('change'));
+    // Raw events arrive before chokidar's own readdir, and include attribute changes of
+    // directories and the removal of the watched directory itself.
+    watcher.on('raw', (event, evPath, details) => {
+      const watched = (details as { watchedPath?: string }).watchedPath;
+      if (watched === undefined) return;
+      const p = evPath ? join(watched, evPath) : watched;
+      onEvent({ kind: event === 'rename' ? 'rename' : 'change', path: name(p) });
+    });
+    await new Promise<void>((resolve) => watcher.once('ready', resolve));
+    ready = true;
+    if (setupError) {
+      await watcher.close();
+      throw setupError;
+    }
+    return { close: () => watcher.close() };
+  },
+
+  async recursive(path, ignore, onEvent, onError) {
+    const real = await realpath(path);
+    const name = respell(real, path);
+    const subscription = await parcel.subscribe(
+      real,
+      (err, events) => {
+        if (err) {
+          onError(err);
+          return;
+        }
+        for (const e of events) {
+          const kind = e.type === 'create' ? 'create' : e.type === 'delete' ? 'delete' : 'change';
+          onEvent({ kind, path: name(e.path) });
+        }
+      },
+      { ignore: ignore.flatMap((n) => [`**/${n}`, `**/${n}/**`]) },
+    );
+    return { close: () => subscription.unsubscribe() };
+  },
+};

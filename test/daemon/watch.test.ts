@@ -1,0 +1,394 @@
+import {
+  copyFileSync,
+  mkdirSync,
+  realpathSync,
+  renameSync,
+  rmSync,
+  symlinkSync,
+  unlinkSync,
+  writeFileSync,
+} from 'node:fs';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { setTimeout as delay } from 'node:timers/promises';
+import t, { type Test } from 'tap';
+import type { ListChangedParams } from '../../protocol/methods.js';
+import type { RootsClient } from '../../protocol/client.js';
+import { nextEvent, startDaemon, type TestDaemon } from '../helpers/daemon.js';
+
+/** The one fixed wait: after a notification, how long "no second one" is listened for. */
+const QUIET_MS = 300;
+
+const uri = (path: string) => pathToFileURL(realpathSync(path)).href;
+const uris = (ev: ListChangedParams | { roots: { uri: string }[] }) => ev.roots.map((r) => r.uri);
+
+/** A policy giving server `fs` the listed roots (plain paths, globs, or `{path, expires}` objects). */
+function policy(roots: (string | { path: string; expires: string })[], head = ''): string {
+  if (roots.length === 0) return `version: 1\n${head}servers:\n  fs:\n    roots: []\n`;
+  const lines = roots.map((r) =>
+    typeof r === 'string'
+      ? `      - path: "${r}"\n`
+      : `      - path: "${r.path}"\n        expires: "${r.expires}"\n`,
+  );
+  return `version: 1\n${head}servers:\n  fs:\n    roots:\n${lines.join('')}`;
+}
+
+/** Start a daemon and a client subscribed to `fs`; `dirs` are created first. */
+async function setup(
+  t: Test,
+  dirs: string[],
+  yaml: (dir: string) => string | undefined,
+  overrides = {},
+) {
+  const d = await startDaemon(t, undefined, overrides);
+  for (const dir of dirs) mkdirSync(join(d.dir, dir), { recursive: true });
+  const text = yaml(d.dir);
+  if (text !== undefined) {
+    d.writePolicy(text);
+    const c0 = await d.connect('setup');
+    await c0.reload();
+  }
+  const c = await d.connect();
+  const first = await c.listRoots('fs', { subscribe: true });
+  return { d, c, first };
+}
+
+/** Run `action`, expect one notification, then expect no second within QUIET_MS. */
+async function exactlyOne(c: RootsClient, action: () => void): Promise<ListChangedParams[]> {
+  const seen: ListChangedParams[] = [];
+  const on = (p: ListChangedParams) => seen.push(p);
+  c.on('list_changed', on);
+  try {
+    const first = nextEvent<ListChangedParams>(c, 'list_changed', 5000);
+    action();
+    await first;
+    await delay(QUIET_MS);
+    return seen;
+  } finally {
+    c.off('list_changed', on);
+  }
+}
+
+/** Resolve with the first notification whose list satisfies `pred`. */
+function waitForList(
+  c: RootsClient,
+  pred: (uris: string[]) => boolean,
+  ms = 5000,
+): Promise<ListChangedParams> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      c.off('list_changed', on);
+      reject(new Error(`no matching list_changed within ${ms} ms`));
+    }, ms);
+    const on = (p: ListChangedParams) => {
+      if (!pred(uris(p))) return;
+      clearTimeout(timer);
+      c.off('list_changed', on);
+      resolve(p);
+    };
+    c.on('list_changed', on);
+  });
+}
+
+/** Poll a condition (a state the daemon reaches, not a guess at timing) until true or `ms`. */
+async function until(what: string, cond: () => boolean | Promise<boolean>, ms = 5000) {
+  const end = Date.now() + ms;
+  while (!(await cond())) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await delay(20);
+  }
+}
+
+/** Count notifications while `action` runs and the daemon shows it has processed it. */
+async function none(c: RootsClient, action: () => Promise<void>): Promise<number> {
+  let n = 0;
+  const on = () => n++;
+  c.on('list_changed', on);
+  try {
+    await action();
+    await delay(QUIET_MS);
+    return n;
+  } finally {
+    c.off('list_changed', on);
+  }
+}
+
+const logCount = (d: TestDaemon, text: string) => d.logs.filter((l) => l.includes(text)).length;
+
+void t.test('policy edits: each kind of save gives exactly one notification', async (t) => {
+  const { d, c, first } = await setup(t, ['a', 'b', 'c', 'd', 'e'], (dir) => policy([`${dir}/a`]));
+  t.same(uris(first), [uri(join(d.dir, 'a'))]);
+  const expect = (names: string[]) => names.map((n) => uri(join(d.dir, n)));
+
+  let seen = await exactlyOne(c, () => {
+    const tmp = join(d.dir, '.mcp-roots.yaml.tmp123');
+    writeFileSync(tmp, policy([`${d.dir}/b`]));
+    renameSync(tmp, d.config);
+  });
+  t.equal(seen.length, 1, 'rename over: one notification');
+  t.same(uris(seen[0]!), expect(['b']));
+
+  seen = await exactlyOne(c, () => writeFileSync(d.config, policy([`${d.dir}/c`])));
+  t.equal(seen.length, 1, 'in-place write: one notification');
+  t.same(uris(seen[0]!), expect(['c']));
+
+  seen = await exactlyOne(c, () => {
+    unlinkSync(d.config);
+    writeFileSync(d.config, policy([`${d.dir}/d`]));
+  });
+  t.equal(seen.length, 1, 'delete and recreate: one notification');
+  t.same(uris(seen[0]!), expect(['d']));
+
+  seen = await exactlyOne(c, () => {
+    const swp = join(d.dir, '.mcp-roots.yaml.swp');
+    writeFileSync(swp, 'b0VIM 9.0');
+    writeFileSync(join(d.dir, '4913'), '');
+    unlinkSync(join(d.dir, '4913'));
+    copyFileSync(d.config, `${d.config}~`);
+    writeFileSync(d.config, policy([`${d.dir}/e`]));
+    unlinkSync(`${d.config}~`);
+    unlinkSync(swp);
+  });
+  t.equal(seen.length, 1, 'vim-style save: one notification');
+  t.same(uris(seen[0]!), expect(['e']));
+
+  // The swap and backup files alone reload nothing.
+  const loads = logCount(d, 'policy loaded');
+  const n = await none(c, async () => {
+    writeFileSync(join(d.dir, '.mcp-roots.yaml.swp'), 'x');
+    writeFileSync(`${d.config}~`, 'x');
+    await until('the recompute for the new files', () => logCount(d, 'recomputing') > 0);
+  });
+  t.equal(n, 0, 'no notification for swap and backup files');
+  t.equal(logCount(d, 'policy loaded'), loads, 'no reload for swap and backup files');
+});
+
+void t.test('an invalid edit keeps serving; the next valid edit applies', async (t) => {
+  const { d, c } = await setup(t, ['a', 'b'], (dir) => policy([`${dir}/a`]));
+  const n = await none(c, async () => {
+    writeFileSync(
+      d.config,
+      'version: 1\nservers:\n  fs:\n    roots:\n      - path: x\n        readonly: true\n',
+    );
+    await until('the error in status', async () => (await c.status()).policy.errors.length > 0);
+  });
+  t.equal(n, 0, 'no notification for an invalid edit');
+  const status = await c.status();
+  t.match(status.policy.errors[0]!.message, /readonly/);
+  t.same(uris(await c.listRoots('fs')), [uri(join(d.dir, 'a'))], 'the last good policy serves');
+
+  const seen = await exactlyOne(c, () => writeFileSync(d.config, policy([`${d.dir}/b`])));
+  t.equal(seen.length, 1);
+  t.same(uris(seen[0]!), [uri(join(d.dir, 'b'))]);
+  t.same((await c.status()).policy.errors, [], 'errors cleared');
+});
+
+void t.test('a missing main file, a symlinked main file, and deleting it', async (t) => {
+  const { d, c, first } = await setup(t, ['a', 'b', 'dotfiles'], () => undefined);
+  t.same(first.roots, [], 'no policy file: no roots');
+  const target = join(d.dir, 'dotfiles', 'roots.yaml');
+  writeFileSync(target, policy([`${d.dir}/a`]));
+  let seen = await exactlyOne(c, () => symlinkSync(target, d.config));
+  t.equal(seen.length, 1, 'the file appearing (as a symlink) applies');
+  t.same(uris(seen[0]!), [uri(join(d.dir, 'a'))]);
+
+  seen = await exactlyOne(c, () => writeFileSync(target, policy([`${d.dir}/b`])));
+  t.equal(seen.length, 1, "an edit of the link's target applies");
+  t.same(uris(seen[0]!), [uri(join(d.dir, 'b'))]);
+
+  seen = await exactlyOne(c, () => unlinkSync(d.config));
+  t.equal(seen.length, 1, 'deleting the main file is a decision');
+  t.same(seen[0]!.roots, [], 'every list becomes empty');
+});
+
+void t.test('directories matching dir/* and dir/**/x appear and disappear', async (t) => {
+  const { d, c, first } = await setup(t, ['g', 'r'], (dir) =>
+    policy([`${dir}/g/*`, `${dir}/r/**/x`]),
+  );
+  t.same(first.roots, []);
+  const one = join(d.dir, 'g', 'one');
+  const x = join(d.dir, 'r', 'a', 'b', 'x');
+
+  mkdirSync(one);
+  let ev = await waitForList(c, (u) => u.includes(uri(one)));
+  t.same(uris(ev), [uri(one)], 'dir/* match appears');
+
+  mkdirSync(x, { recursive: true });
+  ev = await waitForList(c, (u) => u.includes(uri(x)));
+  t.same(uris(ev), [uri(one), uri(x)], 'dir/**/x match appears');
+
+  const xUri = uri(x);
+  rmSync(join(d.dir, 'r', 'a'), { recursive: true });
+  ev = await waitForList(c, (u) => !u.includes(xUri));
+  t.same(uris(ev), [uri(one)], 'dir/**/x match disappears');
+
+  const oneUri = uri(one);
+  rmSync(one, { recursive: true });
+  ev = await waitForList(c, (u) => !u.includes(oneUri));
+  t.same(ev.roots, [], 'dir/* match disappears');
+});
+
+void t.test('a plain root created after start appears, even several levels down', async (t) => {
+  const { d, c, first } = await setup(t, [], (dir) =>
+    policy([`${dir}/late`, `${dir}/deep/er/still`]),
+  );
+  t.same(first.roots, []);
+  mkdirSync(join(d.dir, 'late'));
+  let ev = await waitForList(c, (u) => u.length === 1);
+  t.same(uris(ev), [uri(join(d.dir, 'late'))]);
+  mkdirSync(join(d.dir, 'deep'));
+  mkdirSync(join(d.dir, 'deep', 'er'));
+  mkdirSync(join(d.dir, 'deep', 'er', 'still'));
+  ev = await waitForList(c, (u) => u.length === 2);
+  t.same(uris(ev), [uri(join(d.dir, 'deep/er/still')), uri(join(d.dir, 'late'))]);
+});
+
+void t.test('a root expiring 2 s after start disappears on time', async (t) => {
+  const expires = Date.now() + 2000;
+  const { c, first } = await setup(t, ['a', 'b'], (dir) =>
+    policy([`${dir}/a`, { path: `${dir}/b`, expires: new Date(expires).toISOString() }]),
+  );
+  t.equal(first.roots.length, 2);
+  const ev = await nextEvent<ListChangedParams>(c, 'list_changed', 4000);
+  const late = Date.now() - expires;
+  t.equal(ev.roots.length, 1, 'the expired root is gone');
+  t.ok(late >= 0 && late < 500, `on time (${late} ms after expiry)`);
+});
+
+void t.test('a change that alters no list sends nothing', async (t) => {
+  const { d, c } = await setup(t, ['g', 'g/one', 'plain'], (dir) =>
+    policy([`${dir}/g/*`, `${dir}/plain`]),
+  );
+  const n = await none(c, async () => {
+    const before = logCount(d, 'recomputing (directories changed)');
+    writeFileSync(join(d.dir, 'g', 'file.txt'), 'not a directory');
+    writeFileSync(join(d.dir, 'plain', 'inside.txt'), 'inside a root');
+    await until('a recompute', () => logCount(d, 'recomputing (directories changed)') > before);
+    const loads = logCount(d, 'policy loaded (file changed)');
+    writeFileSync(d.config, `# a comment\n${policy([`${d.dir}/g/*`, `${d.dir}/plain`])}`);
+    await until('the reload', () => logCount(d, 'policy loaded (file changed)') > loads);
+  });
+  t.equal(n, 0, 'no notification');
+});
+
+void t.test('include added or removed changes what is watched', async (t) => {
+  const { d, c, first } = await setup(t, ['a', 'inc'], () => policy([]));
+  t.same(first.roots, []);
+  const inc = join(d.dir, 'inc', 'a.yaml');
+  writeFileSync(inc, policy([`${d.dir}/a`]));
+  const before = d.daemon.watcher.status().directories;
+
+  let seen = await exactlyOne(c, () =>
+    writeFileSync(d.config, policy([], `include: ["${d.dir}/inc/*.yaml"]\n`)),
+  );
+  t.same(uris(seen[0]!), [uri(join(d.dir, 'a'))], 'the included file applies');
+  await until(
+    'the include directory watched',
+    () => d.daemon.watcher.status().directories > before,
+  );
+
+  seen = await exactlyOne(c, () => writeFileSync(inc, policy([])));
+  t.equal(seen.length, 1, 'an edit of the included file applies');
+  t.same(seen[0]!.roots, []);
+
+  seen = await exactlyOne(c, () =>
+    writeFileSync(join(d.dir, 'inc', 'b.yaml'), policy([`${d.dir}/a`])),
+  );
+  t.equal(seen.length, 1, 'a new file matching the include glob applies');
+
+  seen = await exactlyOne(c, () => writeFileSync(d.config, policy([])));
+  t.same(seen[0]!.roots, [], 'include removed');
+  await until(
+    'the include directory released',
+    () => d.daemon.watcher.status().directories === before,
+  );
+  const loads = logCount(d, 'policy loaded');
+  const n = await none(c, async () => {
+    writeFileSync(inc, policy([`${d.dir}/a`]));
+    await delay(100);
+  });
+  t.equal(n, 0, 'an edit of a file no longer included sends nothing');
+  t.equal(logCount(d, 'policy loaded'), loads, 'and reloads nothing');
+});
+
+void t.test('watches are released when the policy stops naming a directory', async (t) => {
+  const { d, c } = await setup(t, ['g1', 'g2/sub', 'g3'], (dir) =>
+    policy([`${dir}/g1/*`, `${dir}/g2/*/x`, `${dir}/g3/**/y`]),
+  );
+  // g1, g2 (to depth 1), g3 (recursive), and the policy and grants directories.
+  await until('every watch set', async () => (await c.status()).watches.directories === 4);
+  const many = (await c.status()).watches.directories;
+  writeFileSync(d.config, policy([`${d.dir}/g1/*`]));
+  await until('fewer watches', async () => (await c.status()).watches.directories < many);
+  const few = (await c.status()).watches;
+  t.ok(few.directories < many, `${many} -> ${few.directories} directories`);
+  t.equal(few.mode, 'events');
+});
+
+void t.test('close() is idempotent', async (t) => {
+  const { d } = await setup(t, [], () => undefined);
+  const w = d.daemon.watcher;
+  const p = w.close();
+  t.equal(w.close(), p, 'the same promise');
+  await p;
+  t.equal(w.status().directories, 0, 'nothing left open');
+});
+
+void t.test('a watch that cannot be set is rescanned, listed, and recovers', async (t) => {
+  const real = await import('../../daemon/watch-backend.js');
+  let allow = false;
+  const backend: typeof real.defaultBackend = {
+    dir: (path, depth, onEvent, onError) =>
+      !allow && path.endsWith('/blocked')
+        ? Promise.reject(
+            Object.assign(
+              new Error(
+                `ENOSPC: System limit for number of file watchers reached, watch '${path}'`,
+              ),
+              {
+                code: 'ENOSPC',
+              },
+            ),
+          )
+        : real.defaultBackend.dir(path, depth, onEvent, onError),
+    recursive: (path, ignore, onEvent, onError) =>
+      real.defaultBackend.recursive(path, ignore, onEvent, onError),
+  };
+  // Mock each level's own import: the daemon's watcher gets the failing backend.
+  const watcher = await t.mockImport('../../daemon/watcher.js', {
+    '../../daemon/watch-backend.js': { ...real, defaultBackend: backend },
+  });
+  const daemon = await t.mockImport('../../daemon/daemon.js', {
+    '../../daemon/watcher.js': watcher,
+  });
+  const { startDaemon: start } = await t.mockImport<typeof import('../helpers/daemon.js')>(
+    '../helpers/daemon.js',
+    { '../../daemon/daemon.js': daemon },
+  );
+  const d = await start(t, undefined);
+  mkdirSync(join(d.dir, 'blocked'));
+  d.writePolicy(policy([`${d.dir}/blocked/*`]));
+  const c = await d.connect();
+  await c.reload();
+  await c.listRoots('fs', { subscribe: true });
+  const blocked = join(d.dir, 'blocked');
+  await until('the degraded path in status', async () =>
+    (await c.status()).watches.degraded.includes(blocked),
+  );
+  const status = await c.status();
+  t.equal(status.watches.mode, 'degraded');
+  t.same(status.watches.degraded, [blocked]);
+
+  mkdirSync(join(blocked, 'one'));
+  const ev = await waitForList(c, (u) => u.length === 1, 3000);
+  t.same(uris(ev), [uri(join(blocked, 'one'))], 'found by the degraded rescan');
+  t.equal(logCount(d, 'fs.inotify.max_user_watches=524288'), 1, 'the fix is logged once');
+
+  allow = true;
+  await until('events again', async () => (await c.status()).watches.mode === 'events');
+  t.same((await c.status()).watches.degraded, []);
+  t.equal(logCount(d, `watching ${blocked} by events again`), 1);
+  mkdirSync(join(blocked, 'two'));
+  const ev2 = await waitForList(c, (u) => u.length === 2);
+  t.equal(ev2.roots.length, 2, 'followed by events again');
+});
