@@ -26,14 +26,30 @@ export function quantile(sorted: number[], q: number): number {
 }
 
 /** p50/p99/min/max of samples in milliseconds. */
-export function summary(samples: number[]): { n: number; p50: number; p99: number; min: number; max: number } {
+export function summary(samples: number[]): {
+  n: number;
+  p50: number;
+  p99: number;
+  min: number;
+  max: number;
+} {
   const s = [...samples].sort((a, b) => a - b);
   const r = (x: number) => Math.round(x * 1000) / 1000;
-  return { n: s.length, p50: r(quantile(s, 0.5)), p99: r(quantile(s, 0.99)), min: r(s[0] ?? NaN), max: r(s.at(-1) ?? NaN) };
+  return {
+    n: s.length,
+    p50: r(quantile(s, 0.5)),
+    p99: r(quantile(s, 0.99)),
+    min: r(s[0] ?? NaN),
+    max: r(s.at(-1) ?? NaN),
+  };
 }
 
 /** Start a node script; resolve once `ready` returns true (checked every 20 ms). */
-export async function startNode(args: string[], ready: () => boolean, env: NodeJS.ProcessEnv = process.env): Promise<ChildProcess> {
+export async function startNode(
+  args: string[],
+  ready: () => boolean,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<ChildProcess> {
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'inherit'], env });
   for (let i = 0; i < 500; i++) {
     if (ready()) return child;
@@ -45,18 +61,39 @@ export async function startNode(args: string[], ready: () => boolean, env: NodeJ
 }
 
 /** Start the built daemon on a socket; resolves once the socket exists. */
-export function startDaemon(args: { config: string; socket: string; stateDir: string; extra?: string[] }, env?: NodeJS.ProcessEnv) {
+export function startDaemon(
+  args: { config: string; socket: string; stateDir: string; extra?: string[] },
+  env?: NodeJS.ProcessEnv,
+) {
   return startNode(
-    [dist('daemon/main.js'), '--config', args.config, '--socket', args.socket, '--state-dir', args.stateDir, '--log-level', 'warn', ...(args.extra ?? [])],
+    [
+      dist('daemon/main.js'),
+      '--config',
+      args.config,
+      '--socket',
+      args.socket,
+      '--state-dir',
+      args.stateDir,
+      '--log-level',
+      'warn',
+      ...(args.extra ?? []),
+    ],
     () => existsSync(args.socket),
     env,
   );
 }
 
 /** Print a result line for people and one JSON line for programs. */
-export function report(name: string, result: Record<string, unknown>, verdicts: [string, boolean][]): boolean {
+export function report(
+  name: string,
+  result: Record<string, unknown>,
+  verdicts: [string, boolean][],
+): boolean {
   const ok = verdicts.every(([, pass]) => pass);
-  process.stdout.write(`${JSON.stringify({ bench: name, ...result, verdicts: Object.fromEntries(verdicts), ok })}\n`);
-  for (const [what, pass] of verdicts) process.stdout.write(`  ${pass ? 'PASS' : 'FAIL'} ${name}: ${what}\n`);
+  process.stdout.write(
+    `${JSON.stringify({ bench: name, ...result, verdicts: Object.fromEntries(verdicts), ok })}\n`,
+  );
+  for (const [what, pass] of verdicts)
+    process.stdout.write(`  ${pass ? 'PASS' : 'FAIL'} ${name}: ${what}\n`);
   return ok;
 }

@@ -11,16 +11,20 @@ const PER_GROUP = 100;
 const dir = tempDir();
 try {
   for (let g = 0; g < GROUPS; g++) {
-    for (let d = 0; d < PER_GROUP; d++) mkdirSync(join(dir, 'tree', `g${g}`, `d${d}`), { recursive: true });
+    for (let d = 0; d < PER_GROUP; d++)
+      mkdirSync(join(dir, 'tree', `g${g}`, `d${d}`), { recursive: true });
   }
   const lines = ['version: 1', 'deny:', `  - ${dir}/tree/g0/d0`, '  - "**/.env"', 'servers:'];
   for (let s = 0; s < SERVERS; s++) {
     const g = s % GROUPS;
     lines.push(`  server-${s}:`, '    roots:');
-    for (let r = 0; r < 7; r++) lines.push(`      - path: ${dir}/tree/g${(g + r) % GROUPS}/d${(s + r) % PER_GROUP}`);
+    for (let r = 0; r < 7; r++)
+      lines.push(`      - path: ${dir}/tree/g${(g + r) % GROUPS}/d${(s + r) % PER_GROUP}`);
     lines.push(`      - {path: ${dir}/tree/g${g}/*, readOnly: true}`);
     lines.push(`      - {path: "${dir}/tree/g${(g + 1) % GROUPS}/d{1,2,3}"}`);
-    lines.push(`      - {path: ${dir}/tree/g${(g + 2) % GROUPS}/**/d7, expires: 2099-01-01T00:00:00Z}`);
+    lines.push(
+      `      - {path: ${dir}/tree/g${(g + 2) % GROUPS}/**/d7, expires: 2099-01-01T00:00:00Z}`,
+    );
   }
   const file = join(dir, 'policy.yaml');
   writeFileSync(file, `${lines.join('\n')}\n`);
@@ -47,7 +51,15 @@ try {
   const check = await evaluatePolicy({ configFile: file }, ctx);
   const ok = report(
     'resolve',
-    { servers: SERVERS, rules: SERVERS * 10, directories: GROUPS * PER_GROUP, roots, resolveMs: resolveStats, loadAndResolveMs: totalStats, errors: check.errors.length },
+    {
+      servers: SERVERS,
+      rules: SERVERS * 10,
+      directories: GROUPS * PER_GROUP,
+      roots,
+      resolveMs: resolveStats,
+      loadAndResolveMs: totalStats,
+      errors: check.errors.length,
+    },
     [
       [`resolve p50 ${resolveStats.p50} ms < 500 ms`, resolveStats.p50 < 500],
       [`load + resolve p50 ${totalStats.p50} ms (information)`, true],

@@ -12,7 +12,10 @@ export interface Backend {
 }
 
 /** A backend over a policy file evaluated in this process (`--config FILE`). */
-export async function offlineBackend(io: Io, opts: { config: string; stateDir?: string }): Promise<Backend> {
+export async function offlineBackend(
+  io: Io,
+  opts: { config: string; stateDir?: string },
+): Promise<Backend> {
   const { evaluation } = await evaluateOffline(io, opts);
   for (const e of evaluation.errors) {
     io.err(`error: ${e.file}:${e.line}:${e.column}: ${e.message}\n`);

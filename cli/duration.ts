@@ -13,7 +13,10 @@ export function parseDuration(text: string): number {
     matched = re.lastIndex;
   }
   if (text === '' || matched !== text.length || total <= 0) {
-    throw new RootsError('USAGE', `--for "${text}" is not a duration; write e.g. 30m, 2h, 1d or 1h30m`);
+    throw new RootsError(
+      'USAGE',
+      `--for "${text}" is not a duration; write e.g. 30m, 2h, 1d or 1h30m`,
+    );
   }
   return total;
 }
@@ -24,7 +27,10 @@ const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}
 export function parseUntil(text: string): string {
   const ms = Date.parse(text);
   if (!RFC3339.test(text) || Number.isNaN(ms)) {
-    throw new RootsError('USAGE', `--until "${text}" is not an RFC 3339 date-time with a zone, e.g. 2026-12-31T18:00:00Z`);
+    throw new RootsError(
+      'USAGE',
+      `--until "${text}" is not an RFC 3339 date-time with a zone, e.g. 2026-12-31T18:00:00Z`,
+    );
   }
   return new Date(ms).toISOString();
 }

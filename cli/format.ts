@@ -1,7 +1,13 @@
 /** Tables for people; `--json` prints the protocol's objects instead. */
 import { fileURLToPath } from 'node:url';
 import { tildify } from '../common/locations.js';
-import { formatPolicyError, type CheckResult, type ExplainResult, type PolicyError, type Root } from '../common/types.js';
+import {
+  formatPolicyError,
+  type CheckResult,
+  type ExplainResult,
+  type PolicyError,
+  type Root,
+} from '../common/types.js';
 import { columns } from './io.js';
 
 /** A root's path for people, `~` for the home directory. */
@@ -29,7 +35,8 @@ export function rootsTable(server: string, roots: Root[], home: string, now: num
     const denies = r._meta['mcp-roots/deny']?.length ?? 0;
     rows.push([
       rootPath(r, home),
-      (r._meta['mcp-roots/readOnly'] ? 'read-only' : 'read-write') + (denies > 0 ? ` (${denies} deny)` : ''),
+      (r._meta['mcp-roots/readOnly'] ? 'read-only' : 'read-write') +
+        (denies > 0 ? ` (${denies} deny)` : ''),
       expires ? `in ${timeLeft(expires, now)}` : '-',
       r.name ?? '',
     ]);
@@ -54,10 +61,17 @@ export function explainTable(result: ExplainResult, home: string): string {
     rows.push([where, r.kind, r.path, yielded]);
   }
   const head = `${result.server}: ${result.roots.length} root${result.roots.length === 1 ? '' : 's'}\n`;
-  return head + (result.rules.length > 1 ? columns(rows) : 'No rule of the policy applies to it (deny by default).\n');
+  return (
+    head +
+    (result.rules.length > 1
+      ? columns(rows)
+      : 'No rule of the policy applies to it (deny by default).\n')
+  );
 }
 
 /** Policy errors and warnings, one per line, with `~` for the home directory. */
 export function problemLines(kind: 'error' | 'warning', list: PolicyError[], home: string): string {
-  return list.map((e) => `${kind}: ${formatPolicyError({ ...e, file: tildify(e.file, home) })}\n`).join('');
+  return list
+    .map((e) => `${kind}: ${formatPolicyError({ ...e, file: tildify(e.file, home) })}\n`)
+    .join('');
 }

@@ -24,9 +24,12 @@ export function emit<T>(io: Io, json: boolean, data: T, table: (data: T) => stri
 /** Lay out rows as aligned columns. */
 export function columns(rows: string[][]): string {
   const widths: number[] = [];
-  for (const row of rows) row.forEach((cell, i) => (widths[i] = Math.max(widths[i] ?? 0, cell.length)));
+  for (const row of rows)
+    row.forEach((cell, i) => (widths[i] = Math.max(widths[i] ?? 0, cell.length)));
   return rows
-    .map((row) => row.map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i]!))).join('  '))
+    .map((row) =>
+      row.map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i]!))).join('  '),
+    )
     .join('\n')
     .concat(rows.length > 0 ? '\n' : '');
 }

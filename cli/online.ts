@@ -37,23 +37,40 @@ export async function onlineBackend(io: Io, socket: string | undefined): Promise
 }
 
 /** Run one of the daemon commands (and init/install-service, which need none). */
-export async function daemonCommand(io: Io, command: string, args: string[], opts: Options): Promise<ExitCode> {
+export async function daemonCommand(
+  io: Io,
+  command: string,
+  args: string[],
+  opts: Options,
+): Promise<ExitCode> {
   const json = opts.json ?? false;
-  if (command === 'init') return initPolicy(io, { force: opts.force ?? false, config: opts.config });
-  if (command === 'install-service') return installService(io, { dryRun: opts['dry-run'] ?? false });
-  if (command === 'uninstall-service') return uninstallService(io, { dryRun: opts['dry-run'] ?? false });
+  if (command === 'init')
+    return initPolicy(io, { force: opts.force ?? false, config: opts.config });
+  if (command === 'install-service')
+    return installService(io, { dryRun: opts['dry-run'] ?? false });
+  if (command === 'uninstall-service')
+    return uninstallService(io, { dryRun: opts['dry-run'] ?? false });
   if (command === 'grant') {
     // Validate locally before connecting, so a typo is a usage error even with no daemon.
     const path = resolve(io.cwd, args[1]!);
-    const lifetime = opts.until !== undefined ? { expires: parseUntil(opts.until) } : { seconds: parseDuration(opts.for ?? '1h') };
+    const lifetime =
+      opts.until !== undefined
+        ? { expires: parseUntil(opts.until) }
+        : { seconds: parseDuration(opts.for ?? '1h') };
     if (args[0]!.includes('*')) {
-      throw new RootsError('USAGE', `a grant names one server exactly; "${args[0]}" has a *. Put patterns in the policy file.`);
+      throw new RootsError(
+        'USAGE',
+        `a grant names one server exactly; "${args[0]}" has a *. Put patterns in the policy file.`,
+      );
     }
     let real: string;
     try {
       real = realpathSync(path);
     } catch {
-      throw new RootsError('PATH_NOT_FOUND', `${path} does not exist; a grant needs an existing file or directory`);
+      throw new RootsError(
+        'PATH_NOT_FOUND',
+        `${path} does not exist; a grant needs an existing file or directory`,
+      );
     }
     const client = await connect(io, opts.socket);
     try {
@@ -103,7 +120,12 @@ export async function daemonCommand(io: Io, command: string, args: string[], opt
           }
         }
         const result = await client.revoke(args[0]!, target);
-        emit(io, json, result, (r) => `revoked ${r.revoked} grant${r.revoked === 1 ? '' : 's'} of ${args[0]!}\n`);
+        emit(
+          io,
+          json,
+          result,
+          (r) => `revoked ${r.revoked} grant${r.revoked === 1 ? '' : 's'} of ${args[0]!}\n`,
+        );
         return result.revoked > 0 ? EXIT.ok : EXIT.fail;
       }
       case 'lockdown':
@@ -124,11 +146,21 @@ export async function daemonCommand(io: Io, command: string, args: string[], opt
   }
 }
 
-async function watch(io: Io, client: RootsClient, server: string, json: boolean): Promise<ExitCode> {
+async function watch(
+  io: Io,
+  client: RootsClient,
+  server: string,
+  json: boolean,
+): Promise<ExitCode> {
   const home = homeDir(io.env);
-  const print = (p: ListChangedParams | { server: string; revision: number; roots: ListChangedParams['roots'] }) => {
+  const print = (
+    p: ListChangedParams | { server: string; revision: number; roots: ListChangedParams['roots'] },
+  ) => {
     if (json) io.out(`${JSON.stringify(p)}\n`);
-    else io.out(`[${new Date().toISOString()}] revision ${p.revision}\n${rootsTable(server, p.roots, home, Date.now())}`);
+    else
+      io.out(
+        `[${new Date().toISOString()}] revision ${p.revision}\n${rootsTable(server, p.roots, home, Date.now())}`,
+      );
   };
   client.on('list_changed', (p) => {
     if (p.server === server) print(p);
@@ -136,7 +168,10 @@ async function watch(io: Io, client: RootsClient, server: string, json: boolean)
   const first = await client.listRoots(server, { subscribe: true });
   print({ server, revision: first._meta['mcp-roots/revision'], roots: first.roots });
   const closed = new Promise<'closed'>((resolve) => client.once('close', () => resolve('closed')));
-  const how = await Promise.race([closed, (io.interrupted?.() ?? new Promise<never>(() => {})).then(() => 'interrupted' as const)]);
+  const how = await Promise.race([
+    closed,
+    (io.interrupted?.() ?? new Promise<never>(() => {})).then(() => 'interrupted' as const),
+  ]);
   if (how === 'closed') {
     io.err('rootsctl: the daemon closed the connection\n');
     return EXIT.unreachable;
@@ -154,7 +189,13 @@ function grantsTable(grants: Grant[], io: Io): string {
   const home = homeDir(io.env);
   const rows = [['SERVER', 'PATH', 'ACCESS', 'EXPIRES', 'LEFT']];
   for (const g of grants) {
-    rows.push([g.server, tildify(g.path, home), g.readOnly ? 'read-only' : 'read-write', g.expires, timeLeft(g.expires, Date.now())]);
+    rows.push([
+      g.server,
+      tildify(g.path, home),
+      g.readOnly ? 'read-only' : 'read-write',
+      g.expires,
+      timeLeft(g.expires, Date.now()),
+    ]);
   }
   return columns(rows);
 }
@@ -171,17 +212,21 @@ export function statusText(s: DaemonStatus, home: string): string {
   for (const e of s.policy.errors) {
     lines.push(`ERROR:    ${formatPolicyError({ ...e, file: tildify(e.file, home) })}`);
   }
-  if (s.policy.errors.length > 0) lines.push('          (the last valid policy keeps serving until this is fixed)');
+  if (s.policy.errors.length > 0)
+    lines.push('          (the last valid policy keeps serving until this is fixed)');
   if (s.policy.warnings.length > 0) {
     lines.push(`warnings: ${s.policy.warnings.length} (\`rootsctl validate\` lists them)`);
   }
-  lines.push(`watches:  ${s.watches.directories} directories, ${s.watches.mode}${s.watches.degraded.length ? `; degraded (rescanned): ${s.watches.degraded.join(', ')}` : ''}`);
+  lines.push(
+    `watches:  ${s.watches.directories} directories, ${s.watches.mode}${s.watches.degraded.length ? `; degraded (rescanned): ${s.watches.degraded.join(', ')}` : ''}`,
+  );
   if (s.nextExpiry) lines.push(`next expiry: ${s.nextExpiry}`);
   lines.push('');
   if (s.servers.length === 0) lines.push('No servers in the policy.');
   else {
     const rows = [['SERVER', 'ROOTS', 'READ-ONLY', 'NEXT EXPIRY']];
-    for (const srv of s.servers) rows.push([srv.name, String(srv.roots), String(srv.readOnly), srv.nextExpiry ?? '-']);
+    for (const srv of s.servers)
+      rows.push([srv.name, String(srv.roots), String(srv.readOnly), srv.nextExpiry ?? '-']);
     lines.push(columns(rows).trimEnd());
   }
   lines.push('');
@@ -197,8 +242,7 @@ export function statusText(s: DaemonStatus, home: string): string {
 function uptime(seconds: number): string {
   if (seconds < 60) return `${seconds}s`;
   if (seconds < 3600) return `${Math.floor(seconds / 60)}m`;
-  if (seconds < 86400) return `${Math.floor(seconds / 3600)}h ${Math.floor((seconds % 3600) / 60)}m`;
+  if (seconds < 86400)
+    return `${Math.floor(seconds / 3600)}h ${Math.floor((seconds % 3600) / 60)}m`;
   return `${Math.floor(seconds / 86400)}d ${Math.floor((seconds % 86400) / 3600)}h`;
 }
-
-

@@ -24,7 +24,9 @@ const OPTIONS = {
 } as const;
 
 type OptionName = keyof typeof OPTIONS;
-export type Options = { [K in OptionName]?: (typeof OPTIONS)[K]['type'] extends 'string' ? string : boolean };
+export type Options = {
+  [K in OptionName]?: (typeof OPTIONS)[K]['type'] extends 'string' ? string : boolean;
+};
 
 /** Each command's positional arguments (required, optional) and the options it takes. */
 const COMMANDS: Record<string, { args: [number, number]; options: OptionName[] }> = {
@@ -58,7 +60,7 @@ export async function main(argv: string[], io: Io): Promise<ExitCode> {
   } catch (err) {
     return usageError(io, (err as Error).message);
   }
-  const opts = parsed.values as Options;
+  const opts = parsed.values;
   const [command, ...args] = parsed.positionals;
   if (opts.help || command === 'help') {
     io.out(USAGE);
@@ -72,17 +74,27 @@ export async function main(argv: string[], io: Io): Promise<ExitCode> {
   if (!spec) return usageError(io, `unknown command "${command}"`);
   const [min, max] = spec.args;
   if (args.length < min || args.length > max) {
-    return usageError(io, `${command} takes ${min === max ? min : `${min} to ${max}`} argument${max === 1 ? '' : 's'}, got ${args.length}`);
+    return usageError(
+      io,
+      `${command} takes ${min === max ? min : `${min} to ${max}`} argument${max === 1 ? '' : 's'}, got ${args.length}`,
+    );
   }
   for (const key of Object.keys(opts) as OptionName[]) {
-    if (key !== 'help' && !spec.options.includes(key)) return usageError(io, `--${key} does not apply to ${command}`);
+    if (key !== 'help' && !spec.options.includes(key))
+      return usageError(io, `--${key} does not apply to ${command}`);
   }
-  if (opts.for !== undefined && opts.until !== undefined) return usageError(io, 'give --for or --until, not both');
+  if (opts.for !== undefined && opts.until !== undefined)
+    return usageError(io, 'give --for or --until, not both');
   const json = opts.json ?? false;
   try {
     switch (command) {
       case 'validate':
-        return await validate(io, { file: args[0], config: opts.config, stateDir: opts['state-dir'], json });
+        return await validate(io, {
+          file: args[0],
+          config: opts.config,
+          stateDir: opts['state-dir'],
+          json,
+        });
       case 'list':
       case 'check':
       case 'explain':
@@ -95,7 +107,13 @@ export async function main(argv: string[], io: Io): Promise<ExitCode> {
   }
 }
 
-async function query(io: Io, command: 'list' | 'check' | 'explain', args: string[], opts: Options, json: boolean) {
+async function query(
+  io: Io,
+  command: 'list' | 'check' | 'explain',
+  args: string[],
+  opts: Options,
+  json: boolean,
+) {
   const backend: Backend = opts.config
     ? await offlineBackend(io, { config: opts.config, stateDir: opts['state-dir'] })
     : await onlineBackend(io, opts.socket);
@@ -112,8 +130,11 @@ async function query(io: Io, command: 'list' | 'check' | 'explain', args: string
 /** One line on stderr for any failure; exit 3 when the daemon cannot be reached. */
 export function reportError(io: Io, err: unknown): ExitCode {
   if (err instanceof RootsError) {
-    io.err(`rootsctl: ${err.message}\n${err.hint && !err.message.includes(err.hint) ? `${err.hint}\n` : ''}`);
-    if (err.code === 'DAEMON_UNREACHABLE' || err.code === 'SOCKET_DIR_UNSAFE') return EXIT.unreachable;
+    io.err(
+      `rootsctl: ${err.message}\n${err.hint && !err.message.includes(err.hint) ? `${err.hint}\n` : ''}`,
+    );
+    if (err.code === 'DAEMON_UNREACHABLE' || err.code === 'SOCKET_DIR_UNSAFE')
+      return EXIT.unreachable;
     if (err.code === 'USAGE') return EXIT.usage;
     return EXIT.fail;
   }

@@ -25,7 +25,9 @@ export function configHome(env: Env): string {
 export function stateDir(env: Env, cwd: string, flag?: string): string {
   if (flag) return resolve(cwd, flag);
   if (env.MCP_ROOTS_STATE_DIR) return resolve(cwd, env.MCP_ROOTS_STATE_DIR);
-  const base = env.XDG_STATE_HOME?.startsWith('/') ? env.XDG_STATE_HOME : join(homeDir(env), '.local/state');
+  const base = env.XDG_STATE_HOME?.startsWith('/')
+    ? env.XDG_STATE_HOME
+    : join(homeDir(env), '.local/state');
   return join(base, 'mcp-roots');
 }
 

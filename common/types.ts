@@ -4,7 +4,8 @@ export type Access = 'read' | 'write';
 export type DenyAccess = 'all' | 'write';
 
 /** A deny inside a root: a literal path as a URI, or a glob pattern. */
-export type DenyMeta = { uri: string; access: DenyAccess } | { pattern: string; access: DenyAccess };
+export type DenyMeta =
+  { uri: string; access: DenyAccess } | { pattern: string; access: DenyAccess };
 
 export interface RootMeta {
   'mcp-roots/readOnly': boolean;

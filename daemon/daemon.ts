@@ -50,14 +50,20 @@ export class Daemon {
     const listener = await acquireListener(options.socket, deps);
     try {
       await state.start();
-      const grants = new GrantStore({ state, file: grantsFile(options.stateDir), dir: options.stateDir, log });
-      let daemon: Daemon | undefined;
+      const grants = new GrantStore({
+        state,
+        file: grantsFile(options.stateDir),
+        dir: options.stateDir,
+        log,
+      });
+      // The status handler needs the daemon, which needs the server: tie the knot through a holder.
+      const self: { daemon?: Daemon } = {};
       const server = new RootsServer(listener.server, {
         state,
         log,
         version: packageVersion(),
         settleMs: options.settleMs,
-        status: () => daemon!.status(),
+        status: () => self.daemon!.status(),
         extra: grants.handlers(),
       });
       const watcher = new PolicyWatcher({
@@ -74,7 +80,8 @@ export class Daemon {
       await listener.listen();
       const guard = new SocketGuard({ listener, uid: deps.uid, pid: deps.pid, log });
       await guard.start();
-      daemon = new Daemon(options, state, listener, server, watcher, log, guard);
+      const daemon = new Daemon(options, state, listener, server, watcher, log, guard);
+      self.daemon = daemon;
       log.info(
         `mcp-rootsd ${packageVersion()} listening on ${options.socket}${listener.activated ? ' (socket activation)' : ''}; policy ${options.configFile}`,
       );
@@ -121,7 +128,9 @@ export class Daemon {
       connections: this.server.connections,
       lockdown: state.lockdown,
       watches: this.watcher.status(),
-      ...(next !== undefined && !state.lockdown ? { nextExpiry: new Date(next).toISOString() } : {}),
+      ...(next !== undefined && !state.lockdown
+        ? { nextExpiry: new Date(next).toISOString() }
+        : {}),
     };
   }
 

@@ -20,7 +20,9 @@ export interface GrantStoreOptions {
   now?: () => number;
 }
 
-type Handlers = Partial<{ [M in keyof Methods]: (params: Methods[M]['params']) => Promise<Methods[M]['result']> }>;
+type Handlers = Partial<{
+  [M in keyof Methods]: (params: Methods[M]['params']) => Promise<Methods[M]['result']>;
+}>;
 
 /** A grant lasts one hour unless asked otherwise. */
 export const DEFAULT_GRANT_SECONDS = 3600;
@@ -61,47 +63,70 @@ export class GrantStore {
       });
     }
     if (params.server.includes('*')) {
-      throw new RootsError('GRANT_DENIED', `a grant names one server exactly; "${params.server}" has a *. Put patterns in the policy file.`);
+      throw new RootsError(
+        'GRANT_DENIED',
+        `a grant names one server exactly; "${params.server}" has a *. Put patterns in the policy file.`,
+      );
     }
     if (!isAbsolute(params.path)) {
-      throw new RootsError('PATH_INVALID', `${params.path} is not an absolute path; give the full path`);
+      throw new RootsError(
+        'PATH_INVALID',
+        `${params.path} is not an absolute path; give the full path`,
+      );
     }
     let canonical: string;
     try {
       canonical = await realpath(params.path);
     } catch (err) {
-      throw new RootsError('PATH_NOT_FOUND', `${params.path} does not exist (${errnoCode(err) ?? String(err)}); a grant needs an existing file or directory`);
+      throw new RootsError(
+        'PATH_NOT_FOUND',
+        `${params.path} does not exist (${errnoCode(err) ?? String(err)}); a grant needs an existing file or directory`,
+      );
     }
     if (canonical.includes('$')) {
       // The grants file is a policy file, where $ starts a variable: such a path cannot be written there.
-      throw new RootsError('GRANT_DENIED', `${canonical} contains a $, which a policy file would read as a variable; grant a parent directory instead`);
+      throw new RootsError(
+        'GRANT_DENIED',
+        `${canonical} contains a $, which a policy file would read as a variable; grant a parent directory instead`,
+      );
     }
     const now = this.now();
     let expires: number;
     if (params.expires !== undefined) {
       expires = Date.parse(params.expires);
       if (!/([Zz]|[+-]\d{2}:\d{2})$/.test(params.expires) || Number.isNaN(expires)) {
-        throw new RootsError('USAGE', `expires "${params.expires}" is not an RFC 3339 date-time with a zone, e.g. 2026-12-31T18:00:00Z`);
+        throw new RootsError(
+          'USAGE',
+          `expires "${params.expires}" is not an RFC 3339 date-time with a zone, e.g. 2026-12-31T18:00:00Z`,
+        );
       }
       if (expires <= now) throw new RootsError('USAGE', `expires ${params.expires} is in the past`);
     } else {
       expires = now + (params.seconds ?? DEFAULT_GRANT_SECONDS) * 1000;
     }
     if (expires - now > MAX_GRANT_SECONDS * 1000) {
-      throw new RootsError('GRANT_DENIED', `a grant may last at most ${MAX_GRANT_SECONDS / 86400} days; put lasting access in the policy file`);
+      throw new RootsError(
+        'GRANT_DENIED',
+        `a grant may last at most ${MAX_GRANT_SECONDS / 86400} days; put lasting access in the policy file`,
+      );
     }
     await state.fresh();
     let readOnly = params.readOnly ?? false;
     let notice: string | undefined;
     const deny = state.resolved.denyFor(params.server, canonical);
     if (deny?.access === 'all') {
-      throw new RootsError('GRANT_DENIED', `${canonical} is denied to ${params.server} by ${deny.reason}; a grant cannot open it`);
+      throw new RootsError(
+        'GRANT_DENIED',
+        `${canonical} is denied to ${params.server} by ${deny.reason}; a grant cannot open it`,
+      );
     }
     if (deny && !readOnly) {
       readOnly = true;
       notice = `granted read-only: writing ${canonical} is denied by ${deny.reason}`;
     }
-    const grants = (await this.read()).filter((g) => !(g.server === params.server && g.path === canonical));
+    const grants = (await this.read()).filter(
+      (g) => !(g.server === params.server && g.path === canonical),
+    );
     const grant: Grant = {
       server: params.server,
       path: canonical,
@@ -121,12 +146,18 @@ export class GrantStore {
   private async revoke(server: string, path: string | undefined): Promise<{ revoked: number }> {
     const grants = await this.read();
     let target = path;
-    if (path !== undefined) target = (await ignoreMissing(realpath(path))) ?? path;
-    const keep = grants.filter((g) => !(g.server === server && (target === undefined || g.path === target || g.path === path)));
+    // A path that cannot be resolved (missing, ENAMETOOLONG, ELOOP, EACCES) is matched as written.
+    if (path !== undefined) target = await realpath(path).catch(() => path);
+    const keep = grants.filter(
+      (g) =>
+        !(g.server === server && (target === undefined || g.path === target || g.path === path)),
+    );
     const revoked = grants.length - keep.length;
     if (revoked > 0) {
       await this.write(keep);
-      this.opts.log.info(`revoked ${revoked} grant${revoked === 1 ? '' : 's'} of ${server}${path ? ` on ${path}` : ''}`);
+      this.opts.log.info(
+        `revoked ${revoked} grant${revoked === 1 ? '' : 's'} of ${server}${path ? ` on ${path}` : ''}`,
+      );
     }
     return { revoked };
   }
@@ -137,7 +168,9 @@ export class GrantStore {
     if (bytes === undefined) return [];
     const parsed = parsePolicyText(bytes, this.opts.file);
     if (!parsed.policy) {
-      this.opts.log.warn(`${this.opts.file} does not parse; it will be rewritten on the next grant`);
+      this.opts.log.warn(
+        `${this.opts.file} does not parse; it will be rewritten on the next grant`,
+      );
       return [];
     }
     const now = this.now();
@@ -187,7 +220,11 @@ export async function writeAtomically(file: string, text: string): Promise<void>
   await mkdir(dir, { recursive: true, mode: 0o700 });
   const temp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
   try {
-    const handle = await open(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o600);
+    const handle = await open(
+      temp,
+      constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL,
+      0o600,
+    );
     try {
       await handle.writeFile(text);
       await handle.sync();
@@ -197,7 +234,11 @@ export async function writeAtomically(file: string, text: string): Promise<void>
     await rename(temp, file);
   } catch (err) {
     await rm(temp, { force: true });
-    throw new RootsError('INTERNAL', `cannot write ${file} (${errnoCode(err) ?? String(err)}); the previous grants are kept`, { cause: err });
+    throw new RootsError(
+      'INTERNAL',
+      `cannot write ${file} (${errnoCode(err) ?? String(err)}); the previous grants are kept`,
+      { cause: err },
+    );
   }
   // Make the rename itself durable.
   const dirHandle = await ignoreMissing(open(dir, constants.O_RDONLY));

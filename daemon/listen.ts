@@ -20,7 +20,10 @@ export interface Listener {
 const SD_LISTEN_FDS_START = 3;
 
 /** systemd socket activation: the inherited listening descriptor, if it is meant for us. */
-export function activationFd(env: Record<string, string | undefined>, pid: number): number | undefined {
+export function activationFd(
+  env: Record<string, string | undefined>,
+  pid: number,
+): number | undefined {
   if (env.LISTEN_PID === undefined || Number(env.LISTEN_PID) !== pid) return undefined;
   const count = Number(env.LISTEN_FDS ?? '0');
   return Number.isInteger(count) && count >= 1 ? SD_LISTEN_FDS_START : undefined;
@@ -75,7 +78,13 @@ export async function acquireListener(
   const fd = activationFd(opts.env, opts.pid);
   if (fd !== undefined) {
     const server = createServer({ allowHalfOpen: true });
-    return { server, path, activated: true, listen: () => listen(server, { fd }), close: () => closeServer(server) };
+    return {
+      server,
+      path,
+      activated: true,
+      listen: () => listen(server, { fd }),
+      close: () => closeServer(server),
+    };
   }
 
   checkSocketPathLength(path);
@@ -108,7 +117,10 @@ export async function acquireListener(
         );
       }
       if (!existing.isSocket()) {
-        throw new RootsError('SOCKET_DIR_UNSAFE', `${path} exists and is not a socket; move it away or choose another --socket.`);
+        throw new RootsError(
+          'SOCKET_DIR_UNSAFE',
+          `${path} exists and is not a socket; move it away or choose another --socket.`,
+        );
       }
       await ignoreMissing(unlink(path)); // stale: its daemon is gone (connect refused)
     }

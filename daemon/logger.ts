@@ -22,7 +22,10 @@ export function makeLogger(
     fmt === 'json'
       ? format.combine(format.timestamp(), format.json())
       : fmt === 'journal'
-        ? format.printf(({ level, message, ...rest }) => `<${PRIORITY[level] ?? 6}>${String(message)}${fields(rest)}`)
+        ? format.printf(
+            ({ level, message, ...rest }) =>
+              `<${PRIORITY[level] ?? 6}>${String(message)}${fields(rest)}`,
+          )
         : format.combine(
             format.timestamp(),
             format.printf(

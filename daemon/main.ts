@@ -12,7 +12,9 @@ async function run(): Promise<number> {
   try {
     options = parseDaemonArgs(process.argv.slice(2), process.env, process.cwd(), uid);
   } catch (err) {
-    process.stderr.write(`mcp-rootsd: ${(err as Error).message}\nRun \`mcp-rootsd --help\` for the options.\n`);
+    process.stderr.write(
+      `mcp-rootsd: ${(err as Error).message}\nRun \`mcp-rootsd --help\` for the options.\n`,
+    );
     return 2;
   }
   if (options === 'help') {
@@ -33,6 +35,7 @@ async function run(): Promise<number> {
     await new Promise((resolve) => log.on('finish', resolve).end());
     return 1;
   }
+  let code = 0;
   await new Promise<void>((resolve) => {
     const stop = (signal: string) => {
       log.info(`${signal} received`);
@@ -44,9 +47,14 @@ async function run(): Promise<number> {
       log.info('SIGHUP received: reloading the policy');
       void daemon.state.reload({ policy: true, grants: true }, 'SIGHUP');
     });
+    // The socket is gone and cannot be recreated: exit non-zero rather than serve on nothing.
+    void daemon.guard.lost.then(() => {
+      code = 1;
+      resolve();
+    });
   });
   await daemon.close();
-  return 0;
+  return code;
 }
 
 // A daemon cannot afford a lost rejection: log it and keep serving.

@@ -37,7 +37,12 @@ Options:
 `;
 
 /** Parse argv; throws RootsError('USAGE') with a message naming the bad option. */
-export function parseDaemonArgs(argv: string[], env: Env, cwd: string, uid: number): DaemonOptions | 'help' | 'version' {
+export function parseDaemonArgs(
+  argv: string[],
+  env: Env,
+  cwd: string,
+  uid: number,
+): DaemonOptions | 'help' | 'version' {
   let values;
   try {
     ({ values } = parseArgs({
@@ -63,7 +68,10 @@ export function parseDaemonArgs(argv: string[], env: Env, cwd: string, uid: numb
   if (values.version) return 'version';
   const level = values['log-level'] ?? 'info';
   if (!LOG_LEVELS.includes(level as LogLevel)) {
-    throw new RootsError('USAGE', `--log-level must be one of ${LOG_LEVELS.join(', ')}, not "${level}"`);
+    throw new RootsError(
+      'USAGE',
+      `--log-level must be one of ${LOG_LEVELS.join(', ')}, not "${level}"`,
+    );
   }
   const fmt = values['log-format'] ?? defaultLogFormat(env);
   if (!['text', 'journal', 'json'].includes(fmt)) {
@@ -85,6 +93,7 @@ export function parseDaemonArgs(argv: string[], env: Env, cwd: string, uid: numb
 function number(raw: string | undefined, flag: string, fallback: number, min: number): number {
   if (raw === undefined) return fallback;
   const n = Number(raw);
-  if (!Number.isFinite(n) || n < min) throw new RootsError('USAGE', `${flag} must be a number ≥ ${min}, not "${raw}"`);
+  if (!Number.isFinite(n) || n < min)
+    throw new RootsError('USAGE', `${flag} must be a number ≥ ${min}, not "${raw}"`);
   return n;
 }

@@ -29,7 +29,9 @@ export interface ServerDeps {
   /** Builds `daemon/status` (the daemon owns what the server does not know). */
   status: () => Promise<DaemonStatus>;
   /** The grants family and lockdown, from the grants store. */
-  extra?: Partial<{ [M in keyof Methods]: (params: Methods[M]['params']) => Promise<Methods[M]['result']> }>;
+  extra?: Partial<{
+    [M in keyof Methods]: (params: Methods[M]['params']) => Promise<Methods[M]['result']>;
+  }>;
   /** Settle window for pushes to one server (ms). */
   settleMs: number;
 }
@@ -46,7 +48,9 @@ export class RootsServer {
     private readonly deps: ServerDeps,
   ) {
     server.on('connection', (socket) => this.accept(socket));
-    this.throttle = new Throttle<Change>(deps.settleMs, (server, change) => this.push(server, change));
+    this.throttle = new Throttle<Change>(deps.settleMs, (server, change) =>
+      this.push(server, change),
+    );
     deps.state.on('changed', (_revision, changes) => {
       for (const change of changes) {
         deps.log.info(
@@ -60,7 +64,10 @@ export class RootsServer {
 
   /** Connected clients, for `daemon/status`. */
   get connections(): { client: string; subscriptions: string[] }[] {
-    return [...this.clients].map((c) => ({ client: c.name, subscriptions: [...c.subscriptions].sort() }));
+    return [...this.clients].map((c) => ({
+      client: c.name,
+      subscriptions: [...c.subscriptions].sort(),
+    }));
   }
 
   /** Number of (connection, server) subscriptions. */
@@ -106,7 +113,8 @@ export class RootsServer {
     const { state } = this.deps;
     const c = client.connection;
     c.onRequest('initialize', (params) => {
-      if (params.clientInfo) client.name = `${params.clientInfo.name} ${params.clientInfo.version}`.trim();
+      if (params.clientInfo)
+        client.name = `${params.clientInfo.name} ${params.clientInfo.version}`.trim();
       return {
         protocolVersion: PROTOCOL_VERSION,
         serverInfo: { name: DAEMON_NAME, version: this.deps.version },
@@ -134,7 +142,8 @@ export class RootsServer {
     c.onRequest('roots/check', async (params) => {
       const access = params.access ?? 'read';
       const result = await state.check(params.server, params.path, access);
-      if (!result.allowed) this.deps.log.info(`denied ${access} for ${params.server}: ${result.reason}`);
+      if (!result.allowed)
+        this.deps.log.info(`denied ${access} for ${params.server}: ${result.reason}`);
       return result;
     });
     c.onRequest('policy/explain', async (params) => {
@@ -149,7 +158,12 @@ export class RootsServer {
     for (const [method, handler] of Object.entries(this.deps.extra ?? {})) {
       c.onRequest(method as keyof Methods, handler as never);
     }
-    for (const method of ['grants/add', 'grants/list', 'grants/revoke', 'policy/lockdown'] as const) {
+    for (const method of [
+      'grants/add',
+      'grants/list',
+      'grants/revoke',
+      'policy/lockdown',
+    ] as const) {
       if (this.deps.extra?.[method]) continue;
       c.onRequest(method, () => {
         throw new RootsError('INTERNAL', `${method} is not available in this daemon`);

@@ -47,7 +47,13 @@ export interface StateEvents {
   resolved: [resolved: ResolvedPolicy];
 }
 
-const EMPTY: LoadedSources = { files: [], errors: [], warnings: [], includePatterns: [], missingMain: false };
+const EMPTY: LoadedSources = {
+  files: [],
+  errors: [],
+  warnings: [],
+  includePatterns: [],
+  missingMain: false,
+};
 /** How many names asked about (but not subscribed) are remembered for diffing. */
 const RECENT_NAMES = 256;
 const LOCKDOWN_FILE = 'lockdown';
@@ -99,7 +105,8 @@ export class PolicyState extends EventEmitter<StateEvents> {
 
   /** Load everything for the first time. Never throws for a bad policy: it serves nothing. */
   async start(): Promise<void> {
-    this.lockdown = (await ignoreMissing(readFile(join(this.opts.stateDir, LOCKDOWN_FILE)))) !== undefined;
+    this.lockdown =
+      (await ignoreMissing(readFile(join(this.opts.stateDir, LOCKDOWN_FILE)))) !== undefined;
     await this.reload({ policy: true, grants: true }, 'start');
   }
 
@@ -159,7 +166,9 @@ export class PolicyState extends EventEmitter<StateEvents> {
         await rm(file, { force: true });
       }
       this.lockdown = on;
-      this.opts.log.warn(on ? 'lockdown on: every list is empty, every access refused' : 'lockdown off');
+      this.opts.log.warn(
+        on ? 'lockdown on: every list is empty, every access refused' : 'lockdown off',
+      );
       this.diff();
     });
   }
@@ -208,7 +217,11 @@ export class PolicyState extends EventEmitter<StateEvents> {
   async check(server: string, path: string, access: Access): Promise<CheckResult> {
     await this.fresh();
     if (this.lockdown) {
-      return { allowed: false, access, reason: 'lockdown is on: every access is refused until `rootsctl unlock`' };
+      return {
+        allowed: false,
+        access,
+        reason: 'lockdown is on: every access is refused until `rootsctl unlock`',
+      };
     }
     return this.current.check(server, path, access);
   }
@@ -248,7 +261,8 @@ export class PolicyState extends EventEmitter<StateEvents> {
     this.loadedAt = new Date(ctx.now);
     this.timer.set(this.current.nextExpiry, this.now);
     // A name the policy just started naming had the empty list before (deny by default).
-    for (const name of this.current.serverNames()) if (!this.lists.has(name)) this.lists.set(name, '[]');
+    for (const name of this.current.serverNames())
+      if (!this.lists.has(name)) this.lists.set(name, '[]');
     this.diff();
     this.emit('resolved', this.current);
   }
@@ -293,7 +307,9 @@ export class PolicyState extends EventEmitter<StateEvents> {
   private serial<T>(op: () => Promise<T>): Promise<T> {
     const run = this.chain.then(op, op);
     this.chain = run.catch((err: unknown) => {
-      this.opts.log.error(`internal error while updating the policy: ${errnoCode(err) ?? ''} ${String(err)}`);
+      this.opts.log.error(
+        `internal error while updating the policy: ${errnoCode(err) ?? ''} ${String(err)}`,
+      );
     });
     return run;
   }

@@ -21,7 +21,8 @@ export async function evaluatePolicy(
   ctx: PolicyContext,
 ): Promise<Evaluation> {
   const sources = await loadPolicySources(input.configFile, ctx);
-  const grants = input.grantsFile === undefined ? undefined : await loadGrantsSource(input.grantsFile, ctx);
+  const grants =
+    input.grantsFile === undefined ? undefined : await loadGrantsSource(input.grantsFile, ctx);
   const usable = [
     ...(sources.errors.length === 0 ? sources.files : []),
     ...(grants && grants.errors.length === 0 ? grants.files : []),

@@ -24,7 +24,8 @@ export function expandPath(
   baseDir: string,
   ctx: { home: string; env: Record<string, string | undefined> },
 ): Expanded {
-  if (raw.includes('\0')) return { ok: false, message: `${JSON.stringify(raw)}: contains a NUL byte` };
+  if (raw.includes('\0'))
+    return { ok: false, message: `${JSON.stringify(raw)}: contains a NUL byte` };
   let missing: string | undefined;
   let invalid: string | undefined;
   let path = raw.replace(VAR, (whole, braced: string | undefined, bare: string | undefined) => {
@@ -41,7 +42,10 @@ export function expandPath(
     return value;
   });
   if (invalid !== undefined) {
-    return { ok: false, message: `${invalid}: not a valid variable name (write \${NAME} with letters, digits and _)` };
+    return {
+      ok: false,
+      message: `${invalid}: not a valid variable name (write \${NAME} with letters, digits and _)`,
+    };
   }
   if (missing !== undefined) {
     return {
@@ -49,10 +53,14 @@ export function expandPath(
       message: `\${${missing}}: environment variable ${missing} is not set (set it in the daemon's environment, e.g. \`systemctl --user set-environment ${missing}=...\`, or write the path out)`,
     };
   }
-  if (path.includes('\0')) return { ok: false, message: `${JSON.stringify(raw)}: expands to a path with a NUL byte` };
+  if (path.includes('\0'))
+    return { ok: false, message: `${JSON.stringify(raw)}: expands to a path with a NUL byte` };
   if (path === '~' || path.startsWith('~/')) path = ctx.home + path.slice(1);
   else if (path.startsWith('~')) {
-    return { ok: false, message: `${JSON.stringify(raw)}: ~user is not supported; write the full path` };
+    return {
+      ok: false,
+      message: `${JSON.stringify(raw)}: ~user is not supported; write the full path`,
+    };
   }
   if (!isAbsolute(path)) path = `${baseDir}/${path}`;
   return { ok: true, path: normalizeLexically(path) };

@@ -38,7 +38,11 @@ export const HEAVY_DIRS = ['node_modules'];
  * symlinked directory while walking; keeps a matched symlink only if its canonical target
  * lies inside the canonical base; `*` and `**` do not match dot names unless spelled.
  */
-export async function expandGlob(fs: FsView, pattern: string, kind: EntryKind): Promise<GlobResult> {
+export async function expandGlob(
+  fs: FsView,
+  pattern: string,
+  kind: EntryKind,
+): Promise<GlobResult> {
   const { base, glob } = splitGlob(pattern);
   const segments = glob.split('/').filter((s) => s !== '');
   const recursive = segments.includes('**');
@@ -89,13 +93,15 @@ export async function expandGlob(fs: FsView, pattern: string, kind: EntryKind): 
       if (!segmentOk) continue;
       const isLast = !recursive && level === depth;
       if (recursive || isLast) {
-        if (whole(relPath)) descend.push(consider(path, entry.isSymbolicLink(), entry.isDirectory()));
+        if (whole(relPath))
+          descend.push(consider(path, entry.isSymbolicLink(), entry.isDirectory()));
       }
       const mayDescend =
         entry.isDirectory() &&
         !entry.isSymbolicLink() &&
         (recursive
-          ? (spellsDot || !name.startsWith('.')) && (namesHeavy.has(name) || !HEAVY_DIRS.includes(name))
+          ? (spellsDot || !name.startsWith('.')) &&
+            (namesHeavy.has(name) || !HEAVY_DIRS.includes(name))
           : level < depth);
       if (mayDescend) descend.push(walk(path, relPath, level + 1));
     }
@@ -103,7 +109,7 @@ export async function expandGlob(fs: FsView, pattern: string, kind: EntryKind): 
   };
 
   const consider = async (path: string, isLink: boolean, isDir: boolean): Promise<void> => {
-    let canonical = path;
+    let canonical: string;
     let targetIsDir = isDir;
     if (isLink) {
       try {

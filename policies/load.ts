@@ -24,26 +24,50 @@ function err(pos: Pos, message: string): PolicyError {
  * Load the main policy file and, depth-first in the order written, every file it includes.
  * A missing main file is no error: it loads as no files at all.
  */
-export async function loadPolicySources(mainFile: string, ctx: PolicyContext): Promise<LoadedSources> {
-  const out: LoadedSources = { files: [], errors: [], warnings: [], includePatterns: [], missingMain: false };
+export async function loadPolicySources(
+  mainFile: string,
+  ctx: PolicyContext,
+): Promise<LoadedSources> {
+  const out: LoadedSources = {
+    files: [],
+    errors: [],
+    warnings: [],
+    includePatterns: [],
+    missingMain: false,
+  };
   const walk: Walk = { ctx, out, seen: new Set(), stack: [] };
   await loadFile(walk, mainFile, undefined, true);
   return out;
 }
 
 /** Load the grants file on its own; it may not include other files. */
-export async function loadGrantsSource(grantsFile: string, ctx: PolicyContext): Promise<LoadedSources> {
-  const out: LoadedSources = { files: [], errors: [], warnings: [], includePatterns: [], missingMain: false };
+export async function loadGrantsSource(
+  grantsFile: string,
+  ctx: PolicyContext,
+): Promise<LoadedSources> {
+  const out: LoadedSources = {
+    files: [],
+    errors: [],
+    warnings: [],
+    includePatterns: [],
+    missingMain: false,
+  };
   const walk: Walk = { ctx, out, seen: new Set(), stack: [] };
   await loadFile(walk, grantsFile, undefined, false);
   for (const f of out.files) {
-    for (const inc of f.include) out.errors.push(err(inc.pos, 'include: the grants file cannot include other files'));
+    for (const inc of f.include)
+      out.errors.push(err(inc.pos, 'include: the grants file cannot include other files'));
     f.include = [];
   }
   return out;
 }
 
-async function loadFile(walk: Walk, file: string, from: Pos | undefined, isMain: boolean): Promise<void> {
+async function loadFile(
+  walk: Walk,
+  file: string,
+  from: Pos | undefined,
+  isMain: boolean,
+): Promise<void> {
   const { ctx, out } = walk;
   let canonical: string;
   let bytes: Buffer;
@@ -62,7 +86,9 @@ async function loadFile(walk: Walk, file: string, from: Pos | undefined, isMain:
         : code === 'EISDIR'
           ? `${file} is a directory, not a policy file`
           : `cannot read ${file} (${code ?? String(e)}); check its permissions`;
-    out.errors.push(from ? err(from, `include: ${what}`) : { file, line: 1, column: 1, message: what });
+    out.errors.push(
+      from ? err(from, `include: ${what}`) : { file, line: 1, column: 1, message: what },
+    );
     return;
   }
   if (walk.stack.includes(canonical)) {
@@ -91,7 +117,9 @@ async function loadFile(walk: Walk, file: string, from: Pos | undefined, isMain:
     out.includePatterns.push(expanded.path);
     if (isGlob(expanded.path) && !(await existsLiterally(ctx, expanded.path))) {
       const globbed = await expandGlob(ctx.fs, expanded.path, 'file');
-      const paths = globbed.matches.map((m) => m.path).sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
+      const paths = globbed.matches
+        .map((m) => m.path)
+        .sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
       for (const p of paths) await loadFile(walk, p, inc.pos, false);
     } else {
       await loadFile(walk, expanded.path, inc.pos, false);

@@ -123,6 +123,9 @@ export interface ResolvedPolicy {
   check(server: string, path: string, access: 'read' | 'write'): Promise<CheckResult>;
   explain(server: string): ExplainResult;
   /** The strongest deny (or protected path) covering a canonical path for a server, if any. */
-  denyFor(server: string, canonical: string): { access: 'all' | 'write'; reason: string } | undefined;
+  denyFor(
+    server: string,
+    canonical: string,
+  ): { access: 'all' | 'write'; reason: string } | undefined;
   tools(server: string): Record<string, ToolRule>;
 }

@@ -77,10 +77,12 @@ export async function canonicalizeLoose(fs: FsView, path: string, depth = 0): Pr
     const code = errnoCode(err);
     if (code !== 'ENOENT' && code !== 'ENOTDIR') throw err;
   }
-  if (depth > MAX_LINKS) throw Object.assign(new Error(`too many symlinks: ${path}`), { code: 'ELOOP' });
+  if (depth > MAX_LINKS)
+    throw Object.assign(new Error(`too many symlinks: ${path}`), { code: 'ELOOP' });
   const parent = dirname(path);
   if (parent === path) return path;
-  const canonParent = await canonicalizeLoose(fs, parent, depth + 1);
+  // Only links count towards the limit: a path may have any number of missing components.
+  const canonParent = await canonicalizeLoose(fs, parent, depth);
   const base = path.slice(parent === sep ? 1 : parent.length + 1);
   const joined = canonParent === sep ? sep + base : canonParent + sep + base;
   // A dangling symlink as the last component: judge the path it points to.

@@ -33,7 +33,11 @@ export interface ProtectedInput {
 /** Compile the protected paths as write denies. */
 export async function protectedRules(fs: FsView, input: ProtectedInput): Promise<DenyRule[]> {
   const rules: Promise<DenyRule>[] = [];
-  const add = (path: string, display: string, opts: { entriesOnly?: boolean; inMeta?: boolean } = {}) =>
+  const add = (
+    path: string,
+    display: string,
+    opts: { entriesOnly?: boolean; inMeta?: boolean } = {},
+  ) =>
     rules.push(
       compileDeny(fs, path, 'write', {
         source: 'protected',
@@ -53,11 +57,15 @@ export async function protectedRules(fs: FsView, input: ProtectedInput): Promise
       // a file that vanished since loading: its path is still protected above
     }
   }
-  for (const pattern of input.includePatterns) add(pattern, `${pattern} (an include pattern)`, { inMeta: false });
-  for (const dir of dirs) add(dir, `${dir} (holds policy files)`, { entriesOnly: true, inMeta: false });
+  for (const pattern of input.includePatterns)
+    add(pattern, `${pattern} (an include pattern)`, { inMeta: false });
+  for (const dir of dirs)
+    add(dir, `${dir} (holds policy files)`, { entriesOnly: true, inMeta: false });
   if (input.stateDir) add(input.stateDir, `${input.stateDir} (mcp-roots state)`);
   if (input.runtimeDir) add(input.runtimeDir, `${input.runtimeDir} (mcp-roots runtime)`);
-  for (const rel of HOST_CONFIG_FILES) add(join(input.home, rel), `~/${rel} (MCP host configuration)`);
-  for (const pattern of HOST_CONFIG_PATTERNS) add(pattern, `${pattern} (MCP host configuration)`, { inMeta: false });
+  for (const rel of HOST_CONFIG_FILES)
+    add(join(input.home, rel), `~/${rel} (MCP host configuration)`);
+  for (const pattern of HOST_CONFIG_PATTERNS)
+    add(pattern, `${pattern} (MCP host configuration)`, { inMeta: false });
   return Promise.all(rules);
 }

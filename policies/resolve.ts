@@ -112,7 +112,12 @@ export async function resolvePolicy(
     for (const d of file.deny) {
       if (d.abs === undefined) continue;
       globalDenies.push(
-        await compileDeny(fs, d.abs, d.access, { source: 'deny', display: d.path, pos: d.pos, inMeta: true }),
+        await compileDeny(fs, d.abs, d.access, {
+          source: 'deny',
+          display: d.path,
+          pos: d.pos,
+          inMeta: true,
+        }),
       );
     }
   }
@@ -128,7 +133,12 @@ export async function resolvePolicy(
       for (const d of block.deny) {
         if (d.abs === undefined) continue;
         denies.push(
-          await compileDeny(fs, d.abs, d.access, { source: 'deny', display: d.path, pos: d.pos, inMeta: true }),
+          await compileDeny(fs, d.abs, d.access, {
+            source: 'deny',
+            display: d.path,
+            pos: d.pos,
+            inMeta: true,
+          }),
         );
       }
       const entries: EntryResult[] = [];
@@ -136,7 +146,8 @@ export async function resolvePolicy(
         const readOnly = entry.readOnly ?? block.readOnly ?? file.defaults.readOnly;
         const expired = entry.expires !== undefined && entry.expires <= ctx.now;
         if (entry.expires !== undefined && !expired) {
-          nextExpiry = nextExpiry === undefined ? entry.expires : Math.min(nextExpiry, entry.expires);
+          nextExpiry =
+            nextExpiry === undefined ? entry.expires : Math.min(nextExpiry, entry.expires);
         }
         const result: EntryResult = { entry, readOnly, expired, matches: [] };
         entries.push(result);
@@ -144,7 +155,10 @@ export async function resolvePolicy(
         if (abs === undefined) continue;
         if (expired) {
           result.reason = 'expired';
-          warn(entry.pos, `${entry.path}: expired at ${new Date(entry.expires!).toISOString()}; it grants nothing`);
+          warn(
+            entry.pos,
+            `${entry.path}: expired at ${new Date(entry.expires!).toISOString()}; it grants nothing`,
+          );
           continue;
         }
         const key = `${entry.kind ?? 'directory'}\0${abs}`;
@@ -164,7 +178,16 @@ export async function resolvePolicy(
     if (x.watch.recursive) plan.recursive.push(x.watch.recursive);
   }
   plan.dirs = dedupeDirs(plan.dirs);
-  return new Resolution(ctx, files, warnings, nextExpiry, plan, blocks, globalDenies, protectedList);
+  return new Resolution(
+    ctx,
+    files,
+    warnings,
+    nextExpiry,
+    plan,
+    blocks,
+    globalDenies,
+    protectedList,
+  );
 }
 
 async function nearestExisting(fs: PolicyContext['fs'], path: string): Promise<string> {
@@ -188,11 +211,17 @@ interface Expansion {
   candidates: { path: string; canonical: string }[];
   /** Warnings, without the entry's own text. */
   notes: string[];
+  /** The matches named by their base names, made once for every entry that gives no name. */
+  defaultMatches?: { canonical: string; name: string }[];
   reason?: ExplainReason;
   watch: { dir?: WatchPlan['dirs'][number]; recursive?: WatchPlan['recursive'][number] };
 }
 
-async function expandEntry(fs: PolicyContext['fs'], abs: string, kind: 'directory' | 'file' | 'any'): Promise<Expansion> {
+async function expandEntry(
+  fs: PolicyContext['fs'],
+  abs: string,
+  kind: 'directory' | 'file' | 'any',
+): Promise<Expansion> {
   const x: Expansion = { literal: false, candidates: [], notes: [], watch: {} };
   let lstatCode: string | undefined;
   try {
@@ -236,11 +265,17 @@ async function expandEntry(fs: PolicyContext['fs'], abs: string, kind: 'director
       x.watch.dir = { path: base, depth: base === g.base ? g.depth : 0 };
     }
     for (const u of g.unreadable) x.notes.push(`cannot read ${u.path} (${u.code}); skipped`);
-    for (const o of g.outsideBase) x.notes.push(`${o} is a symlink leading outside ${g.base}; not granted`);
+    for (const o of g.outsideBase)
+      x.notes.push(`${o} is a symlink leading outside ${g.base}; not granted`);
     for (const n of g.notUtf8) x.notes.push(`${n} is not valid UTF-8 and cannot be a URI; skipped`);
     found.push(...g.matches);
     if (found.length === 0) {
-      x.reason = g.outsideBase.length > 0 ? 'outside-base' : g.unreadable.length > 0 ? 'not-readable' : 'missing';
+      x.reason =
+        g.outsideBase.length > 0
+          ? 'outside-base'
+          : g.unreadable.length > 0
+            ? 'not-readable'
+            : 'missing';
       if (x.reason === 'missing') x.notes.push('matches nothing (yet); it is watched');
       return x;
     }
@@ -270,9 +305,17 @@ function applyExpansion(
 ): void {
   for (const note of x.notes) warn(entry.pos, `${entry.path}: ${note}`);
   if (x.reason !== undefined && x.candidates.length === 0) result.reason = x.reason;
+  if (entry.name === undefined) {
+    // Entries without a name of their own share one list of matches per expansion.
+    x.defaultMatches ??= x.candidates.map((c) => ({
+      canonical: c.canonical,
+      name: basename(c.path),
+    }));
+    result.matches = x.defaultMatches;
+    return;
+  }
   for (const c of x.candidates) {
-    const base = basename(c.path);
-    const name = entry.name === undefined ? base : x.literal ? entry.name : entry.name.replaceAll('{base}', base);
+    const name = x.literal ? entry.name : entry.name.replaceAll('{base}', basename(c.path));
     result.matches.push({ canonical: c.canonical, name });
   }
 }
@@ -305,7 +348,8 @@ class Resolution implements ResolvedPolicy {
 
   serverNames(): string[] {
     const names = new Set<string>();
-    for (const b of this.blocks) if (!hasWildcard(b.block.pattern)) names.add(unescapeStars(b.block.pattern));
+    for (const b of this.blocks)
+      if (!hasWildcard(b.block.pattern)) names.add(unescapeStars(b.block.pattern));
     return [...names].sort(compareUtf8);
   }
 
@@ -320,7 +364,8 @@ class Resolution implements ResolvedPolicy {
   tools(server: string): Record<string, ToolRule> {
     const out: Record<string, ToolRule> = {};
     for (const b of this.matching(server)) {
-      for (const [tool, rule] of Object.entries(b.block.tools)) out[tool] = { ...out[tool], ...rule };
+      for (const [tool, rule] of Object.entries(b.block.tools))
+        out[tool] = { ...out[tool], ...rule };
     }
     return out;
   }
@@ -362,7 +407,10 @@ class Resolution implements ResolvedPolicy {
   }
 
   private readonly rootObjects = new Map<string, Root>();
-  private readonly effects = new Map<string, { kill?: DenyRule; write: boolean; meta: DenyMeta[] }>();
+  private readonly effects = new Map<
+    string,
+    { kill?: DenyRule; write: boolean; meta: DenyMeta[] }
+  >();
 
   /** What the global denies and protected paths do to a root at this canonical path. */
   private commonEffect(canonical: string): { kill?: DenyRule; write: boolean; meta: DenyMeta[] } {
@@ -381,7 +429,11 @@ class Resolution implements ResolvedPolicy {
   }
 
   private computeView(blocks: Block[]): ServerView {
-    const denies = [...this.globalDenies, ...blocks.flatMap((b) => b.denies), ...this.protectedList];
+    const denies = [
+      ...this.globalDenies,
+      ...blocks.flatMap((b) => b.denies),
+      ...this.protectedList,
+    ];
     interface Agg {
       name: string;
       writable: boolean;
@@ -400,11 +452,17 @@ class Resolution implements ResolvedPolicy {
         for (const m of e.matches) {
           const a = agg.get(m.canonical);
           if (!a) {
-            agg.set(m.canonical, { name: m.name, writable: !e.readOnly, expires: exp, forever: exp === undefined });
+            agg.set(m.canonical, {
+              name: m.name,
+              writable: !e.readOnly,
+              expires: exp,
+              forever: exp === undefined,
+            });
           } else {
             a.writable ||= !e.readOnly;
             a.forever ||= exp === undefined;
-            if (exp !== undefined) a.expires = a.expires === undefined ? exp : Math.max(a.expires, exp);
+            if (exp !== undefined)
+              a.expires = a.expires === undefined ? exp : Math.max(a.expires, exp);
           }
         }
       }
@@ -421,7 +479,9 @@ class Resolution implements ResolvedPolicy {
         continue;
       }
       const readOnly =
-        !a.writable || common.write || own.some((d) => d.access === 'write' && covers(d, canonical));
+        !a.writable ||
+        common.write ||
+        own.some((d) => d.access === 'write' && covers(d, canonical));
       const expires = !a.forever && a.expires !== undefined ? a.expires : undefined;
       // Views share identical roots: a thousand servers over one tree hold one object per root.
       const key = own.length === 0 ? `${canonical}\0${a.name}\0${readOnly}\0${expires}` : undefined;
@@ -430,7 +490,9 @@ class Resolution implements ResolvedPolicy {
         const meta: Root['_meta'] = { 'mcp-roots/readOnly': readOnly };
         if (expires !== undefined) meta['mcp-roots/expiresAt'] = new Date(expires).toISOString();
         const holes =
-          own.length === 0 ? common.meta : denyMeta([...this.globalDenies, ...own, ...this.protectedList], canonical);
+          own.length === 0
+            ? common.meta
+            : denyMeta([...this.globalDenies, ...own, ...this.protectedList], canonical);
         if (holes.length > 0) meta['mcp-roots/deny'] = holes;
         root = { uri: toUri(canonical), name: a.name, _meta: meta };
         if (key !== undefined) this.rootObjects.set(key, root);
@@ -454,43 +516,70 @@ class Resolution implements ResolvedPolicy {
       return no(`cannot resolve ${path} (${errnoCode(err) ?? String(err)})`);
     }
     const first = this.decide(view, server, path, canonical, access);
-    if (!first.allowed || !/[^\x00-\x7f]/.test(path)) return first;
+    if (!first.allowed || !/[^\p{ASCII}]/u.test(path)) return first;
     // A server may open a Unicode-equivalent name for one that does not exist (the filesystem
     // server does, NFC for NFD): every spelling must be allowed.
     for (const form of ['NFC', 'NFD'] as const) {
-      const other = await canonicalizeLoose(this.ctx.fs, normalizeLexically(path.normalize(form))).catch(() => canonical);
+      const other = await canonicalizeLoose(
+        this.ctx.fs,
+        normalizeLexically(path.normalize(form)),
+      ).catch(() => canonical);
       if (other === canonical) continue;
       const result = this.decide(view, server, other, other, access);
-      if (!result.allowed) return { ...result, reason: `${path} may open its ${form} spelling: ${result.reason}` };
+      if (!result.allowed)
+        return { ...result, reason: `${path} may open its ${form} spelling: ${result.reason}` };
     }
     return first;
   }
 
-  private decide(view: ServerView, server: string, path: string, canonical: string, access: 'read' | 'write'): CheckResult {
+  private decide(
+    view: ServerView,
+    server: string,
+    path: string,
+    canonical: string,
+    access: 'read' | 'write',
+  ): CheckResult {
     const no = (reason: string, root?: Root): CheckResult =>
       root ? { allowed: false, access, reason, root } : { allowed: false, access, reason };
     let best: RootInfo | undefined;
     for (const r of view.info) {
-      if (isInsideOrEqual(canonical, r.canonical) && (!best || r.canonical.length > best.canonical.length)) best = r;
+      if (
+        isInsideOrEqual(canonical, r.canonical) &&
+        (!best || r.canonical.length > best.canonical.length)
+      )
+        best = r;
     }
     const shown = canonical === path ? path : `${path} (${canonical})`;
     if (!best) return no(`${shown} is outside every root of ${server}`);
     for (const d of view.denies) {
-      if (d.access === 'all' && covers(d, canonical)) return no(`${shown} is denied by ${describeRule(d)}`, best.root);
+      if (d.access === 'all' && covers(d, canonical))
+        return no(`${shown} is denied by ${describeRule(d)}`, best.root);
     }
     if (access === 'write') {
       for (const d of view.denies) {
-        if (covers(d, canonical)) return no(`writing ${shown} is denied by ${describeRule(d)}`, best.root);
+        if (covers(d, canonical))
+          return no(`writing ${shown} is denied by ${describeRule(d)}`, best.root);
         if (mayContainMatch(d, canonical)) {
-          return no(`writing ${shown} would move or remove what ${describeRule(d)} protects`, best.root);
+          return no(
+            `writing ${shown} would move or remove what ${describeRule(d)} protects`,
+            best.root,
+          );
         }
       }
       if (best.readOnly) return no(`${shown} is in the read-only root ${best.root.uri}`, best.root);
     }
-    return { allowed: true, access, reason: `${shown} is inside the root ${best.root.uri}`, root: best.root };
+    return {
+      allowed: true,
+      access,
+      reason: `${shown} is inside the root ${best.root.uri}`,
+      root: best.root,
+    };
   }
 
-  denyFor(server: string, canonical: string): { access: 'all' | 'write'; reason: string } | undefined {
+  denyFor(
+    server: string,
+    canonical: string,
+  ): { access: 'all' | 'write'; reason: string } | undefined {
     const denies = this.view(server).denies.filter((d) => !d.entriesOnly && covers(d, canonical));
     const rule = denies.find((d) => d.access === 'all') ?? denies[0];
     return rule ? { access: rule.access, reason: describeRule(rule) } : undefined;
@@ -503,11 +592,23 @@ class Resolution implements ResolvedPolicy {
     const rules: ExplainRule[] = [];
     for (const b of blocks) {
       for (const e of b.entries) {
-        const yielded = e.matches.filter((m) => listed.has(m.canonical)).map((m) => toUri(m.canonical));
-        const rule: ExplainRule = { ...posOf(e.entry.pos), kind: 'root', path: e.entry.path, yielded };
+        const yielded = e.matches
+          .filter((m) => listed.has(m.canonical))
+          .map((m) => toUri(m.canonical));
+        const rule: ExplainRule = {
+          ...posOf(e.entry.pos),
+          kind: 'root',
+          path: e.entry.path,
+          yielded,
+        };
         if (yielded.length === 0) {
           const reason =
-            e.reason ?? (e.matches.some((m) => view.dropped.has(m.canonical)) ? 'denied' : e.expired ? 'expired' : 'missing');
+            e.reason ??
+            (e.matches.some((m) => view.dropped.has(m.canonical))
+              ? 'denied'
+              : e.expired
+                ? 'expired'
+                : 'missing');
           rule.reason = reason;
         }
         rules.push(rule);
@@ -516,7 +617,8 @@ class Resolution implements ResolvedPolicy {
     for (const d of view.denies) {
       const affected = [...view.dropped].filter(([, k]) => k === d).map(([c]) => toUri(c));
       for (const i of view.info) {
-        if (covers(d, i.canonical) || (d.inMeta && !d.entriesOnly && holeIn(d, i.canonical))) affected.push(i.root.uri);
+        if (covers(d, i.canonical) || (d.inMeta && !d.entriesOnly && holeIn(d, i.canonical)))
+          affected.push(i.root.uri);
       }
       if (d.source === 'protected' && affected.length === 0) continue;
       rules.push({
@@ -549,7 +651,9 @@ function denyMeta(denies: DenyRule[], root: string): DenyMeta[] {
   for (const d of denies) {
     if (!d.inMeta || d.entriesOnly || !holeIn(d, root)) continue;
     const m: DenyMeta =
-      d.pattern !== undefined ? { pattern: d.pattern, access: d.access } : { uri: toUri(d.literal!), access: d.access };
+      d.pattern !== undefined
+        ? { pattern: d.pattern, access: d.access }
+        : { uri: toUri(d.literal!), access: d.access };
     const k = `${m.access}\0${'uri' in m ? m.uri : `\0${m.pattern}`}`;
     if (!seen.has(k)) {
       seen.add(k);

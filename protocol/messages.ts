@@ -33,7 +33,12 @@ export type Incoming =
   | { kind: 'invalid'; id: RpcId; code: number; message: string };
 
 function isId(value: unknown): value is RpcId {
-  return value === null || typeof value === 'string' || typeof value === 'number';
+  // 1e999 parses to Infinity, which JSON.stringify would echo as null: not the id that was sent.
+  return (
+    value === null ||
+    typeof value === 'string' ||
+    (typeof value === 'number' && Number.isFinite(value))
+  );
 }
 
 function invalid(id: RpcId, message: string): Incoming {
@@ -67,7 +72,7 @@ export function parseMessage(line: string): Incoming {
     const method = msg.method;
     if (typeof method !== 'string') return invalid(id, 'method must be a string');
     if (!hasId) return { kind: 'notification', method, params: msg.params };
-    if (!isId(msg.id)) return invalid(null, 'id must be a number, a string or null');
+    if (!isId(msg.id)) return invalid(null, 'id must be a finite number, a string or null');
     return { kind: 'request', id, method, params: msg.params };
   }
   if (Object.hasOwn(msg, 'error')) return { kind: 'error', id: msg.id, error: msg.error };

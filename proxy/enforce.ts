@@ -30,14 +30,24 @@ export function shapeProblem(path: string): string | undefined {
  */
 export function toLocalPath(value: string, isUri: boolean): { path: string } | Refusal | undefined {
   if (/^file:/i.test(value)) {
+    let path: string;
     try {
-      return { path: fileURLToPath(value) };
+      path = fileURLToPath(value);
     } catch (err) {
       return {
         path: value,
         reason: `${value} is not a valid file URI (${(err as Error).message})`,
       };
     }
+    // A server reads a URI in an argument that takes a path as a relative path (the filesystem
+    // server resolves it under its first root), not as the file the URI names.
+    if (!isUri) {
+      return {
+        path: value,
+        reason: `${value} is a file URI where a path is expected; give ${path}`,
+      };
+    }
+    return { path };
   }
   if (isUri && SCHEME.test(value)) return undefined;
   return { path: value };

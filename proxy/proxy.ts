@@ -61,6 +61,8 @@ interface Pending {
 
 const NL = Buffer.from('\n');
 
+const SERVER_GONE = 'the MCP server exited or closed its output (see the proxy’s stderr)';
+
 function isObject(v: unknown): v is Json {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
@@ -146,6 +148,11 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
   private readonly inFlight = new Map<string, string>();
   private readonly owedInputs = new Map<string, string>();
 
+  /** Host requests relayed to the server and not yet answered (id key to id text and method). */
+  private readonly relayed = new Map<string, { id: string; method: string }>();
+  /** Set once the server has closed its output: nothing it was asked will be answered. */
+  private serverGone = false;
+
   constructor(options: RootsProxyOptions) {
     super();
     this.o = {
@@ -161,6 +168,8 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
     hostIn.on('error', (err) => this.o.log.debug(`host input: ${err.message}`));
     serverOut.on('data', (chunk: Buffer) => this.onServerData(chunk));
     serverOut.on('end', () => this.onServerEnd());
+    // Destroyed without an end (run.ts gives up on an output a grandchild holds open).
+    serverOut.on('close', () => this.onServerEnd());
     serverOut.on('error', (err) => this.o.log.debug(`server output: ${err.message}`));
     this.o.serverIn.on('error', (err) => this.o.log.debug(`server input: ${err.message}`));
     this.o.hostOut.on('error', (err: Error) => {
@@ -225,6 +234,10 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
     }
     const params = isObject(msg.params) ? msg.params : {};
     const isRequest = 'id' in msg;
+    if (isRequest && this.serverGone) {
+      this.answerHostError(line, -32603, `mcp-roots-proxy: ${msg.method} not sent: ${SERVER_GONE}`);
+      return;
+    }
     switch (msg.method) {
       case 'initialize':
         if (isRequest) return this.onInitialize(line, params);
@@ -239,7 +252,10 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
         return;
       case 'notifications/cancelled': {
         const key = idKey(memberText(memberText(line.text, 'params') ?? '{}', 'requestId'));
-        if (key !== undefined) this.inFlight.delete(key);
+        if (key !== undefined) {
+          this.inFlight.delete(key);
+          this.relayed.delete(key);
+        }
         if (this.answeredHost.has(key)) return;
         break;
       }
@@ -266,6 +282,7 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
     const capsText = caps !== undefined && caps.startsWith('{') ? caps : '{}';
     const newCaps = setMember(capsText, 'roots', '{"listChanged":true}');
     const newParams = setMember(paramsText, 'capabilities', newCaps);
+    this.track(line, 'initialize');
     this.toServer(setMember(line.text, 'params', newParams));
   }
 
@@ -364,6 +381,7 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
   }
 
   private onServerEnd(): void {
+    if (this.serverGone) return;
     const rest = this.serverSplitter.end();
     if (rest !== undefined) this.onServerLine(rest);
     for (const [id, p] of this.ownRequests) {
@@ -371,6 +389,15 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
       p.reject(new Error('the server closed its output'));
       this.ownRequests.delete(id);
     }
+    // The host would otherwise wait for ever for answers that cannot come.
+    this.serverGone = true;
+    for (const { id, method } of this.relayed.values()) {
+      this.o.log.warn(`the server went away before answering ${method}; answered with an error`);
+      this.toHost(
+        `{"jsonrpc":"2.0","id":${id},"error":${JSON.stringify({ code: -32603, message: `mcp-roots-proxy: no answer to ${method}: ${SERVER_GONE}` })}}`,
+      );
+    }
+    this.relayed.clear();
     this.emit('serverClosed');
   }
 
@@ -385,6 +412,13 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
       return;
     }
     if (isResponse(msg)) return this.onServerResponse(line, msg);
+    if (typeof msg.method !== 'string') {
+      // The host's stdout carries only MCP frames: a JSON object that is none is garbage too.
+      this.o.log.warn(
+        `dropped a JSON line from the server that is not a JSON-RPC message: ${line.text.slice(0, 200)}`,
+      );
+      return;
+    }
     const params = isObject(msg.params) ? msg.params : {};
     if (msg.method === 'roots/list' && 'id' in msg) return this.onServerRootsList(line, params);
     if (msg.method === 'notifications/cancelled') {
@@ -412,6 +446,7 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
       return;
     }
     const key = idKey(memberText(line.text, 'id'));
+    if (key !== undefined) this.relayed.delete(key);
     if (key !== undefined && key === this.initializeKey) this.onInitializeResult(msg.result);
     const request = key === undefined ? undefined : this.inFlight.get(key);
     if (key !== undefined) this.inFlight.delete(key);
@@ -469,6 +504,7 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
 
   /** Relay a host request; in a session without initialize, remember it and add owed roots answers. */
   private relayRequest(line: Line, params: Json): void {
+    this.track(line, typeof line.msg?.method === 'string' ? line.msg.method : 'a request');
     const key = this.initializeKey === undefined ? idKey(memberText(line.text, 'id')) : undefined;
     if (key === undefined) {
       this.toServer(line.bytes);
@@ -480,6 +516,13 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
         : line.text;
     this.inFlight.set(key, text);
     this.toServer(text === line.text ? line.bytes : text);
+  }
+
+  /** Remember a host request on its way to the server, so that it is answered if the server dies. */
+  private track(line: Line, method: string): void {
+    const id = memberText(line.text, 'id');
+    const key = idKey(id);
+    if (id !== undefined && key !== undefined) this.relayed.set(key, { id, method });
   }
 
   private withOwedInputs(text: string): string {

@@ -20,6 +20,9 @@ export interface ProxyIo {
 /** How long the child may take to exit once its input is closed, before SIGTERM (then SIGKILL). */
 const EXIT_GRACE_MS = 3000;
 
+/** How long the child's output may stay open after it has exited. */
+const EXIT_OUTPUT_GRACE_MS = 1000;
+
 const FORWARDED_SIGNALS = ['SIGTERM', 'SIGINT', 'SIGHUP'] as const;
 
 /** Run the proxy until the child exits; resolves with the status to exit with. */
@@ -82,11 +85,27 @@ export async function runProxy(options: ProxyOptions, io: ProxyIo): Promise<numb
   };
   for (const s of FORWARDED_SIGNALS) process.on(s, forward);
 
-  // 'close' comes after 'exit' and after the child's stdout has ended, so nothing is lost.
+  // 'close' comes after 'exit' and after the child's stdout has ended, so nothing is lost. But a
+  // grandchild that inherited the child's stdout can hold it open for ever: after the exit, wait
+  // a little for the output, then stop waiting, so that the host is never left hanging.
   const status = await new Promise<number>((resolve) => {
-    child.once('close', (code, signal) => {
+    let grace: NodeJS.Timeout | undefined;
+    const done = (code: number | null, signal: NodeJS.Signals | null): void => {
+      if (grace !== undefined) clearTimeout(grace);
       if (code !== null) resolve(code);
       else resolve(128 + (signal === null ? 0 : constants.signals[signal]));
+    };
+    child.once('close', done);
+    child.once('exit', (code, signal) => {
+      grace = setTimeout(() => {
+        log.warn(
+          'the server exited but its output is still open (a process it started?); closing it',
+        );
+        child.off('close', done);
+        // The proxy answers what is still in flight when the output closes; then we are done.
+        child.stdout.once('close', () => done(code, signal));
+        child.stdout.destroy();
+      }, EXIT_OUTPUT_GRACE_MS);
     });
   });
   for (const s of FORWARDED_SIGNALS) process.off(s, forward);

@@ -7,7 +7,12 @@ import { checkLine, explainTable, rootsTable } from '../format.js';
 import { emit, EXIT, type ExitCode, type Io } from '../io.js';
 
 /** `rootsctl list SERVER`. */
-export async function list(io: Io, backend: Backend, server: string, json: boolean): Promise<ExitCode> {
+export async function list(
+  io: Io,
+  backend: Backend,
+  server: string,
+  json: boolean,
+): Promise<ExitCode> {
   const result = await backend.list(server);
   emit(io, json, result, (r) => rootsTable(server, r.roots, homeDir(io.env), Date.now()));
   return EXIT.ok;
@@ -29,7 +34,12 @@ export async function check(
 }
 
 /** `rootsctl explain SERVER`. */
-export async function explain(io: Io, backend: Backend, server: string, json: boolean): Promise<ExitCode> {
+export async function explain(
+  io: Io,
+  backend: Backend,
+  server: string,
+  json: boolean,
+): Promise<ExitCode> {
   const result = await backend.explain(server);
   emit(io, json, result, (r) => explainTable(r, homeDir(io.env)));
   return EXIT.ok;

@@ -18,7 +18,10 @@ export async function validate(
   io: Io,
   opts: { file?: string; config?: string; stateDir?: string; json: boolean },
 ): Promise<ExitCode> {
-  const { evaluation, file } = await evaluateOffline(io, { config: opts.file ?? opts.config, stateDir: opts.stateDir });
+  const { evaluation, file } = await evaluateOffline(io, {
+    config: opts.file ?? opts.config,
+    stateDir: opts.stateDir,
+  });
   const warnings = [...evaluation.warnings, ...writableProtected(evaluation)];
   const result: ValidateResult = {
     ok: evaluation.errors.length === 0,
@@ -30,7 +33,9 @@ export async function validate(
   if (opts.json) {
     io.out(`${JSON.stringify(result, null, 2)}\n`);
   } else if (evaluation.sources.missingMain) {
-    io.err(`${tildify(file, home)} does not exist: the daemon would serve no roots. Create it with \`rootsctl init\`.\n`);
+    io.err(
+      `${tildify(file, home)} does not exist: the daemon would serve no roots. Create it with \`rootsctl init\`.\n`,
+    );
   } else {
     io.out(problemLines('error', result.errors, home));
     io.out(problemLines('warning', result.warnings, home));
@@ -46,10 +51,14 @@ export async function validate(
 }
 
 /** A warning for each writable root that contains a policy file (POLICY.md rule 6). */
-function writableProtected(evaluation: Awaited<ReturnType<typeof evaluateOffline>>['evaluation']): PolicyError[] {
+function writableProtected(
+  evaluation: Awaited<ReturnType<typeof evaluateOffline>>['evaluation'],
+): PolicyError[] {
   const out: PolicyError[] = [];
   const resolved = evaluation.resolved;
-  const files = [...evaluation.sources.files, ...(evaluation.grants?.files ?? [])].map((f) => f.file);
+  const files = [...evaluation.sources.files, ...(evaluation.grants?.files ?? [])].map(
+    (f) => f.file,
+  );
   const names = new Set<string>();
   for (const f of evaluation.sources.files) for (const b of f.servers) names.add(b.pattern);
   const seen = new Set<string>();

@@ -13,7 +13,8 @@ const run = promisify(execFile);
 
 function tree() {
   const dir = shortDir();
-  for (const p of ['home/proj/secret', 'home/docs', 'home/proj-evil']) mkdirSync(join(dir, p), { recursive: true });
+  for (const p of ['home/proj/secret', 'home/docs', 'home/proj-evil'])
+    mkdirSync(join(dir, p), { recursive: true });
   const policy = `version: 1
 deny: [~/proj/secret]
 servers:
@@ -26,29 +27,41 @@ servers:
   return { dir, home: join(dir, 'home'), real: realpathSync(dir), config: join(dir, 'p.yaml') };
 }
 
-t.test('usage errors exit 2', async (t) => {
+void t.test('usage errors exit 2', async (t) => {
   t.match(await rootsctl([]), { code: 2, err: /^Usage: rootsctl COMMAND/ });
-  t.match(await rootsctl(['frobnicate']), { code: 2, err: 'rootsctl: unknown command "frobnicate"\nRun `rootsctl --help` for the commands.\n' });
+  t.match(await rootsctl(['frobnicate']), {
+    code: 2,
+    err: 'rootsctl: unknown command "frobnicate"\nRun `rootsctl --help` for the commands.\n',
+  });
   t.match(await rootsctl(['list']), { code: 2, err: /list takes 1 argument, got 0/ });
-  t.match(await rootsctl(['list', 'fs', '--write']), { code: 2, err: /--write does not apply to list/ });
+  t.match(await rootsctl(['list', 'fs', '--write']), {
+    code: 2,
+    err: /--write does not apply to list/,
+  });
   t.match(await rootsctl(['list', 'fs', '--bogus']), { code: 2, err: /Unknown option '--bogus'/ });
   t.match(await rootsctl(['--help']), { code: 0, out: /^Usage: rootsctl/ });
 });
 
-t.test('offline list, check and explain with --config', async (t) => {
+void t.test('offline list, check and explain with --config', async (t) => {
   const { dir, home, real, config } = tree();
   const env = { HOME: home, XDG_STATE_HOME: join(dir, 'state') };
   const list = await rootsctl(['list', 'fs', '--config', config, '--json'], { env });
   t.equal(list.code, 0);
   t.same(JSON.parse(list.out), {
     roots: [
-      { uri: pathToFileURL(join(real, 'home/docs')).href, name: 'Documents', _meta: { 'mcp-roots/readOnly': true } },
+      {
+        uri: pathToFileURL(join(real, 'home/docs')).href,
+        name: 'Documents',
+        _meta: { 'mcp-roots/readOnly': true },
+      },
       {
         uri: pathToFileURL(join(real, 'home/proj')).href,
         name: 'proj',
         _meta: {
           'mcp-roots/readOnly': false,
-          'mcp-roots/deny': [{ uri: pathToFileURL(join(real, 'home/proj/secret')).href, access: 'all' }],
+          'mcp-roots/deny': [
+            { uri: pathToFileURL(join(real, 'home/proj/secret')).href, access: 'all' },
+          ],
         },
       },
     ],
@@ -67,14 +80,30 @@ t.test('offline list, check and explain with --config', async (t) => {
   const ok = await rootsctl(['check', 'fs', 'proj/a.txt', '--config', config], { env, cwd: home });
   t.equal(ok.code, 0, 'a relative PATH is taken against the working directory');
   t.match(ok.out, /^allowed: read: .*\/home\/proj\/a\.txt is inside the root file:\/\//);
-  const denied = await rootsctl(['check', 'fs', join(home, 'proj/secret/k'), '--config', config, '--json'], { env });
+  const denied = await rootsctl(
+    ['check', 'fs', join(home, 'proj/secret/k'), '--config', config, '--json'],
+    { env },
+  );
   t.equal(denied.code, 1);
-  t.match(JSON.parse(denied.out), { allowed: false, access: 'read', reason: /denied by deny ~\/proj\/secret/ });
-  t.equal((await rootsctl(['check', 'fs', join(home, 'proj-evil/x'), '--config', config], { env })).code, 1);
-  t.equal((await rootsctl(['check', 'fs', join(home, 'docs/x'), '--write', '--config', config], { env })).code, 1);
+  t.match(JSON.parse(denied.out), {
+    allowed: false,
+    access: 'read',
+    reason: /denied by deny ~\/proj\/secret/,
+  });
+  t.equal(
+    (await rootsctl(['check', 'fs', join(home, 'proj-evil/x'), '--config', config], { env })).code,
+    1,
+  );
+  t.equal(
+    (await rootsctl(['check', 'fs', join(home, 'docs/x'), '--write', '--config', config], { env }))
+      .code,
+    1,
+  );
   const explain = await rootsctl(['explain', 'fs', '--config', config, '--json'], { env });
   t.equal(explain.code, 0);
-  const parsed = JSON.parse(explain.out) as { rules: { kind: string; line: number; column: number }[] };
+  const parsed = JSON.parse(explain.out) as {
+    rules: { kind: string; line: number; column: number }[];
+  };
   t.same(
     parsed.rules.map((r) => [r.kind, r.line, r.column]),
     [
@@ -85,52 +114,92 @@ t.test('offline list, check and explain with --config', async (t) => {
   );
 });
 
-t.test('validate', async (t) => {
+void t.test('validate', async (t) => {
   const { dir, home, config } = tree();
   const env = { HOME: home, XDG_STATE_HOME: join(dir, 'state') };
   const good = await rootsctl(['validate', config], { env });
   t.same(good, { code: 0, out: `${config}: valid (1 file, 0 warnings)\n`, err: '' });
-  writeFileSync(join(dir, 'bad.yaml'), 'version: 1\nservers:\n  fs:\n    roots:\n      - path: ~/x\n        readonly: true\n');
+  writeFileSync(
+    join(dir, 'bad.yaml'),
+    'version: 1\nservers:\n  fs:\n    roots:\n      - path: ~/x\n        readonly: true\n',
+  );
   const bad = await rootsctl(['validate', join(dir, 'bad.yaml')], { env });
   t.equal(bad.code, 1);
   t.equal(
     bad.out,
     `error: ${dir}/bad.yaml:6:9: servers.fs.roots[0].readonly: unknown key (did you mean "readOnly"?)\n${dir}/bad.yaml: 1 error; the daemon keeps serving the last valid policy until they are fixed\n`,
   );
-  const missing = await rootsctl(['validate'], { env: { ...env, XDG_CONFIG_HOME: join(dir, 'nope') } });
+  const missing = await rootsctl(['validate'], {
+    env: { ...env, XDG_CONFIG_HOME: join(dir, 'nope') },
+  });
   t.equal(missing.code, 1);
-  t.match(missing.err, /does not exist: the daemon would serve no roots. Create it with `rootsctl init`/);
-  writeFileSync(join(dir, 'inside.yaml'), `version: 1\nservers:\n  fs:\n    roots: [{path: ${dir}}]\n`);
+  t.match(
+    missing.err,
+    /does not exist: the daemon would serve no roots. Create it with `rootsctl init`/,
+  );
+  writeFileSync(
+    join(dir, 'inside.yaml'),
+    `version: 1\nservers:\n  fs:\n    roots: [{path: ${dir}}]\n`,
+  );
   const warn = await rootsctl(['validate', join(dir, 'inside.yaml')], { env });
   t.equal(warn.code, 0);
-  t.match(warn.out, /warning: .*inside\.yaml:4:13: .* is writable and contains the policy file .*inside\.yaml/);
+  t.match(
+    warn.out,
+    /warning: .*inside\.yaml:4:13: .* is writable and contains the policy file .*inside\.yaml/,
+  );
 });
 
-t.test('online: every command against a running daemon', async (t) => {
+void t.test('online: every command against a running daemon', async (t) => {
   const { dir, home } = tree();
   const d = await startDaemon(t, undefined, { dir, configFile: join(dir, 'p.yaml'), home });
   const env = { HOME: home, MCP_ROOTS_SOCKET: d.socket };
   const status = await rootsctl(['status'], { env });
   t.equal(status.code, 0);
-  t.match(status.out, /^mcp-rootsd 0\.1\.0, pid \d+, up \d+s\nsocket: {3}.*rootsd\.sock\npolicy: {3}.*p\.yaml; revision \d+, loaded /);
+  t.match(
+    status.out,
+    /^mcp-rootsd 0\.1\.0, pid \d+, up \d+s\nsocket: {3}.*rootsd\.sock\npolicy: {3}.*p\.yaml; revision \d+, loaded /,
+  );
   t.match(status.out, /SERVER {2}ROOTS {2}READ-ONLY {2}NEXT EXPIRY\nfs {6}2 {6}1 {10}-/);
   t.match(status.out, /rootsctl 0\.1\.0/);
-  const statusJson = JSON.parse((await rootsctl(['status', '--json'], { env })).out) as { pid: number };
+  const statusJson = JSON.parse((await rootsctl(['status', '--json'], { env })).out) as {
+    pid: number;
+  };
   t.equal(statusJson.pid, process.pid);
   const list = await rootsctl(['list', 'fs', '--json'], { env });
   t.equal((JSON.parse(list.out) as { roots: unknown[] }).roots.length, 2);
   t.equal((await rootsctl(['check', 'fs', join(home, 'proj/x')], { env })).code, 0);
   t.equal((await rootsctl(['check', 'fs', join(home, 'proj/secret/x')], { env })).code, 1);
-  t.match((await rootsctl(['explain', 'fs'], { env })).out, /^fs: 2 roots\nWHERE +KIND +RULE +YIELDED\n/);
-  t.match(await rootsctl(['reload'], { env }), { code: 0, out: /^policy reloaded \(revision \d+\)/ });
+  t.match(
+    (await rootsctl(['explain', 'fs'], { env })).out,
+    /^fs: 2 roots\nWHERE +KIND +RULE +YIELDED\n/,
+  );
+  t.match(await rootsctl(['reload'], { env }), {
+    code: 0,
+    out: /^policy reloaded \(revision \d+\)/,
+  });
 
-  const granted = await rootsctl(['grant', 'fs', 'proj-evil', '--for', '30m', '--json'], { env, cwd: home });
+  const granted = await rootsctl(['grant', 'fs', 'proj-evil', '--for', '30m', '--json'], {
+    env,
+    cwd: home,
+  });
   t.equal(granted.code, 0, granted.err);
   t.match(JSON.parse(granted.out), { grant: { server: 'fs', readOnly: false } });
-  t.match((await rootsctl(['grants'], { env })).out, /^SERVER +PATH +ACCESS +EXPIRES +LEFT\nfs +.*proj-evil +read-write +\S+ +(29|30)m\n$/);
-  t.match(await rootsctl(['grant', 'fs', 'nope'], { env, cwd: home }), { code: 1, err: /does not exist/ });
-  t.match(await rootsctl(['grant', 'fs', 'proj', '--for', 'soon'], { env, cwd: home }), { code: 2, err: /not a duration/ });
-  t.match(await rootsctl(['grant', 'f*', 'proj'], { env, cwd: home }), { code: 2, err: /names one server exactly/ });
+  t.match(
+    (await rootsctl(['grants'], { env })).out,
+    /^SERVER +PATH +ACCESS +EXPIRES +LEFT\nfs +.*proj-evil +read-write +\S+ +(29|30)m\n$/,
+  );
+  t.match(await rootsctl(['grant', 'fs', 'nope'], { env, cwd: home }), {
+    code: 1,
+    err: /does not exist/,
+  });
+  t.match(await rootsctl(['grant', 'fs', 'proj', '--for', 'soon'], { env, cwd: home }), {
+    code: 2,
+    err: /not a duration/,
+  });
+  t.match(await rootsctl(['grant', 'f*', 'proj'], { env, cwd: home }), {
+    code: 2,
+    err: /names one server exactly/,
+  });
   t.match(await rootsctl(['revoke', 'fs'], { env }), { code: 0, out: 'revoked 1 grant of fs\n' });
 
   t.match(await rootsctl(['lockdown'], { env }), { code: 0, out: /^lockdown on/ });
@@ -147,7 +216,7 @@ t.test('online: every command against a running daemon', async (t) => {
   t.match(brokenStatus.out, /ERROR: {4}.*p\.yaml:2:\d+: /);
 });
 
-t.test('watch prints each change until interrupted', async (t) => {
+void t.test('watch prints each change until interrupted', async (t) => {
   const { dir, home } = tree();
   const d = await startDaemon(t, undefined, { dir, configFile: join(dir, 'p.yaml'), home });
   const env = { HOME: home, MCP_ROOTS_SOCKET: d.socket };
@@ -161,14 +230,28 @@ t.test('watch prints each change until interrupted', async (t) => {
   stop();
   const result = await watching;
   t.equal(result.code, 0);
-  const lines = result.out.trim().split('\n').map((l) => JSON.parse(l) as { roots: unknown[] });
-  t.same(lines.map((l) => l.roots.length), [2, 3]);
+  const lines = result.out
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as { roots: unknown[] });
+  t.same(
+    lines.map((l) => l.roots.length),
+    [2, 3],
+  );
 });
 
-t.test('every command says when the daemon is not running, and exits 3', async (t) => {
+void t.test('every command says when the daemon is not running, and exits 3', async (t) => {
   const dir = shortDir();
   const env = { HOME: dir, MCP_ROOTS_SOCKET: join(dir, 'none.sock') };
-  for (const argv of [['status'], ['list', 'fs'], ['check', 'fs', '/x'], ['explain', 'fs'], ['reload'], ['grants'], ['lockdown']]) {
+  for (const argv of [
+    ['status'],
+    ['list', 'fs'],
+    ['check', 'fs', '/x'],
+    ['explain', 'fs'],
+    ['reload'],
+    ['grants'],
+    ['lockdown'],
+  ]) {
     const r = await rootsctl(argv, { env });
     t.equal(r.code, 3, argv.join(' '));
     t.equal(
@@ -178,13 +261,23 @@ t.test('every command says when the daemon is not running, and exits 3', async (
   }
 });
 
-t.test('the built binary against a running daemon', async (t) => {
+void t.test('the built binary against a running daemon', async (t) => {
   const { dir, home } = tree();
   const d = await startDaemon(t, undefined, { dir, configFile: join(dir, 'p.yaml'), home });
-  const { stdout } = await run(process.execPath, [bin('rootsctl'), '--socket', d.socket, 'list', 'fs', '--json']);
+  const { stdout } = await run(process.execPath, [
+    bin('rootsctl'),
+    '--socket',
+    d.socket,
+    'list',
+    'fs',
+    '--json',
+  ]);
   t.equal((JSON.parse(stdout) as { roots: unknown[] }).roots.length, 2);
-  const failed = await run(process.execPath, [bin('rootsctl'), '--socket', join(dir, 'x.sock'), 'status']).catch(
-    (e: { code: number; stderr: string }) => e,
-  );
+  const failed = await run(process.execPath, [
+    bin('rootsctl'),
+    '--socket',
+    join(dir, 'x.sock'),
+    'status',
+  ]).catch((e: { code: number; stderr: string }) => e);
   t.match(failed, { code: 3, stderr: /not running/ });
 });

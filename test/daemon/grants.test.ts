@@ -18,10 +18,11 @@ servers:
 `;
 
 function tree(dir: string) {
-  for (const d of ['base', 'dl', 'secret', 'ro', 'other']) mkdirSync(join(dir, d), { recursive: true });
+  for (const d of ['base', 'dl', 'secret', 'ro', 'other'])
+    mkdirSync(join(dir, d), { recursive: true });
 }
 
-t.test('grant, list, revoke, with notifications', async (t) => {
+void t.test('grant, list, revoke, with notifications', async (t) => {
   const dir = shortDir();
   tree(dir);
   const d = await startDaemon(t, POLICY(dir), { dir });
@@ -53,7 +54,7 @@ t.test('grant, list, revoke, with notifications', async (t) => {
   t.same(await c.revoke('fs'), { revoked: 0 });
 });
 
-t.test('a 2-second grant expires with a notification', async (t) => {
+void t.test('a 2-second grant expires with a notification', async (t) => {
   const dir = shortDir();
   tree(dir);
   const d = await startDaemon(t, POLICY(dir), { dir });
@@ -69,26 +70,34 @@ t.test('a 2-second grant expires with a notification', async (t) => {
   t.same((await c.grants()).grants, []);
 });
 
-t.test('denies hold: access all refuses, access write makes it read-only', async (t) => {
+void t.test('denies hold: access all refuses, access write makes it read-only', async (t) => {
   const dir = shortDir();
   tree(dir);
   const d = await startDaemon(t, POLICY(dir), { dir });
   const c = await d.connect();
-  await t.rejects(c.grant('fs', join(dir, 'secret')), { code: 'GRANT_DENIED', message: /denied to fs by deny/ });
-  const res = (await c.grant('fs', join(dir, 'ro'))) as { grant: { readOnly: boolean }; notice?: string };
+  await t.rejects(c.grant('fs', join(dir, 'secret')), {
+    code: 'GRANT_DENIED',
+    message: /denied to fs by deny/,
+  });
+  const res = (await c.grant('fs', join(dir, 'ro'))) as {
+    grant: { readOnly: boolean };
+    notice?: string;
+  };
   t.equal(res.grant.readOnly, true);
   t.match(res.notice, /read-only: writing .* is denied/);
   await t.rejects(c.grant('fs', join(dir, 'nope')), { code: 'PATH_NOT_FOUND' });
   await t.rejects(c.grant('f*', join(dir, 'dl')), { code: 'GRANT_DENIED' });
 });
 
-t.test('50 concurrent grants are all kept; a restart keeps them', async (t) => {
+void t.test('50 concurrent grants are all kept; a restart keeps them', async (t) => {
   const dir = shortDir();
   tree(dir);
   for (let i = 0; i < 50; i++) mkdirSync(join(dir, 'other', `d${i}`));
   let d = await startDaemon(t, POLICY(dir), { dir });
   let c = await d.connect();
-  await Promise.all(Array.from({ length: 50 }, (_, i) => c.grant(`s${i % 5}`, join(dir, 'other', `d${i}`))));
+  await Promise.all(
+    Array.from({ length: 50 }, (_, i) => c.grant(`s${i % 5}`, join(dir, 'other', `d${i}`))),
+  );
   t.equal((await c.grants()).grants.length, 50);
   await d.close();
   d = await startDaemon(t, POLICY(dir), { dir });
@@ -97,7 +106,7 @@ t.test('50 concurrent grants are all kept; a restart keeps them', async (t) => {
   t.equal((await c.listRoots('s0')).roots.length, 10);
 });
 
-t.test('a grant works while the policy file is invalid', async (t) => {
+void t.test('a grant works while the policy file is invalid', async (t) => {
   const dir = shortDir();
   tree(dir);
   const d = await startDaemon(t, POLICY(dir), { dir });
@@ -109,7 +118,7 @@ t.test('a grant works while the policy file is invalid', async (t) => {
   t.equal((await c.listRoots('fs')).roots.length, 2, 'last good policy plus the grant');
 });
 
-t.test('lockdown empties every list, refuses grants, and survives a restart', async (t) => {
+void t.test('lockdown empties every list, refuses grants, and survives a restart', async (t) => {
   const dir = shortDir();
   tree(dir);
   let d = await startDaemon(t, POLICY(dir), { dir });
@@ -130,7 +139,7 @@ t.test('lockdown empties every list, refuses grants, and survives a restart', as
   t.equal((await c.listRoots('fs')).roots.length, 1);
 });
 
-t.test('SIGKILL while granting in a loop leaves a grants file that loads', async (t) => {
+void t.test('SIGKILL while granting in a loop leaves a grants file that loads', async (t) => {
   const dir = shortDir();
   tree(dir);
   for (let i = 0; i < 20; i++) mkdirSync(join(dir, 'other', `d${i}`));
@@ -139,7 +148,15 @@ t.test('SIGKILL while granting in a loop leaves a grants file that loads', async
   for (let round = 0; round < 3; round++) {
     const child = spawn(
       process.execPath,
-      [bin('daemon'), '--config', join(dir, 'mcp-roots.yaml'), '--socket', socket, '--state-dir', join(dir, 'state')],
+      [
+        bin('daemon'),
+        '--config',
+        join(dir, 'mcp-roots.yaml'),
+        '--socket',
+        socket,
+        '--state-dir',
+        join(dir, 'state'),
+      ],
       { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, HOME: join(dir, 'home') } },
     );
     const { RootsClient } = await import('../../protocol/client.js');
@@ -149,14 +166,17 @@ t.test('SIGKILL while granting in a loop leaves a grants file that loads', async
       if (!client) await new Promise((r) => setTimeout(r, 50));
     }
     t.ok(client, `round ${round}: daemon up`);
+    if (!client) throw new Error(`round ${round}: the daemon did not start`);
+    const up = client;
     const loop = (async () => {
-      for (let i = 0; ; i++) await client!.grant('fs', join(dir, 'other', `d${i % 20}`), { seconds: 600 + i });
+      for (let i = 0; ; i++)
+        await up.grant('fs', join(dir, 'other', `d${i % 20}`), { seconds: 600 + i });
     })().catch(() => undefined);
     await new Promise((r) => setTimeout(r, 150 + round * 70));
     child.kill('SIGKILL');
     await new Promise((r) => child.once('exit', r));
     await loop;
-    await client!.close();
+    await up.close();
     const parsed = parsePolicyText(readFileSync(join(dir, 'state', 'grants.yaml')), 'grants.yaml');
     t.same(parsed.errors, [], `round ${round}: the grants file loads`);
   }

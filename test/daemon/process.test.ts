@@ -12,34 +12,45 @@ function setup() {
   const config = join(dir, 'p.yaml');
   writeFileSync(config, `version: 1\nservers:\n  fs:\n    roots: [{path: ${dir}/proj}]\n`);
   const socket = join(dir, 'run', 'rootsd.sock');
-  return { dir, config, socket, args: ['--config', config, '--socket', socket, '--state-dir', join(dir, 'state')] };
+  return {
+    dir,
+    config,
+    socket,
+    args: ['--config', config, '--socket', socket, '--state-dir', join(dir, 'state')],
+  };
 }
 
-t.test('one daemon per socket; kill -9 leaves a stale socket the next one replaces; SIGTERM removes it', async (t) => {
-  const { socket, args } = setup();
-  const first = await spawnDaemon(args, { socket, t });
-  t.equal(statSync(join(socket, '..')).mode & 0o777, 0o700, 'socket directory is 0700');
-  t.equal(statSync(socket).mode & 0o777, 0o600, 'socket is 0600');
-  const second = await spawnDaemon(args, { socket, t });
-  t.equal(await second.exited, 1, 'the second daemon exits 1');
-  t.match(second.stderr(), new RegExp(`already running \\(pid ${first.child.pid}\\)`));
-  first.child.kill('SIGKILL');
-  await first.exited;
-  t.ok(existsSync(socket), 'kill -9 leaves the socket file behind');
-  const third = await spawnDaemon(args, { socket, t });
-  const c = await RootsClient.connect({ socket });
-  t.equal((await c.listRoots('fs')).roots.length, 1, 'a new daemon replaced the stale socket');
-  t.equal((await c.status()).pid, third.child.pid);
-  await c.close();
-  third.child.kill('SIGTERM');
-  t.equal(await third.exited, 0, 'SIGTERM exits 0');
-  t.notOk(existsSync(socket), 'and removes its socket');
-  t.match(third.stderr(), /SIGTERM received/);
-});
+void t.test(
+  'one daemon per socket; kill -9 leaves a stale socket the next one replaces; SIGTERM removes it',
+  async (t) => {
+    const { socket, args } = setup();
+    const first = await spawnDaemon(args, { socket, t });
+    t.equal(statSync(join(socket, '..')).mode & 0o777, 0o700, 'socket directory is 0700');
+    t.equal(statSync(socket).mode & 0o777, 0o600, 'socket is 0600');
+    const second = await spawnDaemon(args, { socket, t });
+    t.equal(await second.exited, 1, 'the second daemon exits 1');
+    t.match(second.stderr(), new RegExp(`already running \\(pid ${first.child.pid}\\)`));
+    first.child.kill('SIGKILL');
+    await first.exited;
+    t.ok(existsSync(socket), 'kill -9 leaves the socket file behind');
+    const third = await spawnDaemon(args, { socket, t });
+    const c = await RootsClient.connect({ socket });
+    t.equal((await c.listRoots('fs')).roots.length, 1, 'a new daemon replaced the stale socket');
+    t.equal((await c.status()).pid, third.child.pid);
+    await c.close();
+    third.child.kill('SIGTERM');
+    t.equal(await third.exited, 0, 'SIGTERM exits 0');
+    t.notOk(existsSync(socket), 'and removes its socket');
+    t.match(third.stderr(), /SIGTERM received/);
+  },
+);
 
-t.test('two daemons starting at the same instant: exactly one wins', async (t) => {
+void t.test('two daemons starting at the same instant: exactly one wins', async (t) => {
   const { socket, args } = setup();
-  const [a, b] = await Promise.all([spawnDaemon(args, { socket, t }), spawnDaemon(args, { socket, t })]);
+  const [a, b] = await Promise.all([
+    spawnDaemon(args, { socket, t }),
+    spawnDaemon(args, { socket, t }),
+  ]);
   const codes = await Promise.race([
     Promise.all([a.exited, b.exited]),
     new Promise<'one alive'>((r) => setTimeout(() => r('one alive'), 1500)),
@@ -53,7 +64,7 @@ t.test('two daemons starting at the same instant: exactly one wins', async (t) =
   await c.close();
 });
 
-t.test('a group-writable socket directory makes the daemon refuse to start', async (t) => {
+void t.test('a group-writable socket directory makes the daemon refuse to start', async (t) => {
   const { dir, socket, args } = setup();
   mkdirSync(join(dir, 'run'));
   chmodSync(join(dir, 'run'), 0o770);
@@ -64,38 +75,43 @@ t.test('a group-writable socket directory makes the daemon refuse to start', asy
   t.match(rc, { code: 'SOCKET_DIR_UNSAFE' }, 'clients refuse it too');
 });
 
-t.test('SIGHUP reloads; an invalid policy at start serves nothing and reports errors', async (t) => {
-  const { dir, config, socket, args } = setup();
-  writeFileSync(config, 'version: 1\nservers:\n  fs:\n    roots: [{path: 42}]\n');
-  const p = await spawnDaemon(args, { socket, t, env: { JOURNAL_STREAM: '8:1234' } });
-  const c = await RootsClient.connect({ socket });
-  const status = await c.status();
-  t.equal(status.policy.errors.length, 1);
-  t.same((await c.listRoots('fs')).roots, []);
-  writeFileSync(config, `version: 1\nservers:\n  fs:\n    roots: [{path: ${dir}/proj}]\n`);
-  const changed = new Promise((r) => c.once('list_changed', r));
-  await c.listRoots('fs', { subscribe: true });
-  p.child.kill('SIGHUP');
-  await changed;
-  t.equal((await c.listRoots('fs')).roots.length, 1, 'SIGHUP re-read the policy');
-  await c.close();
-  p.child.kill('SIGINT');
-  t.equal(await p.exited, 0);
-  t.match(p.stderr(), /^<3>policy file invalid/m, 'journal lines carry syslog priorities');
-  t.match(p.stderr(), /^<6>mcp-rootsd .* listening on/m);
-});
+void t.test(
+  'SIGHUP reloads; an invalid policy at start serves nothing and reports errors',
+  async (t) => {
+    const { dir, config, socket, args } = setup();
+    writeFileSync(config, 'version: 1\nservers:\n  fs:\n    roots: [{path: 42}]\n');
+    const p = await spawnDaemon(args, { socket, t, env: { JOURNAL_STREAM: '8:1234' } });
+    const c = await RootsClient.connect({ socket });
+    const status = await c.status();
+    t.equal(status.policy.errors.length, 1);
+    t.same((await c.listRoots('fs')).roots, []);
+    writeFileSync(config, `version: 1\nservers:\n  fs:\n    roots: [{path: ${dir}/proj}]\n`);
+    const changed = new Promise((r) => c.once('list_changed', r));
+    await c.listRoots('fs', { subscribe: true });
+    p.child.kill('SIGHUP');
+    await changed;
+    t.equal((await c.listRoots('fs')).roots.length, 1, 'SIGHUP re-read the policy');
+    await c.close();
+    p.child.kill('SIGINT');
+    t.equal(await p.exited, 0);
+    t.match(p.stderr(), /^<3>policy file invalid/m, 'journal lines carry syslog priorities');
+    t.match(p.stderr(), /^<6>mcp-rootsd .* listening on/m);
+  },
+);
 
-t.test('--log-format json writes one JSON object per line', async (t) => {
+void t.test('--log-format json writes one JSON object per line', async (t) => {
   const { socket, args } = setup();
   const p = await spawnDaemon([...args, '--log-format', 'json'], { socket, t });
   p.child.kill('SIGTERM');
   await p.exited;
   const lines = p.stderr().trim().split('\n');
-  for (const line of lines) t.doesNotThrow(() => JSON.parse(line), line);
-  t.ok(lines.some((l) => (JSON.parse(l) as { message: string }).message.startsWith('policy loaded')));
+  for (const line of lines) t.doesNotThrow(() => JSON.parse(line) as unknown, line);
+  t.ok(
+    lines.some((l) => (JSON.parse(l) as { message: string }).message.startsWith('policy loaded')),
+  );
 });
 
-t.test('a socket path too long for sun_path is an error, never truncated', async (t) => {
+void t.test('a socket path too long for sun_path is an error, never truncated', async (t) => {
   const { args } = setup();
   const long = join(shortDir(), 'x'.repeat(120), 's.sock');
   const p = await spawnDaemon([...args.slice(0, 2), '--socket', long], { socket: long, t });

@@ -19,23 +19,34 @@ servers:
 `;
 }
 
-async function setup(t: Parameters<Parameters<typeof import('tap').test>[1]>[0]) {
+async function setup(t: { teardown(fn: () => unknown): void }) {
   const dir = shortDir();
-  for (const p of ['proj/secret', 'ro', 'other', 'proj-evil']) mkdirSync(join(dir, p), { recursive: true });
+  for (const p of ['proj/secret', 'ro', 'other', 'proj-evil'])
+    mkdirSync(join(dir, p), { recursive: true });
   const d = await startDaemon(t, policy(dir), { dir });
   return { d, dir, real: realpathSync(dir) };
 }
 
-t.test('every method answers as PROTOCOL.md says', async (t) => {
+void t.test('every method answers as PROTOCOL.md says', async (t) => {
   const { d, dir, real } = await setup(t);
   const raw = await rawConnect(d.socket);
-  raw.send('{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"mcp-roots/1","clientInfo":{"name":"raw","version":"1"}}}\n');
-  const init = (await raw.next()) as { result: { protocolVersion: string; serverInfo: { name: string } } };
+  raw.send(
+    '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"mcp-roots/1","clientInfo":{"name":"raw","version":"1"}}}\n',
+  );
+  const init = (await raw.next()) as {
+    result: { protocolVersion: string; serverInfo: { name: string } };
+  };
   t.equal(init.result.protocolVersion, 'mcp-roots/1');
   t.equal(init.result.serverInfo.name, 'mcp-rootsd');
 
   raw.send('{"jsonrpc":"2.0","id":2,"method":"roots/list","params":{"server":"fs"}}\n');
-  const list = (await raw.next()) as { id: number; result: { roots: { uri: string; name: string; _meta: Record<string, unknown> }[]; _meta: Record<string, unknown> } };
+  const list = (await raw.next()) as {
+    id: number;
+    result: {
+      roots: { uri: string; name: string; _meta: Record<string, unknown> }[];
+      _meta: Record<string, unknown>;
+    };
+  };
   t.equal(list.id, 2);
   t.same(list.result.roots, [
     {
@@ -56,15 +67,32 @@ t.test('every method answers as PROTOCOL.md says', async (t) => {
   t.type(list.result._meta['mcp-roots/instance'], 'string');
 
   raw.send('{"jsonrpc":"2.0","id":"s","method":"roots/list","params":{"server":"nobody"}}\n');
-  t.same(((await raw.next()) as { result: { roots: unknown[] } }).result.roots, [], 'unknown server: empty list, not an error');
+  t.same(
+    ((await raw.next()) as { result: { roots: unknown[] } }).result.roots,
+    [],
+    'unknown server: empty list, not an error',
+  );
 
   const c = await d.connect();
   t.match(await c.check('fs', join(dir, 'proj/a.txt')), { allowed: true, access: 'read' });
-  t.match(await c.check('fs', join(dir, 'proj/secret/k')), { allowed: false, reason: /denied by deny/ });
-  t.match(await c.check('fs', join(dir, 'proj-evil/x')), { allowed: false, reason: /outside every root/ });
-  t.match(await c.check('fs', join(dir, 'ro/x'), 'write'), { allowed: false, reason: /read-only root/ });
+  t.match(await c.check('fs', join(dir, 'proj/secret/k')), {
+    allowed: false,
+    reason: /denied by deny/,
+  });
+  t.match(await c.check('fs', join(dir, 'proj-evil/x')), {
+    allowed: false,
+    reason: /outside every root/,
+  });
+  t.match(await c.check('fs', join(dir, 'ro/x'), 'write'), {
+    allowed: false,
+    reason: /read-only root/,
+  });
   symlinkSync(join(dir, 'other'), join(dir, 'proj/link'));
-  t.match(await c.check('fs', join(dir, 'proj/link/x')), { allowed: false }, 'a symlink out of the root is judged where it leads');
+  t.match(
+    await c.check('fs', join(dir, 'proj/link/x')),
+    { allowed: false },
+    'a symlink out of the root is judged where it leads',
+  );
   const explained = await c.explain('fs');
   t.equal(explained.server, 'fs');
   t.same(
@@ -99,7 +127,7 @@ t.test('every method answers as PROTOCOL.md says', async (t) => {
   raw.close();
 });
 
-t.test('protocol faults get JSON-RPC errors and the connection lives on', async (t) => {
+void t.test('protocol faults get JSON-RPC errors and the connection lives on', async (t) => {
   const { d } = await setup(t);
   const raw = await rawConnect(d.socket);
   const cases: [string, number, unknown][] = [
@@ -107,70 +135,103 @@ t.test('protocol faults get JSON-RPC errors and the connection lives on', async 
     ['[{"jsonrpc":"2.0","id":1,"method":"roots/list","params":{"server":"fs"}}]\n', -32600, null],
     ['{"jsonrpc":"2.0","id":7,"method":"no/such","params":{}}\n', -32601, 7],
     ['{"jsonrpc":"2.0","id":8,"method":"roots/list","params":{"server":""}}\n', -32602, 8],
-    ['{"jsonrpc":"2.0","id":9,"method":"roots/check","params":{"server":"fs","path":"/x","access":"exec"}}\n', -32602, 9],
+    [
+      '{"jsonrpc":"2.0","id":9,"method":"roots/check","params":{"server":"fs","path":"/x","access":"exec"}}\n',
+      -32602,
+      9,
+    ],
     ['{"jsonrpc":"2.0","id":"str","method":"roots/list","params":{"server":42}}\n', -32602, 'str'],
     ['{"jsonrpc":"1.0","id":10,"method":"roots/list"}\n', -32600, 10],
   ];
   for (const [line, code, id] of cases) {
     raw.send(line);
     const answer = (await raw.next()) as { id: unknown; error: { code: number; message: string } };
-    t.equal(answer.error.code, code, `${line.trim().slice(0, 40)} → ${code}: ${answer.error.message}`);
+    t.equal(
+      answer.error.code,
+      code,
+      `${line.trim().slice(0, 40)} → ${code}: ${answer.error.message}`,
+    );
     t.same(answer.id, id);
   }
   raw.send('{"jsonrpc":"2.0","id":11,"method":"roots/list","params":{"server":"fs"}}\n');
-  t.equal(((await raw.next()) as { result: { roots: unknown[] } }).result.roots.length, 2, 'still answering');
+  t.equal(
+    ((await raw.next()) as { result: { roots: unknown[] } }).result.roots.length,
+    2,
+    'still answering',
+  );
   const c = await d.connect();
-  await t.rejects(c.request('grants/add', { server: 'fs', path: '/nonexistent/x' }), { code: 'PATH_NOT_FOUND', rpcCode: -32000 });
+  await t.rejects(c.request('grants/add', { server: 'fs', path: '/nonexistent/x' }), {
+    code: 'PATH_NOT_FOUND',
+    rpcCode: -32000,
+  });
 });
 
-t.test('a character split across two writes decodes; a 2 MiB line closes only that connection', async (t) => {
-  const { d } = await setup(t);
-  const raw = await rawConnect(d.socket);
-  const msg = Buffer.from('{"jsonrpc":"2.0","id":1,"method":"roots/list","params":{"server":"fé"}}\n');
-  const cut = msg.indexOf(0xc3) + 1; // inside the two bytes of é
-  raw.send(msg.subarray(0, cut));
-  await new Promise((r) => setTimeout(r, 20));
-  raw.send(msg.subarray(cut));
-  t.same(((await raw.next()) as { result: { roots: unknown[] } }).result.roots, []);
-  const big = await rawConnect(d.socket);
-  big.send(`{"jsonrpc":"2.0","id":1,"method":"roots/list","params":{"server":"${'x'.repeat(2 * 1024 * 1024)}"}}\n`);
-  const answer = (await big.next()) as { error: { code: number } };
-  t.equal(answer.error.code, -32600);
-  await big.closed;
-  raw.send('{"jsonrpc":"2.0","id":2,"method":"roots/list","params":{"server":"fs"}}\n');
-  t.equal(((await raw.next()) as { id: number }).id, 2, 'other connections unaffected');
-});
+void t.test(
+  'a character split across two writes decodes; a 2 MiB line closes only that connection',
+  async (t) => {
+    const { d } = await setup(t);
+    const raw = await rawConnect(d.socket);
+    const msg = Buffer.from(
+      '{"jsonrpc":"2.0","id":1,"method":"roots/list","params":{"server":"fé"}}\n',
+    );
+    const cut = msg.indexOf(0xc3) + 1; // inside the two bytes of é
+    raw.send(msg.subarray(0, cut));
+    await new Promise((r) => setTimeout(r, 20));
+    raw.send(msg.subarray(cut));
+    t.same(((await raw.next()) as { result: { roots: unknown[] } }).result.roots, []);
+    const big = await rawConnect(d.socket);
+    big.send(
+      `{"jsonrpc":"2.0","id":1,"method":"roots/list","params":{"server":"${'x'.repeat(2 * 1024 * 1024)}"}}\n`,
+    );
+    const answer = (await big.next()) as { error: { code: number } };
+    t.equal(answer.error.code, -32600);
+    await big.closed;
+    raw.send('{"jsonrpc":"2.0","id":2,"method":"roots/list","params":{"server":"fs"}}\n');
+    t.equal(((await raw.next()) as { id: number }).id, 2, 'other connections unaffected');
+  },
+);
 
-t.test('subscribers get exactly one notification per change, none for other servers', async (t) => {
-  const { d, dir } = await setup(t);
-  const a = await d.connect('a');
-  const b = await d.connect('b');
-  await a.listRoots('fs', { subscribe: true });
-  await b.listRoots('other', { subscribe: true });
-  const aEvents: unknown[] = [];
-  const bEvents: unknown[] = [];
-  a.on('list_changed', (p) => aEvents.push(p));
-  b.on('list_changed', (p) => bEvents.push(p));
-  mkdirSync(join(dir, 'more'));
-  d.writePolicy(policy(dir).replace('  other:', `      - path: ${dir}/more\n  other:`));
-  const got = nextEvent<{ server: string; revision: number; instance: string; roots: unknown[] }>(a, 'list_changed');
-  await a.reload();
-  const p = await got;
-  t.equal(p.server, 'fs');
-  t.equal(p.roots.length, 3);
-  t.equal(p.instance, a.daemon ? (await a.listRoots('fs'))._meta['mcp-roots/instance'] : '');
-  await new Promise((r) => setTimeout(r, 200));
-  t.equal(aEvents.length, 1, 'one notification');
-  t.equal(bEvents.length, 0, 'none for a server whose list did not change');
-  await a.reload();
-  await new Promise((r) => setTimeout(r, 100));
-  t.equal(aEvents.length, 1, 'a reload that changes nothing sends nothing');
-});
+void t.test(
+  'subscribers get exactly one notification per change, none for other servers',
+  async (t) => {
+    const { d, dir } = await setup(t);
+    const a = await d.connect('a');
+    const b = await d.connect('b');
+    await a.listRoots('fs', { subscribe: true });
+    await b.listRoots('other', { subscribe: true });
+    const aEvents: unknown[] = [];
+    const bEvents: unknown[] = [];
+    a.on('list_changed', (p) => aEvents.push(p));
+    b.on('list_changed', (p) => bEvents.push(p));
+    mkdirSync(join(dir, 'more'));
+    d.writePolicy(policy(dir).replace('  other:', `      - path: ${dir}/more\n  other:`));
+    const got = nextEvent<{ server: string; revision: number; instance: string; roots: unknown[] }>(
+      a,
+      'list_changed',
+    );
+    await a.reload();
+    const p = await got;
+    t.equal(p.server, 'fs');
+    t.equal(p.roots.length, 3);
+    t.equal(p.instance, a.daemon ? (await a.listRoots('fs'))._meta['mcp-roots/instance'] : '');
+    await new Promise((r) => setTimeout(r, 200));
+    t.equal(aEvents.length, 1, 'one notification');
+    t.equal(bEvents.length, 0, 'none for a server whose list did not change');
+    await a.reload();
+    await new Promise((r) => setTimeout(r, 100));
+    t.equal(aEvents.length, 1, 'a reload that changes nothing sends nothing');
+  },
+);
 
-t.test('a client that stops reading is cut off once 1 MiB is queued', async (t) => {
+void t.test('a client that stops reading is cut off once 1 MiB is queued', async (t) => {
   const dir = shortDir();
-  for (let i = 0; i < 3000; i++) mkdirSync(join(dir, 'many', `directory-with-a-long-name-${i}`), { recursive: true });
-  const d = await startDaemon(t, `version: 1\nservers:\n  fs:\n    roots: [{path: ${dir}/many/*}]\n`, { dir });
+  for (let i = 0; i < 3000; i++)
+    mkdirSync(join(dir, 'many', `directory-with-a-long-name-${i}`), { recursive: true });
+  const d = await startDaemon(
+    t,
+    `version: 1\nservers:\n  fs:\n    roots: [{path: ${dir}/many/*}]\n`,
+    { dir },
+  );
   const raw = await rawConnect(d.socket);
   raw.socket.pause();
   const req = '{"jsonrpc":"2.0","id":1,"method":"roots/list","params":{"server":"fs"}}\n';
@@ -185,7 +246,7 @@ t.test('a client that stops reading is cut off once 1 MiB is queued', async (t) 
   t.equal((await c.listRoots('fs')).roots.length, 3000, 'and keeps serving everyone else');
 });
 
-t.test('hundreds of connections opening and closing leave nothing behind', async (t) => {
+void t.test('hundreds of connections opening and closing leave nothing behind', async (t) => {
   const { d } = await setup(t);
   const before = (await (await d.connect('probe')).status()).clients;
   for (let round = 0; round < 5; round++) {

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import t from 'tap';
 import { startDaemon } from '../helpers/daemon.js';
 
-t.test('a daemon serves a policy', async (t) => {
+void t.test('a daemon serves a policy', async (t) => {
   const d = await startDaemon(t, undefined);
   mkdirSync(join(d.dir, 'proj'));
   d.writePolicy(`version: 1\nservers:\n  fs:\n    roots: [{path: ${d.dir}/proj}]\n`);

@@ -10,7 +10,11 @@ export interface CliResult {
 /** Call `rootsctl ARGV` with the given environment and working directory. */
 export async function rootsctl(
   argv: string[],
-  opts: { env?: Record<string, string | undefined>; cwd?: string; interrupted?: () => Promise<void> } = {},
+  opts: {
+    env?: Record<string, string | undefined>;
+    cwd?: string;
+    interrupted?: () => Promise<void>;
+  } = {},
 ): Promise<CliResult> {
   let out = '';
   let err = '';

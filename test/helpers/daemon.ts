@@ -59,7 +59,12 @@ export async function startDaemon(
     ...overrides,
   };
   const env = { ...process.env, HOME: options.home };
-  const daemon = await Daemon.start(options, { log, env, uid: process.getuid!(), pid: process.pid });
+  const daemon = await Daemon.start(options, {
+    log,
+    env,
+    uid: process.getuid!(),
+    pid: process.pid,
+  });
   const clients: RootsClient[] = [];
   const td: TestDaemon = {
     daemon,

@@ -32,7 +32,12 @@ export function makeTree(dir: string, paths: string[]): void {
 }
 
 /** Write a policy file (YAML text) and evaluate it. */
-export async function evaluate(dir: string, yaml: string, ctx = contextFor(dir), name = 'mcp-roots.yaml') {
+export async function evaluate(
+  dir: string,
+  yaml: string,
+  ctx = contextFor(dir),
+  name = 'mcp-roots.yaml',
+) {
   const file = join(dir, name);
   writeFileSync(file, yaml);
   return evaluatePolicy({ configFile: file }, ctx);

@@ -12,16 +12,22 @@ export interface DaemonProcess {
 /** Start `mcp-rootsd ARGS`; resolves once the socket exists (or the process exits). */
 export async function spawnDaemon(
   args: string[],
-  opts: { socket: string; env?: Record<string, string | undefined>; t?: { teardown(fn: () => unknown): void } },
+  opts: {
+    socket: string;
+    env?: Record<string, string | undefined>;
+    t?: { teardown(fn: () => unknown): void };
+  },
 ): Promise<DaemonProcess> {
   const child = spawn(process.execPath, [bin('daemon'), ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, ...opts.env },
   });
   let err = '';
-  child.stderr!.on('data', (b: Buffer) => (err += b.toString()));
-  child.stdout!.on('data', (b: Buffer) => (err += b.toString()));
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  child.stderr.on('data', (b: Buffer) => (err += b.toString()));
+  child.stdout.on('data', (b: Buffer) => (err += b.toString()));
+  const exited = new Promise<number | null>((resolve) =>
+    child.once('exit', (code) => resolve(code)),
+  );
   let done = false;
   void exited.then(() => (done = true));
   opts.t?.teardown(() => {

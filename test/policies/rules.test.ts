@@ -31,7 +31,11 @@ async function runRows(rule: string, rows: Row[]) {
         row.setup?.(dir);
         const ctx = contextFor(dir, {
           ...(row.env
-            ? { env: Object.fromEntries(Object.entries(row.env).map(([k, v]) => [k, v.replaceAll('DIR', dir)])) }
+            ? {
+                env: Object.fromEntries(
+                  Object.entries(row.env).map(([k, v]) => [k, v.replaceAll('DIR', dir)]),
+                ),
+              }
             : {}),
           ...(row.now !== undefined ? { now: row.now } : {}),
         });
@@ -75,7 +79,8 @@ await runRows('rule 1: paths', [
   {
     name: '$VAR and ${VAR} expand from the given environment',
     tree: ['home/projects/alpha/src/', 'home/b/'],
-    policy: 'version: 1\nservers:\n  s:\n    roots:\n      - path: ${PROJECT}/src\n      - path: $B\n',
+    policy:
+      'version: 1\nservers:\n  s:\n    roots:\n      - path: ${PROJECT}/src\n      - path: $B\n',
     env: { PROJECT: 'DIR/home/projects/alpha', B: 'DIR/home/b' },
     roots: { s: ['home/b', 'home/projects/alpha/src'] },
   },
@@ -90,7 +95,8 @@ await runRows('rule 1: paths', [
   {
     name: 'a relative path is relative to the policy file, .. resolved lexically',
     tree: ['work/a/', 'work/b/'],
-    policy: 'version: 1\nservers:\n  s:\n    roots:\n      - path: work/a\n      - path: work/a/../b\n',
+    policy:
+      'version: 1\nservers:\n  s:\n    roots:\n      - path: work/a\n      - path: work/a/../b\n',
     roots: { s: ['work/a', 'work/b'] },
   },
   {
@@ -120,7 +126,8 @@ servers:
   {
     name: '\\* is a literal star, matching is case-sensitive, unknown names get nothing',
     tree: ['a/'],
-    policy: 'version: 1\nservers:\n  "st\\\\*r":\n    roots: [{path: DIR/a}]\n  Fs:\n    roots: [{path: DIR/a}]\n',
+    policy:
+      'version: 1\nservers:\n  "st\\\\*r":\n    roots: [{path: DIR/a}]\n  Fs:\n    roots: [{path: DIR/a}]\n',
     roots: { 'st*r': ['a'], stxr: [], fs: [], Fs: ['a'], nobody: [] },
   },
   {
@@ -162,7 +169,17 @@ servers:
   },
   {
     name: '** matches at any depth, ? and [...] and {a,b} work',
-    tree: ['w/a/x/src/', 'w/b/src/', 'w/src/', 'p/a1/', 'p/a2/', 'p/b1/', 'q/one/', 'q/two/', 'q/six/'],
+    tree: [
+      'w/a/x/src/',
+      'w/b/src/',
+      'w/src/',
+      'p/a1/',
+      'p/a2/',
+      'p/b1/',
+      'q/one/',
+      'q/two/',
+      'q/six/',
+    ],
     policy: `version: 1
 servers:
   s:
@@ -187,7 +204,8 @@ servers:
       symlinkSync('/', join(dir, 'repos/good/root'));
       symlinkSync(join(dir, 'repos/good'), join(dir, 'repos/alias'));
     },
-    policy: 'version: 1\nservers:\n  s:\n    roots: [{path: DIR/repos/*}]\n  deep:\n    roots: [{path: DIR/repos/**/secret}]\n',
+    policy:
+      'version: 1\nservers:\n  s:\n    roots: [{path: DIR/repos/*}]\n  deep:\n    roots: [{path: DIR/repos/**/secret}]\n',
     roots: { s: ['repos/good'], deep: [] },
   },
   {
@@ -205,7 +223,15 @@ servers:
 await runRows('rule 4: canonical form', [
   {
     name: 'names with spaces, #, %, ?, brackets and non-ASCII survive as URIs',
-    tree: ['odd/my dir/', 'odd/a#b/', 'odd/50%/', 'odd/what?/', 'odd/[x]/', 'odd/café/', 'odd/日本/'],
+    tree: [
+      'odd/my dir/',
+      'odd/a#b/',
+      'odd/50%/',
+      'odd/what?/',
+      'odd/[x]/',
+      'odd/café/',
+      'odd/日本/',
+    ],
     policy: 'version: 1\nservers:\n  s:\n    roots: [{path: DIR/odd/*}]\n',
     roots: {
       s: ['odd/50%', 'odd/[x]', 'odd/a#b', 'odd/café', 'odd/my dir', 'odd/what?', 'odd/日本'],
@@ -224,7 +250,8 @@ await runRows('rule 5: deny', [
   {
     name: 'a root equal to or inside an access: all deny is dropped',
     tree: ['home/.ssh/keys/', 'home/ok/'],
-    policy: 'version: 1\ndeny: [~/.ssh]\nservers:\n  s:\n    roots: [{path: ~/.ssh}, {path: ~/.ssh/keys}, {path: ~/ok}]\n',
+    policy:
+      'version: 1\ndeny: [~/.ssh]\nservers:\n  s:\n    roots: [{path: ~/.ssh}, {path: ~/.ssh/keys}, {path: ~/ok}]\n',
     roots: { s: ['home/ok'] },
   },
   {
@@ -279,7 +306,8 @@ servers:
     name: 'a symlink inside a root into a denied directory is judged where it leads',
     tree: ['proj/src/', 'proj/secrets/key'],
     setup: (dir) => symlinkSync(join(dir, 'proj/secrets'), join(dir, 'proj/src/s')),
-    policy: 'version: 1\nservers:\n  s:\n    roots: [{path: DIR/proj}]\n    deny: [DIR/proj/secrets]\n',
+    policy:
+      'version: 1\nservers:\n  s:\n    roots: [{path: DIR/proj}]\n    deny: [DIR/proj/secrets]\n',
     checks: [['s', 'proj/src/s/key', 'read', false]],
   },
 ]);
@@ -407,7 +435,7 @@ await runRows('rule 11: order', [
   },
 ]);
 
-t.test('rule 9: next expiry and per-server expiry', async (t) => {
+void t.test('rule 9: next expiry and per-server expiry', async (t) => {
   const dir = t.testdir({});
   makeTree(dir, ['home/', 'a/', 'b/']);
   const ev = await evaluate(
@@ -429,7 +457,7 @@ servers:
   t.ok(NOW < ev.resolved.nextExpiry!);
 });
 
-t.test('rule 10: files, includes, defaults per file, cycles', async (t) => {
+void t.test('rule 10: files, includes, defaults per file, cycles', async (t) => {
   const dir = t.testdir({});
   makeTree(dir, ['home/', 'a/', 'b/', 'c/', 'conf.d/']);
   writeFileSync(
@@ -450,7 +478,10 @@ t.test('rule 10: files, includes, defaults per file, cycles', async (t) => {
     ['/mcp-roots.yaml', '/conf.d/10-a.yaml', '/conf.d/20-b.yaml'],
     'main, then includes depth-first in byte order',
   );
-  t.match(ev.warnings.map((w) => w.message).join('\n'), /include cycle: .*mcp-roots\.yaml -> .*10-a\.yaml -> .*mcp-roots\.yaml/);
+  t.match(
+    ev.warnings.map((w) => w.message).join('\n'),
+    /include cycle: .*mcp-roots\.yaml -> .*10-a\.yaml -> .*mcp-roots\.yaml/,
+  );
   const roots = ev.resolved.roots('s');
   t.same(
     roots.map((r) => [r.name, r._meta['mcp-roots/readOnly']]),
@@ -463,22 +494,27 @@ t.test('rule 10: files, includes, defaults per file, cycles', async (t) => {
   );
 });
 
-t.test('rule 10: a missing included file is an error; a missing main file is no roots', async (t) => {
-  const dir = t.testdir({});
-  makeTree(dir, ['home/']);
-  const ev = await evaluate(dir, 'version: 1\ninclude:\n  - nope.yaml\n');
-  t.same(
-    ev.errors.map((e) => `${e.line}:${e.column}: ${e.message}`),
-    [`3:5: include: included file ${dir}/nope.yaml does not exist (create it, or remove it from include)`],
-  );
-  const { evaluatePolicy } = await import('../../policies/index.js');
-  const none = await evaluatePolicy({ configFile: join(dir, 'absent.yaml') }, contextFor(dir));
-  t.same(none.errors, []);
-  t.ok(none.sources.missingMain);
-  t.same(none.resolved.roots('anything'), []);
-});
+void t.test(
+  'rule 10: a missing included file is an error; a missing main file is no roots',
+  async (t) => {
+    const dir = t.testdir({});
+    makeTree(dir, ['home/']);
+    const ev = await evaluate(dir, 'version: 1\ninclude:\n  - nope.yaml\n');
+    t.same(
+      ev.errors.map((e) => `${e.line}:${e.column}: ${e.message}`),
+      [
+        `3:5: include: included file ${dir}/nope.yaml does not exist (create it, or remove it from include)`,
+      ],
+    );
+    const { evaluatePolicy } = await import('../../policies/index.js');
+    const none = await evaluatePolicy({ configFile: join(dir, 'absent.yaml') }, contextFor(dir));
+    t.same(none.errors, []);
+    t.ok(none.sources.missingMain);
+    t.same(none.resolved.roots('anything'), []);
+  },
+);
 
-t.test('unreadable directories become warnings, not crashes', async (t) => {
+void t.test('unreadable directories become warnings, not crashes', async (t) => {
   // Root reads everything, so EACCES is a fault the OS will not produce here on demand.
   const dir = t.testdir({});
   makeTree(dir, ['home/', 'locked/inner/', 'open/inner/']);

@@ -1,0 +1,128 @@
+/** Notice when the socket (or its directory) disappears under a running daemon, and put it back. */
+import { chmod, lstat, rename, unlink } from 'node:fs/promises';
+import { createServer, type Server } from 'node:net';
+import { dirname, join } from 'node:path';
+import type { Logger } from 'winston';
+import { errnoCode, ignoreMissing, RootsError } from '../common/errors.js';
+import { ensureSocketDir } from '../protocol/socket-path.js';
+import type { Listener } from './listen.js';
+
+/** How often the socket path is looked at; one lstat a second costs nothing. */
+export const SOCKET_CHECK_MS = 1000;
+
+export interface SocketGuardOptions {
+  listener: Listener;
+  uid: number;
+  pid: number;
+  log: Logger;
+  intervalMs?: number;
+}
+
+/**
+ * Checks the socket path on a timer. A removed socket or directory (a tmp cleaner, `rm -r` of
+ * `/tmp/mcp-roots-<uid>`) is recreated, with the same checks as at start-up, and its connections
+ * are handed to the daemon's server. When that is impossible (the directory now belongs to someone
+ * else, or another file took the path) `lost` resolves, so the daemon can exit loudly instead of
+ * serving on nothing.
+ */
+export class SocketGuard {
+  /** Resolves with the reason once the socket cannot be served any more; never rejects. */
+  readonly lost: Promise<RootsError>;
+  private lose!: (err: RootsError) => void;
+  private readonly timer: NodeJS.Timeout | undefined;
+  private ino: number | undefined;
+  private busy = false;
+  private closing: Promise<void> | undefined;
+  private readonly extra: Server[] = [];
+
+  constructor(private readonly o: SocketGuardOptions) {
+    this.lost = new Promise((resolve) => (this.lose = resolve));
+    // Under socket activation systemd owns the path; there is nothing to guard.
+    if (o.listener.activated) return;
+    this.timer = setInterval(() => void this.tick(), o.intervalMs ?? SOCKET_CHECK_MS);
+    this.timer.unref();
+  }
+
+  /** Remember the inode now in place (call once the listener is listening). */
+  async start(): Promise<void> {
+    if (this.timer) this.ino = (await lstat(this.o.listener.path)).ino;
+  }
+
+  private async tick(): Promise<void> {
+    if (this.busy || this.closing || this.ino === undefined) return;
+    this.busy = true;
+    const { path } = this.o.listener;
+    try {
+      const st = await ignoreMissing(lstat(path));
+      if (st?.ino === this.ino) return;
+      if (st !== undefined) {
+        throw new RootsError(
+          'SOCKET_DIR_UNSAFE',
+          `${path} was replaced by another file; this mcp-rootsd no longer serves it`,
+        );
+      }
+      this.o.log.warn(`the socket ${path} disappeared (its directory was removed?); recreating it`);
+      await this.relisten();
+      this.o.log.info(`listening on ${path} again`);
+    } catch (err) {
+      const e =
+        err instanceof RootsError
+          ? err
+          : new RootsError(
+              'INTERNAL',
+              `cannot recreate ${path} (${errnoCode(err) ?? String(err)})`,
+            );
+      this.o.log.error(`${e.message}; stopping`);
+      clearInterval(this.timer);
+      this.lose(e);
+    } finally {
+      this.busy = false;
+    }
+  }
+
+  private async relisten(): Promise<void> {
+    const { listener, uid, pid } = this.o;
+    await ensureSocketDir(dirname(listener.path), uid);
+    const server = createServer({ allowHalfOpen: true });
+    server.on('connection', (socket) => listener.server.emit('connection', socket));
+    this.extra.push(server);
+    // As at start-up: a private name at 0600, renamed into place.
+    const temp = join(dirname(listener.path), `.rootsd-${pid}`);
+    const direct = Buffer.byteLength(temp) > Buffer.byteLength(listener.path);
+    const target = direct ? listener.path : temp;
+    const oldMask = process.umask(0o177);
+    try {
+      await ignoreMissing(unlink(temp));
+      await new Promise<void>((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(target, () => {
+          server.off('error', reject);
+          resolve();
+        });
+      });
+    } finally {
+      process.umask(oldMask);
+    }
+    await chmod(target, 0o600);
+    if (!direct) await rename(temp, listener.path);
+    this.ino = (await lstat(listener.path)).ino;
+  }
+
+  /** Stop checking; close recreated sockets and remove the path if it is still ours. */
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      clearInterval(this.timer);
+      const mine = this.extra.length > 0 ? this.ino : undefined;
+      await Promise.all(
+        this.extra.map(
+          (s) =>
+            new Promise<void>((resolve) => (s.listening ? s.close(() => resolve()) : resolve())),
+        ),
+      );
+      const now = await ignoreMissing(lstat(this.o.listener.path));
+      if (mine !== undefined && now?.ino === mine)
+        await ignoreMissing(unlink(this.o.listener.path));
+    })();
+    return this.closing;
+  }
+}

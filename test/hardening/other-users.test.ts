@@ -1,0 +1,155 @@
+/**
+ * Issue 8, item 5: other local users. The daemon runs as one throwaway user, the intruder is
+ * another; the only boundary is the socket directory's 0700 (Node cannot read SO_PEERCRED), and the
+ * state directory's 0700.
+ */
+import { spawnSync } from 'node:child_process';
+import {
+  chmodSync,
+  chownSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import t from 'tap';
+import { RootsClient } from '../../protocol/client.js';
+import { bin } from '../helpers/bin.js';
+import { createUser, nodeAs, runAs, spawnDaemonAs, type TestUser } from '../helpers/users.js';
+
+/** A policy, a root and the daemon's arguments, all under `user`'s private directory. */
+function setup(user: TestUser, socket = join(user.home, 'run', 'rootsd.sock')) {
+  const h = user.home;
+  mkdirSync(join(h, 'project'), { recursive: true });
+  writeFileSync(
+    join(h, 'mcp-roots.yaml'),
+    `version: 1\nservers:\n  fs:\n    roots:\n      - path: ${h}/project\n`,
+  );
+  chownSync(join(h, 'project'), user.uid, user.gid);
+  chownSync(join(h, 'mcp-roots.yaml'), user.uid, user.gid);
+  const stateDir = join(h, 'state');
+  return {
+    socket,
+    stateDir,
+    args: ['--config', join(h, 'mcp-roots.yaml'), '--socket', socket, '--state-dir', stateDir],
+  };
+}
+
+/** A script that connects to a socket and prints the errno code, or "connected". */
+const connectScript = (socket: string) => `
+import { createConnection } from 'node:net';
+const s = createConnection({ path: ${JSON.stringify(socket)} });
+s.on('connect', () => { console.log('connected'); s.destroy(); });
+s.on('error', (e) => console.log(e.code));
+`;
+
+void t.test('another user cannot reach the daemon or its state', async (t) => {
+  const owner = createUser(t);
+  const intruder = createUser(t);
+  const { socket, stateDir, args } = setup(owner);
+  const daemon = await spawnDaemonAs(owner, args, t);
+  t.match(daemon.output(), /listening on/);
+
+  // The owner can: the same script, run as the owner, connects.
+  t.equal(nodeAs(owner, connectScript(socket)).stdout.trim(), 'connected', 'the owner connects');
+  const c = await RootsClient.connect({ socket, uid: owner.uid });
+  t.teardown(() => c.close());
+  await c.grant('fs', join(owner.home, 'project'), { seconds: 600 });
+  t.ok(existsSync(join(stateDir, 'grants.yaml')), 'a grants file exists');
+
+  const tries = nodeAs(intruder, connectScript(socket));
+  t.equal(tries.stdout.trim(), 'EACCES', 'another user gets EACCES connecting to the socket');
+
+  // Even knowing the path exactly, and with rootsctl: it checks the directory before connecting.
+  const ctl = runAs(intruder, process.execPath, [
+    bin('rootsctl'),
+    '--socket',
+    socket,
+    'list',
+    'fs',
+  ]);
+  t.not(ctl.status, 0, 'rootsctl as another user fails');
+  t.match(ctl.stderr, /EACCES|not running|unsafe|permission/i, `it says why: ${ctl.stderr.trim()}`);
+
+  for (const [what, path] of [
+    ['the grants file', join(stateDir, 'grants.yaml')],
+    ['the state directory', stateDir],
+    ['the socket directory', join(owner.home, 'run')],
+    ['the policy file', join(owner.home, 'mcp-roots.yaml')],
+  ] as const) {
+    const r = runAs(intruder, 'cat', [path]);
+    t.not(r.status, 0, `another user cannot read ${what}`);
+    t.match(r.stderr, /Permission denied/, `${what}: Permission denied`);
+  }
+  // Even with the home directory opened up, the daemon's own directories stay private.
+  chmodSync(owner.home, 0o755);
+  t.equal(
+    nodeAs(intruder, connectScript(socket)).stdout.trim(),
+    'EACCES',
+    'the socket dir is 0700',
+  );
+  for (const path of [join(stateDir, 'grants.yaml'), join(owner.home, 'run', 'rootsd.sock')]) {
+    const r = runAs(intruder, 'cat', [path]);
+    t.match(r.stderr, /Permission denied/, `${path}: still Permission denied`);
+  }
+  chmodSync(owner.home, 0o700);
+  t.equal(daemon.child.exitCode, null, 'the daemon is unaffected');
+  t.equal(await daemon.stop(), 0);
+});
+
+void t.test('a socket directory owned by someone else', async (t) => {
+  const owner = createUser(t);
+  const intruder = createUser(t);
+  // A shared sticky directory, like /tmp, where /tmp/mcp-roots-<uid> would live.
+  const shared = mkdtempSync(join(tmpdir(), 'mrs-'));
+  t.teardown(() => rmSync(shared, { recursive: true, force: true }));
+  chmodSync(shared, 0o1777);
+  const sockDir = join(shared, `mcp-roots-${owner.uid}`);
+  const { socket, args } = setup(owner, join(sockDir, 'rootsd.sock'));
+
+  await t.test('planted before start: the daemon refuses to start', async (t) => {
+    t.equal(runAs(intruder, 'mkdir', ['-m', '0700', sockDir]).status, 0, 'the intruder plants it');
+    const daemon = await spawnDaemonAs(owner, args, t);
+    t.equal(await daemon.exited, 1, 'the daemon exits 1');
+    t.match(
+      daemon.output(),
+      new RegExp(`socket directory ${sockDir} is unsafe: it is owned by uid ${intruder.uid}`),
+      'naming the directory and its owner',
+    );
+    t.notOk(existsSync(socket), 'and listens on nothing');
+    // Clients refuse too: a fake daemon there must not be believed.
+    const ctl = runAs(owner, process.execPath, [bin('rootsctl'), '--socket', socket, 'status']);
+    t.not(ctl.status, 0, 'rootsctl refuses to connect');
+    t.match(ctl.stderr, /unsafe: it is owned by uid/, 'saying why');
+    await t.rejects(RootsClient.connect({ socket, uid: owner.uid }), { code: 'SOCKET_DIR_UNSAFE' });
+    rmSync(sockDir, { recursive: true });
+  });
+
+  await t.test('world-writable: refused too', async (t) => {
+    mkdirSync(sockDir, { mode: 0o777 });
+    chmodSync(sockDir, 0o777);
+    chownSync(sockDir, owner.uid, owner.gid);
+    const daemon = await spawnDaemonAs(owner, args, t);
+    t.equal(await daemon.exited, 1);
+    t.match(daemon.output(), /mode is 0777, writable by group or others/);
+    rmSync(sockDir, { recursive: true });
+  });
+
+  await t.test('planted while running: the daemon exits loudly', async (t) => {
+    const daemon = await spawnDaemonAs(owner, args, t);
+    t.match(daemon.output(), /listening on/);
+    // A tmp cleaner removes the directory and another user is quicker than the daemon to
+    // recreate it (made beforehand and renamed into place, so the test does not race the daemon).
+    const planted = join(shared, 'planted');
+    t.equal(runAs(intruder, 'mkdir', ['-m', '0777', planted]).status, 0, 'the intruder prepares');
+    const swap = spawnSync('bash', ['-c', `rm -rf '${sockDir}' && mv '${planted}' '${sockDir}'`]);
+    t.equal(swap.status, 0, 'the directory is swapped for the intruder’s');
+    t.equal(await daemon.exited, 1, 'the daemon exits 1 instead of serving on nothing');
+    t.match(daemon.output(), /disappeared/, 'it noticed');
+    t.match(daemon.output(), new RegExp(`owned by uid ${intruder.uid}`), 'and says why it stopped');
+    rmSync(sockDir, { recursive: true });
+  });
+});
