@@ -78,7 +78,13 @@ export class Daemon {
       await watcher.start();
       // Accept only now: every connection finds a loaded policy and a handler.
       await listener.listen();
-      const guard = new SocketGuard({ listener, uid: deps.uid, pid: deps.pid, log });
+      const guard = new SocketGuard({
+        listener,
+        uid: deps.uid,
+        pid: deps.pid,
+        log,
+        intervalMs: options.rescanMs,
+      });
       await guard.start();
       const daemon = new Daemon(options, state, listener, server, watcher, log, guard);
       self.daemon = daemon;

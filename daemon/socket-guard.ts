@@ -1,4 +1,5 @@
 /** Notice when the socket (or its directory) disappears under a running daemon, and put it back. */
+import { watch, type FSWatcher } from 'node:fs';
 import { chmod, lstat, rename, unlink } from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
 import { dirname, join } from 'node:path';
@@ -7,14 +8,15 @@ import { errnoCode, ignoreMissing, RootsError } from '../common/errors.js';
 import { ensureSocketDir } from '../protocol/socket-path.js';
 import type { Listener } from './listen.js';
 
-/** How often the socket path is looked at; one lstat a second costs nothing. */
-export const SOCKET_CHECK_MS = 1000;
+/** How often the socket path is looked at besides the directory's events (a missed event, a watch that failed). */
+export const SOCKET_CHECK_MS = 300_000;
 
 export interface SocketGuardOptions {
   listener: Listener;
   uid: number;
   pid: number;
   log: Logger;
+  /** Fallback check interval; the daemon passes its rescan interval, so idle stays idle. */
   intervalMs?: number;
 }
 
@@ -32,8 +34,10 @@ export class SocketGuard {
   private readonly timer: NodeJS.Timeout | undefined;
   private ino: number | undefined;
   private busy = false;
+  private again = false;
   private closing: Promise<void> | undefined;
   private readonly extra: Server[] = [];
+  private watcher: FSWatcher | undefined;
 
   constructor(private readonly o: SocketGuardOptions) {
     this.lost = new Promise((resolve) => (this.lose = resolve));
@@ -45,12 +49,36 @@ export class SocketGuard {
 
   /** Remember the inode now in place (call once the listener is listening). */
   async start(): Promise<void> {
-    if (this.timer) this.ino = (await lstat(this.o.listener.path)).ino;
+    if (!this.timer) return;
+    this.ino = (await lstat(this.o.listener.path)).ino;
+    this.watchDir();
+  }
+
+  /** Events on the socket's directory (an entry removed, the directory itself gone) trigger a check. */
+  private watchDir(): void {
+    this.watcher?.close();
+    this.watcher = undefined;
+    if (this.closing) return;
+    try {
+      const w = watch(dirname(this.o.listener.path), { persistent: false }, () => void this.tick());
+      // A removed directory ends the watch: check now (the check re-watches once it is back).
+      w.on('error', () => void this.tick());
+      this.watcher = w;
+    } catch {
+      // The directory is already gone: the check below recreates it, or the timer tries later.
+      void this.tick();
+    }
   }
 
   private async tick(): Promise<void> {
-    if (this.busy || this.closing || this.ino === undefined) return;
+    if (this.closing || this.ino === undefined) return;
+    if (this.busy) {
+      // An event during a check: look again once it is done.
+      this.again = true;
+      return;
+    }
     this.busy = true;
+    this.again = false;
     const { path } = this.o.listener;
     try {
       const st = await ignoreMissing(lstat(path));
@@ -63,6 +91,7 @@ export class SocketGuard {
       }
       this.o.log.warn(`the socket ${path} disappeared (its directory was removed?); recreating it`);
       await this.relisten();
+      this.watchDir();
       this.o.log.info(`listening on ${path} again`);
     } catch (err) {
       const e =
@@ -74,9 +103,11 @@ export class SocketGuard {
             );
       this.o.log.error(`${e.message}; stopping`);
       clearInterval(this.timer);
+      this.watcher?.close();
       this.lose(e);
     } finally {
       this.busy = false;
+      if (this.again) void this.tick();
     }
   }
 
@@ -112,6 +143,7 @@ export class SocketGuard {
   close(): Promise<void> {
     this.closing ??= (async () => {
       clearInterval(this.timer);
+      this.watcher?.close();
       const mine = this.extra.length > 0 ? this.ino : undefined;
       await Promise.all(
         this.extra.map(

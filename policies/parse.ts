@@ -559,7 +559,12 @@ function typeMessage(expected: string, value: unknown, parent: unknown, item: bo
       object: 'write its keys under it, indented',
       array: 'write its items under it as "- " lines',
     };
-    return `is empty; ${fill[expected] ?? `write ${want}`}, or remove the key`;
+    // A bare ~ is YAML for "nothing": the likeliest way to write an empty path by accident.
+    const tilde =
+      expected === 'string'
+        ? ' (for the home directory write "~" in quotes: a bare ~ is YAML\'s empty value)'
+        : '';
+    return `is empty; ${fill[expected] ?? `write ${want}`}, or remove the key${tilde}`;
   }
   const base = `must be ${want}, not ${show(value)}`;
   if (expected === 'string' && (typeof value === 'number' || typeof value === 'boolean')) {

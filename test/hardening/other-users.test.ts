@@ -145,7 +145,10 @@ void t.test('a socket directory owned by someone else', async (t) => {
     // recreate it (made beforehand and renamed into place, so the test does not race the daemon).
     const planted = join(shared, 'planted');
     t.equal(runAs(intruder, 'mkdir', ['-m', '0777', planted]).status, 0, 'the intruder prepares');
+    // The daemon reacts to the removal at once; stopped meanwhile, it sees both changes when it resumes.
+    daemon.child.kill('SIGSTOP');
     const swap = spawnSync('bash', ['-c', `rm -rf '${sockDir}' && mv '${planted}' '${sockDir}'`]);
+    daemon.child.kill('SIGCONT');
     t.equal(swap.status, 0, 'the directory is swapped for the intruder’s');
     t.equal(await daemon.exited, 1, 'the daemon exits 1 instead of serving on nothing');
     t.match(daemon.output(), /disappeared/, 'it noticed');

@@ -79,6 +79,10 @@ const BROKEN: Record<string, [string, string]> = {
   ],
   'missing-path.yaml': ['5:9', 'servers.filesystem.roots[0]: missing required key "path"'],
   'missing-version.yaml': ['1:1', 'version: missing (every policy file starts with "version: 1")'],
+  'path-bare-tilde.yaml': [
+    '5:15',
+    'servers.filesystem.roots[0].path: is empty; write a string, or remove the key (for the home directory write "~" in quotes: a bare ~ is YAML\'s empty value)',
+  ],
   'path-number.yaml': [
     '5:15',
     'servers.filesystem.roots[0].path: must be a string, not 42 (put it in quotes: "42")',
