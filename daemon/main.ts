@@ -54,6 +54,12 @@ async function run(): Promise<number> {
     });
   });
   await daemon.close();
+  // Everything is closed, so the process ends by itself; if some handle still holds it, say so
+  // and end anyway rather than linger as a daemon that no longer serves.
+  setTimeout(() => {
+    process.stderr.write('mcp-rootsd: still running 5 s after closing; exiting\n');
+    process.exit(code);
+  }, 5000).unref();
   return code;
 }
 

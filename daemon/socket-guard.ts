@@ -134,6 +134,11 @@ export class SocketGuard {
     } finally {
       process.umask(oldMask);
     }
+    if (this.closing) {
+      // The daemon began to stop while this socket was being made: it must not outlive it.
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      return;
+    }
     await chmod(target, 0o600);
     if (!direct) await rename(temp, listener.path);
     this.ino = (await lstat(listener.path)).ino;
