@@ -147,6 +147,8 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
   /** 2026-07-28 sessions: host requests in flight (by id key), and roots answers owed to a retry. */
   private readonly inFlight = new Map<string, string>();
   private readonly owedInputs = new Map<string, string>();
+  /** 2026-07-28 sessions: the keys under which the server asked for roots/list. */
+  private readonly rootsInputKeys = new RecentKeys();
 
   /** Host requests relayed to the server and not yet answered (id key to id text and method). */
   private readonly relayed = new Map<string, { id: string; method: string }>();
@@ -282,7 +284,7 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
     const capsText = caps !== undefined && caps.startsWith('{') ? caps : '{}';
     const newCaps = setMember(capsText, 'roots', '{"listChanged":true}');
     const newParams = setMember(paramsText, 'capabilities', newCaps);
-    this.track(line, 'initialize');
+    this.track(line.text, 'initialize');
     this.toServer(setMember(line.text, 'params', newParams));
   }
 
@@ -504,33 +506,46 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
 
   /** Relay a host request; in a session without initialize, remember it and add owed roots answers. */
   private relayRequest(line: Line, params: Json): void {
-    this.track(line, typeof line.msg?.method === 'string' ? line.msg.method : 'a request');
+    this.track(line.text, typeof line.msg?.method === 'string' ? line.msg.method : 'a request');
     const key = this.initializeKey === undefined ? idKey(memberText(line.text, 'id')) : undefined;
     if (key === undefined) {
       this.toServer(line.bytes);
       return;
     }
-    const text =
-      isObject(params.inputResponses) && this.owedInputs.size > 0
-        ? this.withOwedInputs(line.text)
-        : line.text;
+    const text = isObject(params.inputResponses)
+      ? this.withOwedInputs(line.text, params.inputResponses)
+      : line.text;
     this.inFlight.set(key, text);
     this.toServer(text === line.text ? line.bytes : text);
   }
 
   /** Remember a host request on its way to the server, so that it is answered if the server dies. */
-  private track(line: Line, method: string): void {
-    const id = memberText(line.text, 'id');
+  private track(text: string, method: string): void {
+    const id = memberText(text, 'id');
     const key = idKey(id);
     if (id !== undefined && key !== undefined) this.relayed.set(key, { id, method });
   }
 
-  private withOwedInputs(text: string): string {
+  /** The host's `inputResponses` with the owed roots answers added, and any of its own replaced. */
+  private withOwedInputs(text: string, hostResponses: Json): string {
     const paramsText = memberText(text, 'params') ?? '{}';
-    let responses = memberText(paramsText, 'inputResponses') ?? '{}';
+    const original = memberText(paramsText, 'inputResponses') ?? '{}';
+    let responses = original;
+    // A roots answer is the policy's, whether the proxy owes it, saw its key, or never saw it.
+    for (const [k, v] of Object.entries(hostResponses)) {
+      if (this.rootsInputKeys.has(k) || (isObject(v) && 'roots' in v)) {
+        this.o.log.info(`replaced the host’s answer to roots/list (${k}) with the policy’s`);
+        responses = setMember(responses, k, this.rootsAnswer());
+      }
+    }
     for (const [k, v] of this.owedInputs) responses = setMember(responses, k, v);
     this.owedInputs.clear();
+    if (responses === original) return text;
     return setMember(text, 'params', setMember(paramsText, 'inputResponses', responses));
+  }
+
+  private rootsAnswer(): string {
+    return JSON.stringify({ roots: this.rootsForServer(this.o.link.roots ?? []) });
   }
 
   /** Answer roots/list input requests in the host's place; true when the response was consumed. */
@@ -541,7 +556,8 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
       (k) => isObject(inputs[k]) && inputs[k].method === 'roots/list',
     );
     if (rootsKeys.length === 0) return false;
-    const answer = JSON.stringify({ roots: this.rootsForServer(this.o.link.roots ?? []) });
+    for (const k of rootsKeys) this.rootsInputKeys.add(k);
+    const answer = this.rootsAnswer();
     const resultText = memberText(line.text, 'result') ?? '{}';
     if (rootsKeys.length < Object.keys(inputs).length) {
       // Others remain for the host: pass them on, and add ours when the host retries.
@@ -562,6 +578,9 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
     const retry = setMember(request, 'params', newParams);
     const key = idKey(memberText(request, 'id'));
     if (key !== undefined) this.inFlight.set(key, retry);
+    // Still owed to the host: answered with an error if the server dies before the retry's answer.
+    const method = memberText(request, 'method');
+    this.track(retry, method === undefined ? 'a request' : (JSON.parse(method) as string));
     this.toServer(retry);
     return true;
   }
