@@ -28,6 +28,11 @@ export async function loadPolicySources(
   mainFile: string,
   ctx: PolicyContext,
 ): Promise<LoadedSources> {
+  return (await walkFrom(mainFile, ctx, true)).out;
+}
+
+/** Load one file and what it includes, from a fresh walk. */
+async function walkFrom(file: string, ctx: PolicyContext, isMain: boolean): Promise<Walk> {
   const out: LoadedSources = {
     files: [],
     errors: [],
@@ -36,8 +41,8 @@ export async function loadPolicySources(
     missingMain: false,
   };
   const walk: Walk = { ctx, out, seen: new Set(), stack: [] };
-  await loadFile(walk, mainFile, undefined, true);
-  return out;
+  await loadFile(walk, file, undefined, isMain);
+  return walk;
 }
 
 /** Load the grants file on its own; it may not include other files. */
@@ -45,15 +50,7 @@ export async function loadGrantsSource(
   grantsFile: string,
   ctx: PolicyContext,
 ): Promise<LoadedSources> {
-  const out: LoadedSources = {
-    files: [],
-    errors: [],
-    warnings: [],
-    includePatterns: [],
-    missingMain: false,
-  };
-  const walk: Walk = { ctx, out, seen: new Set(), stack: [] };
-  await loadFile(walk, grantsFile, undefined, false);
+  const { out } = await walkFrom(grantsFile, ctx, false);
   for (const f of out.files) {
     for (const inc of f.include)
       out.errors.push(err(inc.pos, 'include: the grants file cannot include other files'));

@@ -17,6 +17,7 @@ import { isGlob, splitGlob } from './expand.js';
 import { memoFs } from './fs.js';
 import { expandGlob, HEAVY_DIRS } from './glob.js';
 import type {
+  DenyEntry,
   ParsedPolicyFile,
   PolicyContext,
   Pos,
@@ -107,20 +108,21 @@ export async function resolvePolicy(
     runtimeDir: ctx.runtimeDir,
   });
 
-  const globalDenies: DenyRule[] = [];
-  for (const file of files) {
-    for (const d of file.deny) {
-      if (d.abs === undefined) continue;
-      globalDenies.push(
-        await compileDeny(fs, d.abs, d.access, {
-          source: 'deny',
-          display: d.path,
-          pos: d.pos,
-          inMeta: true,
-        }),
-      );
-    }
-  }
+  /** A policy's deny entries (already expanded by the loader) as rules. */
+  const compileDenies = (entries: DenyEntry[]): Promise<DenyRule[]> =>
+    Promise.all(
+      entries
+        .filter((d) => d.abs !== undefined)
+        .map((d) =>
+          compileDeny(fs, d.abs!, d.access, {
+            source: 'deny',
+            display: d.path,
+            pos: d.pos,
+            inMeta: true,
+          }),
+        ),
+    );
+  const globalDenies = await compileDenies(files.flatMap((f) => f.deny));
 
   let nextExpiry: number | undefined;
   const blocks: Block[] = [];
@@ -129,18 +131,7 @@ export async function resolvePolicy(
   const pending: Promise<void>[] = [];
   for (const file of files) {
     for (const block of file.servers) {
-      const denies: DenyRule[] = [];
-      for (const d of block.deny) {
-        if (d.abs === undefined) continue;
-        denies.push(
-          await compileDeny(fs, d.abs, d.access, {
-            source: 'deny',
-            display: d.path,
-            pos: d.pos,
-            inMeta: true,
-          }),
-        );
-      }
+      const denies = await compileDenies(block.deny);
       const entries: EntryResult[] = [];
       for (const entry of block.roots) {
         const readOnly = entry.readOnly ?? block.readOnly ?? file.defaults.readOnly;
