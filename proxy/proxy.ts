@@ -10,6 +10,9 @@ import { LineSplitter } from './line-splitter.js';
 import type { ProxyLogger } from './log.js';
 import { ToolTable, type ToolInfo } from './tool-table.js';
 
+/** How often one request is retried with roots answers before the proxy gives up. */
+const MAX_ROOTS_RETRIES = 3;
+
 /** The prefix of the proxy's own request ids: the host's ids cannot collide with these. */
 export const OWN_ID_PREFIX = 'mcp-roots-proxy:';
 
@@ -144,6 +147,8 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
   /** Tool calls wait on this after a root was added, until the server has fetched the new list. */
   private hold: { promise: Promise<void>; release: () => void } | undefined;
 
+  /** 2026-07-28 sessions: how often the proxy has retried each request with roots answers. */
+  private readonly rootsRetries = new Map<string, number>();
   /** 2026-07-28 sessions: host requests in flight (by id key), and roots answers owed to a retry. */
   private readonly inFlight = new Map<string, string>();
   private readonly owedInputs = new Map<string, string>();
@@ -459,6 +464,7 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
     ) {
       return;
     }
+    if (key !== undefined) this.rootsRetries.delete(key);
     this.toHost(line.bytes);
   }
 
@@ -569,6 +575,20 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
       return true;
     }
     // Only roots were asked for: retry the request with the answers, as the host would have.
+    const id = memberText(request, 'id');
+    const retryKey = idKey(id);
+    if (retryKey !== undefined) {
+      const tries = (this.rootsRetries.get(retryKey) ?? 0) + 1;
+      if (tries > MAX_ROOTS_RETRIES) {
+        // A server that asks for roots again and again would keep the proxy retrying for ever.
+        this.rootsRetries.delete(retryKey);
+        this.toHost(
+          `{"jsonrpc":"2.0","id":${id},"error":${JSON.stringify({ code: -32603, message: `the MCP server asked for roots/list ${MAX_ROOTS_RETRIES + 1} times for one request; mcp-roots-proxy gave up` })}}`,
+        );
+        return true;
+      }
+      this.rootsRetries.set(retryKey, tries);
+    }
     const paramsText = memberText(request, 'params') ?? '{}';
     let responses = '{}';
     for (const k of rootsKeys) responses = setMember(responses, k, answer);

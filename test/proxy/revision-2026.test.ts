@@ -277,6 +277,16 @@ servers:
       );
     });
 
+    await t.test(
+      'a server that asks for roots again and again gets three answers, not a loop',
+      async (t) => {
+        s.send(call(9, 'again'));
+        const answer = await s.answer(9);
+        t.equal(answer.error?.code, -32603);
+        t.match(answer.error?.message, /asked for roots\/list 4 times for one request/);
+      },
+    );
+
     await t.test('the server dies during the proxy’s own retry', async (t) => {
       s.send(call(10, 'exit'));
       const answer = await s.answer(10);
