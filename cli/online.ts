@@ -74,12 +74,17 @@ export async function daemonCommand(
     }
     const client = await connect(io, opts.socket);
     try {
-      const { grant } = await client.grant(args[0]!, real, {
+      const result = await client.grant(args[0]!, real, {
         ...lifetime,
         ...(opts['read-only'] ? { readOnly: true } : {}),
         ...(opts.name !== undefined ? { name: opts.name } : {}),
       });
-      emit(io, json, { grant }, ({ grant: g }) => grantLine(g, io));
+      emit(
+        io,
+        json,
+        result,
+        (r) => grantLine(r.grant, io) + (r.notice ? `note: ${r.notice}\n` : ''),
+      );
       return EXIT.ok;
     } finally {
       await client.close();

@@ -281,3 +281,18 @@ void t.test('the built binary against a running daemon', async (t) => {
   ]).catch((e: { code: number; stderr: string }) => e);
   t.match(failed, { code: 3, stderr: /not running/ });
 });
+
+void t.test('grant under an access: write deny says it was made read-only', async (t) => {
+  const dir = shortDir();
+  mkdirSync(join(dir, 'home/locked'), { recursive: true });
+  writeFileSync(join(dir, 'p.yaml'), 'version: 1\ndeny:\n  - {path: ~/locked, access: write}\n');
+  const home = join(dir, 'home');
+  const d = await startDaemon(t, undefined, { dir, configFile: join(dir, 'p.yaml'), home });
+  const env = { HOME: home, MCP_ROOTS_SOCKET: d.socket };
+  const r = await rootsctl(['grant', 'fs', 'locked', '--for', '10m'], { env, cwd: home });
+  t.equal(r.code, 0, r.err);
+  t.match(
+    r.out,
+    /^granted fs read-only access to ~\/locked until \S+ \((9|10)m\)\nnote: granted read-only: writing .*locked is denied by deny ~\/locked \(access: write\)/,
+  );
+});
