@@ -1,5 +1,6 @@
 /** Getting the daemon's listening socket: one daemon per path, stale files replaced, systemd's fd used. */
-import { chmod, lstat, rename, stat, unlink } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { chmod, link, lstat, readFile, rename, stat, unlink, writeFile } from 'node:fs/promises';
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
 import { dirname, join } from 'node:path';
 import { errnoCode, ignoreMissing, RootsError } from '../common/errors.js';
@@ -92,7 +93,7 @@ export async function acquireListener(
 
   const lock = createServer();
   try {
-    await listen(lock, lockName(path, opts.uid));
+    await listen(lock, lockName(path, opts.uid, await lockToken(dirname(path))));
   } catch (err) {
     if (errnoCode(err) !== 'EADDRINUSE') throw err;
     const pid = await livePid(path);
@@ -157,6 +158,28 @@ export async function acquireListener(
   } catch (err) {
     await closeServer(lock);
     throw err;
+  }
+}
+
+/**
+ * A random token kept in the socket directory (0700, ours): part of the lock's abstract name,
+ * which other users can bind too. Made once; two daemons starting together read the same one.
+ */
+async function lockToken(dir: string): Promise<string> {
+  const file = join(dir, '.lock-token');
+  const fresh = randomBytes(16).toString('hex');
+  // Written whole under a private name, then linked into place: link() either makes the complete
+  // file appear or fails because another daemon's did, so no reader ever sees a half-written one.
+  const temp = join(dir, `.lock-token.${process.pid}.${fresh.slice(0, 8)}`);
+  await writeFile(temp, fresh, { mode: 0o600 });
+  try {
+    await link(temp, file);
+    return fresh;
+  } catch (err) {
+    if (errnoCode(err) !== 'EEXIST') throw err;
+    return (await readFile(file, 'utf8')).trim();
+  } finally {
+    await ignoreMissing(unlink(temp));
   }
 }
 

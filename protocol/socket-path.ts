@@ -121,8 +121,14 @@ export async function checkSocketDir(dir: string, uid: number): Promise<void> {
   if (st !== undefined) checkStats(dir, st, uid);
 }
 
-/** The abstract socket name that serves as the daemon's lock for `socketPath`: `\0mcp-roots/<uid>/<sha256 hex>`. */
-export function lockName(socketPath: string, uid: number): string {
-  const digest = createHash('sha256').update(socketPath).digest('hex');
+/**
+ * The abstract socket name that serves as the daemon's lock for `socketPath`:
+ * `\0mcp-roots/<uid>/<sha256 hex>`. Abstract names carry no permissions, so the daemon mixes in
+ * a `token` kept in its 0700 socket directory: another user cannot know the name to take it first.
+ */
+export function lockName(socketPath: string, uid: number, token = ''): string {
+  const digest = createHash('sha256')
+    .update(token === '' ? socketPath : `${socketPath}\0${token}`)
+    .digest('hex');
   return `\0mcp-roots/${uid}/${digest}`;
 }

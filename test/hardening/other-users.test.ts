@@ -3,7 +3,7 @@
  * another; the only boundary is the socket directory's 0700 (Node cannot read SO_PEERCRED), and the
  * state directory's 0700.
  */
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import {
   chmodSync,
   chownSync,
@@ -18,7 +18,15 @@ import { join } from 'node:path';
 import t from 'tap';
 import { RootsClient } from '../../protocol/client.js';
 import { bin } from '../helpers/bin.js';
-import { createUser, nodeAs, runAs, spawnDaemonAs, type TestUser } from '../helpers/users.js';
+import { lockName } from '../../protocol/socket-path.js';
+import {
+  asUser,
+  createUser,
+  nodeAs,
+  runAs,
+  spawnDaemonAs,
+  type TestUser,
+} from '../helpers/users.js';
 
 /** A policy, a root and the daemon's arguments, all under `user`'s private directory. */
 function setup(user: TestUser, socket = join(user.home, 'run', 'rootsd.sock')) {
@@ -155,4 +163,24 @@ void t.test('a socket directory owned by someone else', async (t) => {
     t.match(daemon.output(), new RegExp(`owned by uid ${intruder.uid}`), 'and says why it stopped');
     rmSync(sockDir, { recursive: true });
   });
+});
+
+void t.test('another user cannot block the daemon by taking its lock name first', async (t) => {
+  const owner = createUser(t);
+  const intruder = createUser(t);
+  const { socket, args } = setup(owner);
+  // The lock is an abstract socket, which anyone may bind. Without the token from the 0700
+  // socket directory, the only name an intruder can compute is the token-less one.
+  const guess = lockName(socket, owner.uid);
+  const [cmd, argv] = asUser(intruder, process.execPath, [
+    '--input-type=module',
+    '-e',
+    `import { createServer } from 'node:net'; createServer().listen(${JSON.stringify(guess)}, () => console.log('bound'));`,
+  ]);
+  const squatter = spawn(cmd, argv, { stdio: ['ignore', 'pipe', 'inherit'] });
+  t.teardown(() => void squatter.kill('SIGKILL'));
+  await new Promise<void>((resolve) => squatter.stdout.once('data', () => resolve()));
+  const daemon = await spawnDaemonAs(owner, args, t);
+  t.match(daemon.output(), /listening on/, 'the daemon starts anyway');
+  t.equal(daemon.child.exitCode, null);
 });
