@@ -40,6 +40,23 @@ export class GrantStore {
 
   constructor(private readonly opts: GrantStoreOptions) {
     this.now = opts.now ?? Date.now;
+    // An expired grant grants nothing, but left in the file it would show as a warning until the
+    // next grant: take it out as soon as a recomputation (the expiry's own included) has run.
+    opts.state.on('resolved', () => void this.serial(() => this.pruneExpired()));
+  }
+
+  /** Rewrite the grants file without its expired grants, if it has any. */
+  private async pruneExpired(): Promise<void> {
+    const bytes = await ignoreMissing(readFile(this.opts.file));
+    if (bytes === undefined) return;
+    const parsed = parsePolicyText(bytes, this.opts.file);
+    const now = this.now();
+    const expired = (parsed.policy?.servers ?? []).some((b) =>
+      b.roots.some((r) => r.expires !== undefined && r.expires <= now),
+    );
+    if (!expired) return;
+    await this.write(await this.read());
+    this.opts.log.info('removed expired grants from the grants file');
   }
 
   /** The request handlers this store serves. */

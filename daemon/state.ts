@@ -16,6 +16,7 @@ import {
   type ResolvedPolicy,
 } from '../policies/index.js';
 import { compareUtf8 } from '../policies/paths.js';
+import { packageRoot } from '../common/package-info.js';
 import { ExpiryTimer } from './expiry-timer.js';
 
 export interface StateOptions {
@@ -128,14 +129,26 @@ export class PolicyState extends EventEmitter<StateEvents> {
         else this.reportErrors(loaded.errors, 'grants');
       }
       this.errors = [...this.baseErrors, ...this.grantsErrors];
+      // loadedAt says when the policy in force was read, not when a rejected edit was.
+      const took =
+        (what.policy && this.baseErrors.length === 0) ||
+        (what.grants && this.grantsErrors.length === 0);
+      if (took || this.loadedAt.getTime() === 0) this.loadedAt = new Date(ctx.now);
       await this.resolveNow(ctx);
       const ms = (performance.now() - started).toFixed(1);
       const servers = this.current.serverNames();
       const roots = servers.reduce((n, s) => n + this.current.roots(s).length, 0);
-      this.opts.log.info(
-        `policy loaded (${reason}): ${this.files.length} file${this.files.length === 1 ? '' : 's'}, ${servers.length} server${servers.length === 1 ? '' : 's'}, ${roots} root${roots === 1 ? '' : 's'}, ${this.errors.length} error${this.errors.length === 1 ? '' : 's'} in ${ms} ms`,
-        { files: this.files },
-      );
+      const what_ = `${this.files.length} file${this.files.length === 1 ? '' : 's'}, ${servers.length} named server${servers.length === 1 ? '' : 's'}, ${roots} root${roots === 1 ? '' : 's'}`;
+      if (this.errors.length === 0) {
+        this.opts.log.info(`policy loaded (${reason}): ${what_} in ${ms} ms`, {
+          files: this.files,
+        });
+      } else {
+        this.opts.log.warn(
+          `policy not loaded (${reason}): ${this.errors.length} error${this.errors.length === 1 ? '' : 's'}; still serving the last good policy (${what_}, loaded ${this.loadedAt.toISOString()})`,
+          { files: this.files },
+        );
+      }
       return { ok: this.errors.length === 0 };
     });
   }
@@ -245,6 +258,7 @@ export class PolicyState extends EventEmitter<StateEvents> {
       fs: this.opts.fs,
       stateDir: this.opts.stateDir,
       runtimeDir: this.opts.runtimeDir,
+      installDir: packageRoot(),
     };
   }
 
@@ -258,7 +272,6 @@ export class PolicyState extends EventEmitter<StateEvents> {
     this.sha256 = createHash('sha256')
       .update(files.map((f) => f.sha256).join('\n'))
       .digest('hex');
-    this.loadedAt = new Date(ctx.now);
     this.timer.set(this.current.nextExpiry, this.now);
     // A name the policy just started naming had the empty list before (deny by default).
     for (const name of this.current.serverNames())

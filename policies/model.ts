@@ -80,6 +80,8 @@ export interface PolicyContext {
   stateDir?: string;
   /** mcp-roots' runtime directory (holds the socket): protected. */
   runtimeDir?: string;
+  /** This installation of mcp-roots: protected. */
+  installDir?: string;
 }
 
 /** What the daemon must watch so that it sees every change that could alter a list. */

@@ -106,6 +106,8 @@ export async function resolvePolicy(
     includePatterns,
     stateDir: ctx.stateDir,
     runtimeDir: ctx.runtimeDir,
+    installDir: ctx.installDir,
+    configHome: ctx.env.XDG_CONFIG_HOME?.startsWith('/') ? ctx.env.XDG_CONFIG_HOME : undefined,
   });
 
   /** A policy's deny entries (already expanded by the loader) as rules. */

@@ -68,6 +68,14 @@ void t.test('a 2-second grant expires with a notification', async (t) => {
   t.equal(expired.roots.length, 1, 'the grant is gone');
   t.ok(Date.now() - started >= 1500, 'not before its time');
   t.same((await c.grants()).grants, []);
+  const file = parsePolicyText(readFileSync(join(d.stateDir, 'grants.yaml')), 'grants.yaml');
+  t.same(file.policy?.servers, [], 'the expired grant is gone from the file too');
+  const status = await c.status();
+  t.same(
+    status.policy.warnings.filter((w) => w.message.includes('expired')),
+    [],
+    'and leaves no warning behind',
+  );
 });
 
 void t.test('denies hold: access all refuses, access write makes it read-only', async (t) => {

@@ -534,3 +534,30 @@ void t.test('unreadable directories become warnings, not crashes', async (t) => 
   t.match(ev.warnings.map((w) => w.message).join('\n'), /cannot read .*locked \(EACCES\)/);
   t.equal(ev.resolved.explain('s').rules[0]!.reason, 'not-readable');
 });
+
+void t.test('rule 6: what starts mcp-roots, and its code, are protected too', async (t) => {
+  const dir = t.testdir({});
+  makeTree(dir, ['home/', 'xdg/', 'install/dist/', 'install/examples/']);
+  const ctx = contextFor(dir, {
+    env: { XDG_CONFIG_HOME: join(dir, 'xdg') },
+    installDir: join(dir, 'install'),
+  });
+  const ev = await evaluate(dir, `version: 1\nservers:\n  s:\n    roots: [{path: ${dir}}]\n`, ctx);
+  const rows: [string, boolean][] = [
+    ['home/.config/systemd/user/mcp-rootsd.service', false],
+    ['home/.config/systemd/user/mcp-rootsd.service.d/override.conf', false],
+    ['xdg/systemd/user/mcp-rootsd.socket', false],
+    ['xdg/environment.d/50-roots.conf', false],
+    ['xdg/Claude/claude_desktop_config.json', false],
+    ['home/.config/Code/User/mcp.json', false],
+    ['install/dist/policies/resolve.js', false],
+    ['install/node_modules/yaml/index.js', false],
+    ['install/package.json', false],
+    ['install/examples/demo.yaml', true],
+    ['xdg/systemd/user/other.service', true],
+  ];
+  for (const [rel, allowed] of rows) {
+    const r = await ev.resolved.check('s', join(dir, rel), 'write');
+    t.equal(r.allowed, allowed, `write ${rel}: ${r.reason}`);
+  }
+});
