@@ -41,6 +41,13 @@ deny:
   - ~/.netrc
   - ~/.password-store
   - ~/.local/share/keyrings
+  - ~/.git-credentials
+  - ~/.config/gh
+  - ~/.npmrc
+  - ~/.pypirc
+  - ~/.azure
+  - ~/.cargo/credentials
+  - ~/.cargo/credentials.toml
   # browser profiles (cookies, saved passwords, history)
   - ~/.mozilla
   - ~/snap/firefox
@@ -51,6 +58,16 @@ deny:
   - ~/.config/vivaldi
   # environment files at any depth under every root (quoted: YAML reads * as an alias)
   - '**/.env'
+  # what runs as you later: readable, never writable (an agent could run code outside any policy)
+  - {path: ~/.bashrc, access: write}
+  - {path: ~/.bash_profile, access: write}
+  - {path: ~/.profile, access: write}
+  - {path: ~/.zshrc, access: write}
+  - {path: ~/.zprofile, access: write}
+  - {path: ~/.config/fish, access: write}
+  - {path: ~/.config/autostart, access: write}
+  - {path: ~/.config/systemd, access: write}
+  - {path: ~/.local/bin, access: write}
 
 servers:
   # The name the proxy asks for: in your MCP host's configuration, run the server as
