@@ -106,8 +106,13 @@ export class PolicyState extends EventEmitter<StateEvents> {
 
   /** Load everything for the first time. Never throws for a bad policy: it serves nothing. */
   async start(): Promise<void> {
-    this.lockdown =
-      (await ignoreMissing(readFile(join(this.opts.stateDir, LOCKDOWN_FILE)))) !== undefined;
+    const since = await ignoreMissing(readFile(join(this.opts.stateDir, LOCKDOWN_FILE), 'utf8'));
+    this.lockdown = since !== undefined;
+    if (since !== undefined) {
+      this.opts.log.warn(
+        `lockdown is on (since ${since.trim() || 'an unknown time'}): every list is empty and every access refused until \`rootsctl unlock\``,
+      );
+    }
     await this.reload({ policy: true, grants: true }, 'start');
   }
 

@@ -142,6 +142,10 @@ void t.test('lockdown empties every list, refuses grants, and survives a restart
   d = await startDaemon(t, POLICY(dir), { dir });
   c = await d.connect();
   t.equal((await c.status()).lockdown, true, 'still locked after a restart');
+  t.ok(
+    d.logs.some((l) => /lockdown is on \(since .*\): every list is empty/.test(l)),
+    'and the daemon says so when it starts',
+  );
   t.same((await c.listRoots('fs')).roots, []);
   await c.lockdown(false);
   t.equal((await c.listRoots('fs')).roots.length, 1);
