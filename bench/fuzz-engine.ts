@@ -1,11 +1,25 @@
 /** The socket fuzzer shared by test/hardening/fuzz-socket.test.ts and bench/fuzz-socket.ts. */
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { createConnection, type Socket } from 'node:net';
 import { setImmediate as tick } from 'node:timers/promises';
 import { Rng } from './fuzz-rng.js';
 
 /** The name whose list every round checks; the fuzzer itself never names it. */
 export const CHECKED_SERVER = 'fs';
+
+/** Lay out the tree and the policy the fuzzed daemon serves, under `dir`; returns the policy file and socket path. */
+export function writeFuzzTarget(dir: string): { config: string; socket: string } {
+  for (const d of ['a', 'b', 'repos/one', 'repos/two']) {
+    mkdirSync(join(dir, 'tree', d), { recursive: true });
+  }
+  const config = join(dir, 'mcp-roots.yaml');
+  writeFileSync(
+    config,
+    `version: 1\nservers:\n  ${CHECKED_SERVER}:\n    roots:\n      - path: ${dir}/tree/a\n      - path: ${dir}/tree/b\n        readOnly: true\n      - path: ${dir}/tree/repos/*\n`,
+  );
+  return { config, socket: join(dir, 'run', 'rootsd.sock') };
+}
 
 /** The server name valid fuzz requests use, so that a grant they make cannot touch the checked list. */
 const FUZZ_SERVER = 'fuzz-target';

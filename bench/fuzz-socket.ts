@@ -6,7 +6,7 @@
  *
  *   npm run build && FUZZ_SECONDS=120 node dist/bench/fuzz-socket.js
  */
-import { mkdirSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { realpathSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { RootsClient } from '../protocol/client.js';
 import { fuzzSeed, Rng } from './fuzz-rng.js';
@@ -17,6 +17,7 @@ import {
   emptyStats,
   fuzzRound,
   memoryKiB,
+  writeFuzzTarget,
 } from './fuzz-engine.js';
 import { report, startDaemon, tempDir } from './common.js';
 
@@ -40,15 +41,7 @@ async function main(): Promise<boolean> {
   const seed = fuzzSeed();
   process.stdout.write(`fuzz-socket: seed ${seed} (replay with FUZZ_SEED=${seed})\n`);
   const dir = realpathSync(tempDir());
-  for (const d of ['a', 'b', 'repos/one', 'repos/two']) {
-    mkdirSync(join(dir, 'tree', d), { recursive: true });
-  }
-  const config = join(dir, 'mcp-roots.yaml');
-  writeFileSync(
-    config,
-    `version: 1\nservers:\n  ${CHECKED_SERVER}:\n    roots:\n      - path: ${dir}/tree/a\n      - path: ${dir}/tree/b\n        readOnly: true\n      - path: ${dir}/tree/repos/*\n`,
-  );
-  const socket = join(dir, 'run', 'rootsd.sock');
+  const { config, socket } = writeFuzzTarget(dir);
   // Error level: the fuzzer's harmless `lockdown off` requests would fill the terminal with warnings.
   const child = await startDaemon({
     config,

@@ -3,7 +3,7 @@
  * process (so that a crash is an exit and memory is the child's). Replay a failure with
  * FUZZ_SEED=<seed>; FUZZ_SECONDS makes the run longer (bench/fuzz-socket.ts is the long run).
  */
-import { mkdirSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { realpathSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import { RootsClient } from '../../protocol/client.js';
@@ -18,6 +18,7 @@ import {
   fuzzRound,
   memoryKiB,
   PARAM_TABLE,
+  writeFuzzTarget,
 } from '../../bench/fuzz-engine.js';
 import { rawConnect } from '../helpers/raw.js';
 import { spawnDaemon } from '../helpers/spawn-daemon.js';
@@ -35,14 +36,7 @@ void t.test('the daemon survives the socket fuzzer and keeps answering correctly
   t.comment(`socket fuzz seed ${seed} (replay with FUZZ_SEED=${seed})`);
   const dir = realpathSync(shortDir());
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  for (const d of ['a', 'b', 'repos/one', 'repos/two'])
-    mkdirSync(join(dir, 'tree', d), { recursive: true });
-  const config = join(dir, 'mcp-roots.yaml');
-  writeFileSync(
-    config,
-    `version: 1\nservers:\n  ${CHECKED_SERVER}:\n    roots:\n      - path: ${dir}/tree/a\n      - path: ${dir}/tree/b\n        readOnly: true\n      - path: ${dir}/tree/repos/*\n`,
-  );
-  const socket = join(dir, 'run', 'rootsd.sock');
+  const { config, socket } = writeFuzzTarget(dir);
   const d = await spawnDaemon(
     [
       '--config',
