@@ -15,7 +15,7 @@ export function parseDuration(text: string): number {
   if (text === '' || matched !== text.length || total <= 0) {
     throw new RootsError(
       'USAGE',
-      `--for "${text}" is not a duration; write e.g. 30m, 2h, 1d or 1h30m`,
+      `--for "${text}" is not a duration; write e.g. 90s, 30m, 2h, 1d or 1h30m`,
     );
   }
   return total;

@@ -9,16 +9,18 @@ import {
   type Root,
 } from '../common/types.js';
 import { columns } from './io.js';
+import { closest } from './suggest.js';
 
 /** A root's path for people, `~` for the home directory. */
 export function rootPath(root: Root, home: string): string {
   return tildify(fileURLToPath(root.uri), home);
 }
 
-/** Time left until an instant, e.g. `29m`, `2h 5m`, `3d 4h`. */
+/** Time left until an instant, e.g. `8s`, `29m`, `2h 5m`, `3d 4h`. */
 export function timeLeft(iso: string, now: number): string {
   const ms = Date.parse(iso) - now;
   if (ms <= 0) return 'expired';
+  if (ms <= 59_000) return `${Math.ceil(ms / 1000)}s`;
   const m = Math.ceil(ms / 60_000);
   if (m < 60) return `${m}m`;
   const h = Math.floor(m / 60);
@@ -44,6 +46,22 @@ export function rootsTable(server: string, roots: Root[], home: string, now: num
   return columns(rows);
 }
 
+/**
+ * `list`'s answer for a name no entry of the policy matches: most likely a typo, so say so and
+ * name the servers the policy has.
+ */
+export function noEntryLine(server: string, known: string[]): string {
+  const others = known.filter((k) => k !== server);
+  const near = closest(server, others);
+  return (
+    `No entry of the policy names ${JSON.stringify(server)} (deny by default).` +
+    (near === undefined ? '' : ` Did you mean ${JSON.stringify(near)}?`) +
+    (others.length > 0
+      ? ` Servers in the policy: ${others.join(', ')}.\n`
+      : ' The policy names no servers.\n')
+  );
+}
+
 /** The one-line answer of `check`. */
 export function checkLine(result: CheckResult): string {
   return `${result.allowed ? 'allowed' : 'denied'}: ${result.access}: ${result.reason}\n`;
@@ -66,6 +84,14 @@ export function explainTable(result: ExplainResult, home: string): string {
     (result.rules.length > 1
       ? columns(rows)
       : 'No rule of the policy applies to it (deny by default).\n')
+  );
+}
+
+/** Problems sorted by file, line and column (stable, so one spot keeps the engine's order). */
+export function sortProblems(list: PolicyError[]): PolicyError[] {
+  return [...list].sort(
+    (a, b) =>
+      (a.file < b.file ? -1 : a.file > b.file ? 1 : 0) || a.line - b.line || a.column - b.column,
   );
 }
 

@@ -1,12 +1,20 @@
 /** Evaluating a policy without a daemon, for `validate` and `--config`. */
 import { dirname } from 'node:path';
 import { configFile, grantsFile, homeDir, stateDir, type Env } from '../common/locations.js';
+import { packageRoot } from '../common/package-info.js';
 import { evaluatePolicy, nodeFs, type Evaluation, type PolicyContext } from '../policies/index.js';
 import type { Io } from './io.js';
 
 /** The context the engine evaluates in, taken from this process. */
 export function processContext(env: Env, extra: Partial<PolicyContext> = {}): PolicyContext {
-  return { home: homeDir(env), env, now: Date.now(), fs: nodeFs(), ...extra };
+  return {
+    home: homeDir(env),
+    env,
+    now: Date.now(),
+    fs: nodeFs(),
+    installDir: packageRoot(),
+    ...extra,
+  };
 }
 
 /** Evaluate the main policy file (or `file`) with the grants file beside it, as the daemon would. */

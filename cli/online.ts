@@ -32,6 +32,13 @@ export async function onlineBackend(io: Io, socket: string | undefined): Promise
     list: (server) => client.listRoots(server),
     check: (server, path, access) => client.check(server, path, access),
     explain: (server) => client.explain(server),
+    serverNames: async () => {
+      // `daemon/status` also lists names that are only subscribed to (a proxy's --server typo
+      // among them): keep those some entry of the policy gives roots.
+      const names = (await client.status()).servers.map((s) => s.name);
+      const explained = await Promise.all(names.map((n) => client.explain(n)));
+      return names.filter((_, i) => explained[i]!.rules.some((r) => r.kind === 'root'));
+    },
     close: () => client.close(),
   };
 }
@@ -108,7 +115,7 @@ export async function daemonCommand(
         return result.ok ? EXIT.ok : EXIT.fail;
       }
       case 'watch':
-        return await watch(io, client, args[0]!, json);
+        return await watch(io, client, args[0]!, json, opts.socket);
       case 'grants': {
         const result = await client.grants();
         emit(io, json, result, (r) => grantsTable(r.grants, io));
@@ -151,37 +158,91 @@ export async function daemonCommand(
   }
 }
 
+/** Waits between attempts to reach a restarted daemon: 100 ms, doubling, at most 2 s. */
+const WATCH_BACKOFF = { min: 100, max: 2000 };
+
+/**
+ * `rootsctl watch SERVER`: print the roots now and at each change until interrupted. When the
+ * daemon goes away (a restart), reconnect with backoff and follow SERVER again.
+ */
 async function watch(
   io: Io,
-  client: RootsClient,
+  first: RootsClient,
   server: string,
   json: boolean,
+  socket: string | undefined,
 ): Promise<ExitCode> {
   const home = homeDir(io.env);
-  const print = (
-    p: ListChangedParams | { server: string; revision: number; roots: ListChangedParams['roots'] },
-  ) => {
+  const print = (p: { server: string; revision: number; roots: ListChangedParams['roots'] }) => {
     if (json) io.out(`${JSON.stringify(p)}\n`);
     else
       io.out(
         `[${new Date().toISOString()}] revision ${p.revision}\n${rootsTable(server, p.roots, home, Date.now())}`,
       );
   };
-  client.on('list_changed', (p) => {
-    if (p.server === server) print(p);
-  });
-  const first = await client.listRoots(server, { subscribe: true });
-  print({ server, revision: first._meta['mcp-roots/revision'], roots: first.roots });
-  const closed = new Promise<'closed'>((resolve) => client.once('close', () => resolve('closed')));
-  const how = await Promise.race([
-    closed,
-    (io.interrupted?.() ?? new Promise<never>(() => {})).then(() => 'interrupted' as const),
-  ]);
-  if (how === 'closed') {
-    io.err('rootsctl: the daemon closed the connection\n');
-    return EXIT.unreachable;
+  const interrupted = (io.interrupted?.() ?? new Promise<never>(() => {})).then(
+    () => 'interrupted' as const,
+  );
+  let client = first;
+  let restarted = false;
+  try {
+    for (;;) {
+      // Listen for the close before asking, so that a close during the request is not missed.
+      const closed = new Promise<string>((resolve) => {
+        if (client.closed) resolve('closed');
+        else client.once('close', resolve);
+      });
+      client.on('list_changed', (p) => {
+        if (p.server === server) print(p);
+      });
+      try {
+        const list = await client.listRoots(server, { subscribe: true });
+        if (restarted && !json)
+          io.out(`[${new Date().toISOString()}] mcp-rootsd restarted; following ${server} again\n`);
+        print({ server, revision: list._meta['mcp-roots/revision'], roots: list.roots });
+      } catch (err) {
+        // The daemon went away again before answering: reconnect; any other failure ends watch.
+        if (!(restarted && client.closed)) throw err;
+      }
+      const how = await Promise.race([closed, interrupted]);
+      if (how === 'interrupted') return EXIT.ok;
+      if (!json) io.err(`rootsctl: lost mcp-rootsd (${how}); reconnecting\n`);
+      const next = await reconnect(io, socket, interrupted);
+      if (next === 'interrupted') return EXIT.ok;
+      if (client !== first) await client.close();
+      client = next;
+      restarted = true;
+    }
+  } finally {
+    if (client !== first) await client.close();
   }
-  return EXIT.ok;
+}
+
+/** Connect again and again (with backoff) until the daemon answers or the user interrupts. */
+async function reconnect(
+  io: Io,
+  socket: string | undefined,
+  interrupted: Promise<'interrupted'>,
+): Promise<RootsClient | 'interrupted'> {
+  for (let delay = WATCH_BACKOFF.min; ; delay = Math.min(delay * 2, WATCH_BACKOFF.max)) {
+    let timer: NodeJS.Timeout | undefined;
+    const waited = await Promise.race([
+      new Promise<'waited'>((resolve) => (timer = setTimeout(() => resolve('waited'), delay))),
+      interrupted,
+    ]);
+    clearTimeout(timer);
+    if (waited === 'interrupted') return waited;
+    try {
+      return await connect(io, socket);
+    } catch (err) {
+      // Not there yet: try again later; anything else (a foreign socket directory) ends watch.
+      if (!(
+        err instanceof RootsError &&
+        (err.code === 'DAEMON_UNREACHABLE' || err.code === 'TIMEOUT')
+      ))
+        throw err;
+    }
+  }
 }
 
 function grantLine(g: Grant, io: Io): string {

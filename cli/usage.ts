@@ -12,13 +12,15 @@ Commands:
   reload                         re-read the policy files now
   watch SERVER                   print SERVER's roots each time they change (Ctrl-C stops)
   grant SERVER PATH [--for D | --until T] [--read-only] [--name N]
-                                 give SERVER a root for a while (default 1h)
+                                 give SERVER a root for a while (default 1h); D is e.g.
+                                 90s, 30m, 2h, 1d or 1h30m, at most 30d; read-write
+                                 unless --read-only
   revoke SERVER [PATH]           take grants back (all of SERVER's without PATH)
   grants                         the temporary grants in force
   lockdown | unlock              empty every server's roots until unlock
   init [--force]                 write a starter ~/.config/mcp-roots.yaml
   install-service [--dry-run]    install the systemd user units
-  uninstall-service              remove them
+  uninstall-service [--dry-run]  remove them
 
 Options:
   --json            print the protocol's result object instead of a table

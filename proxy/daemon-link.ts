@@ -48,6 +48,7 @@ export class DaemonLink extends EventEmitter<DaemonLinkEvents> {
   private attempt = 0;
   private timer: NodeJS.Timeout | undefined;
   private closed = false;
+  private warnedNoEntry = false;
   private closePromise: Promise<void> | undefined;
   private readonly log: ProxyLogger;
   private readonly timeoutMs: number;
@@ -139,7 +140,7 @@ export class DaemonLink extends EventEmitter<DaemonLinkEvents> {
     try {
       const [list] = await Promise.all([
         client.listRoots(server, { subscribe: true }),
-        this.refreshTools(client),
+        this.refreshTools(client, true),
       ]);
       this.log.info(`connected to mcp-rootsd on ${client.socketPath}`);
       this.attempt = 0;
@@ -160,16 +161,24 @@ export class DaemonLink extends EventEmitter<DaemonLinkEvents> {
     const delay = Math.min(this.backoff.max, this.backoff.min * 2 ** this.attempt);
     const message = err instanceof Error ? err.message : String(err);
     // The first failure is worth a warning; the retries that follow are not.
-    if (this.attempt === 0) this.log.warn(`${message}; retrying`);
+    // The message is whole sentences ("… or `mcp-rootsd`."): add one, do not splice into its last.
+    if (this.attempt === 0) this.log.warn(`${message.replace(/\.?$/, '.')} Retrying.`);
     else this.log.debug(`still unreachable (${message}); next attempt in ${delay} ms`);
     this.attempt++;
     this.timer = setTimeout(() => void this.connect(), delay);
   }
 
-  private async refreshTools(client: RootsClient): Promise<void> {
+  private async refreshTools(client: RootsClient, connecting = false): Promise<void> {
     try {
       const explained = await client.explain(this.options.server);
       this.tools = explained.tools ?? {};
+      // A name no entry matches is most likely a typo in --server: say so once, not at each reconnect.
+      if (connecting && !this.warnedNoEntry && !explained.rules.some((r) => r.kind === 'root')) {
+        this.warnedNoEntry = true;
+        this.log.warn(
+          `no entry of the policy names ${JSON.stringify(this.options.server)}; it gets no roots — check --server`,
+        );
+      }
     } catch (err) {
       this.log.debug(`policy/explain failed, no tool rules: ${(err as Error).message}`);
     }

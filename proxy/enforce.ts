@@ -14,13 +14,22 @@ export type Checker = (path: string, access: Access) => Promise<CheckResult>;
 
 const SCHEME = /^[a-zA-Z][a-zA-Z0-9+.-]*:/;
 
+// eslint-disable-next-line no-control-regex -- control characters are what this looks for
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+
+/** A path or URI as a refusal shows it: quoted and escaped (`JSON.stringify`) if it has control characters. */
+export function showPath(path: string): string {
+  return CONTROL.test(path) ? JSON.stringify(path) : path;
+}
+
 /** Why `path` is not a path the proxy will ask about (relative, `~`, `..`), or undefined. */
 export function shapeProblem(path: string): string | undefined {
   const ask = 'give an absolute path, without `~` or `..`';
-  if (path.startsWith('~')) return `${path} starts with ~; ${ask}`;
-  if (!path.startsWith('/')) return `${path} is a relative path; ${ask}`;
-  if (path.split('/').includes('..')) return `${path} has a .. segment; ${ask}`;
-  if (path.includes('\0')) return `${path} contains a NUL byte`;
+  const shown = showPath(path);
+  if (path.startsWith('~')) return `${shown} starts with ~; ${ask}`;
+  if (!path.startsWith('/')) return `${shown} is a relative path; ${ask}`;
+  if (path.split('/').includes('..')) return `${shown} has a .. segment; ${ask}`;
+  if (path.includes('\0')) return `${shown} contains a NUL byte`;
   return undefined;
 }
 
@@ -36,7 +45,7 @@ export function toLocalPath(value: string, isUri: boolean): { path: string } | R
     } catch (err) {
       return {
         path: value,
-        reason: `${value} is not a valid file URI (${(err as Error).message})`,
+        reason: `${showPath(value)} is not a valid file URI (${(err as Error).message})`,
       };
     }
     // A server reads a URI in an argument that takes a path as a relative path (the filesystem
@@ -44,7 +53,7 @@ export function toLocalPath(value: string, isUri: boolean): { path: string } | R
     if (!isUri) {
       return {
         path: value,
-        reason: `${value} is a file URI where a path is expected; give ${path}`,
+        reason: `${showPath(value)} is a file URI where a path is expected; give ${showPath(path)}`,
       };
     }
     return { path };
@@ -80,7 +89,13 @@ export async function checkValues(
     const problem = shapeProblem(local.path);
     if (problem !== undefined) return { path: value, reason: problem };
     const result = await check(local.path, access);
-    if (!result.allowed) return { path: value, reason: result.reason };
+    if (!result.allowed) {
+      // The daemon's reason names the path as it is; escape it here too.
+      const reason = CONTROL.test(local.path)
+        ? result.reason.split(local.path).join(showPath(local.path))
+        : result.reason;
+      return { path: value, reason };
+    }
   }
   return undefined;
 }

@@ -4,7 +4,7 @@ import type { Readable, Writable } from 'node:stream';
 import { errnoCode } from '../common/errors.js';
 import type { Access, Root } from '../common/types.js';
 import type { DaemonLink, RootsChange } from './daemon-link.js';
-import { checkValues, pathValues, type Refusal } from './enforce.js';
+import { checkValues, pathValues, showPath, type Refusal } from './enforce.js';
 import { idKey, memberText, setMember } from './json-text.js';
 import { LineSplitter } from './line-splitter.js';
 import type { ProxyLogger } from './log.js';
@@ -318,7 +318,7 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
           content: [
             {
               type: 'text',
-              text: `mcp-roots-proxy refused ${name} on ${refusal.path}: ${refusal.reason}`,
+              text: `mcp-roots-proxy refused ${name} on ${showPath(refusal.path)}: ${refusal.reason}`,
             },
           ],
           isError: true,
@@ -336,7 +336,11 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
       const refusal = await this.checkPaths([[uri, true]], 'read');
       if (refusal !== undefined) {
         this.o.log.info(`refused resources/read: ${refusal.reason}`);
-        this.answerHostError(line, -32002, `mcp-roots-proxy refused ${uri}: ${refusal.reason}`);
+        this.answerHostError(
+          line,
+          -32002,
+          `mcp-roots-proxy refused ${showPath(uri)}: ${refusal.reason}`,
+        );
         return;
       }
     }

@@ -28,6 +28,11 @@ const FORWARDED_SIGNALS = ['SIGTERM', 'SIGINT', 'SIGHUP'] as const;
 /** Run the proxy until the child exits; resolves with the status to exit with. */
 export async function runProxy(options: ProxyOptions, io: ProxyIo): Promise<number> {
   const log = makeProxyLogger(options.server, options.logLevel, io.stderr);
+  if (!options.enforce) {
+    log.warn(
+      'enforcement is off (--no-enforce): tool calls are not checked against the policy; the server sees only its roots, which MCP servers are free to ignore',
+    );
+  }
   const version = packageVersion();
   const link = new DaemonLink({
     server: options.server,

@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import { homeDir } from '../../common/locations.js';
 import type { Access } from '../../common/types.js';
 import type { Backend } from '../backend.js';
-import { checkLine, explainTable, rootsTable } from '../format.js';
+import { checkLine, explainTable, noEntryLine, rootsTable } from '../format.js';
 import { emit, EXIT, type ExitCode, type Io } from '../io.js';
 
 /** `rootsctl list SERVER`. */
@@ -14,6 +14,14 @@ export async function list(
   json: boolean,
 ): Promise<ExitCode> {
   const result = await backend.list(server);
+  if (!json && result.roots.length === 0) {
+    // An empty list for a name no entry matches is most likely a typo: say so (still a valid answer).
+    const explained = await backend.explain(server);
+    if (!explained.rules.some((r) => r.kind === 'root')) {
+      io.out(noEntryLine(server, await backend.serverNames()));
+      return EXIT.ok;
+    }
+  }
   emit(io, json, result, (r) => rootsTable(server, r.roots, homeDir(io.env), Date.now()));
   return EXIT.ok;
 }

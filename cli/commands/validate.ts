@@ -1,10 +1,10 @@
 /** `rootsctl validate [FILE]`: the policy's errors and warnings, without a daemon. */
 import { fileURLToPath } from 'node:url';
-import { homeDir, tildify } from '../../common/locations.js';
+import { configFile, homeDir, tildify } from '../../common/locations.js';
 import type { PolicyError } from '../../common/types.js';
 import { EXIT, type ExitCode, type Io } from '../io.js';
 import { evaluateOffline } from '../offline.js';
-import { problemLines } from '../format.js';
+import { problemLines, sortProblems } from '../format.js';
 
 export interface ValidateResult {
   ok: boolean;
@@ -22,11 +22,12 @@ export async function validate(
     config: opts.file ?? opts.config,
     stateDir: opts.stateDir,
   });
-  const warnings = [...evaluation.warnings, ...writableProtected(evaluation)];
+  const warnings = sortProblems([...evaluation.warnings, ...writableProtected(evaluation)]);
   const result: ValidateResult = {
     ok: evaluation.errors.length === 0,
-    files: evaluation.sources.files.map((f) => f.file),
-    errors: evaluation.errors,
+    // Every file read: the main file, its includes and the grants file beside it.
+    files: [...evaluation.sources.files, ...(evaluation.grants?.files ?? [])].map((f) => f.file),
+    errors: sortProblems(evaluation.errors),
     warnings,
   };
   const home = homeDir(io.env);
@@ -40,10 +41,13 @@ export async function validate(
     io.out(problemLines('error', result.errors, home));
     io.out(problemLines('warning', result.warnings, home));
     const n = result.files.length;
+    const e = result.errors.length;
+    // Only the main policy file is one a running daemon serves.
+    const served = file === configFile(io.env, io.cwd);
     io.out(
       result.ok
         ? `${tildify(file, home)}: valid (${n} file${n === 1 ? '' : 's'}, ${warnings.length} warning${warnings.length === 1 ? '' : 's'})\n`
-        : `${tildify(file, home)}: ${result.errors.length} error${result.errors.length === 1 ? '' : 's'}; the daemon keeps serving the last valid policy until they are fixed\n`,
+        : `${tildify(file, home)}: ${e} error${e === 1 ? '' : 's'}${served ? '; a running mcp-rootsd keeps serving the last valid policy until it is fixed' : ''}\n`,
     );
   }
   if (evaluation.sources.missingMain && !opts.json) return EXIT.fail;

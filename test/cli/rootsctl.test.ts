@@ -6,8 +6,11 @@ import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import t from 'tap';
 import { bin } from '../helpers/bin.js';
+import { timeLeft } from '../../cli/format.js';
+import { main } from '../../cli/run.js';
 import { rootsctl } from '../helpers/cli.js';
 import { shortDir, startDaemon } from '../helpers/daemon.js';
+import { waitFor } from '../helpers/proxy.js';
 
 const run = promisify(execFile);
 
@@ -127,8 +130,17 @@ void t.test('validate', async (t) => {
   t.equal(bad.code, 1);
   t.equal(
     bad.out,
-    `error: ${dir}/bad.yaml:6:9: servers.fs.roots[0].readonly: unknown key (did you mean "readOnly"?)\n${dir}/bad.yaml: 1 error; the daemon keeps serving the last valid policy until they are fixed\n`,
+    `error: ${dir}/bad.yaml:6:9: servers.fs.roots[0].readonly: unknown key (did you mean "readOnly"?)\n${dir}/bad.yaml: 1 error\n`,
+    'a file no daemon serves: no word about the daemon',
   );
+  const main = await rootsctl(['validate'], {
+    env: { ...env, MCP_ROOTS_CONFIG: join(dir, 'bad.yaml') },
+  });
+  t.same(main, {
+    code: 1,
+    out: `error: ${dir}/bad.yaml:6:9: servers.fs.roots[0].readonly: unknown key (did you mean "readOnly"?)\n${dir}/bad.yaml: 1 error; a running mcp-rootsd keeps serving the last valid policy until it is fixed\n`,
+    err: '',
+  });
   const missing = await rootsctl(['validate'], {
     env: { ...env, XDG_CONFIG_HOME: join(dir, 'nope') },
   });
@@ -147,6 +159,137 @@ void t.test('validate', async (t) => {
     warn.out,
     /warning: .*inside\.yaml:4:13: .* is writable and contains the policy file .*inside\.yaml/,
   );
+});
+
+void t.test(
+  'validate counts the grants file and sorts problems by file, line, column',
+  async (t) => {
+    const { dir, home, config } = tree();
+    const env = { HOME: home, XDG_STATE_HOME: join(dir, 'state') };
+    mkdirSync(join(dir, 'state/mcp-roots'), { recursive: true });
+    writeFileSync(
+      join(dir, 'state/mcp-roots/grants.yaml'),
+      'version: 1\nservers:\n  fs:\n    roots:\n      - {path: ~/docs, expires: 2099-01-01T00:00:00Z}\n',
+    );
+    t.same(await rootsctl(['validate', config], { env }), {
+      code: 0,
+      out: `${config}: valid (2 files, 0 warnings)\n`,
+      err: '',
+    });
+    const bad = 'version: 1\nservers:\n  fs:\n    roots:\n      - {path: ~/docs, bogus: 1}\n';
+    // Loaded y.yaml first (the order written), shown b.yaml first.
+    writeFileSync(join(dir, 'y.yaml'), bad);
+    writeFileSync(join(dir, 'b.yaml'), bad);
+    writeFileSync(join(dir, 'z.yaml'), 'version: 1\ninclude: [y.yaml, b.yaml]\n');
+    const message =
+      'servers.fs.roots[0].bogus: unknown key; the keys allowed here are path, name, readOnly, expires or kind';
+    t.same(await rootsctl(['validate', join(dir, 'z.yaml')], { env }), {
+      code: 1,
+      out: `error: ${dir}/b.yaml:5:24: ${message}\nerror: ${dir}/y.yaml:5:24: ${message}\n${dir}/z.yaml: 2 errors\n`,
+      err: '',
+    });
+  },
+);
+
+void t.test('--config FILE with errors answers nothing and exits 1', async (t) => {
+  const { dir, home } = tree();
+  const env = { HOME: home, XDG_STATE_HOME: join(dir, 'state') };
+  writeFileSync(join(dir, 'bad.yaml'), 'version: 1\nservers:\n  fs:\n    roots: [{path: 1}]\n');
+  const errors = await rootsctl(['validate', join(dir, 'bad.yaml')], { env });
+  const firstError = errors.out.split('\n')[0]!;
+  t.match(firstError, /^error: .*bad\.yaml:4:/);
+  for (const argv of [
+    ['list', 'fs'],
+    ['check', 'fs', '/x'],
+    ['explain', 'fs'],
+    ['list', 'fs', '--json'],
+  ]) {
+    t.same(
+      await rootsctl([...argv, '--config', join(dir, 'bad.yaml')], { env }),
+      {
+        code: 1,
+        out: '',
+        err: `${firstError}\nrootsctl: ${dir}/bad.yaml has 1 error; \`rootsctl validate ${dir}/bad.yaml\` lists them\n`,
+      },
+      argv.join(' '),
+    );
+  }
+  t.same(await rootsctl(['list', 'fs', '--config', join(dir, 'nope.yaml')], { env }), {
+    code: 1,
+    out: '',
+    err: `rootsctl: ${dir}/nope.yaml does not exist; --config needs an existing policy file\n`,
+  });
+});
+
+void t.test("list names the policy's servers when no entry matches (a typo)", async (t) => {
+  const { dir, home, config } = tree();
+  const env = { HOME: home, XDG_STATE_HOME: join(dir, 'state') };
+  writeFileSync(
+    join(dir, 'two.yaml'),
+    'version: 1\nservers:\n  filesystem:\n    roots: [{path: ~/docs}]\n  notes:\n    roots: [{path: ~/missing}]\n',
+  );
+  const two = join(dir, 'two.yaml');
+  t.same(await rootsctl(['list', 'nosuch', '--config', two], { env }), {
+    code: 0,
+    out: 'No entry of the policy names "nosuch" (deny by default). Servers in the policy: filesystem, notes.\n',
+    err: '',
+  });
+  t.same(await rootsctl(['list', 'nots', '--config', two], { env }), {
+    code: 0,
+    out: 'No entry of the policy names "nots" (deny by default). Did you mean "notes"? Servers in the policy: filesystem, notes.\n',
+    err: '',
+  });
+  t.same(
+    await rootsctl(['list', 'notes', '--config', two], { env }),
+    { code: 0, out: 'notes has no roots.\n', err: '' },
+    'an entry that yields nothing is a plain empty list',
+  );
+  t.same(
+    JSON.parse((await rootsctl(['list', 'nosuch', '--config', two, '--json'], { env })).out),
+    { roots: [], _meta: { 'mcp-roots/revision': 0, 'mcp-roots/instance': 'offline' } },
+    "--json keeps the protocol's shape",
+  );
+
+  const d = await startDaemon(t, undefined, { dir, configFile: config, home });
+  const online = { HOME: home, MCP_ROOTS_SOCKET: d.socket };
+  // A proxy started with a typo subscribes to it: the daemon's status then lists that name too.
+  const proxy = await d.connect('proxy');
+  await proxy.listRoots('fz', { subscribe: true });
+  t.same(await rootsctl(['list', 'fz'], { env: online }), {
+    code: 0,
+    out: 'No entry of the policy names "fz" (deny by default). Did you mean "fs"? Servers in the policy: fs.\n',
+    err: '',
+  });
+  t.same(await rootsctl(['list', 'fx'], { env: online }), {
+    code: 0,
+    out: 'No entry of the policy names "fx" (deny by default). Did you mean "fs"? Servers in the policy: fs.\n',
+    err: '',
+  });
+});
+
+void t.test('time left shows seconds under a minute', (t) => {
+  const now = Date.parse('2026-01-01T00:00:00Z');
+  const at = (ms: number) => timeLeft(new Date(now + ms).toISOString(), now);
+  t.equal(at(8_000), '8s');
+  t.equal(at(7_200), '8s', 'rounded up');
+  t.equal(at(59_000), '59s');
+  t.equal(at(59_500), '1m');
+  t.equal(at(90_000), '2m');
+  t.equal(at(2 * 3600_000 + 5 * 60_000), '2h 5m');
+  t.equal(at(3 * 86400_000 + 4 * 3600_000), '3d 4h');
+  t.equal(at(0), 'expired');
+  t.end();
+});
+
+void t.test('--help documents durations and every --dry-run', async (t) => {
+  const help = (await rootsctl(['--help'])).out;
+  t.match(help, '90s, 30m, 2h, 1d or 1h30m, at most 30d');
+  t.match(help, 'read-write\n                                 unless --read-only');
+  t.match(help, '\n  uninstall-service [--dry-run]  remove them\n');
+  t.match(await rootsctl(['grant', 'fs', '/', '--for', '5x']), {
+    code: 2,
+    err: 'rootsctl: --for "5x" is not a duration; write e.g. 90s, 30m, 2h, 1d or 1h30m\n',
+  });
 });
 
 void t.test('online: every command against a running daemon', async (t) => {
@@ -238,6 +381,65 @@ void t.test('watch prints each change until interrupted', async (t) => {
     lines.map((l) => l.roots.length),
     [2, 3],
   );
+});
+
+void t.test('watch follows the daemon across a restart', async (t) => {
+  const { dir, home } = tree();
+  const configFile = join(dir, 'p.yaml');
+  const d1 = await startDaemon(t, undefined, { dir, configFile, home });
+  const env = { HOME: home, MCP_ROOTS_SOCKET: d1.socket };
+  let stop!: () => void;
+  const stopped = new Promise<void>((r) => (stop = r));
+  // Two watchers at once, for people and with --json; each sees its output as it comes.
+  const watcher = (json: boolean) => {
+    const w = { out: '', err: '', code: undefined as Promise<number> | undefined };
+    w.code = main(['watch', 'fs', ...(json ? ['--json'] : [])], {
+      out: (s) => (w.out += s),
+      err: (s) => (w.err += s),
+      env,
+      cwd: home,
+      isTTY: false,
+      interrupted: () => stopped,
+    });
+    return w;
+  };
+  const table = watcher(false);
+  const json = watcher(true);
+  await waitFor(() => table.out !== '' && json.out !== '', 5000, 'the first lists');
+  await d1.close();
+  const d2 = await startDaemon(t, undefined, { dir, configFile, home });
+  await waitFor(
+    () => table.out.includes('following fs again') && json.out.split('\n').length === 3,
+    8000,
+    'the lists after the restart',
+  );
+  const c = await d2.connect();
+  await c.grant('fs', join(home, 'proj-evil'));
+  await waitFor(
+    () => table.out.includes('proj-evil') && json.out.includes('proj-evil'),
+    5000,
+    'the change after the restart',
+  );
+  stop();
+  t.equal(await table.code, 0);
+  t.equal(await json.code, 0);
+  t.same(
+    table.out
+      .split('\n')
+      .filter((l) => l.startsWith('['))
+      .map((l) => l.replace(/^\[[^\]]+\] /, '').replace(/\d+$/, 'N')),
+    ['revision N', 'mcp-rootsd restarted; following fs again', 'revision N', 'revision N'],
+  );
+  t.match(table.err, /^rootsctl: lost mcp-rootsd \(.*\); reconnecting\n$/);
+  t.same(
+    json.out
+      .trim()
+      .split('\n')
+      .map((l) => (JSON.parse(l) as { roots: unknown[] }).roots.length),
+    [2, 2, 3],
+    '--json: list objects only, no extra line',
+  );
+  t.equal(json.err, '');
 });
 
 void t.test('every command says when the daemon is not running, and exits 3', async (t) => {

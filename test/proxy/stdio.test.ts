@@ -205,12 +205,24 @@ servers:
   );
   const r16 = JSON.parse(await s.line('"id":16,'));
   t.equal(r16.error.code, -32002, 'resources/read of a file outside is refused');
+  call(18, 'write_it', { path: `${w}/in/a\0b` });
+  t.equal(
+    JSON.parse(await s.line('"id":18,')).result.content[0].text,
+    `mcp-roots-proxy refused write_it on "${w}/in/a\\u0000b": "${w}/in/a\\u0000b" contains a NUL byte`,
+    'a NUL byte is shown escaped, never raw',
+  );
+  call(19, 'write_it', { path: `${w}/out/a\nb` });
+  const r19 = JSON.parse(await s.line('"id":19,')).result.content[0].text as string;
+  t.match(r19, `mcp-roots-proxy refused write_it on "${w}/out/a\\nb": "${w}/out/a\\nb" `);
+  t.notOk(r19.includes('\n'), 'a newline in a path the daemon refused is escaped too');
+  t.notMatch(s.stderr(), /no entry of the policy names/, 'raw has an entry: no warning');
+  t.notMatch(s.stderr(), /enforcement is off/);
   s.send('{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":11}}');
   s.send('{"jsonrpc":"2.0","id":17,"method":"ping"}');
   await s.line('"id":17,');
   const received = s.received();
   t.notOk(
-    received.some((l) => /"id":1[13]\b|"id":14,|"id":16/.test(l)),
+    received.some((l) => /"id":1[1389]\b|"id":14,|"id":16/.test(l)),
     'refused calls never reach the server',
   );
   t.notOk(
@@ -250,8 +262,25 @@ void t.test('--no-enforce relays every call; SIGTERM reaches the server', async 
     s.received().some((l) => l.includes('mcp-roots-proxy:')),
     'no tools/list of its own',
   );
+  await waitFor(
+    () => s.stderr().includes('no entry of the policy names'),
+    5000,
+    'the no-entry warning',
+  );
   s.child.kill('SIGTERM');
   t.equal(await s.exit, 128 + 15, 'the server was killed by SIGTERM, and the proxy says so');
+  const warnings = s
+    .stderr()
+    .split('\n')
+    .filter((l) => /^mcp-roots-proxy\[raw\] warn: (enforcement is off|no entry)/.test(l));
+  t.same(
+    warnings,
+    [
+      'mcp-roots-proxy[raw] warn: enforcement is off (--no-enforce): tool calls are not checked against the policy; the server sees only its roots, which MCP servers are free to ignore',
+      'mcp-roots-proxy[raw] warn: no entry of the policy names "raw"; it gets no roots — check --server',
+    ],
+    'each warning once: --no-enforce, and a name no entry matches',
+  );
 });
 
 void t.test('usage errors', async (t) => {

@@ -1,9 +1,15 @@
 import t from 'tap';
-import { shapeProblem, toLocalPath } from '../../proxy/enforce.js';
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { DaemonLink } from '../../proxy/daemon-link.js';
+import { checkValues, shapeProblem, showPath, toLocalPath } from '../../proxy/enforce.js';
+import { makeProxyLogger } from '../../proxy/log.js';
 import { idKey, memberText, setMember } from '../../proxy/json-text.js';
 import { LineSplitter } from '../../proxy/line-splitter.js';
 import { parseProxyArgs } from '../../proxy/options.js';
 import { applyRule, learnTool } from '../../proxy/tool-table.js';
+import { shortDir } from '../helpers/daemon.js';
+import { waitFor } from '../helpers/proxy.js';
 
 void t.test('json-text edits one member and leaves the rest byte for byte', (t) => {
   const line = '{"id": 12345678901234567890 ,"params":{"a":"}\\"{","b":[1,{"c":2}]},"x":1}';
@@ -41,7 +47,38 @@ void t.test('paths the proxy will not ask about', (t) => {
   t.equal(toLocalPath('https://x/', true), undefined);
   t.same(toLocalPath('https://x/', false), { path: 'https://x/' }, 'then refused as relative');
   t.match(toLocalPath('file://host/a', false), { reason: /not a valid file URI/ });
+  t.equal(shapeProblem('/a\0b'), '"/a\\u0000b" contains a NUL byte', 'control characters escaped');
+  t.equal(
+    shapeProblem('a\nb'),
+    '"a\\nb" is a relative path; give an absolute path, without `~` or `..`',
+  );
+  t.equal(showPath('/a b'), '/a b', 'a plain path is shown as it is');
   t.end();
+});
+
+void t.test('a daemon refusal names a path with control characters escaped', async (t) => {
+  const refusal = await checkValues([['/w/a\tb', false]], 'read', (path) =>
+    Promise.resolve({ allowed: false, access: 'read', reason: `${path} is outside every root` }),
+  );
+  t.same(refusal, { path: '/w/a\tb', reason: '"/w/a\\tb" is outside every root' });
+});
+
+void t.test('no daemon: the first warning is whole sentences', async (t) => {
+  const dir = shortDir();
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const lines: string[] = [];
+  const log = makeProxyLogger('fs', 'warn', { write: (s: string) => lines.push(s) });
+  const link = new DaemonLink({
+    server: 'fs',
+    socket: join(dir, 'none.sock'),
+    clientInfo: { name: 't', version: '0' },
+    log,
+  }).start();
+  t.teardown(() => link.close());
+  await waitFor(() => lines.length > 0, 5000, 'a warning');
+  t.same(lines, [
+    `mcp-roots-proxy[fs] warn: mcp-rootsd is not running (connect ENOENT ${dir}/none.sock). Start it with \`systemctl --user start mcp-rootsd\` or \`mcp-rootsd\`. Retrying.\n`,
+  ]);
 });
 
 void t.test('tools: path arguments and read-only', (t) => {
