@@ -11,6 +11,12 @@ import type { Listener } from './listen.js';
 /** How often the socket path is looked at besides the directory's events (a missed event, a watch that failed). */
 export const SOCKET_CHECK_MS = 300_000;
 
+/** How long after the directory's last event the socket is looked at. */
+const SETTLE_MS = 100;
+
+/** How many failed attempts to recreate the socket before the daemon gives up and exits. */
+const MAX_FAILURES = 5;
+
 export interface SocketGuardOptions {
   listener: Listener;
   uid: number;
@@ -35,6 +41,8 @@ export class SocketGuard {
   private ino: number | undefined;
   private busy = false;
   private again = false;
+  private failures = 0;
+  private pending: NodeJS.Timeout | undefined;
   private closing: Promise<void> | undefined;
   private readonly extra: Server[] = [];
   private watcher: FSWatcher | undefined;
@@ -60,14 +68,28 @@ export class SocketGuard {
     this.watcher = undefined;
     if (this.closing) return;
     try {
-      const w = watch(dirname(this.o.listener.path), { persistent: false }, () => void this.tick());
-      // A removed directory ends the watch: check now (the check re-watches once it is back).
-      w.on('error', () => void this.tick());
+      const w = watch(dirname(this.o.listener.path), { persistent: false }, () => this.soon());
+      // A removed directory ends the watch: check (the check re-watches once it is back).
+      w.on('error', () => this.soon());
       this.watcher = w;
     } catch {
-      // The directory is already gone: the check below recreates it, or the timer tries later.
-      void this.tick();
+      // The directory is already gone: the check recreates it, or the timer tries later.
+      this.soon();
     }
+  }
+
+  /**
+   * Check a moment after the last event: a `rm -r` of the directory is a burst of events, and
+   * recreating the socket in the middle of it would race the removal.
+   */
+  private soon(delayMs = SETTLE_MS): void {
+    if (this.closing) return;
+    if (this.pending) clearTimeout(this.pending);
+    this.pending = setTimeout(() => {
+      this.pending = undefined;
+      void this.tick();
+    }, delayMs);
+    this.pending.unref();
   }
 
   private async tick(): Promise<void> {
@@ -91,9 +113,16 @@ export class SocketGuard {
       }
       this.o.log.warn(`the socket ${path} disappeared (its directory was removed?); recreating it`);
       await this.relisten();
+      this.failures = 0;
       this.watchDir();
       this.o.log.info(`listening on ${path} again`);
     } catch (err) {
+      if (!(err instanceof RootsError) && ++this.failures < MAX_FAILURES) {
+        // Something else was changing the directory at the same moment: look again shortly.
+        this.o.log.warn(`cannot recreate ${path} yet (${errnoCode(err) ?? String(err)}); retrying`);
+        this.soon(SETTLE_MS * 2 ** this.failures);
+        return;
+      }
       const e =
         err instanceof RootsError
           ? err
@@ -104,6 +133,7 @@ export class SocketGuard {
       this.o.log.error(`${e.message}; stopping`);
       clearInterval(this.timer);
       this.watcher?.close();
+      if (this.pending) clearTimeout(this.pending);
       this.lose(e);
     } finally {
       this.busy = false;
@@ -139,9 +169,16 @@ export class SocketGuard {
       await new Promise<void>((resolve) => server.close(() => resolve()));
       return;
     }
-    await chmod(target, 0o600);
-    if (!direct) await rename(temp, listener.path);
-    this.ino = (await lstat(listener.path)).ino;
+    try {
+      await chmod(target, 0o600);
+      if (!direct) await rename(temp, listener.path);
+      this.ino = (await lstat(listener.path)).ino;
+    } catch (err) {
+      // Half made (the directory changed under us): close it, so a retry starts clean.
+      this.extra.splice(this.extra.indexOf(server), 1);
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      throw err;
+    }
   }
 
   /** Stop checking; close recreated sockets and remove the path if it is still ours. */
@@ -149,6 +186,7 @@ export class SocketGuard {
     this.closing ??= (async () => {
       clearInterval(this.timer);
       this.watcher?.close();
+      if (this.pending) clearTimeout(this.pending);
       const mine = this.extra.length > 0 ? this.ino : undefined;
       await Promise.all(
         this.extra.map(
