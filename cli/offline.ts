@@ -1,5 +1,4 @@
 /** Evaluating a policy without a daemon, for `validate` and `--config`. */
-import { dirname } from 'node:path';
 import { configFile, grantsFile, homeDir, stateDir, type Env } from '../common/locations.js';
 import { packageRoot } from '../common/package-info.js';
 import { evaluatePolicy, nodeFs, type Evaluation, type PolicyContext } from '../policies/index.js';
@@ -27,9 +26,4 @@ export async function evaluateOffline(
   const ctx = processContext(io.env, { stateDir: state, runtimeDir: opts.socketDir });
   const evaluation = await evaluatePolicy({ configFile: file, grantsFile: grantsFile(state) }, ctx);
   return { evaluation, file };
-}
-
-/** The directory a policy file lives in (for messages). */
-export function fileDir(file: string): string {
-  return dirname(file);
 }
