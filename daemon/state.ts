@@ -143,14 +143,14 @@ export class PolicyState extends EventEmitter<StateEvents> {
       const ms = (performance.now() - started).toFixed(1);
       const servers = this.current.serverNames();
       const roots = servers.reduce((n, s) => n + this.current.roots(s).length, 0);
-      const what_ = `${this.files.length} file${this.files.length === 1 ? '' : 's'}, ${servers.length} named server${servers.length === 1 ? '' : 's'}, ${roots} root${roots === 1 ? '' : 's'}`;
+      const inForce = `${this.files.length} file${this.files.length === 1 ? '' : 's'}, ${servers.length} named server${servers.length === 1 ? '' : 's'}, ${roots} root${roots === 1 ? '' : 's'}`;
       if (this.errors.length === 0) {
-        this.opts.log.info(`policy loaded (${reason}): ${what_} in ${ms} ms`, {
+        this.opts.log.info(`policy loaded (${reason}): ${inForce} in ${ms} ms`, {
           files: this.files,
         });
       } else {
         this.opts.log.warn(
-          `policy not loaded (${reason}): ${this.errors.length} error${this.errors.length === 1 ? '' : 's'}; still serving the last good policy (${what_}, loaded ${this.loadedAt.toISOString()})`,
+          `policy not loaded (${reason}): ${this.errors.length} error${this.errors.length === 1 ? '' : 's'}; still serving the last good policy (${inForce}, loaded ${this.loadedAt.toISOString()})`,
           { files: this.files },
         );
       }
