@@ -1,5 +1,4 @@
 /** The two ways the daemon watches a directory: chokidar to a depth, @parcel/watcher recursively. */
-import { watch } from 'node:fs';
 import { realpath, stat } from 'node:fs/promises';
 import { join, sep } from 'node:path';
 import parcel from '@parcel/watcher';
@@ -59,33 +58,7 @@ function respell(real: string, given: string): (path: string) => string {
   return (p) => (p === real ? given : p.startsWith(real + sep) ? given + p.slice(real.length) : p);
 }
 
-/** `fs.watch` on one directory: its entries appearing, vanishing, renamed or changed, and itself. */
-function shallow(
-  real: string,
-  name: (p: string) => string,
-  onEvent: OnEvent,
-  onError: OnError,
-): WatchHandle {
-  // Throws synchronously when the watch cannot be set (ENOSPC, EMFILE, EACCES): degraded mode.
-  const w = watch(real, { persistent: false }, (event, file) => {
-    const p = file === null ? real : join(real, file.toString());
-    onEvent({ kind: event === 'rename' ? 'rename' : 'change', path: name(p) });
-  });
-  w.on('error', (err) => {
-    // The directory itself went away: report it like an event, so the plan is looked at again.
-    if (errnoCode(err) === 'ENOENT' || errnoCode(err) === 'EPERM') {
-      onEvent({ kind: 'delete', path: name(real) });
-    } else onError(err);
-  });
-  return {
-    close: () => {
-      w.close();
-      return Promise.resolve();
-    },
-  };
-}
-
-/** `fs.watch` for a directory's own entries, chokidar deeper, @parcel/watcher for `**`. */
+/** Chokidar for depth-limited directories; @parcel/watcher for `**`. */
 export const defaultBackend: WatchBackend = {
   async dir(path, depth, onEvent, onError) {
     // Watch the canonical directory so that a symlinked one is watched inside, not as a link.
@@ -96,9 +69,6 @@ export const defaultBackend: WatchBackend = {
       });
     }
     const name = respell(real, path);
-    // One directory's own entries: inotify on it alone says everything needed, and unlike
-    // chokidar it does not stat every entry first (a glob over 100,000 entries took seconds).
-    if (depth === 0) return shallow(real, name, onEvent, onError);
     const watcher = chokidarWatch(real, {
       depth,
       ignoreInitial: true,
