@@ -1,7 +1,6 @@
 /** The socket side of the daemon: one JSON-RPC connection per client, subscriptions, pushes. */
 import type { Server, Socket } from 'node:net';
 import type { Logger } from 'winston';
-import { RootsError } from '../common/errors.js';
 import { JsonRpcConnection } from '../protocol/connection.js';
 import {
   DAEMON_NAME,
@@ -157,17 +156,6 @@ export class RootsServer {
     c.onRequest('daemon/status', () => this.deps.status());
     for (const [method, handler] of Object.entries(this.deps.extra ?? {})) {
       c.onRequest(method as keyof Methods, handler as never);
-    }
-    for (const method of [
-      'grants/add',
-      'grants/list',
-      'grants/revoke',
-      'policy/lockdown',
-    ] as const) {
-      if (this.deps.extra?.[method]) continue;
-      c.onRequest(method, () => {
-        throw new RootsError('INTERNAL', `${method} is not available in this daemon`);
-      });
     }
   }
 

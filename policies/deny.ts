@@ -59,7 +59,7 @@ export async function compileDeny(
 }
 
 /** True when the rule matches the path itself (not its ancestors). */
-export function matchesExactly(rule: DenyRule, path: string): boolean {
+function matchesExactly(rule: DenyRule, path: string): boolean {
   return rule.literal === path || (rule.match?.(path) ?? false);
 }
 

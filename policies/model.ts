@@ -109,7 +109,6 @@ export interface LoadedSources {
 
 /** A resolved policy: an immutable snapshot computed at one instant. */
 export interface ResolvedPolicy {
-  readonly computedAt: number;
   readonly files: string[];
   readonly warnings: PolicyError[];
   /** The earliest future `expires` of any entry, or undefined. */

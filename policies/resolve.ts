@@ -320,7 +320,6 @@ function dedupeDirs(dirs: WatchPlan['dirs']): WatchPlan['dirs'] {
 }
 
 class Resolution implements ResolvedPolicy {
-  readonly computedAt: number;
   readonly files: string[];
   private readonly views = new Map<string, ServerView>();
 
@@ -334,7 +333,6 @@ class Resolution implements ResolvedPolicy {
     private readonly globalDenies: DenyRule[],
     private readonly protectedList: DenyRule[],
   ) {
-    this.computedAt = ctx.now;
     this.files = parsed.map((f) => f.file);
     blocks.forEach((b, i) => this.order.set(b, i));
   }
