@@ -70,12 +70,7 @@ export interface LockdownDecision extends Base {
 }
 
 export type Decision =
-  | CheckDecision
-  | RootsDecision
-  | GrantDecision
-  | AskDecision
-  | PolicyDecision
-  | LockdownDecision;
+  CheckDecision | RootsDecision | GrantDecision | AskDecision | PolicyDecision | LockdownDecision;
 
 /** Every kind, for readers that must accept only what they know. */
 export const DECISION_KINDS: readonly Decision['kind'][] = [
@@ -96,4 +91,8 @@ export function isRefusal(d: Decision): boolean {
 }
 
 /** The entry without its time, as the daemon hands it to the log. */
-export type DecisionInput = Decision extends infer D ? (D extends Base ? Omit<D, 'time'> : never) : never;
+export type DecisionInput = Decision extends infer D
+  ? D extends Base
+    ? Omit<D, 'time'>
+    : never
+  : never;

@@ -106,16 +106,7 @@ export class Daemon {
         intervalMs: options.rescanMs,
       });
       await guard.start();
-      const daemon = new Daemon(
-        options,
-        state,
-        listener,
-        server,
-        watcher,
-        log,
-        guard,
-        decisions,
-      );
+      const daemon = new Daemon(options, state, listener, server, watcher, log, guard, decisions);
       self.daemon = daemon;
       log.info(
         `mcp-rootsd ${packageVersion()} listening on ${options.socket}${listener.activated ? ' (socket activation)' : ''}; policy ${options.configFile}`,

@@ -9,7 +9,7 @@ import { constants } from 'node:fs';
 import { mkdir, open, rename, rm, type FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { Logger } from 'winston';
-import type { Decision, DecisionInput } from '../common/decision.js';
+import type { DecisionInput } from '../common/decision.js';
 
 export interface DecisionLogOptions {
   file: string;
@@ -52,11 +52,9 @@ export class DecisionLog implements DecisionSink {
 
   record(entry: DecisionInput): void {
     if (this.closed) return;
-    const line: Decision = { time: new Date(this.now()).toISOString(), ...entry } as Decision;
+    const line = { time: new Date(this.now()).toISOString(), ...entry };
     this.queue.push(`${JSON.stringify(line)}\n`);
-    this.writing ??= new Promise<void>((resolve) => setImmediate(resolve)).then(() =>
-      this.drain(),
-    );
+    this.writing ??= new Promise<void>((resolve) => setImmediate(resolve)).then(() => this.drain());
   }
 
   /** Everything recorded so far is on disk (tests, and before the daemon exits). */

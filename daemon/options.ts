@@ -94,8 +94,12 @@ export function parseDaemonArgs(
     rescanMs: number(values['rescan-seconds'], '--rescan-seconds', 300, 1) * 1000,
     degradedRescanMs: 2000,
     decisionLogBytes:
-      number(values['decision-log-kib'], '--decision-log-kib', DEFAULT_DECISION_LOG_BYTES / 1024, 0) *
-      1024,
+      number(
+        values['decision-log-kib'],
+        '--decision-log-kib',
+        DEFAULT_DECISION_LOG_BYTES / 1024,
+        0,
+      ) * 1024,
   };
 }
 
