@@ -1,7 +1,7 @@
 /** Read and edit members of a JSON object's text without re-serialising the rest (ids above 2^53 survive). */
 
 /** Where one member's value lies in the text: `text.slice(start, end)`. */
-export interface MemberSpan {
+interface MemberSpan {
   start: number;
   end: number;
 }
@@ -56,7 +56,7 @@ function skipValue(text: string, i: number): number {
  * The value spans of the members of the object that `text` holds (valid JSON, already parsed once
  * by the caller). A repeated key keeps its last span, as `JSON.parse` does.
  */
-export function objectMembers(text: string): Map<string, MemberSpan> {
+function objectMembers(text: string): Map<string, MemberSpan> {
   const members = new Map<string, MemberSpan>();
   let i = skipWs(text, 0);
   if (text[i] !== '{') return members;

@@ -73,11 +73,6 @@ export function isRequest(msg: JsonObject): boolean {
   return typeof msg.method === 'string' && 'id' in msg;
 }
 
-/** A notification: a method and no id. */
-export function isNotification(msg: JsonObject): boolean {
-  return typeof msg.method === 'string' && !('id' in msg);
-}
-
 /** An answer: an id with a result or an error, and no method. */
 export function isResponse(msg: JsonObject): boolean {
   return msg.method === undefined && 'id' in msg && ('result' in msg || 'error' in msg);

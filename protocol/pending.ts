@@ -16,11 +16,6 @@ interface Entry extends Awaited {
 export class PendingRequests<Id> {
   private readonly entries = new Map<Id, Entry>();
 
-  /** How many requests await an answer. */
-  get size(): number {
-    return this.entries.size;
-  }
-
   /**
    * Await the answer to request `id`: the promise settles when `take` hands the entry to whoever
    * reads the answer, or rejects with a `TIMEOUT` error after `timeoutMs` (none when undefined or

@@ -32,6 +32,8 @@ export interface RawSession {
 
 /** Start the proxy as `--server server` (plus `proxyArgs`) in front of `fixture`, logging into `dir`. */
 export function startRawSession(opts: {
+  /** The test that owns the session: its end kills a proxy a failed step left running. */
+  t: { teardown(fn: () => unknown): void };
   dir: string;
   socket: string;
   server: string;
@@ -53,6 +55,9 @@ export function startRawSession(opts: {
     [process.execPath, opts.fixture, log],
   );
   const child = spawn(command, args, { env });
+  opts.t.teardown(() => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  });
   const stdout: string[] = [];
   let err = '';
   let pending = Buffer.alloc(0);

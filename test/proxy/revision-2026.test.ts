@@ -2,7 +2,7 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import t from 'tap';
+import t, { type Test as Tap } from 'tap';
 import { startDaemon } from '../helpers/daemon.js';
 import { ownedShortDir, waitFor } from '../helpers/proxy.js';
 import { fixtureServer, startRawSession, type RawSession } from '../helpers/raw-session.js';
@@ -37,8 +37,8 @@ interface Session extends RawSession {
   answer(id: number, ms?: number): Promise<Msg>;
 }
 
-function start(dir: string, socket: string): Session {
-  const s = startRawSession({ dir, socket, server: 'next', fixture: FIXTURE });
+function start(t: Tap, dir: string, socket: string): Session {
+  const s = startRawSession({ t, dir, socket, server: 'next', fixture: FIXTURE });
   const find = (id: number) =>
     s
       .hostLines()
@@ -99,9 +99,9 @@ servers:
     const policyAnswer = { roots: policyRoots };
     const hostRoots = { roots: [{ uri: 'file:///', name: 'the host would give everything' }] };
 
-    const s = start(dir, d.socket);
+    const s = start(t, dir, d.socket);
     // The proxy answers from the list it knows; a request sent before it knows any would race.
-    await waitFor(() => s.stderr().includes('connected to mcp-rootsd'), 10_000, 'the daemon link');
+    await waitFor(() => s.stderr().includes('connected to mcp-rootsd'), 30_000, 'the daemon link');
 
     await t.test('only roots/list asked: the proxy retries by itself', async (t) => {
       const first = call(1, 'roots');

@@ -3,15 +3,15 @@ import { spawn } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import t from 'tap';
+import t, { type Test as Tap } from 'tap';
 import { startDaemon } from '../helpers/daemon.js';
 import { ownedShortDir, proxyCommand, waitFor } from '../helpers/proxy.js';
 import { fixtureServer, startRawSession, type RawSession } from '../helpers/raw-session.js';
 
 const FIXTURE = fixtureServer('wire.mjs');
 
-function start(dir: string, socket: string, proxyArgs: string[] = []): RawSession {
-  return startRawSession({ dir, socket, server: 'raw', fixture: FIXTURE, proxyArgs });
+function start(t: Tap, dir: string, socket: string, proxyArgs: string[] = []): RawSession {
+  return startRawSession({ t, dir, socket, server: 'raw', fixture: FIXTURE, proxyArgs });
 }
 
 void t.test('the proxy on the wire', async (t) => {
@@ -34,7 +34,7 @@ servers:
         readOnly: true
 `;
   const d = await startDaemon(t, policy, { dir });
-  const s = start(d.dir, d.socket);
+  const s = start(t, d.dir, d.socket);
 
   await t.test('initialize: the id survives, only capabilities.roots changes', async (t) => {
     // A big id, odd spacing and an extra member: all must survive byte for byte.
@@ -183,7 +183,7 @@ servers:
 
 void t.test('--no-enforce relays every call; SIGTERM reaches the server', async (t) => {
   const d = await startDaemon(t, 'version: 1\n');
-  const s = start(d.dir, d.socket, ['--no-enforce']);
+  const s = start(t, d.dir, d.socket, ['--no-enforce']);
   s.send(
     '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{}}}',
   );
