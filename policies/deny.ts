@@ -4,7 +4,7 @@ import picomatch from 'picomatch';
 import type { DenyAccess } from '../common/types.js';
 import { isGlob, splitGlob } from './expand.js';
 import type { FsView, Pos } from './model.js';
-import { canonicalizeLoose, isInsideOrEqual, isStrictlyInside, selfAndAncestors } from './paths.js';
+import { canonicalizeLoose, isInsideOrEqual, selfAndAncestors } from './paths.js';
 
 /** A compiled deny: tested against a canonical path and each of its ancestors. */
 export interface DenyRule {
@@ -72,27 +72,6 @@ export function covers(rule: DenyRule, path: string): boolean {
   if (rule.base !== undefined && !isInsideOrEqual(path, rule.base)) return false;
   if (rule.segment !== undefined) return (path + sep).includes(sep + rule.segment + sep);
   return selfAndAncestors(path).some((p) => rule.match!(p));
-}
-
-/**
- * True when something the rule denies could lie strictly inside `path` (so moving or
- * deleting `path` would move or delete it). `**\/` patterns are not considered.
- */
-export function mayContainMatch(rule: DenyRule, path: string): boolean {
-  if (rule.literal !== undefined && isStrictlyInside(rule.literal, path)) return true;
-  if (rule.pattern === undefined || rule.base === undefined) return false;
-  if (isStrictlyInside(rule.base, path) || rule.base === path) return true;
-  if (!isStrictlyInside(path, rule.base)) return false;
-  // `path` is below the base: does it match a proper prefix of the glob's segments?
-  const globSegs = rule.pattern.slice(rule.base.length + 1).split('/');
-  const pathSegs = path.slice(rule.base.length + 1).split(sep);
-  for (let i = 0; i < pathSegs.length; i++) {
-    const g = globSegs[i];
-    if (g === undefined) return false;
-    if (g === '**') return true;
-    if (!picomatch(g, DENY_GLOB)(pathSegs[i]!)) return false;
-  }
-  return pathSegs.length < globSegs.length;
 }
 
 /** How a rule is named in a reason: what was written, and where. */
