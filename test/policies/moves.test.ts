@@ -78,87 +78,63 @@ void t.test('brace groups holding a slash are expanded, and too many refuse', as
 });
 
 /**
- * Patterns × moves in one writable root `proj` (tree below). Each move is two write checks, as
- * mcp-roots-proxy asks them: `from` and `to` (missing). `safe` says whether both are allowed.
+ * Patterns × moves, the table of docs/policy.md "Moves", in one writable root `proj` with the
+ * home at `home/`. Each move is two write checks, as mcp-roots-proxy asks them (source, then
+ * destination); a cell says which refuses: `ok` (neither), `from`, `to` or `both`.
  */
-interface MoveRow {
-  deny: string;
-  from: string;
-  to: string;
-  safe: boolean;
-}
 const TREE = [
+  'home/stage/mcp.json',
+  'proj/notes/a.md',
   'proj/private/key.txt',
   'proj/pub/',
-  'proj/app/vendor/lib.js',
   'proj/app/src/main.js',
+  'proj/app/vendor/lib.js',
   'proj/app/secret/s.txt',
-  'proj/staging/mcp.json',
-  'proj/notes/a.md',
-  'proj/docs/',
+  'proj/app/.git/HEAD',
 ];
-const MOVES: MoveRow[] = [
-  { deny: "'**/private/*.txt'", from: 'proj/private', to: 'proj/pub2', safe: false },
-  { deny: "'**/private/*.txt'", from: 'proj/pub', to: 'proj/private', safe: false },
-  { deny: "'**/private/*.txt'", from: 'proj/notes', to: 'proj/notes2', safe: true },
-  { deny: "'**/private/*.txt'", from: 'proj', to: 'proj2', safe: false },
-  { deny: "'**/.env'", from: 'proj/notes', to: 'proj/notes2', safe: true },
-  { deny: "'**/.env'", from: 'proj/notes', to: 'proj/docs/notes', safe: true },
-  { deny: 'DIR/proj/*/key.txt', from: 'proj/private', to: 'proj/app/private', safe: false },
-  { deny: 'DIR/proj/*/key.txt', from: 'proj/app/src', to: 'proj/app/src2', safe: true },
-  { deny: 'DIR/proj/app/secret', from: 'proj/app', to: 'proj/app2', safe: false },
-  { deny: 'DIR/proj/app/secret', from: 'proj/notes', to: 'proj/app/secret', safe: false },
-  { deny: 'DIR/proj/app/secret', from: 'proj/notes', to: 'proj/docs/n', safe: true },
-  {
-    deny: "{path: '**/.cfg/run.json', access: write}",
-    from: 'proj/staging',
-    to: 'proj/.cfg',
-    safe: false,
-  },
-  {
-    deny: "{path: '**/.cfg/run.json', access: write}",
-    from: 'proj/staging',
-    to: 'proj/st2',
-    safe: true,
-  },
-  // a protected host configuration is staged and moved into place
-  { deny: "'**/.nothing'", from: 'proj/staging', to: 'proj/.vscode', safe: false },
-  { deny: "'**/.nothing'", from: 'proj/staging', to: 'proj/.cursor', safe: false },
-  { deny: "'**/.nothing'", from: 'proj/staging', to: 'proj/.claude', safe: false },
-  { deny: "'**/.nothing'", from: 'proj/staging', to: 'proj/.gemini', safe: false },
-  // a read-only root nested in the writable one
-  { deny: "'**/.nothing'", from: 'proj/app', to: 'proj/app2', safe: false },
-  { deny: "'**/.nothing'", from: 'proj', to: 'proj-moved', safe: false },
-  { deny: "'**/.nothing'", from: 'proj/app/src', to: 'proj/app/src2', safe: true },
-  { deny: "'**/.nothing'", from: 'proj/app/vendor', to: 'proj/vendor2', safe: false },
-  { deny: "'**/.nothing'", from: 'proj/notes', to: 'proj/app/vendor/notes', safe: false },
+const MOVES: [string, string][] = [
+  ['proj/notes', 'proj/notes2'],
+  ['proj/private', 'proj/pub2'],
+  ['proj/pub', 'proj/app/private'],
+  ['proj/app', 'proj/app2'],
+  ['proj/app/src', 'proj/app/src2'],
+  ['proj/notes', 'proj/app/notes'],
+  ['home/stage', 'proj/.vscode'],
+  ['proj/notes', 'proj/app/.git'],
+];
+type Cell = 'ok' | 'from' | 'to' | 'both';
+/** [what the policy adds (deny entry, or a read-only root), one cell per move] */
+const MATRIX: [string, Cell[]][] = [
+  ["deny: '**/.env'", ['ok', 'ok', 'ok', 'ok', 'ok', 'ok', 'to', 'to']],
+  ["deny: '**/private/*.txt'", ['ok', 'from', 'to', 'ok', 'ok', 'ok', 'to', 'to']],
+  ['deny: DIR/proj/*/key.txt', ['both', 'both', 'from', 'both', 'ok', 'from', 'to', 'both']],
+  ['deny: DIR/proj/**/key.txt', ['both', 'both', 'both', 'both', 'both', 'both', 'to', 'both']],
+  ['deny: DIR/proj/app/secret', ['ok', 'ok', 'ok', 'from', 'ok', 'ok', 'to', 'to']],
+  ['root: DIR/proj/app/vendor', ['ok', 'ok', 'ok', 'from', 'ok', 'ok', 'to', 'to']],
 ];
 
 void t.test('patterns × moves', async (t) => {
   const dir = t.testdir({});
-  makeTree(dir, ['home/', ...TREE]);
-  for (const row of MOVES) {
+  makeTree(dir, TREE);
+  for (const [adds, cells] of MATRIX) {
+    const extra = adds.replaceAll('DIR', dir);
     const policy = `version: 1
-servers:
+${extra.startsWith('deny: ') ? `deny:\n  - ${extra.slice(6)}\n` : ''}servers:
   s:
     roots:
-      - path: DIR/proj
+      - path: ${dir}/proj
         readOnly: false
-      - path: DIR/proj/app/vendor
-        readOnly: true
-    deny:
-      - ${row.deny}
-`.replaceAll('DIR', dir);
+      - path: ${dir}/home
+        readOnly: false
+${extra.startsWith('root: ') ? `      - path: ${extra.slice(6)}\n        readOnly: true\n` : ''}`;
     const ev = await evaluate(dir, policy, contextFor(dir));
-    t.same(ev.errors, [], `policy for ${row.deny}`);
-    const from = await ev.resolved.check('s', join(dir, row.from), 'write');
-    const to = await ev.resolved.check('s', join(dir, row.to), 'write');
-    const allowed = from.allowed && to.allowed;
-    t.equal(
-      allowed,
-      row.safe,
-      `${row.deny}: ${row.from} -> ${row.to}: ${from.reason} / ${to.reason}`,
-    );
+    t.same(ev.errors, [], `policy for ${adds}`);
+    for (const [i, [from, to]] of MOVES.entries()) {
+      const a = await ev.resolved.check('s', join(dir, from), 'write');
+      const b = await ev.resolved.check('s', join(dir, to), 'write');
+      const got: Cell = a.allowed ? (b.allowed ? 'ok' : 'to') : b.allowed ? 'from' : 'both';
+      t.equal(got, cells[i], `${adds}: ${from} -> ${to}: ${a.reason} / ${b.reason}`);
+    }
   }
 });
 
