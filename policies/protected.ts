@@ -76,7 +76,7 @@ export const SYSTEMD_IN_CONFIG_HOME = ['systemd/user', 'systemd/user.conf', 'sys
 /** Relative to `$XDG_CONFIG_HOME` (and `~/.config`): what runs when a session or shell starts. */
 export const STARTUP_IN_CONFIG_HOME = ['autostart', 'fish', 'git'];
 
-/** Relative to the home directory: shell start-up files, git's configuration, the user's units. */
+/** Relative to the home directory: shell start-up, git's and other tools' configuration, units. */
 export const STARTUP_FILES = [
   '.bashrc',
   '.bash_profile',
@@ -94,6 +94,16 @@ export const STARTUP_FILES = [
   '.gitconfig',
   '.local/share/systemd/user',
   '.local/bin',
+  // commands run on routine use: ssh's ProxyCommand and rc (git push), npm's script-shell and
+  // node-options (npm run), cargo's rustc-wrapper and runners (cargo build)
+  '.ssh/config',
+  '.ssh/rc',
+  // lets whoever holds a key run commands as you
+  '.ssh/authorized_keys',
+  '.ssh/authorized_keys2',
+  '.npmrc',
+  '.cargo/config.toml',
+  '.cargo/config',
 ];
 
 /**

@@ -66,6 +66,10 @@ const ROWS: [string, boolean][] = [
   ['xdg/git/config', false],
   ['home/projects/app/.git/hooks/pre-commit', false],
   ['home/projects/app/.git/config', false],
+  ['home/.ssh/config', false],
+  ['home/.ssh/authorized_keys', false],
+  ['home/.npmrc', false],
+  ['home/.cargo/config.toml', false],
   // neighbours that run nothing
   ['home/projects/app/src/main.ts', true],
   ['home/projects/app/claude/settings.json', true],
@@ -77,6 +81,8 @@ const ROWS: [string, boolean][] = [
   ['home/.local/share/notes.txt', true],
   ['xdg/systemd/README', true],
   ['home/.bashrc.d-notes.txt', true],
+  ['home/.ssh/known_hosts', true],
+  ['home/.cargo/registry/x', true],
 ];
 
 void t.test('paths that run code or start servers are protected', async (t) => {
