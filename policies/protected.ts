@@ -31,24 +31,20 @@ export const HOST_CONFIG_FILES = [
   '.codeium',
   // Continue (config.yaml, config.ts that runs, mcpServers/)
   '.continue',
+  // Kiro (settings/mcp.json, hooks)
+  '.kiro',
 ];
 
 /** Relative to `$XDG_CONFIG_HOME` (and to `~/.config`): host configuration. */
 export const HOST_CONFIG_IN_CONFIG_HOME = [
   'Claude/claude_desktop_config.json',
-  'Code/User/settings.json',
-  'Code/User/mcp.json',
-  'Code/User/tasks.json',
-  'Code - Insiders/User/settings.json',
-  'Code - Insiders/User/mcp.json',
-  'Code - Insiders/User/tasks.json',
-  'VSCodium/User/settings.json',
-  'VSCodium/User/mcp.json',
-  'VSCodium/User/tasks.json',
-  'Cursor/User/settings.json',
-  'Cursor/User/mcp.json',
-  'Windsurf/User/settings.json',
-  'Windsurf/User/mcp.json',
+  // VS Code and its forks, whole: settings, mcp.json, tasks.json, and globalStorage, where
+  // extensions such as Cline and Roo Code keep the MCP servers they start
+  'Code/User',
+  'Code - Insiders/User',
+  'VSCodium/User',
+  'Cursor/User',
+  'Windsurf/User',
   // Zed: settings.json holds context_servers; tasks.json commands
   'zed',
 ];
@@ -119,6 +115,8 @@ export const HOST_CONFIG_PATTERNS = [
   '**/.zed',
   '**/.continue',
   '**/.windsurf',
+  '**/.kiro',
+  '**/.roo',
   '**/.mcp.json',
 ];
 

@@ -47,6 +47,10 @@ const ROWS: [string, boolean][] = [
   ['home/projects/app/.vscode/tasks.json', false],
   ['xdg/Code/User/tasks.json', false],
   ['home/.config/Cursor/User/mcp.json', false],
+  ['xdg/Code/User/globalStorage/saoudrizwan.claude-dev/settings/cline_mcp_settings.json', false],
+  ['home/.kiro/settings/mcp.json', false],
+  ['home/projects/app/.kiro/settings/mcp.json', false],
+  ['home/projects/app/.roo/mcp.json', false],
   // systemd: every unit, drop-ins for all units and by prefix, the manager's own configuration
   ['home/.config/systemd/user/service.d/10-all.conf', false],
   ['home/.config/systemd/user/mcp-.service.d/10-prefix.conf', false],
