@@ -4,12 +4,14 @@
  * where it is. Three tables: the pattern question alone, patterns × moves on a real tree, and
  * ordinary work under the starter policy that must stay allowed.
  */
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import t from 'tap';
 import { starterPolicy } from '../../cli/commands/init.js';
 import { compileDeny } from '../../policies/deny.js';
 import { expandSlashBraces, positionDependent } from '../../policies/descendants.js';
-import { nodeFs } from '../../policies/index.js';
+import { evaluatePolicy, nodeFs } from '../../policies/index.js';
 import { contextFor, evaluate, makeTree } from '../helpers/policy.js';
 
 /** [pattern (H = a fixed absolute prefix), path (H-relative), position-dependent?] */
@@ -175,4 +177,48 @@ void t.test('ordinary work under the starter policy stays allowed', async (t) =>
     if (res.allowed) allowed++;
   }
   t.equal(allowed, ORDINARY.length, 'no false refusal in ordinary work');
+});
+
+/** The example policies, each writable directory root: new files, new directories, renames. */
+void t.test('ordinary work under the example policies stays allowed', async (t) => {
+  const dir = t.testdir({});
+  const projects = ['my-app', 'myproject', 'payments', 'website', 'other'];
+  makeTree(dir, [
+    ...projects.map((p) => `home/projects/${p}/src/main.ts`),
+    ...projects.map((p) => `home/projects/${p}/.git/HEAD`),
+    'home/repos/a/src/x.ts',
+    'home/Downloads/src/x',
+    'home/Documents/reports/src/x',
+    'home/work/current/src/x',
+    'home/work/handbook/src/x',
+    'home/work/team/src/x',
+    'home/personal/src/x',
+    'home/shared/snippets/src/x',
+  ]);
+  const home = join(dir, 'home');
+  const ctx = contextFor(dir, { env: { HOME: home } });
+  const examples = join(import.meta.dirname, '../../examples');
+  const names = ['filesystem', 'contractor', 'work-editor', 'personal-notes', 'anyone'];
+  let checked = 0;
+  for (const file of [
+    'mcp-roots.yaml',
+    'one-project-writable.yaml',
+    'time-boxed.yaml',
+    'work-personal.yaml',
+  ]) {
+    const ev = await evaluatePolicy({ configFile: join(examples, file) }, ctx);
+    t.same(ev.errors, [], `${file} loads`);
+    for (const server of names) {
+      for (const root of ev.resolved.roots(server)) {
+        const path = fileURLToPath(root.uri);
+        if (root._meta['mcp-roots/readOnly'] || !existsSync(join(path, 'src'))) continue;
+        for (const rel of ['new.txt', 'newdir', 'src', 'src-renamed', 'src/main.ts', 'src/util']) {
+          const res = await ev.resolved.check(server, join(path, rel), 'write');
+          t.ok(res.allowed, `${file}, ${server}: write ${join(path, rel)}: ${res.reason}`);
+          checked++;
+        }
+      }
+    }
+  }
+  t.ok(checked >= 60, `${checked} ordinary writes checked`);
 });
