@@ -30,6 +30,21 @@ export interface DenyRule {
 
 const DENY_GLOB = { dot: true, noextglob: true, nonegate: true } as const;
 
+/**
+ * Compiled deny globs by pattern text: compiling costs a millisecond or more, and every
+ * resolution compiles the same protected patterns and policy denies again.
+ */
+const matchers = new Map<string, (path: string) => boolean>();
+function matcher(pattern: string): (path: string) => boolean {
+  let m = matchers.get(pattern);
+  if (!m) {
+    m = picomatch(pattern, DENY_GLOB);
+    if (matchers.size >= 10_000) matchers.clear();
+    matchers.set(pattern, m);
+  }
+  return m;
+}
+
 /** Compile a deny path (already expanded to absolute, or a `**\/` pattern). */
 export async function compileDeny(
   fs: FsView,
@@ -39,11 +54,17 @@ export async function compileDeny(
 ): Promise<DenyRule> {
   const rule: DenyRule = { ...extra, access };
   if (abs.startsWith('**/')) {
-    const m = picomatch(abs, DENY_GLOB);
     rule.pattern = abs;
-    rule.match = (p) => m(p.slice(1));
     const rest = abs.slice(3);
-    if (rest !== '' && !rest.includes('/') && !isGlob(rest)) rule.segment = rest;
+    if (rest !== '' && !rest.includes('/') && !isGlob(rest)) {
+      // `**\/NAME`: a path matches when its last segment is NAME.
+      const name = rest;
+      rule.segment = name;
+      rule.match = (p) => p.slice(p.lastIndexOf(sep) + 1) === name;
+    } else {
+      const m = matcher(abs);
+      rule.match = (p) => m(p.slice(1));
+    }
     return rule;
   }
   rule.literal = await canonicalizeLoose(fs, abs);
@@ -52,8 +73,7 @@ export async function compileDeny(
     const canonBase = await canonicalizeLoose(fs, base);
     rule.base = canonBase;
     rule.pattern = canonBase === sep ? sep + glob : `${canonBase}${sep}${glob}`;
-    const m = picomatch(rule.pattern, DENY_GLOB);
-    rule.match = (p) => m(p);
+    rule.match = matcher(rule.pattern);
   }
   return rule;
 }

@@ -37,7 +37,8 @@ interface Compiled {
   automata: Automaton[] | undefined;
 }
 
-const compiled = new WeakMap<DenyRule, Compiled>();
+/** By pattern text: rules are compiled anew on every resolution, their patterns rarely change. */
+const compiled = new Map<string, Compiled>();
 
 /**
  * True when the rule could match a strict descendant `path/r` of `path` in a way that depends on
@@ -49,10 +50,11 @@ export function positionDependent(rule: DenyRule, path: string): boolean {
   if (rule.pattern === undefined) return false;
   // An absolute glob's base below the path: whatever the glob matches would move with it.
   if (rule.base !== undefined && isStrictlyInside(rule.base, path)) return true;
-  let c = compiled.get(rule);
+  let c = compiled.get(rule.pattern);
   if (!c) {
     c = { automata: compilePattern(rule.pattern) };
-    compiled.set(rule, c);
+    if (compiled.size >= 10_000) compiled.clear();
+    compiled.set(rule.pattern, c);
   }
   if (c.automata === undefined) return true;
   const names = path.split(sep).filter((s) => s !== '');
@@ -89,6 +91,18 @@ function closure(segs: Segment[], states: Set<number>): Set<number> {
   return out;
 }
 
+const segmentMatchers = new Map<string, (name: string) => boolean>();
+function segmentMatcher(glob: string): (name: string) => boolean {
+  let m = segmentMatchers.get(glob);
+  if (!m) {
+    // A segment with no glob or escape character is compared as it is, without compiling.
+    m = /[*?[\]{}()!+@\\]/.test(glob) ? picomatch(glob, SEGMENT_GLOB) : (n) => n === glob;
+    if (segmentMatchers.size >= 10_000) segmentMatchers.clear();
+    segmentMatchers.set(glob, m);
+  }
+  return m;
+}
+
 /** Split a `**\/` pattern or an absolute glob into automata, one per brace alternative with `/`. */
 function compilePattern(pattern: string): Automaton[] | undefined {
   const alternatives = expandSlashBraces(pattern);
@@ -99,7 +113,7 @@ function compilePattern(pattern: string): Automaton[] | undefined {
       .filter((s) => s !== '')
       .map((s) =>
         // `a**b` is a plain `*` to picomatch, but err towards the looser reading.
-        s.includes('**') ? { any: true } : { any: false, match: picomatch(s, SEGMENT_GLOB) },
+        s.includes('**') ? { any: true } : { any: false, match: segmentMatcher(s) },
       );
     const floating = segs[0]?.any === true;
     return { segs, floating, start: closure(segs, new Set([0])) };
