@@ -4,7 +4,7 @@ import picomatch from 'picomatch';
 import type { DenyAccess } from '../common/types.js';
 import { isGlob, splitGlob } from './expand.js';
 import type { FsView, Pos } from './model.js';
-import { canonicalizeLoose, isInsideOrEqual, isStrictlyInside, selfAndAncestors } from './paths.js';
+import { canonicalizeLoose, isInsideOrEqual, selfAndAncestors } from './paths.js';
 
 /** A compiled deny: tested against a canonical path and each of its ancestors. */
 export interface DenyRule {
@@ -30,6 +30,21 @@ export interface DenyRule {
 
 const DENY_GLOB = { dot: true, noextglob: true, nonegate: true } as const;
 
+/**
+ * Compiled deny globs by pattern text: compiling costs a millisecond or more, and every
+ * resolution compiles the same protected patterns and policy denies again.
+ */
+const matchers = new Map<string, (path: string) => boolean>();
+function matcher(pattern: string): (path: string) => boolean {
+  let m = matchers.get(pattern);
+  if (!m) {
+    m = picomatch(pattern, DENY_GLOB);
+    if (matchers.size >= 10_000) matchers.clear();
+    matchers.set(pattern, m);
+  }
+  return m;
+}
+
 /** Compile a deny path (already expanded to absolute, or a `**\/` pattern). */
 export async function compileDeny(
   fs: FsView,
@@ -39,11 +54,17 @@ export async function compileDeny(
 ): Promise<DenyRule> {
   const rule: DenyRule = { ...extra, access };
   if (abs.startsWith('**/')) {
-    const m = picomatch(abs, DENY_GLOB);
     rule.pattern = abs;
-    rule.match = (p) => m(p.slice(1));
     const rest = abs.slice(3);
-    if (rest !== '' && !rest.includes('/') && !isGlob(rest)) rule.segment = rest;
+    if (rest !== '' && !rest.includes('/') && !isGlob(rest)) {
+      // `**\/NAME`: a path matches when its last segment is NAME.
+      const name = rest;
+      rule.segment = name;
+      rule.match = (p) => p.slice(p.lastIndexOf(sep) + 1) === name;
+    } else {
+      const m = matcher(abs);
+      rule.match = (p) => m(p.slice(1));
+    }
     return rule;
   }
   rule.literal = await canonicalizeLoose(fs, abs);
@@ -52,8 +73,7 @@ export async function compileDeny(
     const canonBase = await canonicalizeLoose(fs, base);
     rule.base = canonBase;
     rule.pattern = canonBase === sep ? sep + glob : `${canonBase}${sep}${glob}`;
-    const m = picomatch(rule.pattern, DENY_GLOB);
-    rule.match = (p) => m(p);
+    rule.match = matcher(rule.pattern);
   }
   return rule;
 }
@@ -72,27 +92,6 @@ export function covers(rule: DenyRule, path: string): boolean {
   if (rule.base !== undefined && !isInsideOrEqual(path, rule.base)) return false;
   if (rule.segment !== undefined) return (path + sep).includes(sep + rule.segment + sep);
   return selfAndAncestors(path).some((p) => rule.match!(p));
-}
-
-/**
- * True when something the rule denies could lie strictly inside `path` (so moving or
- * deleting `path` would move or delete it). `**\/` patterns are not considered.
- */
-export function mayContainMatch(rule: DenyRule, path: string): boolean {
-  if (rule.literal !== undefined && isStrictlyInside(rule.literal, path)) return true;
-  if (rule.pattern === undefined || rule.base === undefined) return false;
-  if (isStrictlyInside(rule.base, path) || rule.base === path) return true;
-  if (!isStrictlyInside(path, rule.base)) return false;
-  // `path` is below the base: does it match a proper prefix of the glob's segments?
-  const globSegs = rule.pattern.slice(rule.base.length + 1).split('/');
-  const pathSegs = path.slice(rule.base.length + 1).split(sep);
-  for (let i = 0; i < pathSegs.length; i++) {
-    const g = globSegs[i];
-    if (g === undefined) return false;
-    if (g === '**') return true;
-    if (!picomatch(g, DENY_GLOB)(pathSegs[i]!)) return false;
-  }
-  return pathSegs.length < globSegs.length;
 }
 
 /** How a rule is named in a reason: what was written, and where. */

@@ -12,7 +12,8 @@ import type {
   Root,
   ToolRule,
 } from '../common/types.js';
-import { compileDeny, covers, describeRule, mayContainMatch, type DenyRule } from './deny.js';
+import { compileDeny, covers, describeRule, type DenyRule } from './deny.js';
+import { mayHoldEntries, linkItself, positionDependent } from './descendants.js';
 import { isGlob, splitGlob } from './expand.js';
 import { memoFs } from './fs.js';
 import { expandGlob, HEAVY_DIRS } from './glob.js';
@@ -506,8 +507,19 @@ class Resolution implements ResolvedPolicy {
     } catch (err) {
       return no(`cannot resolve ${path} (${errnoCode(err) ?? String(err)})`);
     }
-    const first = this.decide(view, server, path, canonical, access);
-    if (!first.allowed || !/[^\p{ASCII}]/u.test(path)) return first;
+    const holds = access === 'write' && (await mayHoldEntries(this.ctx.fs, canonical));
+    const first = this.decide(view, server, path, canonical, access, holds);
+    if (!first.allowed) return first;
+    if (access === 'write') {
+      // A rename replaces a symlink itself, not its target: judge where the link stands too.
+      const self = await linkItself(this.ctx.fs, normalizeLexically(path));
+      if (self !== undefined && self !== canonical) {
+        const result = this.decide(view, server, self, self, access, false);
+        if (!result.allowed)
+          return { ...result, reason: `${path} is a symlink, and replacing it: ${result.reason}` };
+      }
+    }
+    if (!/[^\p{ASCII}]/u.test(path)) return first;
     // A server may open a Unicode-equivalent name for one that does not exist (the filesystem
     // server does, NFC for NFD): every spelling must be allowed.
     for (const form of ['NFC', 'NFD'] as const) {
@@ -516,7 +528,8 @@ class Resolution implements ResolvedPolicy {
         normalizeLexically(path.normalize(form)),
       ).catch(() => canonical);
       if (other === canonical) continue;
-      const result = this.decide(view, server, other, other, access);
+      const otherHolds = access === 'write' && (await mayHoldEntries(this.ctx.fs, other));
+      const result = this.decide(view, server, other, other, access, otherHolds);
       if (!result.allowed)
         return { ...result, reason: `${path} may open its ${form} spelling: ${result.reason}` };
     }
@@ -529,6 +542,8 @@ class Resolution implements ResolvedPolicy {
     path: string,
     canonical: string,
     access: 'read' | 'write',
+    /** The path is a directory or missing: a write of it may move a whole tree (a rename). */
+    holds: boolean,
   ): CheckResult {
     const no = (reason: string, root?: Root): CheckResult =>
       root ? { allowed: false, access, reason, root } : { allowed: false, access, reason };
@@ -550,12 +565,21 @@ class Resolution implements ResolvedPolicy {
       for (const d of view.denies) {
         if (covers(d, canonical))
           return no(`writing ${shown} is denied by ${describeRule(d)}`, best.root);
-        if (mayContainMatch(d, canonical)) {
+        if (holds && positionDependent(d, canonical)) {
           return no(
-            `writing ${shown} would move or remove what ${describeRule(d)} protects`,
+            `writing ${shown} as a whole (moving, renaming or replacing it) could carry what ${describeRule(d)} covers inside it, in or out`,
             best.root,
           );
         }
+      }
+      const nested = holds
+        ? view.info.find((r) => r.readOnly && isStrictlyInside(r.canonical, canonical))
+        : undefined;
+      if (nested) {
+        return no(
+          `writing ${shown} as a whole (moving, renaming or replacing it) would move the read-only root ${nested.root.uri} inside it`,
+          best.root,
+        );
       }
       if (best.readOnly) return no(`${shown} is in the read-only root ${best.root.uri}`, best.root);
     }
