@@ -1,10 +1,11 @@
 /** The relay between an MCP host and one stdio MCP server, stepping in only where ARCHITECTURE.md says. */
 import { EventEmitter } from 'node:events';
 import type { Readable, Writable } from 'node:stream';
-import { errnoCode } from '../common/errors.js';
+import { errnoCode, RootsError } from '../common/errors.js';
 import type { Access, Root } from '../common/types.js';
 import type { DaemonLink, RootsChange } from './daemon-link.js';
-import { checkValues, pathValues, showPath, type Refusal } from './enforce.js';
+import { pathValues, type ArgumentRefusal, type PathValue } from './arguments.js';
+import { checkValues, showPath, type Refusal } from './enforce.js';
 import { idKey, memberText, setMember } from './json-text.js';
 import { LineSplitter } from './line-splitter.js';
 import type { ProxyLogger } from './log.js';
@@ -308,8 +309,8 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
     const name = typeof params.name === 'string' ? params.name : '';
     const args = isObject(params.arguments) ? params.arguments : {};
     const info = await this.toolInfo(name, args);
-    const values = pathValues(args, info.paths);
-    if (values.length > 0) {
+    const values = pathValues(args, info.inputSchema, info.declaredPaths);
+    if (!Array.isArray(values) || values.length > 0) {
       const access: Access = info.readOnly ? 'read' : 'write';
       const refusal = await this.checkPaths(values, access);
       if (refusal !== undefined) {
@@ -333,7 +334,7 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
     if (this.hold !== undefined) await this.hold.promise;
     const uri = params.uri;
     if (typeof uri === 'string' && /^file:/i.test(uri)) {
-      const refusal = await this.checkPaths([[uri, true]], 'read');
+      const refusal = await this.checkPaths([{ value: uri, uri: true, where: 'uri' }], 'read');
       if (refusal !== undefined) {
         this.o.log.info(`refused resources/read: ${refusal.reason}`);
         this.answerHostError(
@@ -348,7 +349,7 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
   }
 
   private async checkPaths(
-    values: [string, boolean][],
+    values: PathValue[] | ArgumentRefusal,
     access: Access,
   ): Promise<Refusal | undefined> {
     const { link } = this.o;
@@ -356,6 +357,10 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
       try {
         return await link.check(path, a);
       } catch (err) {
+        // A path too long to send: that call alone is refused; the link stays up.
+        if (err instanceof RootsError && err.code === 'PATH_INVALID') {
+          return { allowed: false, access: a, reason: err.message };
+        }
         return {
           allowed: false,
           access: a,
