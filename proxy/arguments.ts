@@ -14,6 +14,7 @@ import {
   jsonType,
   memberView,
   rootView,
+  says,
   type SchemaView,
 } from './schema-view.js';
 
@@ -86,26 +87,25 @@ class Walker {
       );
     }
     if (typeof value === 'string') return this.onString(value, view, where, byName);
+    const type = jsonType(value);
+    // At a path-like place, a value that is not a string must be one the schema says it takes:
+    // a server may read anything else as a path. Objects and arrays are walked where allowed.
+    const fits = type === 'object' || type === 'array' ? allows(view, type) : says(view, type);
+    if (byName && !fits) {
+      throw new Refused(
+        `argument ${where}`,
+        `it holds ${type === 'object' || type === 'array' ? 'an' : 'a'} ${type} where a path is expected (the name ${JSON.stringify(name)} makes it a path); give a string`,
+      );
+    }
     if (Array.isArray(value)) {
       value.forEach((v, i) =>
         this.walk(v, itemView(view, i), `${where}[${i}]`, name, byName, depth + 1),
       );
-      return;
-    }
-    if (typeof value === 'object' && value !== null) {
+    } else if (typeof value === 'object' && value !== null) {
       for (const [key, v] of Object.entries(value)) {
         const child = memberView(view, key);
         this.walk(v, child, memberWhere(where, key), key, isPathName(key), depth + 1);
       }
-      return;
-    }
-    // A number, boolean or null at a path-like place is fine only where the schema says so.
-    const type = jsonType(value);
-    if (byName && (view.open || !allows(view, type))) {
-      throw new Refused(
-        `argument ${where}`,
-        `it holds a ${type} where a path is expected (the name ${JSON.stringify(name)} makes it a path); give a string`,
-      );
     }
   }
 

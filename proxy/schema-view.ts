@@ -140,6 +140,11 @@ export function allows(view: SchemaView, t: JsonType): boolean {
   return view.open || leavesFor(view, t).length > 0;
 }
 
+/** Whether some branch names type `t` (a branch with no `type` allows it without saying so). */
+export function says(view: SchemaView, t: JsonType): boolean {
+  return view.leaves.some((l) => leafTypes(l)?.has(t) === true);
+}
+
 /** Whether every string this place allows is a URI (`format: uri` and kin). */
 export function isUriPlace(view: SchemaView): boolean {
   const strings = leavesFor(view, 'string');
