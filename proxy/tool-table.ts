@@ -48,7 +48,7 @@ export class ToolTable {
   }
 
   /** The tool's facts, with the policy's override applied; a tool not listed is guessed. */
-  get(name: string, _args: Record<string, unknown>, rule: ToolRule | undefined): ToolInfo {
+  get(name: string, rule: ToolRule | undefined): ToolInfo {
     return applyRule(this.tools.get(name) ?? guessTool(), rule);
   }
 
