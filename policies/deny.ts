@@ -4,7 +4,13 @@ import picomatch from 'picomatch';
 import type { DenyAccess } from '../common/types.js';
 import { isGlob, splitGlob } from './expand.js';
 import type { FsView, Pos } from './model.js';
-import { canonicalizeLoose, isInsideOrEqual, isStrictlyInside, selfAndAncestors } from './paths.js';
+import {
+  canonicalizeLoose,
+  childPath,
+  isInsideOrEqual,
+  isStrictlyInside,
+  selfAndAncestors,
+} from './paths.js';
 
 /** A compiled deny: tested against a canonical path and each of its ancestors. */
 export interface DenyRule {
@@ -51,7 +57,7 @@ export async function compileDeny(
     const { base, glob } = splitGlob(abs);
     const canonBase = await canonicalizeLoose(fs, base);
     rule.base = canonBase;
-    rule.pattern = canonBase === sep ? sep + glob : `${canonBase}${sep}${glob}`;
+    rule.pattern = childPath(canonBase, glob);
     const m = picomatch(rule.pattern, DENY_GLOB);
     rule.match = (p) => m(p);
   }

@@ -1,6 +1,6 @@
 /** Path helpers that compare by whole segments: the only way this project compares paths. */
 import { dirname, sep } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { errnoCode } from '../common/errors.js';
 import type { FsView } from './model.js';
 
@@ -44,6 +44,22 @@ export function toUri(path: string): string {
   return uri;
 }
 
+const listed = new Map<string, string>();
+
+/**
+ * The path that `toUri(path)` names, read back from the URI. The roots list sends URIs and the
+ * access decision compares paths: both use this, so they cannot disagree on a spelling.
+ */
+export function listedPath(path: string): string {
+  let out = listed.get(path);
+  if (out === undefined) {
+    out = fileURLToPath(toUri(path));
+    if (listed.size > 100_000) listed.clear();
+    listed.set(path, out);
+  }
+  return out;
+}
+
 /**
  * Compare two strings as their UTF-8 bytes would compare (code point order), without
  * encoding them: UTF-16 differs only where a surrogate meets a unit at or above U+E000.
@@ -66,9 +82,30 @@ export function compareUtf8(a: string, b: string): number {
 const MAX_LINKS = 40;
 
 /**
+ * `rel` (segments joined by `/`, no leading slash) below the directory `dir`. The one way this
+ * project appends to a path: `/` + `etc` is `/etc`, never `//etc`, so the roots list and the
+ * access decision, which both build paths here, cannot disagree on a spelling.
+ */
+export function childPath(dir: string, rel: string): string {
+  if (rel === '') return dir;
+  return dir === sep ? sep + rel : dir + sep + rel;
+}
+
+/** `path` (equal to or inside `from`) moved to the same place below `to`. */
+export function rebase(path: string, from: string, to: string): string {
+  if (path === from) return to;
+  return childPath(to, path.slice(from === sep ? 1 : from.length + 1));
+}
+
+/**
  * The canonical form of a path that may not exist: `realpath` of it, or of its nearest
  * existing ancestor with the rest appended. A dangling symlink is followed to its target,
  * so a write through it is judged where it would land.
+ *
+ * The cost does not grow with the number of missing components: after one failed `realpath`
+ * the existing part is walked from the top, one `lstat` per component, and the first missing
+ * component ends the walk (nothing below a missing entry can exist, so nothing below it can be
+ * a link).
  */
 export async function canonicalizeLoose(fs: FsView, path: string, depth = 0): Promise<string> {
   try {
@@ -79,25 +116,38 @@ export async function canonicalizeLoose(fs: FsView, path: string, depth = 0): Pr
   }
   if (depth > MAX_LINKS)
     throw Object.assign(new Error(`too many symlinks: ${path}`), { code: 'ELOOP' });
-  const parent = dirname(path);
-  if (parent === path) return path;
-  // Only links count towards the limit: a path may have any number of missing components.
-  const canonParent = await canonicalizeLoose(fs, parent, depth);
-  const base = path.slice(parent === sep ? 1 : parent.length + 1);
-  const joined = canonParent === sep ? sep + base : canonParent + sep + base;
-  // A dangling symlink as the last component: judge the path it points to.
-  try {
-    const st = await fs.lstat(joined);
-    if (st.isSymbolicLink() && fs.readlink) {
-      const target = await fs.readlink(joined);
-      const next = target.startsWith(sep) ? target : canonParent + sep + target;
-      return await canonicalizeLoose(fs, normalizeLexically(next), depth + 1);
+  const segments = path.split(sep).filter((s) => s !== '');
+  let canon: string = sep;
+  for (let i = 0; i < segments.length; i++) {
+    const here = childPath(canon, segments[i]!);
+    let st;
+    try {
+      st = await fs.lstat(here);
+    } catch (err) {
+      const code = errnoCode(err);
+      if (code !== 'ENOENT' && code !== 'ENOTDIR') throw err;
+      // The first missing component (or one below a file): the rest is appended as written.
+      return childPath(canon, segments.slice(i).join(sep));
     }
-  } catch (err) {
-    const code = errnoCode(err);
-    if (code !== 'ENOENT' && code !== 'ENOTDIR') throw err;
+    if (!st.isSymbolicLink()) {
+      canon = here;
+      continue;
+    }
+    const rest = segments.slice(i + 1).join(sep);
+    try {
+      canon = await fs.realpath(here);
+      continue;
+    } catch (err) {
+      const code = errnoCode(err);
+      if (code !== 'ENOENT' && code !== 'ENOTDIR') throw err;
+    }
+    // A dangling link: judge the path it points to, with the rest appended.
+    if (!fs.readlink) return childPath(here, rest);
+    const target = await fs.readlink(here);
+    const next = target.startsWith(sep) ? target : childPath(canon, target);
+    return canonicalizeLoose(fs, normalizeLexically(childPath(next, rest)), depth + 1);
   }
-  return joined;
+  return canon;
 }
 
 /** Resolve `.` and `..` segments lexically and drop a trailing slash. */
