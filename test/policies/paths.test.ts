@@ -1,0 +1,81 @@
+/**
+ * The path helpers every list and decision goes through: appending (one function, so `/` plus
+ * `etc` is never `//etc`), and canonicalising a path that may not exist, whose cost must not
+ * grow with the number of missing components.
+ */
+import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import t from 'tap';
+import { nodeFs, type FsView } from '../../policies/index.js';
+import { canonicalizeLoose, childPath, listedPath, rebase } from '../../policies/paths.js';
+
+void t.test('childPath and rebase never double a slash', async (t) => {
+  const rows: [string, string, string][] = [
+    ['/', 'etc', '/etc'],
+    ['/', 'a/b', '/a/b'],
+    ['/x', 'etc', '/x/etc'],
+    ['/x', '', '/x'],
+  ];
+  for (const [dir, rel, want] of rows) t.equal(childPath(dir, rel), want, `${dir} + ${rel}`);
+  t.equal(rebase('/home/u/sys/etc', '/home/u/sys', '/'), '/etc');
+  t.equal(rebase('/a/b', '/', '/c'), '/c/a/b');
+  t.equal(rebase('/a', '/a', '/'), '/');
+  t.equal(listedPath('/a b/%/#'), '/a b/%/#', 'a path survives the URI round trip');
+});
+
+/** Counts the filesystem calls canonicalizeLoose makes. */
+function counting(inner: FsView): { fs: FsView; calls: () => number } {
+  let n = 0;
+  const wrap =
+    <A extends unknown[], R>(f: (...a: A) => Promise<R>) =>
+    (...a: A) => {
+      n++;
+      return f(...a);
+    };
+  return {
+    fs: {
+      stat: wrap(inner.stat),
+      lstat: wrap(inner.lstat),
+      readdir: wrap(inner.readdir),
+      realpath: wrap(inner.realpath),
+      readFile: wrap(inner.readFile),
+      access: wrap(inner.access),
+      readlink: wrap(inner.readlink!),
+    },
+    calls: () => n,
+  };
+}
+
+void t.test('canonicalizeLoose', async (t) => {
+  const dir = t.testdir({});
+  mkdirSync(join(dir, 'real/sub'), { recursive: true });
+  writeFileSync(join(dir, 'real/file'), 'x');
+  symlinkSync(join(dir, 'real'), join(dir, 'link'));
+  symlinkSync(join(dir, 'real/later'), join(dir, 'real/dangling'));
+  symlinkSync('../real/sub', join(dir, 'real/rel'));
+  symlinkSync(join(dir, 'loop-b'), join(dir, 'loop-a'));
+  symlinkSync(join(dir, 'loop-a'), join(dir, 'loop-b'));
+  const rows: [string, string][] = [
+    ['real/sub', 'real/sub'],
+    ['link/sub', 'real/sub'],
+    ['link/missing/x/y', 'real/missing/x/y'],
+    ['real/dangling', 'real/later'],
+    ['real/dangling/x/y', 'real/later/x/y'],
+    ['link/dangling/x', 'real/later/x'],
+    ['real/rel/new', 'real/sub/new'],
+    ['real/file/below', 'real/file/below'],
+    ['missing', 'missing'],
+  ];
+  for (const [given, want] of rows) {
+    t.equal(await canonicalizeLoose(nodeFs(), join(dir, given)), join(dir, want), given);
+  }
+  await t.rejects(canonicalizeLoose(nodeFs(), join(dir, 'loop-a/x')), { code: 'ELOOP' });
+
+  const deep = join(dir, 'link', 'a/'.repeat(1900), 'leaf');
+  const short = join(dir, 'link', 'a/leaf');
+  const d = counting(nodeFs());
+  t.equal(await canonicalizeLoose(d.fs, deep), join(dir, 'real', 'a/'.repeat(1900), 'leaf'));
+  const s = counting(nodeFs());
+  await canonicalizeLoose(s.fs, short);
+  t.equal(d.calls(), s.calls(), `a deep missing path costs as many calls as a short one`);
+});
