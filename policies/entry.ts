@@ -82,6 +82,12 @@ export async function expandEntry(
     found.push({ path: abs, canonical: anchored.canonical });
   } else {
     const shape = globShape(abs);
+    const base = await anchor(shape.base);
+    if (!base.ok && base.refused) {
+      // Not walked: watch where the link lives, to see it removed or pointed back.
+      x.watch.dir = { path: await nearestExisting(fs, dirname(shape.base)), depth: 0 };
+      return refuse(x, shape.base, base);
+    }
     const watchBase = await nearestExisting(fs, shape.base);
     if (shape.recursive && watchBase === shape.base) {
       const ignore = [...HEAVY_DIRS, '.git'].filter((h) => !abs.includes(`/${h}`));
@@ -90,8 +96,6 @@ export async function expandEntry(
       // Until the base exists, watch its nearest ancestor shallowly, not all of it recursively.
       x.watch.dir = { path: watchBase, depth: watchBase === shape.base ? shape.depth : 0 };
     }
-    const base = await anchor(shape.base);
-    if (!base.ok && base.refused) return refuse(x, shape.base, base);
     const g = await expandGlob(fs, abs, kind, base.ok ? base.canonical : undefined);
     for (const u of g.unreadable) x.notes.push(`cannot read ${u.path} (${u.code}); skipped`);
     for (const o of g.outsideBase)

@@ -9,7 +9,7 @@ import { childPath, isStrictlyInside } from './paths.js';
 export type EntryKind = 'directory' | 'file' | 'any';
 
 export interface GlobMatch {
-  /** The matched path as walked (not canonical). */
+  /** The matched path as walked from the canonical base (for a link: the link itself). */
   path: string;
   /** Its canonical path (`realpath`). */
   canonical: string;
