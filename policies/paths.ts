@@ -44,20 +44,17 @@ export function toUri(path: string): string {
   return uri;
 }
 
-const listed = new Map<string, string>();
+/** A doubled slash, a `.` or `..` segment, or a trailing slash: what `pathToFileURL` rewrites. */
+const NOT_NORMAL = /\/\/|\/\.\.?(?:\/|$)|.\/$/;
 
 /**
  * The path that `toUri(path)` names, read back from the URI. The roots list sends URIs and the
- * access decision compares paths: both use this, so they cannot disagree on a spelling.
+ * access decision compares paths: both use this, so they cannot disagree on a spelling. (The
+ * URI's percent-encoding round-trips exactly, so only a path that is not lexically normal,
+ * which `pathToFileURL` rewrites, needs the round trip.)
  */
 export function listedPath(path: string): string {
-  let out = listed.get(path);
-  if (out === undefined) {
-    out = fileURLToPath(toUri(path));
-    if (listed.size > 100_000) listed.clear();
-    listed.set(path, out);
-  }
-  return out;
+  return NOT_NORMAL.test(path) ? fileURLToPath(toUri(path)) : path;
 }
 
 /**
@@ -127,7 +124,7 @@ export async function canonicalizeLoose(fs: FsView, path: string, depth = 0): Pr
       const code = errnoCode(err);
       if (code !== 'ENOENT' && code !== 'ENOTDIR') throw err;
       // The first missing component (or one below a file): the rest is appended as written.
-      return childPath(canon, segments.slice(i).join(sep));
+      return withinLimits(childPath(canon, segments.slice(i).join(sep)), segments.slice(i));
     }
     if (!st.isSymbolicLink()) {
       canon = here;
@@ -148,6 +145,17 @@ export async function canonicalizeLoose(fs: FsView, path: string, depth = 0): Pr
     return canonicalizeLoose(fs, normalizeLexically(childPath(next, rest)), depth + 1);
   }
   return canon;
+}
+
+/** Linux's limits: what the kernel would refuse for the missing part, which was never asked. */
+const PATH_MAX = 4096;
+const NAME_MAX = 255;
+
+function withinLimits(path: string, missing: string[]): string {
+  const tooLong =
+    Buffer.byteLength(path) >= PATH_MAX || missing.some((s) => Buffer.byteLength(s) > NAME_MAX);
+  if (tooLong) throw Object.assign(new Error(`name too long: ${path}`), { code: 'ENAMETOOLONG' });
+  return path;
 }
 
 /** Resolve `.` and `..` segments lexically and drop a trailing slash. */

@@ -5,6 +5,7 @@
  */
 import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import t from 'tap';
 import { nodeFs, type FsView } from '../../policies/index.js';
 import { canonicalizeLoose, childPath, listedPath, rebase } from '../../policies/paths.js';
@@ -20,7 +21,17 @@ void t.test('childPath and rebase never double a slash', (t) => {
   t.equal(rebase('/home/u/sys/etc', '/home/u/sys', '/'), '/etc');
   t.equal(rebase('/a/b', '/', '/c'), '/c/a/b');
   t.equal(rebase('/a', '/a', '/'), '/');
-  t.equal(listedPath('/a b/%/#'), '/a b/%/#', 'a path survives the URI round trip');
+  for (const [given, named] of [
+    ['/a b/%/#', '/a b/%/#'],
+    ['//etc', '/etc'],
+    ['/a/./b/../c', '/a/c'],
+    ['/a/', '/a/'],
+    ['/', '/'],
+    ['/a/.b/..c', '/a/.b/..c'],
+  ]) {
+    t.equal(listedPath(given!), named, `${given} is listed as ${named}`);
+    t.equal(listedPath(given!), fileURLToPath(pathToFileURL(given!)), `${given}: as its URI names`);
+  }
   t.end();
 });
 
