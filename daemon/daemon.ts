@@ -1,16 +1,23 @@
 /** mcp-rootsd assembled: state, socket, watchers, grants; one owner closes each of them. */
 import { dirname } from 'node:path';
 import type { Logger } from 'winston';
-import { grantsFile } from '../common/locations.js';
+import { decisionLogFile, grantsFile } from '../common/locations.js';
 import { packageVersion } from '../common/package-info.js';
 import { nodeFs } from '../policies/index.js';
 import type { DaemonStatus } from '../protocol/methods.js';
 import { removeSocketPointer, writeSocketPointer } from '../protocol/socket-pointer.js';
+import {
+  DecisionLog,
+  DEFAULT_DECISION_LOG_KEEP,
+  NO_DECISIONS,
+  type DecisionSink,
+} from './decision-log.js';
 import { GrantStore } from './grants.js';
 import { acquireListener, type Listener } from './listen.js';
 import type { DaemonOptions } from './options.js';
 import { RootsServer } from './server.js';
 import { SocketGuard } from './socket-guard.js';
+import { recordStateDecisions } from './record-decisions.js';
 import { PolicyState } from './state.js';
 import { PolicyWatcher } from './watcher.js';
 
@@ -28,6 +35,7 @@ export class Daemon {
     private readonly log: Logger,
     /** `guard.lost` resolves when the socket is gone for good: the daemon must then stop. */
     readonly guard: SocketGuard,
+    readonly decisions: DecisionSink & { close?: () => Promise<void> },
   ) {}
 
   /** Load the policy, take the socket, start watching. Fails only when it cannot serve at all. */
@@ -49,6 +57,16 @@ export class Daemon {
     });
     // Take the socket first: a second daemon must fail before it does any work.
     const listener = await acquireListener(options.socket, deps);
+    const decisions =
+      options.decisionLogBytes > 0
+        ? new DecisionLog({
+            file: decisionLogFile(options.stateDir),
+            maxBytes: options.decisionLogBytes,
+            keep: DEFAULT_DECISION_LOG_KEEP,
+            log,
+          })
+        : NO_DECISIONS;
+    recordStateDecisions(state, decisions);
     try {
       await state.start();
       const grants = new GrantStore({
@@ -56,6 +74,7 @@ export class Daemon {
         file: grantsFile(options.stateDir),
         dir: options.stateDir,
         log,
+        decisions,
       });
       // The status handler needs the daemon, which needs the server: tie the knot through a holder.
       const self: { daemon?: Daemon } = {};
@@ -65,6 +84,7 @@ export class Daemon {
         version: packageVersion(),
         settleMs: options.settleMs,
         status: () => self.daemon!.status(),
+        decisions,
         extra: grants.handlers(),
       });
       const watcher = new PolicyWatcher({
@@ -88,7 +108,7 @@ export class Daemon {
       });
       await guard.start();
       await leavePointer(options, log);
-      const daemon = new Daemon(options, state, listener, server, watcher, log, guard);
+      const daemon = new Daemon(options, state, listener, server, watcher, log, guard, decisions);
       self.daemon = daemon;
       log.info(
         `mcp-rootsd ${packageVersion()} listening on ${options.socket}${listener.activated ? ' (socket activation)' : ''}; policy ${options.configFile}`,
@@ -97,6 +117,7 @@ export class Daemon {
     } catch (err) {
       state.close();
       await listener.close();
+      if (decisions instanceof DecisionLog) await decisions.close();
       throw err;
     }
   }
@@ -154,6 +175,7 @@ export class Daemon {
       await unguarded;
       await this.watcher.close();
       this.state.close();
+      await this.decisions.close?.();
       // Under socket activation systemd keeps the socket after we exit: the pointer stays true.
       if (!this.listener.activated) {
         await removeSocketPointer(this.options.stateDir, this.options.socket).catch(() => {});
