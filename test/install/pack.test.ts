@@ -14,6 +14,10 @@ import t from 'tap';
 import { REPO } from '../helpers/bin.js';
 import { FS_SERVER, waitFor } from '../helpers/proxy.js';
 
+// npm builds a whole dependency tree here: about 20 s on an idle 2-core machine, several times
+// that on a busy one. A limit of its own, so that load does not cut it off at tap's 180 s.
+t.setTimeout(360_000);
+
 const pkg = JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as {
   version: string;
   bin: Record<string, string>;
