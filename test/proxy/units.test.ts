@@ -128,7 +128,7 @@ void t.test('the command line', (t) => {
     message: /--server NAME is required/,
   });
   t.throws(() => parseProxyArgs(['--server', 'fs']), { message: /command is missing/ });
-  t.throws(() => parseProxyArgs(['--server', 'fs', 'cmd']), { message: /unknown option cmd/ });
+  t.throws(() => parseProxyArgs(['--server', 'fs', 'cmd']), { message: /cmd is not an option/ });
   t.throws(() => parseProxyArgs(['--server', 'fs', '--log-level', 'loud', '--', 'c']), {
     message: /--log-level must be one of/,
   });
