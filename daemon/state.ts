@@ -80,8 +80,6 @@ export class PolicyState extends EventEmitter<StateEvents> {
   private readonly subscribed = new Map<string, number>();
   private readonly jsonOf = new WeakMap<Root[], string>();
   private chain: Promise<unknown> = Promise.resolve();
-  /** The chain as of the last change someone asked for: what answers wait for (not background work). */
-  private asked: Promise<unknown> = Promise.resolve();
   private readonly timer: ExpiryTimer;
   private readonly now: () => number;
 
@@ -118,15 +116,8 @@ export class PolicyState extends EventEmitter<StateEvents> {
     await this.reload({ policy: true, grants: true }, 'start');
   }
 
-  /**
-   * Re-read policy files and/or the grants file, then recompute. A background reload (the
-   * watcher's) is not waited for by answers: they keep coming from the last complete snapshot.
-   */
-  reload(
-    what: { policy?: boolean; grants?: boolean },
-    reason: string,
-    background = false,
-  ): Promise<{ ok: boolean }> {
+  /** Re-read policy files and/or the grants file, then recompute. */
+  reload(what: { policy?: boolean; grants?: boolean }, reason: string): Promise<{ ok: boolean }> {
     return this.serial(async () => {
       const started = performance.now();
       const ctx = this.context();
@@ -164,30 +155,22 @@ export class PolicyState extends EventEmitter<StateEvents> {
         );
       }
       return { ok: this.errors.length === 0 };
-    }, background);
+    });
   }
 
-  /**
-   * Resolve the policy in force again. Directory changes and rescans run in the background:
-   * the snapshot in force keeps answering until the new one is complete, then replaces it at once.
-   */
-  recompute(reason: string, background = false): Promise<void> {
+  /** Resolve the policy in force again (directories changed, an expiry, a rescan). */
+  recompute(reason: string): Promise<void> {
     return this.serial(async () => {
       this.opts.log.debug(`recomputing (${reason})`);
       await this.resolveNow(this.context());
-    }, background);
+    });
   }
 
-  /**
-   * Before any answer: if the clock has passed the next expiry (a sleeping machine), recompute
-   * first; else wait only for changes a client asked for (a grant, a reload, lockdown), so that
-   * a client sees its own change. Background recomputes are not waited for: one server churning
-   * a large tree must not stall every other server's answers.
-   */
+  /** Before any answer: if the clock has passed the next expiry (a sleeping machine), recompute first. */
   async fresh(): Promise<void> {
     const next = this.current.nextExpiry;
     if (next !== undefined && this.now() >= next) await this.recompute('expiry passed');
-    else await this.asked;
+    else await this.chain; // an answer never reflects a half-applied change
   }
 
   /** Turn lockdown on or off; it survives restarts (a file in the state directory). */
@@ -339,14 +322,13 @@ export class PolicyState extends EventEmitter<StateEvents> {
   }
 
   /** Run one state change at a time; a failure is logged, never thrown at the event loop. */
-  private serial<T>(op: () => Promise<T>, background = false): Promise<T> {
+  private serial<T>(op: () => Promise<T>): Promise<T> {
     const run = this.chain.then(op, op);
     this.chain = run.catch((err: unknown) => {
       this.opts.log.error(
         `internal error while updating the policy: ${errnoCode(err) ?? ''} ${String(err)}`,
       );
     });
-    if (!background) this.asked = this.chain;
     return run;
   }
 }

@@ -66,12 +66,6 @@ interface Pending {
 
 /** A delete followed by a write (some editors' save) gets this long to finish before it counts. */
 const VANISH_GRACE_MS = 100;
-/**
- * After a recompute for directory changes that took T ms, the next waits at least this many
- * times T: a tree churned without pause costs the daemon at most a third of one core, and the
- * answers (which never wait for these recomputes) keep the rest.
- */
-const RECOMPUTE_GAP_FACTOR = 2;
 
 /** Follows the state's watch plan: events settle, then policy files reload or roots resolve again. */
 export class PolicyWatcher {
@@ -80,11 +74,6 @@ export class PolicyWatcher {
   private pending: Pending = { roots: false, policy: false, grants: false };
   private settleTimer: NodeJS.Timeout | undefined;
   private settleSince = 0;
-  /** Directory changes: leading edge, then one trailing recompute per window. */
-  private rootsDirty = false;
-  private rootsRunning = false;
-  private rootsTimer: NodeJS.Timeout | undefined;
-  private nextRootsAt = 0;
   private rescanTimer: NodeJS.Timeout | undefined;
   private degradedTimer: NodeJS.Timeout | undefined;
   private flushChain: Promise<void> = Promise.resolve();
@@ -116,7 +105,7 @@ export class PolicyWatcher {
     await this.requestPlan();
     const every = Math.min(Math.max(this.opts.rescanMs, 1), MAX_TIMEOUT_MS);
     this.rescanTimer = setInterval(
-      () => void this.enqueue({ roots: true, policy: true, grants: true }, 'rescan'),
+      () => this.enqueue({ roots: true, policy: true, grants: true }, 'rescan'),
       every,
     );
     this.rescanTimer.unref();
@@ -146,9 +135,8 @@ export class PolicyWatcher {
     this.closing ??= (async () => {
       this.closed = true;
       this.opts.state.off('resolved', this.onResolved);
-      for (const t of [this.settleTimer, this.degradedTimer, this.rescanTimer, this.rootsTimer])
-        clearTimeout(t);
-      this.settleTimer = this.degradedTimer = this.rescanTimer = this.rootsTimer = undefined;
+      for (const t of [this.settleTimer, this.degradedTimer, this.rescanTimer]) clearTimeout(t);
+      this.settleTimer = this.degradedTimer = this.rescanTimer = undefined;
       await this.planning;
       await this.flushChain;
       const handles = [...this.watches.values()].map((w) => w.handle);
@@ -354,7 +342,7 @@ export class PolicyWatcher {
     await Promise.all(list.map((w) => this.retry(w)));
     const roots = list.some((w) => w.roles.has('roots'));
     const policy = list.some((w) => w.roles.has('policy'));
-    void this.enqueue({ roots, policy, grants: policy }, 'degraded rescan');
+    this.enqueue({ roots, policy, grants: policy }, 'degraded rescan');
     this.armDegraded();
   }
 
@@ -365,14 +353,10 @@ export class PolicyWatcher {
     if (!this.closed && !w.removed) await this.open(w);
   }
 
-  /**
-   * Note what an event may have changed. Directory changes act on the leading edge; policy
-   * files wait for the settle window (an editor's save is several steps).
-   */
+  /** Note what an event may have changed and (re)start the settle window. */
   private poke(what: Partial<Pending>, delay = this.opts.settleMs): void {
     if (this.closed) return;
-    if (what.roots) this.pokeRoots();
-    if (!what.policy && !what.grants) return;
+    this.pending.roots ||= what.roots ?? false;
     this.pending.policy ||= what.policy ?? false;
     this.pending.grants ||= what.grants ?? false;
     const now = performance.now();
@@ -383,54 +367,18 @@ export class PolicyWatcher {
       this.settleTimer = undefined;
       const due = this.pending;
       this.pending = { roots: false, policy: false, grants: false };
-      void this.enqueue(due, 'policy files changed');
+      this.enqueue(due, 'directories changed');
     }, delay);
     this.settleTimer.unref();
   }
 
-  /**
-   * A directory changed: recompute now if none ran lately, else once when the gap after the
-   * last one ends (every change meanwhile is in that one).
-   */
-  private pokeRoots(): void {
-    this.rootsDirty = true;
-    if (this.rootsRunning || this.rootsTimer !== undefined) return;
-    const wait = this.nextRootsAt - performance.now();
-    if (wait <= 0) {
-      this.runRoots();
-      return;
-    }
-    this.rootsTimer = setTimeout(() => {
-      this.rootsTimer = undefined;
-      this.runRoots();
-    }, wait);
-    this.rootsTimer.unref();
-  }
-
-  private runRoots(): void {
-    if (this.closed || !this.rootsDirty) return;
-    this.rootsDirty = false;
-    this.rootsRunning = true;
-    const started = performance.now();
-    void this.enqueue({ roots: true, policy: false, grants: false }, 'directories changed').then(
-      () => {
-        this.rootsRunning = false;
-        const now = performance.now();
-        this.nextRootsAt =
-          now + Math.max(this.opts.settleMs, RECOMPUTE_GAP_FACTOR * (now - started));
-        if (this.rootsDirty) this.pokeRoots();
-      },
-    );
-  }
-
   /** Apply what is due, one batch after another. */
-  private enqueue(due: Pending, reason: string): Promise<void> {
+  private enqueue(due: Pending, reason: string): void {
     this.flushChain = this.flushChain
       .then(() => this.apply(due, reason))
       .catch((err: unknown) => {
         this.opts.log.error(`internal error while following changes: ${String(err)}`);
       });
-    return this.flushChain;
   }
 
   private async apply(due: Pending, reason: string): Promise<void> {
@@ -438,7 +386,7 @@ export class PolicyWatcher {
     let reloaded = false;
     if (due.policy || due.grants) reloaded = await this.checkFiles(due.policy, due.grants);
     if (this.closed) return;
-    if (due.roots && !reloaded) await this.opts.state.recompute(reason, true);
+    if (due.roots && !reloaded) await this.opts.state.recompute(reason);
     // A symlinked policy file may point elsewhere now.
     if (due.policy || due.grants) await this.requestPlan();
   }
@@ -478,7 +426,7 @@ export class PolicyWatcher {
     if (first && state.errors.length > 0) return false;
     if (this.closed) return false;
     const both = grantsFile === undefined || (changed.policy && changed.grants);
-    await state.reload(both ? { policy: true, grants: true } : changed, 'file changed', true);
+    await state.reload(both ? { policy: true, grants: true } : changed, 'file changed');
     return true;
   }
 
