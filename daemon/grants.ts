@@ -6,6 +6,7 @@ import { dirname, isAbsolute } from 'node:path';
 import type { Logger } from 'winston';
 import { stringify } from 'yaml';
 import { errnoCode, ignoreMissing, RootsError } from '../common/errors.js';
+import { parseRfc3339, RFC3339_WANTED } from '../common/rfc3339.js';
 import type { Grant } from '../common/types.js';
 import { parsePolicyText } from '../policies/parse.js';
 import { toUri } from '../policies/paths.js';
@@ -110,13 +111,11 @@ export class GrantStore {
     const now = this.now();
     let expires: number;
     if (params.expires !== undefined) {
-      expires = Date.parse(params.expires);
-      if (!/([Zz]|[+-]\d{2}:\d{2})$/.test(params.expires) || Number.isNaN(expires)) {
-        throw new RootsError(
-          'USAGE',
-          `expires "${params.expires}" is not an RFC 3339 date-time with a zone, e.g. 2026-12-31T18:00:00Z`,
-        );
+      const parsed = parseRfc3339(params.expires);
+      if (parsed === undefined) {
+        throw new RootsError('USAGE', `expires "${params.expires}" is not ${RFC3339_WANTED}`);
       }
+      expires = parsed;
       if (expires <= now) throw new RootsError('USAGE', `expires ${params.expires} is in the past`);
     } else {
       expires = now + (params.seconds ?? DEFAULT_GRANT_SECONDS) * 1000;

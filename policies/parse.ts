@@ -15,6 +15,7 @@ import {
   type YAMLError,
 } from 'yaml';
 import schema from '../roots.schema.json' with { type: 'json' };
+import { parseRfc3339 } from '../common/rfc3339.js';
 import type { PolicyError, ToolRule } from '../common/types.js';
 import type {
   DenyEntry,
@@ -802,40 +803,6 @@ function sortErrors(errors: PolicyError[]): PolicyError[] {
   const more = sorted.length - MAX_ERRORS;
   const message = `${more} more error${more === 1 ? '' : 's'} not shown; fix the ones above first`;
   return [...sorted.slice(0, MAX_ERRORS), { ...next, message }];
-}
-
-const RFC3339 =
-  /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?(?:[Zz]|([+-])(\d{2}):(\d{2}))$/;
-
-/** Milliseconds since the epoch for an RFC 3339 date-time with a zone, or undefined. */
-export function parseRfc3339(s: string): number | undefined {
-  const m = RFC3339.exec(s);
-  if (!m) return undefined;
-  const [year, month, day, hour, minute, second] = m.slice(1, 7).map(Number) as [
-    number,
-    number,
-    number,
-    number,
-    number,
-    number,
-  ];
-  const offHours = Number(m[9] ?? 0);
-  const offMinutes = Number(m[10] ?? 0);
-  const daysInMonth = new Date(Date.UTC(2000, month, 0)).getUTCDate();
-  const leap = month === 2 && day === 29 && !isLeapYear(year);
-  if (month < 1 || month > 12 || day < 1 || day > daysInMonth || leap) return undefined;
-  if (hour > 23 || minute > 59 || second > 60 || offHours > 23 || offMinutes > 59) return undefined;
-  const ms = Number((m[7] ?? '').padEnd(3, '0').slice(0, 3));
-  // setUTCFullYear, because Date.UTC maps years 0-99 to 1900-1999.
-  const d = new Date(0);
-  d.setUTCFullYear(year, month - 1, day);
-  d.setUTCHours(hour, minute, second, ms);
-  const sign = m[8] === '-' ? -1 : 1;
-  return d.getTime() - sign * (offHours * 60 + offMinutes) * 60_000;
-}
-
-function isLeapYear(y: number): boolean {
-  return (y % 4 === 0 && y % 100 !== 0) || y % 400 === 0;
 }
 
 function build(data: RawPolicy, locate: Locator, file: string, sha256: string): ParsedPolicyFile {

@@ -1,5 +1,6 @@
 /** Hand-written params checks, one per method: typed params out, or a `-32602` error naming the field. */
 import type { ErrorCode } from '../common/errors.js';
+import { parseRfc3339, RFC3339_WANTED } from '../common/rfc3339.js';
 import type { Access, Root } from '../common/types.js';
 import type {
   ClientInfo,
@@ -96,8 +97,6 @@ function access(method: string, p: Fields): Access | undefined {
   return value;
 }
 
-const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
-
 function grantLifetime(method: string, p: Fields): { seconds?: number; expires?: string } {
   const { seconds, expires } = p;
   if (seconds !== undefined && expires !== undefined) {
@@ -110,12 +109,8 @@ function grantLifetime(method: string, p: Fields): { seconds?: number; expires?:
     return { seconds };
   }
   if (expires !== undefined) {
-    if (
-      typeof expires !== 'string' ||
-      !RFC3339.test(expires) ||
-      Number.isNaN(Date.parse(expires))
-    ) {
-      fail(method, 'expires', 'an RFC 3339 date-time with a zone, e.g. 2026-12-31T18:00:00Z');
+    if (typeof expires !== 'string' || parseRfc3339(expires) === undefined) {
+      fail(method, 'expires', RFC3339_WANTED);
     }
     return { expires };
   }
