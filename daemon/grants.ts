@@ -6,6 +6,7 @@ import { dirname, isAbsolute } from 'node:path';
 import type { Logger } from 'winston';
 import { stringify } from 'yaml';
 import { errnoCode, ignoreMissing, RootsError } from '../common/errors.js';
+import { SerialQueue } from '../common/serial-queue.js';
 import { parseRfc3339, RFC3339_WANTED } from '../common/rfc3339.js';
 import type { Grant } from '../common/types.js';
 import { parsePolicyText } from '../policies/parse.js';
@@ -36,14 +37,15 @@ const HEADER = `# Temporary grants, written by mcp-rootsd when \`rootsctl grant\
 
 /** Reads and writes grants.yaml atomically (temp file, fsync, rename), one operation at a time. */
 export class GrantStore {
-  private chain: Promise<unknown> = Promise.resolve();
+  /** Grants file operations, one at a time. */
+  private readonly queue = new SerialQueue();
   private readonly now: () => number;
 
   constructor(private readonly opts: GrantStoreOptions) {
     this.now = opts.now ?? Date.now;
     // An expired grant grants nothing, but left in the file it would show as a warning until the
     // next grant: take it out as soon as a recomputation (the expiry's own included) has run.
-    opts.state.on('resolved', () => void this.serial(() => this.pruneExpired()));
+    opts.state.on('resolved', () => void this.queue.run(() => this.pruneExpired()));
   }
 
   /** Rewrite the grants file without its expired grants, if it has any. */
@@ -63,9 +65,9 @@ export class GrantStore {
   /** The request handlers this store serves. */
   handlers(): Handlers {
     return {
-      'grants/add': (params) => this.serial(() => this.add(params)),
-      'grants/list': () => this.serial(async () => ({ grants: await this.read() })),
-      'grants/revoke': (params) => this.serial(() => this.revoke(params.server, params.path)),
+      'grants/add': (params) => this.queue.run(() => this.add(params)),
+      'grants/list': () => this.queue.run(async () => ({ grants: await this.read() })),
+      'grants/revoke': (params) => this.queue.run(() => this.revoke(params.server, params.path)),
       'policy/lockdown': async (params) => {
         await this.opts.state.setLockdown(params.on);
         return { lockdown: this.opts.state.lockdown };
@@ -221,12 +223,6 @@ export class GrantStore {
     const text = HEADER + stringify({ version: 1, servers }, { lineWidth: 0 });
     await writeAtomically(this.opts.file, text);
     await this.opts.state.reload({ grants: true }, 'grants changed');
-  }
-
-  private serial<T>(op: () => Promise<T>): Promise<T> {
-    const run = this.chain.then(op, op);
-    this.chain = run.catch(() => undefined);
-    return run;
   }
 }
 

@@ -15,6 +15,8 @@ import {
   type YAMLError,
 } from 'yaml';
 import schema from '../roots.schema.json' with { type: 'json' };
+import { isObject } from '../common/is-object.js';
+import { levenshtein } from '../common/levenshtein.js';
 import { parseRfc3339 } from '../common/rfc3339.js';
 import type { PolicyError, ToolRule } from '../common/types.js';
 import type {
@@ -519,10 +521,6 @@ function segments(instancePath: string, data: unknown): Segment[] {
   return out;
 }
 
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
 /** How a value reads in a message: strings quoted, collections by kind. */
 function show(v: unknown): string {
   if (v === null || v === undefined) return 'empty';
@@ -582,19 +580,6 @@ function typeMessage(expected: string, value: unknown, parent: unknown, item: bo
     return `${base}; put the entries under "roots:"`;
   }
   return base;
-}
-
-function levenshtein(a: string, b: string): number {
-  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const cur = [i];
-    for (let j = 1; j <= b.length; j++) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      cur.push(Math.min(prev[j]! + 1, cur[j - 1]! + 1, prev[j - 1]! + cost));
-    }
-    prev = cur;
-  }
-  return prev[b.length]!;
 }
 
 /** The allowed key a typo most likely meant: same letters ignoring case and -_, or 2 edits away. */
