@@ -68,7 +68,7 @@ export async function inotifyChecks(
     `and keep it: echo ${key}=${value} | sudo tee /etc/sysctl.d/60-inotify.conf`,
   ];
   const freeInstances = maxInstances - use.instances;
-  const instanceLine = `instances: ${use.instances} of ${maxInstances} in use`;
+  const instanceLine = `${use.instances} of ${maxInstances} in use`;
   if (!daemonRunning && freeInstances < 1) {
     out.push(
       fail(
@@ -87,7 +87,7 @@ export async function inotifyChecks(
     );
   } else out.push(ok('inotify instances', instanceLine));
   const more = daemonRunning ? 0 : (needed ?? 0);
-  const watchLine = `watches: ${use.watches} of ${maxWatches} in use; the policy needs ${needed === undefined ? 'an unknown number' : needed}${daemonRunning ? ' (already counted: mcp-rootsd is running)' : ''}`;
+  const watchLine = `${use.watches} of ${maxWatches} in use; the policy needs ${needed === undefined ? 'an unknown number' : needed}${daemonRunning ? ' (already counted: mcp-rootsd is running)' : ''}`;
   const want = Math.max(524288, (use.watches + more) * 2);
   if (use.watches + more > maxWatches) {
     out.push(
