@@ -68,7 +68,8 @@ async function policyCheck(io: Io, opts: Options, limit: number) {
   });
   const shown = tildify(file, home);
   const files = evaluation.sources.files.map((f) => f.file);
-  const sandbox = await wantsSandbox(files);
+  // Read the main file even when it does not validate: a sandbox it asks for is still wanted.
+  const sandbox = await wantsSandbox([...new Set([file, ...files])]);
   if (evaluation.sources.missingMain) {
     return {
       check: fail('policy', `${shown} does not exist: every server has no roots`, [
