@@ -1,6 +1,6 @@
 /** Parse one policy file: YAML with positions, then validation against roots.schema.json. */
 import { createHash } from 'node:crypto';
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import type { ErrorObject, ValidateFunction } from 'ajv';
 import {
   isAlias,
   isMap,
@@ -19,6 +19,7 @@ import { isObject } from '../common/is-object.js';
 import { levenshtein } from '../common/levenshtein.js';
 import { parseRfc3339 } from '../common/rfc3339.js';
 import type { PolicyError, ToolRule } from '../common/types.js';
+import { validate as compiledValidator } from './schema-validator.js';
 import type {
   DenyEntry,
   ParsedPolicyFile,
@@ -71,35 +72,11 @@ interface AnyNode {
   range?: [number, number, number] | null;
 }
 
-let validator: ValidateFunction<RawPolicy> | undefined;
-
-/** Compile the schema once, on first use. */
-function getValidator(): ValidateFunction<RawPolicy> {
-  if (validator === undefined) {
-    const ajv = new Ajv({ allErrors: true, verbose: true, strict: true });
-    ajv.addFormat('date-time', {
-      type: 'string',
-      validate: (s: string) => parseRfc3339(s) !== undefined,
-    });
-    validator = ajv.compile<RawPolicy>(inlineRefs(schema) as Record<string, unknown>);
-  }
-  return validator;
-}
-
 /**
- * The schema with every local $ref replaced by its definition. ajv calls a $ref'd schema as a
- * function and concatenates its errors onto the caller's, which is quadratic for a file with
- * thousands of bad entries; inlined, the errors go into one array.
+ * The schema's validator, compiled from roots.schema.json at build time (scripts/build-validator.mjs):
+ * compiling it here at start-up would cost every process ajv and tens of megabytes.
  */
-function inlineRefs(node: unknown): unknown {
-  if (Array.isArray(node)) return node.map(inlineRefs);
-  if (!isObject(node)) return node;
-  const { $ref, definitions: _definitions, ...rest } = node;
-  const out = Object.fromEntries(Object.entries(rest).map(([k, v]) => [k, inlineRefs(v)]));
-  if (typeof $ref !== 'string') return out;
-  // The referring schema's own keywords (its description) win over the definition's.
-  return { ...(inlineRefs(DEFINITIONS[$ref.replace('#/definitions/', '')]) as object), ...out };
-}
+const validateSchema = compiledValidator as unknown as ValidateFunction<RawPolicy>;
 
 /**
  * Parse and validate the text of one policy file. Pure: no filesystem, environment or clock.
@@ -195,7 +172,7 @@ function parse(text: string | Buffer, file: string): ParseResult {
   }
 
   const locate = new Locator(doc, at, file);
-  const validate = getValidator();
+  const validate = validateSchema;
   if (!validate(data)) {
     const errors = schemaErrors(validate.errors ?? [], data, locate);
     return { errors: sortErrors(dedupe(errors)), warnings };
