@@ -5,7 +5,7 @@
  * times the ways the README could tell people to run it, to show which starts fastest.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { RootsClient } from '../protocol/client.js';
 import { dist, report, ROOT, startDaemon, summary, tempDir } from './common.js';
@@ -59,6 +59,8 @@ const project = join(dir, 'project');
 mkdirSync(join(project, 'node_modules', '.bin'), { recursive: true });
 symlinkSync(ROOT, join(project, 'node_modules', 'mcp-roots'));
 symlinkSync('../mcp-roots/dist/cli/main.js', join(project, 'node_modules', '.bin', 'rootsctl'));
+// npm makes a bin executable when it links it; the build alone does not.
+chmodSync(cli, 0o755);
 const forms: [string, string, string[]][] = [
   ['./node_modules/.bin/rootsctl', join(project, 'node_modules/.bin/rootsctl'), ['--version']],
   ['npm exec --offline -- rootsctl', 'npm', ['exec', '--offline', '--', 'rootsctl', '--version']],
