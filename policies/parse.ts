@@ -15,7 +15,7 @@ import {
   type YAMLError,
 } from 'yaml';
 import schema from '../roots.schema.json' with { type: 'json' };
-import type { PolicyError, ToolRule } from '../common/types.js';
+import type { LaunchRule, PolicyError, ToolRule } from '../common/types.js';
 import type {
   DenyEntry,
   ParsedPolicyFile,
@@ -51,6 +51,8 @@ interface RawServer {
   roots?: RawRoot[];
   deny?: RawDeny[];
   tools?: Record<string, ToolRule>;
+  launch?: LaunchRule;
+  sandbox?: boolean | { read?: string[]; write?: string[]; network?: boolean };
 }
 interface RawPolicy {
   version: 1;
@@ -861,6 +863,12 @@ function build(data: RawPolicy, locate: Locator, file: string, sha256: string): 
       ),
     };
     if (raw.readOnly !== undefined) block.readOnly = raw.readOnly;
+    if (raw.launch !== undefined) block.launch = structuredClone(raw.launch);
+    if (raw.sandbox !== undefined && raw.sandbox !== false) {
+      const sb = raw.sandbox === true ? {} : raw.sandbox;
+      block.sandbox = { read: [...(sb.read ?? [])], write: [...(sb.write ?? [])] };
+      if (sb.network !== undefined) block.sandbox.network = sb.network;
+    }
     servers.push(block);
   }
 

@@ -16,6 +16,7 @@ import { compileDeny, covers, describeRule, mayContainMatch, type DenyRule } fro
 import { isGlob, splitGlob } from './expand.js';
 import { memoFs } from './fs.js';
 import { expandGlob, HEAVY_DIRS } from './glob.js';
+import { launchRules } from './launch-rules.js';
 import type {
   DenyEntry,
   ParsedPolicyFile,
@@ -359,6 +360,10 @@ class Resolution implements ResolvedPolicy {
         out[tool] = { ...out[tool], ...rule };
     }
     return out;
+  }
+
+  launch(server: string): Pick<ExplainResult, 'launch' | 'sandbox'> {
+    return launchRules(this.matching(server), this.ctx);
   }
 
   private byName: Map<string, Block[]> | undefined;

@@ -1,7 +1,14 @@
 /** A lasting link to mcp-rootsd for one server name: its roots, its tool rules, checks; reconnects with backoff. */
 import { EventEmitter } from 'node:events';
 import { RootsError } from '../common/errors.js';
-import type { Access, CheckResult, Root, ToolRule } from '../common/types.js';
+import type {
+  Access,
+  CheckResult,
+  LaunchRule,
+  Root,
+  SandboxRule,
+  ToolRule,
+} from '../common/types.js';
 import { RootsClient } from '../protocol/client.js';
 import type { ListChangedParams } from '../protocol/methods.js';
 import type { ProxyLogger } from './log.js';
@@ -42,6 +49,9 @@ export class DaemonLink extends EventEmitter<DaemonLinkEvents> {
   roots: Root[] | undefined;
   /** The policy's `servers.<name>.tools` rules (from `policy/explain`, when the daemon gives them). */
   tools: Record<string, ToolRule> = {};
+  /** The policy's `servers.<name>.launch` and `sandbox` (from `policy/explain`, when known). */
+  launch: LaunchRule | undefined;
+  sandbox: SandboxRule | undefined;
   private client: RootsClient | undefined;
   private revision = -1;
   private instance: string | undefined;
@@ -56,10 +66,20 @@ export class DaemonLink extends EventEmitter<DaemonLinkEvents> {
 
   constructor(private readonly options: DaemonLinkOptions) {
     super();
+    let settle!: () => void;
+    this.firstAttempt = new Promise((resolve) => (settle = resolve));
+    this.settleFirst = settle;
     this.log = options.log ?? quiet;
     this.timeoutMs = options.timeoutMs ?? 2000;
     this.backoff = options.backoffMs ?? { min: 100, max: 5000 };
   }
+
+  /** The daemon's socket once connected (a sandbox hides it even inside a root). */
+  socketPath: string | undefined;
+
+  /** Settles after the first attempt to connect, whether it found the daemon or not. */
+  readonly firstAttempt: Promise<void>;
+  private readonly settleFirst: () => void;
 
   /** Whether the link is connected and knows the list. */
   get known(): boolean {
@@ -108,6 +128,7 @@ export class DaemonLink extends EventEmitter<DaemonLinkEvents> {
   close(): Promise<void> {
     this.closePromise ??= (async () => {
       this.closed = true;
+      this.settleFirst();
       if (this.timer !== undefined) clearTimeout(this.timer);
       await this.client?.close();
     })();
@@ -128,6 +149,7 @@ export class DaemonLink extends EventEmitter<DaemonLinkEvents> {
       });
     } catch (err) {
       this.retry(err);
+      this.settleFirst();
       return;
     }
     if (this.closed) {
@@ -135,6 +157,7 @@ export class DaemonLink extends EventEmitter<DaemonLinkEvents> {
       return;
     }
     this.client = client;
+    this.socketPath = client.socketPath;
     client.on('list_changed', (params) => this.onListChanged(params));
     client.once('close', (reason) => this.onClose(client, reason));
     try {
@@ -154,6 +177,7 @@ export class DaemonLink extends EventEmitter<DaemonLinkEvents> {
       this.log.warn(`mcp-rootsd did not answer roots/list: ${(err as Error).message}`);
       await client.close();
     }
+    this.settleFirst();
   }
 
   private retry(err: unknown): void {
@@ -172,6 +196,8 @@ export class DaemonLink extends EventEmitter<DaemonLinkEvents> {
     try {
       const explained = await client.explain(this.options.server);
       this.tools = explained.tools ?? {};
+      this.launch = explained.launch;
+      this.sandbox = explained.sandbox;
       // A name no entry matches is most likely a typo in --server: say so once, not at each reconnect.
       if (connecting && !this.warnedNoEntry && !explained.rules.some((r) => r.kind === 'root')) {
         this.warnedNoEntry = true;
@@ -187,8 +213,14 @@ export class DaemonLink extends EventEmitter<DaemonLinkEvents> {
   private onListChanged(params: ListChangedParams): void {
     if (params.server !== this.options.server) return;
     const client = this.client;
-    if (client !== undefined) void this.refreshTools(client);
-    this.apply(params.roots, params.revision, params.instance, false);
+    if (client === undefined) {
+      this.apply(params.roots, params.revision, params.instance, false);
+      return;
+    }
+    // The rules first, so that whoever restarts the server on this list starts it as they say.
+    void this.refreshTools(client).then(() =>
+      this.apply(params.roots, params.revision, params.instance, false),
+    );
   }
 
   private apply(roots: Root[], revision: number, instance: string, reconnected: boolean): void {

@@ -1,13 +1,15 @@
-/** Start the server as a child, relay through `RootsProxy`, and end with the child's exit status. */
-import { spawn } from 'node:child_process';
-import { constants } from 'node:os';
+/** Start the server (or its stand-in), relay through `RootsProxy`, and end with the right status. */
+import { homedir } from 'node:os';
 import type { Readable, Writable } from 'node:stream';
-import { errnoCode } from '../common/errors.js';
 import { packageVersion } from '../common/package-info.js';
 import { DaemonLink } from './daemon-link.js';
-import { makeProxyLogger } from './log.js';
+import { planLaunch, type LaunchPlan, type PlanInput } from './launch-plan.js';
+import { makeProxyLogger, type ProxyLogger } from './log.js';
 import type { ProxyOptions } from './options.js';
 import { RootsProxy } from './proxy.js';
+import { probeSandbox, type SandboxSupport } from './sandbox-probe.js';
+import { startServerProcess, type ServerProcess } from './server-process.js';
+import { startStandIn, type StandIn } from './stand-in.js';
 
 /** The proxy's streams and environment (the process's own unless a test says otherwise). */
 export interface ProxyIo {
@@ -17,15 +19,19 @@ export interface ProxyIo {
   env: NodeJS.ProcessEnv;
 }
 
-/** How long the child may take to exit once its input is closed, before SIGTERM (then SIGKILL). */
-const EXIT_GRACE_MS = 3000;
-
-/** How long the child's output may stay open after it has exited. */
-const EXIT_OUTPUT_GRACE_MS = 1000;
-
 const FORWARDED_SIGNALS = ['SIGTERM', 'SIGINT', 'SIGHUP'] as const;
 
-/** Run the proxy until the child exits; resolves with the status to exit with. */
+/** How long the proxy waits for the daemon before the first start, to learn launch and sandbox. */
+const FIRST_ANSWER_MS = 3000;
+
+/** Log why the server is not running, at the level the reason deserves. */
+function logPlan(log: ProxyLogger, plan: LaunchPlan): void {
+  if (plan.kind === 'refuse') log.error(`the server is not started: ${plan.reason}`);
+  else if (plan.kind === 'wait') log.info(`the server is not started yet: ${plan.reason}`);
+  else log.info(`starting the server${plan.sandboxed ? ' in its sandbox' : ''}`);
+}
+
+/** Run the proxy until the server exits on its own, or the host goes away. */
 export async function runProxy(options: ProxyOptions, io: ProxyIo): Promise<number> {
   const log = makeProxyLogger(options.server, options.logLevel, io.stderr);
   if (!options.enforce) {
@@ -41,22 +47,37 @@ export async function runProxy(options: ProxyOptions, io: ProxyIo): Promise<numb
     clientInfo: { name: 'mcp-roots-proxy', version: `${version} (server ${options.server})` },
     log,
   });
-
-  const child = spawn(options.command, options.args, {
-    stdio: ['pipe', 'pipe', 'inherit'],
-    env: io.env,
-  });
-  const spawned = await new Promise<Error | undefined>((resolve) => {
-    child.once('spawn', () => resolve(undefined));
-    child.once('error', resolve);
-  });
-  if (spawned !== undefined) {
-    const code = errnoCode(spawned);
-    log.error(`cannot start ${options.command}: ${spawned.message}`);
-    return code === 'ENOENT' ? 127 : 126;
-  }
-  child.on('error', (err) => log.error(`the server process: ${err.message}`));
   link.start();
+  let support: Promise<SandboxSupport> | undefined;
+  const planInput = (): PlanInput => ({
+    options,
+    roots: link.roots,
+    launch: link.launch,
+    sandbox: link.sandbox,
+    env: io.env,
+    home: io.env.HOME ?? homedir(),
+    cwd: process.cwd(),
+    daemonSocket: link.socketPath,
+    sandboxSupport: () => (support ??= probeSandbox(io.env)),
+  });
+
+  // The policy may ask for a sandbox or give the command: learn it before starting anything.
+  await Promise.race([link.firstAttempt, new Promise((r) => setTimeout(r, FIRST_ANSWER_MS))]);
+  const plan = await planLaunch(planInput());
+  logPlan(log, plan);
+  let child: ServerProcess | undefined;
+  let standIn: StandIn | undefined;
+  if (plan.kind === 'start') {
+    const started = await startServerProcess(plan.spawn, log);
+    if ('failed' in started) {
+      await link.close();
+      return started.failed;
+    }
+    child = started;
+  } else {
+    standIn = startStandIn(options.server, version, plan);
+  }
+  const server = child ?? standIn!;
 
   const proxy = new RootsProxy({
     server: options.server,
@@ -65,56 +86,29 @@ export async function runProxy(options: ProxyOptions, io: ProxyIo): Promise<numb
     log,
     hostIn: io.stdin,
     hostOut: io.stdout,
-    serverIn: child.stdin,
-    serverOut: child.stdout,
+    serverIn: server.serverIn,
+    serverOut: server.serverOut,
   });
 
-  let killTimer: NodeJS.Timeout | undefined;
-  const stopChild = (): void => {
-    if (killTimer !== undefined || child.exitCode !== null || child.signalCode !== null) return;
-    child.stdin.end();
-    killTimer = setTimeout(() => {
-      log.warn(`the server did not exit within ${EXIT_GRACE_MS} ms; sending SIGTERM`);
-      child.kill('SIGTERM');
-      killTimer = setTimeout(() => child.kill('SIGKILL'), EXIT_GRACE_MS);
-      killTimer.unref();
-    }, EXIT_GRACE_MS);
-    killTimer.unref();
+  const stop = (): void => {
+    if (child !== undefined) child.stop();
+    else standIn?.close();
   };
-  proxy.on('hostClosed', stopChild);
-  proxy.on('serverClosed', stopChild);
+  proxy.on('hostClosed', stop);
+  proxy.on('serverClosed', stop);
 
   const forward = (signal: NodeJS.Signals): void => {
     log.debug(`passing ${signal} to the server`);
-    child.kill(signal);
+    if (child !== undefined) child.kill(signal);
+    else standIn?.close();
   };
   for (const s of FORWARDED_SIGNALS) process.on(s, forward);
 
-  // 'close' comes after 'exit' and after the child's stdout has ended, so nothing is lost. But a
-  // grandchild that inherited the child's stdout can hold it open for ever: after the exit, wait
-  // a little for the output, then stop waiting, so that the host is never left hanging.
-  const status = await new Promise<number>((resolve) => {
-    let grace: NodeJS.Timeout | undefined;
-    const done = (code: number | null, signal: NodeJS.Signals | null): void => {
-      if (grace !== undefined) clearTimeout(grace);
-      if (code !== null) resolve(code);
-      else resolve(128 + (signal === null ? 0 : constants.signals[signal]));
-    };
-    child.once('close', done);
-    child.once('exit', (code, signal) => {
-      grace = setTimeout(() => {
-        log.warn(
-          'the server exited but its output is still open (a process it started?); closing it',
-        );
-        child.off('close', done);
-        // The proxy answers what is still in flight when the output closes; then we are done.
-        child.stdout.once('close', () => done(code, signal));
-        child.stdout.destroy();
-      }, EXIT_OUTPUT_GRACE_MS);
-    });
-  });
+  const status =
+    child !== undefined
+      ? await child.status
+      : await new Promise<number>((resolve) => server.serverOut.once('end', () => resolve(0)));
   for (const s of FORWARDED_SIGNALS) process.off(s, forward);
-  if (killTimer !== undefined) clearTimeout(killTimer);
   log.debug(`the server exited with status ${status}`);
   await link.close();
   return status;
