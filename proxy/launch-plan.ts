@@ -11,6 +11,7 @@ import {
   templateProblem,
   type LaunchTemplate,
 } from './launch.js';
+import { resolveNpx } from './npx.js';
 import type { ProxyOptions } from './options.js';
 import { sandboxMounts } from './sandbox-mounts.js';
 import type { SandboxSupport } from './sandbox-probe.js';
@@ -102,13 +103,16 @@ export async function planLaunch(input: PlanInput): Promise<LaunchPlan> {
       reason: `the server runs only in a sandbox, and the sandbox cannot start: ${support.reason}. It was not started unsandboxed`,
     };
   }
+  const program = { env, cwd: launch.cwd ?? input.cwd, home: input.home };
+  const direct = await resolveNpx(launch, program);
+  if ('problem' in direct) return { kind: 'refuse', reason: direct.problem };
   let mounts;
   try {
     mounts = await sandboxMounts({
       roots: input.roots ?? [],
       rule: input.sandbox ?? { read: [], write: [], network: true },
-      launch,
-      program: { env, cwd: launch.cwd ?? input.cwd, home: input.home },
+      launch: direct.launch,
+      program,
       daemonSocket: input.daemonSocket,
       disableUserns: support.disableUserns,
     });
@@ -117,7 +121,7 @@ export async function planLaunch(input: PlanInput): Promise<LaunchPlan> {
   }
   const spawn: SpawnSpec = {
     command: support.bwrap,
-    args: bwrapArgs(mounts, launch),
+    args: bwrapArgs(mounts, direct.launch),
     env: sandboxEnv(env),
   };
   return { kind: 'start', spawn, key: JSON.stringify(spawn), sandboxed };

@@ -1,7 +1,8 @@
 /**
  * The files a server's command runs from, so that the sandbox can show them read-only: the
  * executable found on PATH, the interpreter of a `#!` script, a Node script and its package with
- * the `node_modules` it loads from, a Node installation outside the system, and npx's cache.
+ * the `node_modules` it loads from, and a Node installation outside the system. (npx is resolved
+ * to its cached package before this, in npx.ts.)
  */
 import { constants } from 'node:fs';
 import { access, open, realpath } from 'node:fs/promises';
@@ -66,18 +67,20 @@ const isNode = (file: string): boolean => /^node(js)?$/.test(basename(file));
 /** Node options whose next argument is a module to load (so not the script). */
 const NODE_OPTS_WITH_VALUE = new Set(['-r', '--require', '--import', '--loader', '-e', '--eval']);
 
+/** A directory too wide to show whole: the root, the home, or one above the home. */
+const tooWide = (d: string, ctx: ProgramContext): boolean =>
+  d === sep || d === ctx.home || ctx.home.startsWith(d + sep);
+
 /** The directories a script needs: its package and every `node_modules` it may resolve from. */
 function packageDirs(file: string, ctx: ProgramContext): string[] {
   const out: string[] = [];
-  const tooWide = (d: string): boolean =>
-    d === sep || d === ctx.home || ctx.home.startsWith(d + sep);
   let pkgRoot: string | undefined;
   for (let d = dirname(file); ; d = dirname(d)) {
     if (basename(d) === 'node_modules') out.push(d);
-    else if (pkgRoot === undefined && existsSync(join(d, 'package.json')) && !tooWide(d)) {
+    else if (pkgRoot === undefined && existsSync(join(d, 'package.json')) && !tooWide(d, ctx)) {
       pkgRoot = d;
       // Node resolves from each ancestor's node_modules; the package's own is inside it.
-    } else if (existsSync(join(d, 'node_modules')) && !tooWide(d)) {
+    } else if (existsSync(join(d, 'node_modules')) && !tooWide(d, ctx)) {
       out.push(join(d, 'node_modules'));
     }
     if (dirname(d) === d) break;
@@ -99,8 +102,9 @@ export async function programPaths(
     if (r === undefined) return;
     out.push(r);
     if (isNode(r)) {
-      // A Node outside the system (nvm, volta, a tarball): its prefix holds npm and npx too.
-      out.push(dirname(dirname(r)));
+      // A Node outside the system (nvm, volta, a tarball): its prefix holds its own modules.
+      const prefix = dirname(dirname(r));
+      if (!tooWide(prefix, ctx)) out.push(prefix);
       return;
     }
     const line = await shebang(r);
@@ -131,12 +135,6 @@ export async function programPaths(
       await addFile(resolve(ctx.cwd, a), 1);
       break;
     }
-  }
-  if (/^npx(-cli\.js)?$/.test(basename(resolved ?? command))) {
-    // npx runs packages out of npm's cache (`_npx`), and reads its index there.
-    const cache = ctx.env.npm_config_cache ?? join(ctx.home, '.npm');
-    const r = await real(cache);
-    if (r !== undefined) out.push(r);
   }
   return minimal(out);
 }
