@@ -3,7 +3,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/', 'node_modules/', 'test/fixtures/', '.tap/', 'bench/results/'] },
+  { ignores: ['dist/', 'node_modules/', '.tap/', 'bench/results/'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {
@@ -30,6 +30,20 @@ export default tseslint.config(
       '@typescript-eslint/no-unsafe-argument': 'off',
       '@typescript-eslint/no-unsafe-call': 'off',
       '@typescript-eslint/no-non-null-assertion': 'off',
+    },
+  },
+  {
+    // Fixture servers are plain JavaScript run by node, outside the TypeScript project.
+    files: ['test/fixtures/servers/*.mjs'],
+    ...tseslint.configs.disableTypeChecked,
+    languageOptions: {
+      parserOptions: { projectService: false, project: false, program: null },
+      globals: Object.fromEntries(
+        ['process', 'Buffer', 'console', 'setTimeout', 'clearTimeout', 'setInterval'].map((g) => [
+          g,
+          'readonly',
+        ]),
+      ),
     },
   },
 );

@@ -2,6 +2,7 @@
 import { parseArgs } from 'node:util';
 import { RootsError } from '../common/errors.js';
 import { offlineBackend, type Backend } from './backend.js';
+import { logCommand } from './commands/log.js';
 import { check, explain, list } from './commands/query.js';
 import { validate } from './commands/validate.js';
 import { EXIT, type ExitCode, type Io } from './io.js';
@@ -20,6 +21,10 @@ const OPTIONS = {
   name: { type: 'string' },
   force: { type: 'boolean' },
   'dry-run': { type: 'boolean' },
+  server: { type: 'string' },
+  refused: { type: 'boolean' },
+  since: { type: 'string' },
+  follow: { type: 'boolean', short: 'f' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -43,6 +48,7 @@ const COMMANDS: Record<string, { args: [number, number]; options: OptionName[] }
   lockdown: { args: [0, 0], options: ['json', 'socket'] },
   unlock: { args: [0, 0], options: ['json', 'socket'] },
   init: { args: [0, 0], options: ['force', 'config'] },
+  log: { args: [0, 0], options: ['json', 'state-dir', 'server', 'refused', 'since', 'follow'] },
   'install-service': { args: [0, 0], options: ['dry-run'] },
   'uninstall-service': { args: [0, 0], options: ['dry-run'] },
 };
@@ -94,6 +100,15 @@ export async function main(argv: string[], io: Io): Promise<ExitCode> {
           config: opts.config,
           stateDir: opts['state-dir'],
           json,
+        });
+      case 'log':
+        return await logCommand(io, {
+          server: opts.server,
+          refused: opts.refused,
+          since: opts.since,
+          follow: opts.follow,
+          json,
+          stateDir: opts['state-dir'],
         });
       case 'list':
       case 'check':

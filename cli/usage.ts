@@ -17,6 +17,9 @@ Commands:
                                  unless --read-only
   revoke SERVER [PATH]           take grants back (all of SERVER's without PATH)
   grants                         the temporary grants in force
+  log [--server S] [--refused] [--since 1h] [-f|--follow] [--json]
+                                 what was allowed and refused, read from the decision log
+                                 in the state directory; --json prints JSON lines
   lockdown | unlock              empty every server's roots until unlock
   init [--force]                 write a starter ~/.config/mcp-roots.yaml
   install-service [--dry-run]    install the systemd user units
@@ -26,7 +29,7 @@ Options:
   --json            print the protocol's result object instead of a table
   --config FILE     evaluate FILE offline instead of asking the daemon (list, check, explain)
   --socket PATH     the daemon's socket (default: $XDG_RUNTIME_DIR/mcp-roots/rootsd.sock)
-  --state-dir DIR   where grants.yaml lives, for offline evaluation
+  --state-dir DIR   where grants.yaml and decisions.jsonl live (offline evaluation, log)
   -h, --help        this text
 
 Exit codes: 0 ok, 1 failure or not allowed, 2 usage error, 3 daemon not reachable.

@@ -41,3 +41,8 @@ export function tildify(path: string, home: string): string {
   if (path === home) return '~';
   return path.startsWith(home + '/') ? `~${path.slice(home.length)}` : path;
 }
+
+/** The decision log inside a state directory; rotated copies add `.1`, `.2`, … (oldest last). */
+export function decisionLogFile(dir: string): string {
+  return join(dir, 'decisions.jsonl');
+}

@@ -1,15 +1,22 @@
 /** mcp-rootsd assembled: state, socket, watchers, grants; one owner closes each of them. */
 import { dirname } from 'node:path';
 import type { Logger } from 'winston';
-import { grantsFile } from '../common/locations.js';
+import { decisionLogFile, grantsFile } from '../common/locations.js';
 import { packageVersion } from '../common/package-info.js';
 import { nodeFs } from '../policies/index.js';
 import type { DaemonStatus } from '../protocol/methods.js';
+import {
+  DecisionLog,
+  DEFAULT_DECISION_LOG_KEEP,
+  NO_DECISIONS,
+  type DecisionSink,
+} from './decision-log.js';
 import { GrantStore } from './grants.js';
 import { acquireListener, type Listener } from './listen.js';
 import type { DaemonOptions } from './options.js';
 import { RootsServer } from './server.js';
 import { SocketGuard } from './socket-guard.js';
+import { recordStateDecisions } from './record-decisions.js';
 import { PolicyState } from './state.js';
 import { PolicyWatcher } from './watcher.js';
 
@@ -27,6 +34,7 @@ export class Daemon {
     private readonly log: Logger,
     /** `guard.lost` resolves when the socket is gone for good: the daemon must then stop. */
     readonly guard: SocketGuard,
+    readonly decisions: DecisionSink & { close?: () => Promise<void> },
   ) {}
 
   /** Load the policy, take the socket, start watching. Fails only when it cannot serve at all. */
@@ -48,6 +56,16 @@ export class Daemon {
     });
     // Take the socket first: a second daemon must fail before it does any work.
     const listener = await acquireListener(options.socket, deps);
+    const decisions =
+      options.decisionLogBytes > 0
+        ? new DecisionLog({
+            file: decisionLogFile(options.stateDir),
+            maxBytes: options.decisionLogBytes,
+            keep: DEFAULT_DECISION_LOG_KEEP,
+            log,
+          })
+        : NO_DECISIONS;
+    recordStateDecisions(state, decisions);
     try {
       await state.start();
       const grants = new GrantStore({
@@ -55,6 +73,7 @@ export class Daemon {
         file: grantsFile(options.stateDir),
         dir: options.stateDir,
         log,
+        decisions,
       });
       // The status handler needs the daemon, which needs the server: tie the knot through a holder.
       const self: { daemon?: Daemon } = {};
@@ -64,6 +83,7 @@ export class Daemon {
         version: packageVersion(),
         settleMs: options.settleMs,
         status: () => self.daemon!.status(),
+        decisions,
         extra: grants.handlers(),
       });
       const watcher = new PolicyWatcher({
@@ -86,7 +106,7 @@ export class Daemon {
         intervalMs: options.rescanMs,
       });
       await guard.start();
-      const daemon = new Daemon(options, state, listener, server, watcher, log, guard);
+      const daemon = new Daemon(options, state, listener, server, watcher, log, guard, decisions);
       self.daemon = daemon;
       log.info(
         `mcp-rootsd ${packageVersion()} listening on ${options.socket}${listener.activated ? ' (socket activation)' : ''}; policy ${options.configFile}`,
@@ -95,6 +115,7 @@ export class Daemon {
     } catch (err) {
       state.close();
       await listener.close();
+      if (decisions instanceof DecisionLog) await decisions.close();
       throw err;
     }
   }
@@ -152,6 +173,7 @@ export class Daemon {
       await unguarded;
       await this.watcher.close();
       this.state.close();
+      await this.decisions.close?.();
     })();
     return this.closing;
   }

@@ -10,6 +10,7 @@ import type { Grant } from '../common/types.js';
 import { parsePolicyText } from '../policies/parse.js';
 import { toUri } from '../policies/paths.js';
 import type { GrantAddParams, Methods } from '../protocol/methods.js';
+import type { DecisionSink } from './decision-log.js';
 import type { PolicyState } from './state.js';
 
 export interface GrantStoreOptions {
@@ -17,6 +18,7 @@ export interface GrantStoreOptions {
   file: string;
   dir: string;
   log: Logger;
+  decisions: DecisionSink;
   now?: () => number;
 }
 
@@ -51,12 +53,22 @@ export class GrantStore {
     if (bytes === undefined) return;
     const parsed = parsePolicyText(bytes, this.opts.file);
     const now = this.now();
-    const expired = (parsed.policy?.servers ?? []).some((b) =>
-      b.roots.some((r) => r.expires !== undefined && r.expires <= now),
+    const expired = (parsed.policy?.servers ?? []).flatMap((b) =>
+      b.roots
+        .filter((r) => r.expires !== undefined && r.expires <= now)
+        .map((r) => ({ server: b.pattern, path: r.path, expires: r.expires! })),
     );
-    if (!expired) return;
+    if (expired.length === 0) return;
     await this.write(await this.read());
     this.opts.log.info('removed expired grants from the grants file');
+    for (const g of expired) {
+      this.opts.decisions.record({
+        kind: 'grant-expired',
+        server: g.server,
+        path: g.path,
+        expiresAt: new Date(g.expires).toISOString(),
+      });
+    }
   }
 
   /** The request handlers this store serves. */
@@ -157,6 +169,13 @@ export class GrantStore {
     this.opts.log.info(
       `grant: ${grant.server} ${readOnly ? 'read-only' : 'read-write'} ${canonical} until ${grant.expires}`,
     );
+    this.opts.decisions.record({
+      kind: 'grant-added',
+      server: grant.server,
+      path: canonical,
+      readOnly,
+      expiresAt: grant.expires,
+    });
     return notice ? { grant, notice } : { grant };
   }
 
@@ -172,6 +191,10 @@ export class GrantStore {
     const revoked = grants.length - keep.length;
     if (revoked > 0) {
       await this.write(keep);
+      for (const g of grants) {
+        if (!keep.includes(g))
+          this.opts.decisions.record({ kind: 'grant-revoked', server: g.server, path: g.path });
+      }
       this.opts.log.info(
         `revoked ${revoked} grant${revoked === 1 ? '' : 's'} of ${server}${path ? ` on ${path}` : ''}`,
       );

@@ -3,6 +3,7 @@ import { parseArgs } from 'node:util';
 import { RootsError } from '../common/errors.js';
 import { configFile, homeDir, stateDir, type Env } from '../common/locations.js';
 import { resolveSocketPath } from '../protocol/socket-path.js';
+import { DEFAULT_DECISION_LOG_BYTES } from './decision-log.js';
 import { defaultLogFormat, LOG_LEVELS, type LogFormat, type LogLevel } from './logger.js';
 
 export interface DaemonOptions {
@@ -18,6 +19,8 @@ export interface DaemonOptions {
   rescanMs: number;
   /** Rescan interval for paths that could not be watched by events (ms). */
   degradedRescanMs: number;
+  /** Size of one decision log file before it rotates (bytes); 0 keeps no decision log. */
+  decisionLogBytes: number;
 }
 
 export const DAEMON_USAGE = `Usage: mcp-rootsd [options]
@@ -32,6 +35,8 @@ Options:
   --log-format FORMAT    text (default on a terminal), journal (default under systemd) or json
   --settle-ms N          coalescing window for changes (default 50)
   --rescan-seconds N     full reconciliation interval (default 300)
+  --decision-log-kib N   size of decisions.jsonl in the state directory before it rotates, keeping
+                         3 older files (default 10240); 0 records no decisions
   -h, --help             this text
   -v, --version          the version
 `;
@@ -55,6 +60,7 @@ export function parseDaemonArgs(
         'log-format': { type: 'string' },
         'settle-ms': { type: 'string' },
         'rescan-seconds': { type: 'string' },
+        'decision-log-kib': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
         version: { type: 'boolean', short: 'v' },
       },
@@ -87,6 +93,13 @@ export function parseDaemonArgs(
     settleMs: number(values['settle-ms'], '--settle-ms', 50, 0),
     rescanMs: number(values['rescan-seconds'], '--rescan-seconds', 300, 1) * 1000,
     degradedRescanMs: 2000,
+    decisionLogBytes:
+      number(
+        values['decision-log-kib'],
+        '--decision-log-kib',
+        DEFAULT_DECISION_LOG_BYTES / 1024,
+        0,
+      ) * 1024,
   };
 }
 

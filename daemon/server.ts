@@ -11,6 +11,7 @@ import {
 } from '../protocol/methods.js';
 import { rawJson } from '../protocol/raw-json.js';
 import type { Change, PolicyState } from './state.js';
+import type { DecisionSink } from './decision-log.js';
 import { Throttle } from './throttle.js';
 
 /** One connected client. */
@@ -33,6 +34,8 @@ export interface ServerDeps {
   }>;
   /** Settle window for pushes to one server (ms). */
   settleMs: number;
+  /** Where every check's answer is recorded. */
+  decisions: DecisionSink;
 }
 
 /** Serves every connection of a listening socket. */
@@ -143,6 +146,16 @@ export class RootsServer {
       const result = await state.check(params.server, params.path, access);
       if (!result.allowed)
         this.deps.log.info(`denied ${access} for ${params.server}: ${result.reason}`);
+      this.deps.decisions.record({
+        kind: 'check',
+        server: params.server,
+        path: params.path,
+        access,
+        allowed: result.allowed,
+        reason: result.reason,
+        ...(params.tool !== undefined ? { tool: params.tool } : {}),
+        ...(params.client !== undefined ? { client: params.client } : {}),
+      });
       return result;
     });
     c.onRequest('policy/explain', async (params) => {

@@ -46,6 +46,10 @@ export interface StateEvents {
   changed: [revision: number, changes: Change[]];
   /** A new snapshot is in force (the watch plan may have changed). */
   resolved: [resolved: ResolvedPolicy];
+  /** A (re)load ran: taken when `errors` is empty, else the last good policy keeps serving. */
+  loaded: [reason: string, files: string[], errors: PolicyError[]];
+  /** Lockdown was turned on or off. */
+  lockdown: [on: boolean];
 }
 
 const EMPTY: LoadedSources = {
@@ -154,6 +158,7 @@ export class PolicyState extends EventEmitter<StateEvents> {
           { files: this.files },
         );
       }
+      this.emit('loaded', reason, this.files, this.errors);
       return { ok: this.errors.length === 0 };
     });
   }
@@ -184,6 +189,7 @@ export class PolicyState extends EventEmitter<StateEvents> {
         await rm(file, { force: true });
       }
       this.lockdown = on;
+      this.emit('lockdown', on);
       this.opts.log.warn(
         on ? 'lockdown on: every list is empty, every access refused' : 'lockdown off',
       );

@@ -205,12 +205,20 @@ export class RootsClient extends EventEmitter<ClientEvents> {
     return this.request('roots/unsubscribe', { server });
   }
 
-  /** `roots/check`: may `server` access `path` (default read)? */
-  check(server: string, path: string, access?: Access): Promise<CheckResult> {
-    return this.request(
-      'roots/check',
-      access === undefined ? { server, path } : { server, path, access },
-    );
+  /** `roots/check`: may `server` access `path` (default read)? `context` goes to the decision log. */
+  check(
+    server: string,
+    path: string,
+    access?: Access,
+    context: { tool?: string; client?: string } = {},
+  ): Promise<CheckResult> {
+    return this.request('roots/check', {
+      server,
+      path,
+      ...(access !== undefined ? { access } : {}),
+      ...(context.tool !== undefined ? { tool: context.tool } : {}),
+      ...(context.client !== undefined ? { client: context.client } : {}),
+    });
   }
 
   /** `policy/explain`: every rule that applies to `server` and what it yielded. */

@@ -3,8 +3,17 @@ import { EventEmitter } from 'node:events';
 import type { Readable, Writable } from 'node:stream';
 import { RootsError } from '../common/errors.js';
 import { DEFAULT_MAX_LINE_BYTES, LineFramer } from './framer.js';
-import { parseMessage, type RpcId } from './messages.js';
+import {
+  errorLine,
+  idText,
+  notificationLine,
+  parseMessage,
+  requestLine,
+  resultLine,
+  type RpcId,
+} from './messages.js';
 import type { Method, NotificationMethod, Notifications, ParamsOf, ResultOf } from './methods.js';
+import { PendingRequests } from './pending.js';
 import { jsonText, type RawJson } from './raw-json.js';
 import {
   fromRpcErrorObject,
@@ -58,13 +67,6 @@ export interface ConnectionEvents {
   close: [reason: string];
 }
 
-interface Pending {
-  method: string;
-  resolve: (result: unknown) => void;
-  reject: (err: Error) => void;
-  timer: NodeJS.Timeout | undefined;
-}
-
 const MAX_ECHOED_METHOD = 100;
 
 function defaultClosedError(method: string, reason: string): Error {
@@ -88,7 +90,7 @@ export class JsonRpcConnection extends EventEmitter<ConnectionEvents> {
   private readonly closeGraceMs: number;
   private readonly onError: (err: unknown, context: string) => void;
   private readonly closedError: (method: string, reason: string) => Error;
-  private readonly pending = new Map<number, Pending>();
+  private readonly pending = new PendingRequests<number>();
   private readonly requestHandlers = new Map<string, (params: never) => unknown>();
   private readonly notificationHandlers = new Map<string, (params: never) => void>();
   private nextId = 1;
@@ -149,25 +151,9 @@ export class JsonRpcConnection extends EventEmitter<ConnectionEvents> {
       return Promise.reject(this.closedError(method, this.reason ?? 'closed'));
     }
     const id = this.nextId++;
-    return new Promise<ResultOf<M>>((resolve, reject) => {
-      const { timeoutMs } = options;
-      const timer =
-        timeoutMs === undefined || !Number.isFinite(timeoutMs)
-          ? undefined
-          : setTimeout(() => {
-              this.pending.delete(id);
-              reject(new RootsError('TIMEOUT', `${method}: no answer within ${timeoutMs} ms`));
-            }, timeoutMs);
-      this.pending.set(id, {
-        method,
-        resolve: resolve as (result: unknown) => void,
-        reject,
-        timer,
-      });
-      this.writeLine(
-        `{"jsonrpc":"2.0","id":${id},"method":${JSON.stringify(method)},"params":${jsonText(params)}}\n`,
-      );
-    });
+    const answer = this.pending.wait(id, method, options.timeoutMs) as Promise<ResultOf<M>>;
+    this.writeLine(requestLine(idText(id), method, jsonText(params)));
+    return answer;
   }
 
   /** Send notification `method`; false when the connection is closed or was just closed for not reading. */
@@ -175,9 +161,7 @@ export class JsonRpcConnection extends EventEmitter<ConnectionEvents> {
     method: N,
     params: Notifications[N] | RawJson<Notifications[N]>,
   ): boolean {
-    return this.writeLine(
-      `{"jsonrpc":"2.0","method":${JSON.stringify(method)},"params":${jsonText(params)}}\n`,
-    );
+    return this.writeLine(notificationLine(method, jsonText(params)));
   }
 
   /** Handle incoming request `method`; its params arrive validated. Methods without a handler get `-32601`. */
@@ -268,9 +252,7 @@ export class JsonRpcConnection extends EventEmitter<ConnectionEvents> {
   private async runHandler(id: RpcId, method: string, call: () => unknown): Promise<void> {
     try {
       const result = await call();
-      this.writeLine(
-        `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${jsonText(result ?? null)}}\n`,
-      );
+      this.writeLine(resultLine(idText(id), jsonText(result ?? null)));
     } catch (err) {
       // RootsErrors are answers; anything else is a bug, for the log and not for the peer.
       if (!(err instanceof RootsError)) this.onError(err, `handler for ${method}`);
@@ -297,23 +279,21 @@ export class JsonRpcConnection extends EventEmitter<ConnectionEvents> {
     msg: { kind: 'response'; result: unknown } | { kind: 'error'; error: unknown },
   ): void {
     // Our ids are numbers; an answer to anything else is not ours to pair.
-    const pending = typeof id === 'number' ? this.pending.get(id) : undefined;
-    if (pending === undefined) return;
-    this.pending.delete(id as number);
-    if (pending.timer !== undefined) clearTimeout(pending.timer);
-    if (msg.kind === 'response') pending.resolve(msg.result);
-    else pending.reject(fromRpcErrorObject(msg.error, pending.method));
+    const awaited = typeof id === 'number' ? this.pending.take(id) : undefined;
+    if (awaited === undefined) return;
+    if (msg.kind === 'response') awaited.resolve(msg.result);
+    else awaited.reject(fromRpcErrorObject(msg.error, awaited.method));
   }
 
   private sendError(id: RpcId, error: RpcErrorObject): void {
-    this.writeLine(
-      `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"error":${JSON.stringify(error)}}\n`,
-    );
+    this.writeLine(errorLine(idText(id), error));
   }
 
-  private writeLine(line: string): boolean {
+  /** Write one message and its newline; false when closed, or closed now for a peer that does not read. */
+  private writeLine(message: string): boolean {
     const w = this.writable;
     if (this.closePromise !== undefined || w.destroyed || w.writableEnded) return false;
+    const line = message + '\n';
     w.write(line);
     // One message larger than the cap is allowed (answers may reach 64 MiB); what may not pile
     // up is output queued before it. writableLength counts a string's UTF-16 units.
@@ -340,11 +320,7 @@ export class JsonRpcConnection extends EventEmitter<ConnectionEvents> {
     this.closePromise = new Promise<void>((resolve) => {
       resolveClosed = resolve;
     });
-    for (const [id, p] of this.pending) {
-      if (p.timer !== undefined) clearTimeout(p.timer);
-      this.pending.delete(id);
-      p.reject(this.closedError(p.method, reason));
-    }
+    this.pending.rejectAll((method) => this.closedError(method, reason));
 
     let fallback: NodeJS.Timeout | undefined;
     const destroy = (): void => {

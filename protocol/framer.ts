@@ -83,8 +83,3 @@ export class LineFramer {
     return { lines, overflow: true };
   }
 }
-
-/** Serialise one message as a line: JSON (which never contains a raw newline) plus `\n`. */
-export function encodeMessage(message: object): string {
-  return JSON.stringify(message) + '\n';
-}

@@ -13,21 +13,10 @@ export type {
   RequestHandler,
   RequestOptions,
 } from './connection.js';
-export {
-  CLIENT_MAX_LINE_BYTES,
-  DEFAULT_MAX_LINE_BYTES,
-  LineFramer,
-  encodeMessage,
-} from './framer.js';
+export { CLIENT_MAX_LINE_BYTES, DEFAULT_MAX_LINE_BYTES, LineFramer } from './framer.js';
 export type { FramedLines, LineFramerOptions } from './framer.js';
 export { parseMessage } from './messages.js';
-export type {
-  Incoming,
-  NotificationMessage,
-  RequestMessage,
-  ResponseMessage,
-  RpcId,
-} from './messages.js';
+export type { Incoming, RpcId } from './messages.js';
 export { DAEMON_NAME, PROTOCOL_VERSION } from './methods.js';
 export type * from './methods.js';
 export { RawJson, rawJson } from './raw-json.js';

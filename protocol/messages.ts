@@ -1,28 +1,13 @@
-/** JSON-RPC 2.0 envelopes, and the sorting of one received line into request, notification, response or fault. */
+/**
+ * The one place JSON-RPC 2.0 messages are built and recognised: the sorting of one received line
+ * into request, notification, response or fault (the daemon's strict reading), the guards the proxy
+ * uses on lines it relays, the builders of every line the project writes, and ids compared by their
+ * exact text.
+ */
 import { RpcCode, type RpcErrorObject } from './rpc-errors.js';
 
 /** A request id: JSON-RPC allows a number, a string or null; it is echoed exactly as received. */
 export type RpcId = number | string | null;
-
-/** A request as sent. */
-export interface RequestMessage {
-  jsonrpc: '2.0';
-  id: RpcId;
-  method: string;
-  params?: unknown;
-}
-
-/** A notification as sent (no id, no answer). */
-export interface NotificationMessage {
-  jsonrpc: '2.0';
-  method: string;
-  params?: unknown;
-}
-
-/** An answer as sent: a result or an error. */
-export type ResponseMessage =
-  | { jsonrpc: '2.0'; id: RpcId; result: unknown }
-  | { jsonrpc: '2.0'; id: RpcId; error: RpcErrorObject };
 
 /** What one received line turned out to be; `invalid` carries the error to answer with. */
 export type Incoming =
@@ -78,4 +63,62 @@ export function parseMessage(line: string): Incoming {
   if (Object.hasOwn(msg, 'error')) return { kind: 'error', id: msg.id, error: msg.error };
   if (Object.hasOwn(msg, 'result')) return { kind: 'response', id: msg.id, result: msg.result };
   return invalid(id, 'a message needs a method (request or notification) or a result or error');
+}
+
+/** A parsed JSON object, as the guards below take it. */
+export type JsonObject = Record<string, unknown>;
+
+/** A request: a method and an id (which may be null). */
+export function isRequest(msg: JsonObject): boolean {
+  return typeof msg.method === 'string' && 'id' in msg;
+}
+
+/** A notification: a method and no id. */
+export function isNotification(msg: JsonObject): boolean {
+  return typeof msg.method === 'string' && !('id' in msg);
+}
+
+/** An answer: an id with a result or an error, and no method. */
+export function isResponse(msg: JsonObject): boolean {
+  return msg.method === undefined && 'id' in msg && ('result' in msg || 'error' in msg);
+}
+
+// The builders take ids and JSON values as text, so that an id is echoed byte for byte (ids above
+// 2^53 survive) and a value serialised once is not serialised again. Each line is one JSON object
+// without the newline.
+
+/** The text of an id the project chose itself (a number or a string). */
+export function idText(id: RpcId): string {
+  return JSON.stringify(id);
+}
+
+/** A request line. */
+export function requestLine(id: string, method: string, paramsText: string): string {
+  return `{"jsonrpc":"2.0","id":${id},"method":${JSON.stringify(method)},"params":${paramsText}}`;
+}
+
+/** A notification line; without params when `paramsText` is undefined. */
+export function notificationLine(method: string, paramsText?: string): string {
+  const params = paramsText === undefined ? '' : `,"params":${paramsText}`;
+  return `{"jsonrpc":"2.0","method":${JSON.stringify(method)}${params}}`;
+}
+
+/** A result line answering the request whose id is `id` (its exact text). */
+export function resultLine(id: string, resultText: string): string {
+  return `{"jsonrpc":"2.0","id":${id},"result":${resultText}}`;
+}
+
+/** An error line answering the request whose id is `id` (its exact text). */
+export function errorLine(id: string, error: RpcErrorObject): string {
+  return `{"jsonrpc":"2.0","id":${id},"error":${JSON.stringify(error)}}`;
+}
+
+/**
+ * A key for comparing JSON-RPC ids (or progress tokens) by their exact text: `s:` and the string,
+ * or `n:` and the number as written, so that 2^53 + 1 and 2^53 stay apart. Null and no id have none.
+ */
+export function idKey(raw: string | undefined): string | undefined {
+  if (raw === undefined) return undefined;
+  if (raw.startsWith('"')) return `s:${JSON.parse(raw) as string}`;
+  return raw === 'null' ? undefined : `n:${raw}`;
 }

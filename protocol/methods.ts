@@ -53,6 +53,9 @@ export interface ListRootsResult {
 export interface CheckParams extends ServerParams {
   path: string;
   access?: Access;
+  /** The tool the check is for, and the host that called it: recorded in the decision log only. */
+  tool?: string;
+  client?: string;
 }
 
 /** Result of `policy/reload`: an invalid policy is `ok: false`, not a JSON-RPC error. */

@@ -1,7 +1,7 @@
 /** JSON-RPC error codes and the two-way mapping between `RootsError` and a wire error object. */
 import { RootsError, type ErrorCode } from '../common/errors.js';
 
-/** The JSON-RPC error codes mcp-roots/1 uses: protocol faults, and -32000 for every domain error. */
+/** The JSON-RPC error codes mcp-roots uses: protocol faults, -32000 for every domain error of mcp-roots/1, and MCP's -32002 in the proxy. */
 export const RpcCode = {
   PARSE_ERROR: -32700,
   INVALID_REQUEST: -32600,
@@ -9,6 +9,8 @@ export const RpcCode = {
   INVALID_PARAMS: -32602,
   INTERNAL_ERROR: -32603,
   DOMAIN_ERROR: -32000,
+  /** MCP's "resource not found": how the proxy refuses a `resources/read` outside the roots. */
+  RESOURCE_NOT_FOUND: -32002,
 } as const;
 
 /** One of the numbers in `RpcCode`. */

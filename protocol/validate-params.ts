@@ -132,6 +132,19 @@ function clientInfo(method: string, p: Fields): ClientInfo | undefined {
   return { name: name(method, info, 'name'), version: name(method, info, 'version') };
 }
 
+/** Longest tool or client label the decision log keeps. */
+const MAX_LABEL = 200;
+
+/** An optional label for the decision log: printable text, at most MAX_LABEL characters. */
+function optionalLabel(method: string, p: Fields, field: string): string | undefined {
+  const value = p[field];
+  if (value === undefined) return undefined;
+  // eslint-disable-next-line no-control-regex
+  if (typeof value !== 'string' || value.length > MAX_LABEL || /[\u0000-\u001f\u007f]/.test(value))
+    fail(method, field, `a string of at most ${MAX_LABEL} printable characters`);
+  return value;
+}
+
 function withOptional<T extends object, K extends string, V>(
   base: T,
   key: K,
@@ -170,7 +183,12 @@ export const paramValidators: Validators = {
   'roots/check'(params) {
     const m = 'roots/check';
     const p = fieldsOf(m, params);
-    return withOptional({ server: server(m, p), path: path(m, p) }, 'access', access(m, p));
+    const base = withOptional({ server: server(m, p), path: path(m, p) }, 'access', access(m, p));
+    return withOptional(
+      withOptional(base, 'tool', optionalLabel(m, p, 'tool')),
+      'client',
+      optionalLabel(m, p, 'client'),
+    );
   },
   'policy/explain'(params) {
     const m = 'policy/explain';

@@ -56,6 +56,7 @@ export async function startDaemon(
     settleMs: 20,
     rescanMs: 300_000,
     degradedRescanMs: 200,
+    decisionLogBytes: 1024 * 1024,
     ...overrides,
   };
   const env = { ...process.env, HOME: options.home };

@@ -1,5 +1,7 @@
 import t from 'tap';
-import { encodeMessage, LineFramer } from '../../protocol/framer.js';
+import { LineFramer } from '../../protocol/framer.js';
+import { notificationLine } from '../../protocol/messages.js';
+import { jsonText } from '../../protocol/raw-json.js';
 
 void t.test('a multi-byte character cut across two pushes decodes whole', (t) => {
   const framer = new LineFramer();
@@ -59,8 +61,8 @@ void t.test('the default cap is 1 MiB', (t) => {
   t.end();
 });
 
-void t.test('encodeMessage is one line of JSON, even with newlines in strings', (t) => {
-  const line = encodeMessage({ jsonrpc: '2.0', method: 'x', params: { s: 'a\nb\u2028' } });
+void t.test('a built message is one line of JSON, even with newlines in strings', (t) => {
+  const line = notificationLine('x', jsonText({ s: 'a\nb\u2028' })) + '\n';
   t.equal(line.indexOf('\n'), line.length - 1);
   t.same(JSON.parse(line), { jsonrpc: '2.0', method: 'x', params: { s: 'a\nb\u2028' } });
   const framer = new LineFramer();

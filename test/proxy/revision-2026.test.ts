@@ -1,13 +1,13 @@
 /** The proxy in a 2026-07-28 session: roots/list input requests are the proxy's, never the host's. */
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { pathToFileURL } from 'node:url';
 import t from 'tap';
 import { startDaemon } from '../helpers/daemon.js';
-import { ownedShortDir, proxyCommand, waitFor } from '../helpers/proxy.js';
+import { ownedShortDir, waitFor } from '../helpers/proxy.js';
+import { fixtureServer, startRawSession, type RawSession } from '../helpers/raw-session.js';
 
-const FIXTURE = fileURLToPath(new URL('../fixtures/servers/revision-2026.mjs', import.meta.url));
+const FIXTURE = fixtureServer('revision-2026.mjs');
 
 const CAPS_KEY = 'io.modelcontextprotocol/clientCapabilities';
 
@@ -32,51 +32,24 @@ interface Echo {
   meta?: unknown;
 }
 
-interface Session {
-  child: ChildProcessWithoutNullStreams;
-  stderr: () => string;
-  /** Every line the proxy wrote to the host. */
-  hostLines: () => string[];
-  send(msg: object): void;
-  /** Every line the server received. */
-  received: () => string[];
+interface Session extends RawSession {
   /** The host's answer with this id, waiting for it. */
   answer(id: number, ms?: number): Promise<Msg>;
-  exit: Promise<number | null>;
 }
 
 function start(dir: string, socket: string): Session {
-  const log = join(dir, `received-${Date.now()}-${Math.random()}.log`);
-  writeFileSync(log, '');
-  const { command, args, env } = proxyCommand(
-    ['--server', 'next', '--socket', socket, '--log-level', 'debug'],
-    [process.execPath, FIXTURE, log],
-  );
-  const child = spawn(command, args, { env });
-  const stdout: string[] = [];
-  let err = '';
-  let pending = Buffer.alloc(0);
-  child.stdout.on('data', (chunk: Buffer) => {
-    pending = Buffer.concat([pending, chunk]);
-    for (let nl = pending.indexOf(10); nl !== -1; nl = pending.indexOf(10)) {
-      stdout.push(pending.subarray(0, nl).toString());
-      pending = pending.subarray(nl + 1);
-    }
-  });
-  child.stderr.on('data', (c: Buffer) => (err += c.toString()));
-  const exit = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  const find = (id: number) => stdout.map((l) => JSON.parse(l) as Msg).find((m) => m.id === id);
+  const s = startRawSession({ dir, socket, server: 'next', fixture: FIXTURE });
+  const find = (id: number) =>
+    s
+      .hostLines()
+      .map((l) => JSON.parse(l) as Msg)
+      .find((m) => m.id === id);
   return {
-    child,
-    stderr: () => err,
-    hostLines: () => [...stdout],
-    send: (msg) => child.stdin.write(JSON.stringify(msg) + '\n'),
-    received: () => readFileSync(log, 'utf8').split('\n').filter(Boolean),
-    async answer(id, ms = 5000) {
-      await waitFor(() => find(id) !== undefined, ms, `the answer to ${id}\n${err}`);
+    ...s,
+    async answer(id, ms = 30_000) {
+      await waitFor(() => find(id) !== undefined, ms, `the answer to ${id}\n${s.stderr()}`);
       return find(id)!;
     },
-    exit,
   };
 }
 

@@ -90,13 +90,3 @@ export function setMember(text: string, key: string, valueText: string): string 
   const sep = text[afterOpen] === '}' ? '' : ',';
   return `${text.slice(0, open + 1)}${JSON.stringify(key)}:${valueText}${sep}${text.slice(open + 1)}`;
 }
-
-/**
- * A key for comparing JSON-RPC ids (or progress tokens) by their exact text: `s:` and the string,
- * or `n:` and the number as written, so that 2^53 + 1 and 2^53 stay apart.
- */
-export function idKey(raw: string | undefined): string | undefined {
-  if (raw === undefined) return undefined;
-  if (raw.startsWith('"')) return `s:${JSON.parse(raw) as string}`;
-  return raw === 'null' ? undefined : `n:${raw}`;
-}

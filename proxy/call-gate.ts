@@ -1,0 +1,77 @@
+/** The check of each `tools/call` and `resources/read` against the policy before it reaches the server. */
+import type { Access } from '../common/types.js';
+import type { JsonObject } from '../protocol/messages.js';
+import { RpcCode, type RpcErrorObject } from '../protocol/rpc-errors.js';
+import type { DaemonLink } from './daemon-link.js';
+import { checkValues, showPath, type Refusal } from './enforce.js';
+import type { ProxyLogger } from './log.js';
+import { isObject, type McpLine } from './mcp-line.js';
+import type { RootsHold } from './roots-hold.js';
+import type { ToolCatalog } from './tool-catalog.js';
+
+/** What the gate needs from the rest of the proxy. */
+export interface CallGateOptions {
+  link: DaemonLink;
+  catalog: ToolCatalog;
+  hold: RootsHold;
+  log: ProxyLogger;
+  /** Answer a host request in the server's place, with a result or an error. */
+  answerHost: (line: McpLine, answer: { result: JsonObject } | { error: RpcErrorObject }) => void;
+}
+
+/** Decides whether a call may go on to the server; answers the host itself when it may not. */
+export class CallGate {
+  constructor(private readonly options: CallGateOptions) {}
+
+  /** Check a `tools/call`; true when it was refused (and answered), false when it may be relayed. */
+  async refusedToolCall(line: McpLine): Promise<boolean> {
+    const { hold, catalog, log, answerHost } = this.options;
+    if (hold.closed) await hold.passed();
+    const { params } = line;
+    const name = typeof params.name === 'string' ? params.name : '';
+    const args = isObject(params.arguments) ? params.arguments : {};
+    const { values, access } = await catalog.callPaths(name, args);
+    if (values.length === 0) return false;
+    const refusal = await this.checkPaths(values, access);
+    if (refusal === undefined) return false;
+    log.info(`refused ${name}: ${refusal.reason}`);
+    const text = `mcp-roots-proxy refused ${name} on ${showPath(refusal.path)}: ${refusal.reason}`;
+    // A tool's refusal is a tool result, so that the model reads why and can try another path.
+    answerHost(line, { result: { content: [{ type: 'text', text }], isError: true } });
+    return true;
+  }
+
+  /** Check a `resources/read` of a `file:` URI; true when it was refused (and answered). */
+  async refusedResourceRead(line: McpLine): Promise<boolean> {
+    const { hold, log, answerHost } = this.options;
+    if (hold.closed) await hold.passed();
+    const uri = line.params.uri;
+    if (typeof uri !== 'string' || !/^file:/i.test(uri)) return false;
+    const refusal = await this.checkPaths([[uri, true]], 'read');
+    if (refusal === undefined) return false;
+    log.info(`refused resources/read: ${refusal.reason}`);
+    answerHost(line, {
+      error: {
+        code: RpcCode.RESOURCE_NOT_FOUND,
+        message: `mcp-roots-proxy refused ${showPath(uri)}: ${refusal.reason}`,
+      },
+    });
+    return true;
+  }
+
+  private checkPaths(values: [string, boolean][], access: Access): Promise<Refusal | undefined> {
+    const { link } = this.options;
+    return checkValues(values, access, async (path, a) => {
+      try {
+        return await link.check(path, a);
+      } catch (err) {
+        // Fail closed: without the daemon's answer no path is allowed.
+        return {
+          allowed: false,
+          access: a,
+          reason: `${(err as Error).message}; every call with a path is refused until mcp-rootsd answers (start it with \`systemctl --user start mcp-rootsd\` or \`mcp-rootsd\`)`,
+        };
+      }
+    });
+  }
+}

@@ -1,0 +1,15 @@
+/** Writing one MCP line to a stream, with back-pressure on the stream that feeds it. */
+import type { Readable, Writable } from 'node:stream';
+
+const NL = Buffer.from('\n');
+
+/** Write `data` and a newline to `out` (unless it is closed); pause `source` while `out` is full. */
+export function writeLine(out: Writable, data: Buffer | string, source: Readable): void {
+  if (out.destroyed || out.writableEnded) return;
+  out.write(data);
+  // Back-pressure: stop reading the side that feeds a stream which is not keeping up.
+  if (!out.write(NL) && !source.isPaused()) {
+    source.pause();
+    out.once('drain', () => source.resume());
+  }
+}

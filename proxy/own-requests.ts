@@ -1,0 +1,43 @@
+/** The requests the proxy itself sends the server (its `tools/list`), and pairing their answers. */
+import { idText, requestLine, type JsonObject } from '../protocol/messages.js';
+import { PendingRequests } from '../protocol/pending.js';
+
+/** The prefix of the proxy's own request ids: the host's ids cannot collide with these. */
+export const OWN_ID_PREFIX = 'mcp-roots-proxy:';
+
+/** Sends the proxy's own requests through `send` and settles them from the server's answers. */
+export class OwnRequests {
+  private nextId = 1;
+  private readonly pending = new PendingRequests<string>();
+
+  constructor(
+    private readonly send: (line: string) => void,
+    private readonly timeoutMs: number,
+  ) {}
+
+  /** Ask the server `method`; rejects on an error answer, after the time limit, or when it goes away. */
+  request(method: string, params: JsonObject): Promise<unknown> {
+    const id = `${OWN_ID_PREFIX}${this.nextId++}`;
+    const answer = this.pending.wait(id, method, this.timeoutMs);
+    this.send(requestLine(idText(id), method, JSON.stringify(params)));
+    return answer;
+  }
+
+  /** Whether an answer is to one of the proxy's own requests (answered or not: never for the host). */
+  isOwn(msg: JsonObject): boolean {
+    return typeof msg.id === 'string' && msg.id.startsWith(OWN_ID_PREFIX);
+  }
+
+  /** Settle the request an answer of ours pairs with (a late or unknown one is dropped). */
+  settle(msg: JsonObject): void {
+    const awaited = this.pending.take(msg.id as string);
+    if (awaited === undefined) return;
+    if ('error' in msg) awaited.reject(new Error(JSON.stringify(msg.error)));
+    else awaited.resolve(msg.result);
+  }
+
+  /** The server closed its output: nothing it was asked will be answered. */
+  failAll(): void {
+    this.pending.rejectAll(() => new Error('the server closed its output'));
+  }
+}

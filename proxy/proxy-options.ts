@@ -1,0 +1,40 @@
+/** What `RootsProxy` is given: its streams, its daemon link, and its time limits. */
+import type { Readable, Writable } from 'node:stream';
+import type { DaemonLink } from './daemon-link.js';
+import type { ProxyLogger } from './log.js';
+
+/** Options for `RootsProxy`. */
+export interface RootsProxyOptions {
+  server: string;
+  enforce: boolean;
+  link: DaemonLink;
+  log: ProxyLogger;
+  /** The host's side: the proxy's stdin and stdout. */
+  hostIn: Readable;
+  hostOut: Writable;
+  /** The server's side: the child's stdin and stdout. */
+  serverIn: Writable;
+  serverOut: Readable;
+  /** How long the server's `roots/list` waits for an unreachable daemon (default 3 s). */
+  rootsWaitMs?: number;
+  /** How long tool calls wait for the server to fetch a list with a new root (default 2 s). */
+  holdMs?: number;
+  /** How long a tool call waits for the proxy's own `tools/list` (default 5 s). */
+  toolsWaitMs?: number;
+  /** Limit for the proxy's own requests to the server (default 10 s). */
+  requestTimeoutMs?: number;
+}
+
+/** Events of `RootsProxy`: either side has closed its output. */
+export interface RootsProxyEvents {
+  hostClosed: [];
+  serverClosed: [];
+}
+
+/** The time limits `RootsProxy` uses when its options leave them out. */
+export const PROXY_DEFAULTS = {
+  rootsWaitMs: 3000,
+  holdMs: 2000,
+  toolsWaitMs: 5000,
+  requestTimeoutMs: 10_000,
+} as const;

@@ -1,0 +1,127 @@
+/** The server's roots: answering its `roots/list` with the policy's, and telling it when they change. */
+import type { Root } from '../common/types.js';
+import { memberText, setMember } from '../protocol/json-text.js';
+import { notificationLine, resultLine } from '../protocol/messages.js';
+import type { DaemonLink, RootsChange } from './daemon-link.js';
+import type { ProxyLogger } from './log.js';
+import type { McpLine } from './mcp-line.js';
+import { RecentKeys } from './recent-keys.js';
+import type { RootsHold } from './roots-hold.js';
+
+/** The first MCP revision whose `Root` has `_meta`. */
+const ROOT_META_SINCE = '2025-06-18';
+
+/** What the server's roots need from the rest of the proxy. */
+export interface ServerRootsOptions {
+  link: DaemonLink;
+  hold: RootsHold;
+  log: ProxyLogger;
+  /** How long the server's `roots/list` waits for an unreachable daemon. */
+  rootsWaitMs: number;
+  /** Write one line to the server. */
+  toServer: (line: string) => void;
+}
+
+/** Answers the server's roots requests in the host's place. */
+export class ServerRoots {
+  /** The negotiated protocol version (the host's request until the server answers). */
+  protocolVersion: string | undefined;
+  private initialized = false;
+  /** Set when the daemon's list changed after the server fetched it but before `initialized`. */
+  private notifyPending = false;
+  private served = false;
+  /** Server requests the proxy answers (or is about to): their ids, and their progress tokens. */
+  private readonly answered = new RecentKeys();
+  private readonly cancelled = new RecentKeys();
+  private readonly answeredTokens = new RecentKeys();
+
+  constructor(private readonly options: ServerRootsOptions) {
+    options.link.on('roots', (_roots, change) => this.onDaemonRoots(change));
+    options.link.on('lost', () => this.onDaemonLost());
+  }
+
+  /** The session has begun (`notifications/initialized`): send the change notice it missed, if any. */
+  onInitialized(): void {
+    this.initialized = true;
+    if (this.notifyPending) {
+      this.notifyPending = false;
+      this.notifyServer();
+    }
+  }
+
+  /** Answer the server's `roots/list` (the host never sees it). */
+  onRootsList(line: McpLine): void {
+    const idText = line.idText ?? 'null';
+    const key = line.idKey;
+    this.answered.add(key);
+    this.answeredTokens.add(line.progressTokenKey);
+    void this.answerRootsList(idText, key);
+  }
+
+  /** Whether a cancellation from the server names a request the proxy answers (it is then not relayed). */
+  consumeCancel(key: string | undefined): boolean {
+    if (!this.answered.has(key)) return false;
+    this.cancelled.add(key);
+    return true;
+  }
+
+  /** Whether a progress token belongs to a server request the proxy answered: the host never saw it. */
+  answeredToken(key: string | undefined): boolean {
+    return this.answeredTokens.has(key);
+  }
+
+  /** The result of `roots/list` as JSON text, shaped for the negotiated revision. */
+  answerText(): string {
+    return JSON.stringify({ roots: this.shaped(this.options.link.roots ?? []) });
+  }
+
+  private async answerRootsList(idText: string, key: string | undefined): Promise<void> {
+    const { link, log, hold, toServer } = this.options;
+    const roots = link.roots ?? (await link.whenKnown(this.options.rootsWaitMs));
+    if (this.cancelled.has(key)) return;
+    if (roots === undefined) {
+      log.warn('answered the server’s roots/list with an empty list: mcp-rootsd is not reachable');
+    }
+    this.served = true;
+    toServer(resultLine(idText, JSON.stringify({ roots: this.shaped(roots ?? []) })));
+    if (roots !== undefined) hold.open();
+  }
+
+  private shaped(roots: Root[]): object[] {
+    const v = this.protocolVersion;
+    if (v !== undefined && v < ROOT_META_SINCE) {
+      return roots.map((r) =>
+        r.name === undefined ? { uri: r.uri } : { uri: r.uri, name: r.name },
+      );
+    }
+    return roots;
+  }
+
+  private onDaemonRoots(change: RootsChange): void {
+    if (!this.initialized) {
+      // A server fetches its roots after initialized anyway; only a list it already has is stale.
+      if (this.served) this.notifyPending = true;
+      return;
+    }
+    if (change.added.length > 0 || change.reconnected) this.options.hold.close();
+    this.notifyServer();
+  }
+
+  private onDaemonLost(): void {
+    // The roots are no longer known: tell the server, whose roots/list will then wait and get [].
+    if (this.initialized) this.notifyServer();
+  }
+
+  private notifyServer(): void {
+    this.options.toServer(notificationLine('notifications/roots/list_changed'));
+  }
+}
+
+/** An `initialize` request's text announcing `roots: {listChanged: true}`, the rest byte for byte. */
+export function withRootsCapability(text: string): string {
+  const paramsText = memberText(text, 'params') ?? '{}';
+  const caps = memberText(paramsText, 'capabilities');
+  const capsText = caps !== undefined && caps.startsWith('{') ? caps : '{}';
+  const newCaps = setMember(capsText, 'roots', '{"listChanged":true}');
+  return setMember(text, 'params', setMember(paramsText, 'capabilities', newCaps));
+}

@@ -1,0 +1,96 @@
+/** The server's tools as the proxy learns them (`tools/list`, again on `list_changed`), and which arguments of a call are paths. */
+import type { Access, ToolRule } from '../common/types.js';
+import type { JsonObject } from '../protocol/messages.js';
+import { pathValues } from './enforce.js';
+import type { ProxyLogger } from './log.js';
+import { isObject } from './mcp-line.js';
+import { ToolTable, type ToolInfo } from './tool-table.js';
+
+/** Pages of `tools/list` read at most: a server that never stops paging cannot keep the proxy busy for ever. */
+const MAX_PAGES = 1000;
+
+/** What the catalogue needs from the rest of the proxy. */
+export interface ToolCatalogOptions {
+  /** Send the proxy's own request to the server and await its result. */
+  request: (method: string, params: JsonObject) => Promise<unknown>;
+  /** The policy's `tools:` rule for a tool, if any. */
+  ruleFor: (name: string) => ToolRule | undefined;
+  /** How long a call waits for the first list before it is checked with what is known. */
+  waitMs: number;
+  log: ProxyLogger;
+}
+
+/** The path arguments of one tool call, and the access they need. */
+export interface CallPaths {
+  /** Each path value, and whether it is a URI. */
+  values: [string, boolean][];
+  access: Access;
+}
+
+/** Resolves with the promise's value, or with undefined once `ms` have passed. */
+function settledWithin<T>(promise: Promise<T>, ms: number): Promise<T | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<undefined>((resolve) => {
+    timer = setTimeout(() => resolve(undefined), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+/** What the proxy knows of the server's tools. */
+export class ToolCatalog {
+  private tools: ToolTable | undefined;
+  private ready: Promise<void> | undefined;
+  private refreshing = false;
+  private stale = false;
+
+  constructor(private readonly options: ToolCatalogOptions) {}
+
+  /** Fetch every page of `tools/list`; a refresh asked for during one runs once more after it. */
+  refresh(): Promise<void> {
+    if (this.refreshing) {
+      this.stale = true;
+      return this.ready ?? Promise.resolve();
+    }
+    this.refreshing = true;
+    this.ready = (async () => {
+      do {
+        this.stale = false;
+        await this.fetchAll();
+      } while (this.stale);
+      this.refreshing = false;
+    })();
+    return this.ready;
+  }
+
+  /** What a call of tool `name` with `args` reads or writes. */
+  async callPaths(name: string, args: JsonObject): Promise<CallPaths> {
+    const info = await this.info(name, args);
+    return { values: pathValues(args, info.paths), access: info.readOnly ? 'read' : 'write' };
+  }
+
+  private async info(name: string, args: JsonObject): Promise<ToolInfo> {
+    if (this.tools === undefined && this.ready !== undefined) {
+      await settledWithin(this.ready, this.options.waitMs);
+    }
+    return (this.tools ?? new ToolTable()).get(name, args, this.options.ruleFor(name));
+  }
+
+  private async fetchAll(): Promise<void> {
+    const { request, log } = this.options;
+    try {
+      const all: unknown[] = [];
+      let cursor: string | undefined;
+      for (let page = 0; page < MAX_PAGES; page++) {
+        const result = await request('tools/list', cursor === undefined ? {} : { cursor });
+        if (!isObject(result)) break;
+        if (Array.isArray(result.tools)) all.push(...(result.tools as unknown[]));
+        cursor = typeof result.nextCursor === 'string' ? result.nextCursor : undefined;
+        if (cursor === undefined) break;
+      }
+      this.tools = new ToolTable(all);
+      log.debug(`learnt ${this.tools.size} tools`);
+    } catch (err) {
+      log.warn(`could not list the server’s tools: ${(err as Error).message}`);
+    }
+  }
+}

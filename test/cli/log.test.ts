@@ -1,0 +1,143 @@
+/** `rootsctl log`: filters, JSON lines, escaping, and --follow across a rotation. */
+import { spawn } from 'node:child_process';
+import { appendFileSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import t from 'tap';
+import { bin } from '../helpers/bin.js';
+import { rootsctl } from '../helpers/cli.js';
+import { shortDir } from '../helpers/daemon.js';
+import { waitFor } from '../helpers/proxy.js';
+
+const now = Date.now();
+const at = (minutesAgo: number) => new Date(now - minutesAgo * 60_000).toISOString();
+
+const ENTRIES = [
+  { time: at(180), kind: 'policy-loaded', reason: 'start', files: ['/h/.config/mcp-roots.yaml'] },
+  {
+    time: at(120),
+    kind: 'check',
+    server: 'fs',
+    path: '/h/work/a.ts',
+    access: 'read',
+    allowed: true,
+    reason: 'inside',
+    tool: 'read_text_file',
+    client: 'claude-code 2.1',
+  },
+  {
+    time: at(30),
+    kind: 'check',
+    server: 'fs',
+    path: '/h/.ssh/id_ed25519',
+    access: 'read',
+    allowed: false,
+    reason: 'outside every root of fs',
+  },
+  {
+    time: at(20),
+    kind: 'check',
+    server: 'git',
+    path: '/h/evil\n2026-01-01 00:00:00  fs  allowed read',
+    access: 'write',
+    allowed: false,
+    reason: 'outside',
+  },
+  { time: at(10), kind: 'ask', server: 'fs', path: '/h/dl', access: 'read', answer: 'decline' },
+  {
+    time: at(5),
+    kind: 'grant-added',
+    server: 'git',
+    path: '/h/repo',
+    readOnly: false,
+    expiresAt: at(-60),
+  },
+];
+
+function setup(): { env: Record<string, string>; file: string; state: string } {
+  const dir = shortDir();
+  const state = join(dir, 'state');
+  mkdirSync(state);
+  const file = join(state, 'decisions.jsonl');
+  writeFileSync(file, ENTRIES.map((e) => JSON.stringify(e) + '\n').join('') + 'not json\n');
+  return { env: { HOME: '/h', MCP_ROOTS_STATE_DIR: state }, file, state };
+}
+
+void t.test('the table, and what each filter keeps', async (t) => {
+  const { env } = setup();
+  const all = await rootsctl(['log'], { env });
+  t.equal(all.code, 0);
+  t.match(all.out, /^TIME\s+SERVER\s+DECISION\s+DETAIL\n/);
+  t.match(all.out, /fs\s+allowed read\s+~\/work\/a\.ts \[read_text_file via claude-code 2\.1\]/);
+  t.match(all.out, /REFUSED read\s+~\/\.ssh\/id_ed25519: outside every root of fs/);
+  t.match(all.out, /asked: decline/);
+  t.match(all.out, /grant read-write\s+~\/repo until/);
+  t.equal(all.out.trimEnd().split('\n').length, ENTRIES.length + 1, 'one line per entry');
+  t.match(all.out, /evil\\n2026/, 'a newline in a path is shown escaped, never as a new row');
+  t.match(all.err, /skipped 1 line/);
+
+  const refused = await rootsctl(['log', '--refused'], { env });
+  t.equal(refused.out.trimEnd().split('\n').length - 1, 3, 'two refused checks and a declined ask');
+  t.notMatch(refused.out, /a\.ts/, 'the allowed check is left out');
+
+  const git = await rootsctl(['log', '--server', 'git'], { env });
+  t.equal(git.out.trimEnd().split('\n').length - 1, 2);
+
+  const recent = await rootsctl(['log', '--since', '45m'], { env });
+  t.equal(recent.out.trimEnd().split('\n').length - 1, 4);
+  const sinceIso = await rootsctl(['log', '--since', at(15)], { env });
+  t.equal(sinceIso.out.trimEnd().split('\n').length - 1, 2);
+
+  const json = await rootsctl(['log', '--json', '--server', 'fs', '--refused'], { env });
+  const lines = json.out
+    .trimEnd()
+    .split('\n')
+    .map((l) => JSON.parse(l) as { kind: string });
+  t.same(
+    lines.map((l) => l.kind),
+    ['check', 'ask'],
+  );
+});
+
+void t.test('bad options and an empty log say so', async (t) => {
+  const { env } = setup();
+  const bad = await rootsctl(['log', '--since', 'yesterday'], { env });
+  t.equal(bad.code, 2);
+  t.match(bad.err, /--since "yesterday" is not a duration/);
+  const none = await rootsctl(['log', '--server', 'nobody'], { env });
+  t.equal(none.code, 0);
+  t.match(none.err, /No decisions match/);
+  const empty = await rootsctl(['log'], { env: { HOME: '/h', MCP_ROOTS_STATE_DIR: shortDir() } });
+  t.equal(empty.code, 0);
+  t.match(empty.err, /No decisions recorded/);
+});
+
+void t.test('--follow prints new entries, across a rotation, until stopped', async (t) => {
+  const { env, file } = setup();
+  const child = spawn(process.execPath, [bin('rootsctl'), 'log', '--follow', '--refused'], {
+    env: { ...process.env, ...env },
+  });
+  let out = '';
+  child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+  t.teardown(() => child.kill('SIGKILL'));
+  await waitFor(() => out.includes('asked: decline'), 10_000, 'the existing entries');
+  const entry = (path: string, allowed: boolean) =>
+    JSON.stringify({
+      time: new Date().toISOString(),
+      kind: 'check',
+      server: 'fs',
+      path,
+      access: 'read',
+      allowed,
+      reason: 'r',
+    }) + '\n';
+  appendFileSync(file, entry('/h/allowed-one', true));
+  appendFileSync(file, entry('/h/refused-one', false));
+  await waitFor(() => out.includes('refused-one'), 10_000, 'the appended entry');
+  t.notMatch(out, /allowed-one/, 'the filter applies to followed entries');
+  renameSync(file, `${file}.1`);
+  writeFileSync(file, entry('/h/after-rotation', false));
+  await waitFor(() => out.includes('after-rotation'), 10_000, 'the entry after rotation');
+  child.kill('SIGINT');
+  const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+  t.equal(code, 0, 'Ctrl-C ends it cleanly');
+});
