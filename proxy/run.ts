@@ -3,13 +3,12 @@ import { homedir } from 'node:os';
 import type { Readable, Writable } from 'node:stream';
 import { packageVersion } from '../common/package-info.js';
 import { DaemonLink } from './daemon-link.js';
-import { planLaunch, type LaunchPlan, type PlanInput } from './launch-plan.js';
-import { makeProxyLogger, type ProxyLogger } from './log.js';
+import type { PlanInput } from './launch-plan.js';
+import { makeProxyLogger } from './log.js';
 import type { ProxyOptions } from './options.js';
 import { RootsProxy } from './proxy.js';
 import { probeSandbox, type SandboxSupport } from './sandbox-probe.js';
-import { startServerProcess, type ServerProcess } from './server-process.js';
-import { startStandIn, type StandIn } from './stand-in.js';
+import { Supervisor } from './supervisor.js';
 
 /** The proxy's streams and environment (the process's own unless a test says otherwise). */
 export interface ProxyIo {
@@ -23,13 +22,6 @@ const FORWARDED_SIGNALS = ['SIGTERM', 'SIGINT', 'SIGHUP'] as const;
 
 /** How long the proxy waits for the daemon before the first start, to learn launch and sandbox. */
 const FIRST_ANSWER_MS = 3000;
-
-/** Log why the server is not running, at the level the reason deserves. */
-function logPlan(log: ProxyLogger, plan: LaunchPlan): void {
-  if (plan.kind === 'refuse') log.error(`the server is not started: ${plan.reason}`);
-  else if (plan.kind === 'wait') log.info(`the server is not started yet: ${plan.reason}`);
-  else log.info(`starting the server${plan.sandboxed ? ' in its sandbox' : ''}`);
-}
 
 /** Run the proxy until the server exits on its own, or the host goes away. */
 export async function runProxy(options: ProxyOptions, io: ProxyIo): Promise<number> {
@@ -60,24 +52,16 @@ export async function runProxy(options: ProxyOptions, io: ProxyIo): Promise<numb
     daemonSocket: link.socketPath,
     sandboxSupport: () => (support ??= probeSandbox(io.env)),
   });
+  const supervisor = new Supervisor({ server: options.server, version, log, planInput });
+  link.on('roots', (_roots, change) => supervisor.onRoots(change));
 
   // The policy may ask for a sandbox or give the command: learn it before starting anything.
   await Promise.race([link.firstAttempt, new Promise((r) => setTimeout(r, FIRST_ANSWER_MS))]);
-  const plan = await planLaunch(planInput());
-  logPlan(log, plan);
-  let child: ServerProcess | undefined;
-  let standIn: StandIn | undefined;
-  if (plan.kind === 'start') {
-    const started = await startServerProcess(plan.spawn, log);
-    if ('failed' in started) {
-      await link.close();
-      return started.failed;
-    }
-    child = started;
-  } else {
-    standIn = startStandIn(options.server, version, plan);
+  const first = await supervisor.start();
+  if ('failed' in first) {
+    await link.close();
+    return first.failed;
   }
-  const server = child ?? standIn!;
 
   const proxy = new RootsProxy({
     server: options.server,
@@ -86,28 +70,22 @@ export async function runProxy(options: ProxyOptions, io: ProxyIo): Promise<numb
     log,
     hostIn: io.stdin,
     hostOut: io.stdout,
-    serverIn: server.serverIn,
-    serverOut: server.serverOut,
+    serverIn: first.serverIn,
+    serverOut: first.serverOut,
   });
-
-  const stop = (): void => {
-    if (child !== undefined) child.stop();
-    else standIn?.close();
-  };
-  proxy.on('hostClosed', stop);
-  proxy.on('serverClosed', stop);
+  supervisor.follow(proxy);
 
   const forward = (signal: NodeJS.Signals): void => {
     log.debug(`passing ${signal} to the server`);
-    if (child !== undefined) child.kill(signal);
-    else standIn?.close();
+    supervisor.signal(signal);
   };
   for (const s of FORWARDED_SIGNALS) process.on(s, forward);
+  proxy.on('hostClosed', () => supervisor.stop());
 
-  const status =
-    child !== undefined
-      ? await child.status
-      : await new Promise<number>((resolve) => server.serverOut.once('end', () => resolve(0)));
+  // The session ends when the server that runs now closes its output (a replaced one does not).
+  await new Promise<void>((resolve) => proxy.once('serverClosed', resolve));
+  supervisor.stop();
+  const status = (await supervisor.process?.status) ?? 0;
   for (const s of FORWARDED_SIGNALS) process.off(s, forward);
   log.debug(`the server exited with status ${status}`);
   await link.close();
