@@ -213,14 +213,9 @@ export class DaemonLink extends EventEmitter<DaemonLinkEvents> {
   private onListChanged(params: ListChangedParams): void {
     if (params.server !== this.options.server) return;
     const client = this.client;
-    if (client === undefined) {
-      this.apply(params.roots, params.revision, params.instance, false);
-      return;
-    }
-    // The rules first, so that whoever restarts the server on this list starts it as they say.
-    void this.refreshTools(client).then(() =>
-      this.apply(params.roots, params.revision, params.instance, false),
-    );
+    // The rules (tools, launch, sandbox) follow a moment later; a restart settles long enough.
+    if (client !== undefined) void this.refreshTools(client);
+    this.apply(params.roots, params.revision, params.instance, false);
   }
 
   private apply(roots: Root[], revision: number, instance: string, reconnected: boolean): void {
