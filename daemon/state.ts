@@ -268,7 +268,12 @@ export class PolicyState extends EventEmitter<StateEvents> {
 
   explain(server: string): ExplainResult {
     // The tool rules ride along for mcp-roots-proxy's enforcement (PROTOCOL.md, policy/explain).
-    const result = { ...this.current.explain(server), tools: this.current.tools(server) };
+    const result = {
+      ...this.current.explain(server),
+      tools: this.current.tools(server),
+      // How the proxy starts the server, and in which sandbox (README, Sandboxing).
+      ...this.current.launch(server),
+    };
     return this.lockdown ? { ...result, roots: [] } : result;
   }
 

@@ -18,7 +18,7 @@ import schema from '../roots.schema.json' with { type: 'json' };
 import { isObject } from '../common/is-object.js';
 import { levenshtein } from '../common/levenshtein.js';
 import { parseRfc3339 } from '../common/rfc3339.js';
-import type { PolicyError, ToolRule } from '../common/types.js';
+import type { LaunchRule, PolicyError, ToolRule } from '../common/types.js';
 import { validate as compiledValidator } from './schema-validator.js';
 import type {
   DenyEntry,
@@ -55,6 +55,8 @@ interface RawServer {
   roots?: RawRoot[];
   deny?: RawDeny[];
   tools?: Record<string, ToolRule>;
+  launch?: LaunchRule;
+  sandbox?: boolean | { read?: string[]; write?: string[]; network?: boolean };
 }
 interface RawPolicy {
   version: 1;
@@ -790,6 +792,12 @@ function build(data: RawPolicy, locate: Locator, file: string, sha256: string): 
       ),
     };
     if (raw.readOnly !== undefined) block.readOnly = raw.readOnly;
+    if (raw.launch !== undefined) block.launch = structuredClone(raw.launch);
+    if (raw.sandbox !== undefined && raw.sandbox !== false) {
+      const sb = raw.sandbox === true ? {} : raw.sandbox;
+      block.sandbox = { read: [...(sb.read ?? [])], write: [...(sb.write ?? [])] };
+      if (sb.network !== undefined) block.sandbox.network = sb.network;
+    }
     servers.push(block);
   }
 

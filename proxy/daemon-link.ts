@@ -1,7 +1,14 @@
 /** A lasting link to mcp-rootsd for one server name: its roots, its tool rules, checks; reconnects with backoff. */
 import { EventEmitter } from 'node:events';
 import { RootsError } from '../common/errors.js';
-import type { Access, CheckResult, Root, ToolRule } from '../common/types.js';
+import type {
+  Access,
+  CheckResult,
+  LaunchRule,
+  Root,
+  SandboxRule,
+  ToolRule,
+} from '../common/types.js';
 import { RootsClient } from '../protocol/client.js';
 import { DEFAULT_MAX_LINE_BYTES } from '../protocol/framer.js';
 import { Reconnector } from '../protocol/reconnect.js';
@@ -47,6 +54,9 @@ export class DaemonLink extends EventEmitter<DaemonLinkEvents> {
   roots: Root[] | undefined;
   /** The policy's `servers.<name>.tools` rules (from `policy/explain`, when the daemon gives them). */
   tools: Record<string, ToolRule> = {};
+  /** The policy's `servers.<name>.launch` and `sandbox` (from `policy/explain`, when known). */
+  launch: LaunchRule | undefined;
+  sandbox: SandboxRule | undefined;
   private revision = -1;
   private instance: string | undefined;
   private closed = false;
@@ -57,6 +67,9 @@ export class DaemonLink extends EventEmitter<DaemonLinkEvents> {
 
   constructor(private readonly options: DaemonLinkOptions) {
     super();
+    let settle!: () => void;
+    this.firstAttempt = new Promise((resolve) => (settle = resolve));
+    this.settleFirst = settle;
     this.log = options.log ?? quiet;
     this.timeoutMs = options.timeoutMs ?? 2000;
     this.reconnector = new Reconnector({
@@ -77,6 +90,13 @@ export class DaemonLink extends EventEmitter<DaemonLinkEvents> {
   private get client(): RootsClient | undefined {
     return this.reconnector.client;
   }
+
+  /** The daemon's socket once connected (a sandbox hides it even inside a root). */
+  socketPath: string | undefined;
+
+  /** Settles after the first attempt to connect, whether it found the daemon or not. */
+  readonly firstAttempt: Promise<void>;
+  private readonly settleFirst: () => void;
 
   /** Whether the link is connected and knows the list. */
   get known(): boolean {
@@ -130,11 +150,13 @@ export class DaemonLink extends EventEmitter<DaemonLinkEvents> {
   /** Stop reconnecting and close the connection; the same promise every time. */
   close(): Promise<void> {
     this.closed = true;
+    this.settleFirst();
     return this.reconnector.close();
   }
 
-  /** A new connection: subscribe to the server's roots and learn its tool rules. */
+  /** A new connection: subscribe to the server's roots and learn its tool and launch rules. */
   private async onConnected(client: RootsClient): Promise<void> {
+    this.socketPath = client.socketPath;
     client.on('list_changed', (params) => this.onListChanged(params));
     try {
       const [list] = await Promise.all([
@@ -153,9 +175,12 @@ export class DaemonLink extends EventEmitter<DaemonLinkEvents> {
       this.log.warn(`mcp-rootsd did not answer roots/list: ${(err as Error).message}`);
       await client.close();
     }
+    this.settleFirst();
   }
 
   private onRetry(err: unknown, attempt: number, delay: number): void {
+    // The first attempt is over: whoever waits for it starts without the daemon.
+    this.settleFirst();
     const message = err instanceof Error ? err.message : String(err);
     // The first failure is worth a warning; the retries that follow are not.
     // The message is whole sentences ("… or `mcp-rootsd`."): add one, do not splice into its last.
@@ -167,6 +192,8 @@ export class DaemonLink extends EventEmitter<DaemonLinkEvents> {
     try {
       const explained = await client.explain(this.options.server);
       this.tools = explained.tools ?? {};
+      this.launch = explained.launch;
+      this.sandbox = explained.sandbox;
       // A name no entry matches is most likely a typo in --server: say so once, not at each reconnect.
       if (connecting && !this.warnedNoEntry && !explained.rules.some((r) => r.kind === 'root')) {
         this.warnedNoEntry = true;
@@ -182,6 +209,7 @@ export class DaemonLink extends EventEmitter<DaemonLinkEvents> {
   private onListChanged(params: ListChangedParams): void {
     if (params.server !== this.options.server) return;
     const client = this.client;
+    // The rules (tools, launch, sandbox) follow a moment later; a restart settles long enough.
     if (client !== undefined) void this.refreshTools(client);
     this.apply(params.roots, params.revision, params.instance, false);
   }
