@@ -43,7 +43,7 @@ export default tseslint.config(
   },
   {
     // Fixture servers are plain JavaScript run by node, outside the TypeScript project.
-    files: ['test/fixtures/servers/*.mjs'],
+    files: ['test/fixtures/**/*.mjs'],
     ...tseslint.configs.disableTypeChecked,
     languageOptions: {
       parserOptions: { projectService: false, project: false, program: null },
