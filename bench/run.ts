@@ -10,6 +10,7 @@ const ALL = [
   'deep-path',
   'socket',
   'watch-latency',
+  'stall',
   'idle-cpu',
   'fuzz-socket',
   'decision-log',
