@@ -80,6 +80,8 @@ export interface HostBatch {
   alone: McpLine[];
   /** The array to answer the host with, or undefined when nothing in the batch asks an answer. */
   refusal: string | undefined;
+  /** The id keys of the refused requests: the proxy answered them, the server never saw them. */
+  refusedKeys: (string | undefined)[];
 }
 
 /**
@@ -89,16 +91,19 @@ export interface HostBatch {
 export function splitHostBatch(elements: string[]): HostBatch {
   const alone: McpLine[] = [];
   const errors: string[] = [];
+  const refusedKeys: (string | undefined)[] = [];
   const invalid = (id: string, message: string): void => {
     errors.push(errorLine(id, { code: RpcCode.INVALID_REQUEST, message }));
   };
   if (elements.length === 0) invalid('null', 'mcp-roots-proxy: an empty JSON-RPC batch');
   for (const text of elements) {
     const line = new McpLine(Buffer.from(text, 'utf8'));
-    if (line.isRequest) invalid(line.idText ?? 'null', BATCH_REFUSED);
-    else if (line.msg !== undefined && (line.isResponse || line.method !== undefined))
+    if (line.isRequest) {
+      invalid(line.idText ?? 'null', BATCH_REFUSED);
+      refusedKeys.push(line.idKey);
+    } else if (line.msg !== undefined && (line.isResponse || line.method !== undefined))
       alone.push(line);
     else invalid(idOf(line), 'mcp-roots-proxy: a batch element that is not a JSON-RPC message');
   }
-  return { alone, refusal: errors.length > 0 ? `[${errors.join(',')}]` : undefined };
+  return { alone, refusal: errors.length > 0 ? `[${errors.join(',')}]` : undefined, refusedKeys };
 }

@@ -143,12 +143,10 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
       this.toHost(errorLine('null', { code: RpcCode.PARSE_ERROR, message }));
       return;
     }
-    const { alone, refusal } = splitHostBatch(elements);
-    if (refusal !== undefined) {
-      for (const element of elements)
-        this.answeredHost.add(new McpLine(Buffer.from(element)).idKey);
-      this.toHost(refusal);
-    }
+    const { alone, refusal, refusedKeys } = splitHostBatch(elements);
+    // Only request ids: a response's id is the server's, a different namespace.
+    for (const key of refusedKeys) this.answeredHost.add(key);
+    if (refusal !== undefined) this.toHost(refusal);
     for (const line of alone) this.acceptHostMessage(line);
   }
 

@@ -184,6 +184,16 @@ void t.test('batches with a fixture server that speaks them', async (t) => {
     );
   });
 
+  await t.test('a cancel of a refused batched request stays with the proxy', async (t) => {
+    s.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'b1' } });
+    s.send({ jsonrpc: '2.0', id: 'after-cancel', method: 'ping' });
+    await s.line('"after-cancel"', WAIT_MS);
+    t.notOk(
+      s.received().some((l) => l.includes('"requestId":"b1"')),
+      'the server never heard of b1',
+    );
+  });
+
   await t.test('invalid JSON that starts like a batch reaches nobody', async (t) => {
     const before = s.received().length;
     s.send(`[${JSON.stringify(call('b6', 'read_it', { path: `${w}/out/o.txt` }))}`);
