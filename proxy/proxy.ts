@@ -7,6 +7,7 @@ import { errnoCode } from '../common/errors.js';
 import { memberText } from '../protocol/json-text.js';
 import { errorLine, resultLine, type JsonObject } from '../protocol/messages.js';
 import { RpcCode, type RpcErrorObject } from '../protocol/rpc-errors.js';
+import { batchElements, looksLikeBatch, splitHostBatch } from './batch.js';
 import { CallGate } from './call-gate.js';
 import { InOrder } from './in-order.js';
 import { InputRequired } from './input-required.js';
@@ -146,7 +147,27 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
   }
 
   private acceptHostLine(bytes: Buffer): void {
-    const line = new McpLine(bytes);
+    if (looksLikeBatch(bytes)) return this.acceptHostBatch(bytes);
+    this.acceptHostMessage(new McpLine(bytes));
+  }
+
+  /** A batch never reaches the server as one line: its requests are refused, the rest go alone. */
+  private acceptHostBatch(bytes: Buffer): void {
+    const elements = batchElements(bytes.toString('utf8'));
+    if (elements === undefined) {
+      // Not JSON: a server's lenient parser must not get to read it either.
+      const message = 'mcp-roots-proxy: a line that starts like a JSON-RPC batch is not valid JSON';
+      this.toHost(errorLine('null', { code: RpcCode.PARSE_ERROR, message }));
+      return;
+    }
+    const { alone, refusal, refusedKeys } = splitHostBatch(elements);
+    // Only request ids: a response's id is the server's, a different namespace.
+    for (const key of refusedKeys) this.answeredHost.add(key);
+    if (refusal !== undefined) this.toHost(refusal);
+    for (const line of alone) this.acceptHostMessage(line);
+  }
+
+  private acceptHostMessage(line: McpLine): void {
     // Answers to the server's requests never wait behind a held call.
     if (line.isResponse) {
       this.toServer(line.bytes);
@@ -274,8 +295,9 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
     this.emit('serverClosed');
   }
 
-  private onServerLine(bytes: Buffer): void {
+  private onServerLine(bytes: Buffer, inBatch = false): void {
     if (bytes.length === 0 || (bytes.length === 1 && bytes[0] === 0x0d)) return;
+    if (looksLikeBatch(bytes)) return this.onServerBatch(bytes, inBatch);
     const line = new McpLine(bytes);
     const { msg, method } = line;
     if (msg === undefined) {
@@ -302,6 +324,18 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
       void this.catalog.refresh();
     }
     this.toHost(line.bytes);
+  }
+
+  /** Each element of a server's batch is handled as if it had come alone; nothing else passes. */
+  private onServerBatch(bytes: Buffer, inBatch: boolean): void {
+    const elements = inBatch ? undefined : batchElements(bytes.toString('utf8'));
+    if (elements === undefined) {
+      this.settings.log.warn(
+        `dropped a line from the server that is not a JSON-RPC message: ${bytes.toString('utf8').slice(0, 200)}`,
+      );
+      return;
+    }
+    for (const element of elements) this.onServerLine(Buffer.from(element, 'utf8'), true);
   }
 
   private onServerResponse(line: McpLine, msg: JsonObject): void {
