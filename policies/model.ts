@@ -1,5 +1,12 @@
 /** The policy engine's data model: parsed files, the evaluation context, the watch plan. */
-import type { CheckResult, ExplainResult, PolicyError, Root, ToolRule } from '../common/types.js';
+import type {
+  AskRule,
+  CheckResult,
+  ExplainResult,
+  PolicyError,
+  Root,
+  ToolRule,
+} from '../common/types.js';
 
 /** Where a YAML node stands: absolute file path, 1-based line and column. */
 export interface Pos {
@@ -36,6 +43,8 @@ export interface ServerBlock {
   pattern: string;
   pos: Pos;
   readOnly?: boolean;
+  /** `ask:` of the block, or the file's top-level `ask:` when the block has none. */
+  ask?: AskRule;
   roots: RootEntry[];
   deny: DenyEntry[];
   tools: Record<string, ToolRule>;

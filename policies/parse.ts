@@ -15,7 +15,7 @@ import {
   type YAMLError,
 } from 'yaml';
 import schema from '../roots.schema.json' with { type: 'json' };
-import type { PolicyError, ToolRule } from '../common/types.js';
+import type { AskRule, PolicyError, ToolRule } from '../common/types.js';
 import type {
   DenyEntry,
   ParsedPolicyFile,
@@ -46,8 +46,10 @@ interface RawRoot {
   expires?: string;
   kind?: Kind;
 }
+type RawAsk = boolean | { write: boolean };
 interface RawServer {
   readOnly?: boolean;
+  ask?: RawAsk;
   roots?: RawRoot[];
   deny?: RawDeny[];
   tools?: Record<string, ToolRule>;
@@ -56,6 +58,7 @@ interface RawPolicy {
   version: 1;
   include?: string[];
   defaults?: { readOnly?: boolean };
+  ask?: RawAsk;
   deny?: RawDeny[];
   servers?: Record<string, RawServer>;
 }
@@ -861,6 +864,8 @@ function build(data: RawPolicy, locate: Locator, file: string, sha256: string): 
       ),
     };
     if (raw.readOnly !== undefined) block.readOnly = raw.readOnly;
+    const ask = raw.ask ?? data.ask;
+    if (ask !== undefined) block.ask = askRule(ask);
     servers.push(block);
   }
 
@@ -898,6 +903,13 @@ function rootEntry(r: RawRoot, segs: Segment[], locate: Locator): RootEntry {
   if (r.expires !== undefined) entry.expires = parseRfc3339(r.expires);
   if (r.kind !== undefined) entry.kind = r.kind;
   return entry;
+}
+
+/** `ask: true`, `false` or `{write: true}` as the rule the proxy reads. */
+function askRule(ask: RawAsk): AskRule {
+  return typeof ask === 'boolean'
+    ? { outside: ask, write: false }
+    : { outside: true, write: ask.write };
 }
 
 function toolRule(rule: ToolRule): ToolRule {
