@@ -1,9 +1,9 @@
 /** A lasting link to mcp-rootsd for one server name: its roots, its tool rules, checks; reconnects with backoff. */
 import { EventEmitter } from 'node:events';
 import { RootsError } from '../common/errors.js';
-import type { Access, CheckResult, Root, ToolRule } from '../common/types.js';
+import type { Access, AskRule, CheckResult, Grant, Root, ToolRule } from '../common/types.js';
 import { RootsClient } from '../protocol/client.js';
-import type { ListChangedParams } from '../protocol/methods.js';
+import type { ListChangedParams, ParamsOf } from '../protocol/methods.js';
 import type { ProxyLogger } from './log.js';
 
 /** Options for `DaemonLink`. */
@@ -42,6 +42,8 @@ export class DaemonLink extends EventEmitter<DaemonLinkEvents> {
   roots: Root[] | undefined;
   /** The policy's `servers.<name>.tools` rules (from `policy/explain`, when the daemon gives them). */
   tools: Record<string, ToolRule> = {};
+  /** The policy's `ask:` for the server (from `policy/explain`); never asking until known. */
+  ask: AskRule = { outside: false, write: false };
   private client: RootsClient | undefined;
   private revision = -1;
   private instance: string | undefined;
@@ -89,7 +91,42 @@ export class DaemonLink extends EventEmitter<DaemonLinkEvents> {
   }
 
   /** `roots/check` for this link's server; throws `DAEMON_UNREACHABLE` while there is no daemon. */
-  async check(path: string, access: Access): Promise<CheckResult> {
+  async check(
+    path: string,
+    access: Access,
+    context: { tool?: string; client?: string } = {},
+  ): Promise<CheckResult> {
+    return this.connected().request(
+      'roots/check',
+      { server: this.options.server, path, access, ...context },
+      { timeoutMs: this.timeoutMs },
+    );
+  }
+
+  /** `grants/add` for this link's server: what a person's accepted answer grants. */
+  async grant(path: string, options: { seconds: number; readOnly: boolean }): Promise<Grant> {
+    const answer = await this.connected().request(
+      'grants/add',
+      { server: this.options.server, path, ...options },
+      { timeoutMs: this.timeoutMs },
+    );
+    return answer.grant;
+  }
+
+  /** `log/ask` for this link's server; a daemon that cannot take it only costs the record. */
+  async logAsk(params: Omit<ParamsOf<'log/ask'>, 'server'>): Promise<void> {
+    try {
+      await this.connected().request(
+        'log/ask',
+        { server: this.options.server, ...params },
+        { timeoutMs: this.timeoutMs },
+      );
+    } catch (err) {
+      this.log.warn(`could not record the ask in the decision log: ${(err as Error).message}`);
+    }
+  }
+
+  private connected(): RootsClient {
     const client = this.client;
     if (client === undefined || this.roots === undefined) {
       throw new RootsError(
@@ -97,11 +134,7 @@ export class DaemonLink extends EventEmitter<DaemonLinkEvents> {
         'mcp-rootsd is not reachable, so the policy is not known',
       );
     }
-    return client.request(
-      'roots/check',
-      { server: this.options.server, path, access },
-      { timeoutMs: this.timeoutMs },
-    );
+    return client;
   }
 
   /** Stop reconnecting and close the connection; the same promise every time. */
@@ -172,6 +205,7 @@ export class DaemonLink extends EventEmitter<DaemonLinkEvents> {
     try {
       const explained = await client.explain(this.options.server);
       this.tools = explained.tools ?? {};
+      this.ask = explained.ask ?? { outside: false, write: false };
       // A name no entry matches is most likely a typo in --server: say so once, not at each reconnect.
       if (connecting && !this.warnedNoEntry && !explained.rules.some((r) => r.kind === 'root')) {
         this.warnedNoEntry = true;
