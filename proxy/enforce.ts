@@ -1,12 +1,14 @@
 /** The checks on one call's path arguments; every decision comes from the daemon's `roots/check`. */
 import { fileURLToPath } from 'node:url';
-import type { Access, CheckResult } from '../common/types.js';
+import type { Access, CheckResult, RefusalKind } from '../common/types.js';
 import type { PathArgument } from './tool-table.js';
 
 /** Why one path of a call was refused. */
 export interface Refusal {
   path: string;
   reason: string;
+  /** The daemon's refusal: the local path it judged and why it refused (absent for a bad value). */
+  checked?: { local: string; access: Access; refusal: RefusalKind | undefined };
 }
 
 /** Asks the daemon; throws when the daemon cannot answer. */
@@ -94,7 +96,11 @@ export async function checkValues(
       const reason = CONTROL.test(local.path)
         ? result.reason.split(local.path).join(showPath(local.path))
         : result.reason;
-      return { path: value, reason };
+      return {
+        path: value,
+        reason,
+        checked: { local: local.path, access: result.access, refusal: result.refusal },
+      };
     }
   }
   return undefined;

@@ -9,13 +9,15 @@ export interface ProxyOptions {
   socket: string | undefined;
   enforce: boolean;
   logLevel: LogLevel;
+  /** How long an ask waits for the person's answer (`--ask-timeout SECONDS`, default 60). */
+  askWaitMs: number | undefined;
   command: string;
   args: string[];
 }
 
 /** The usage line, for errors and `--help`. */
 export const USAGE =
-  'usage: mcp-roots-proxy --server NAME [--socket PATH] [--no-enforce] [--log-level LEVEL] -- COMMAND [ARGS...]';
+  'usage: mcp-roots-proxy --server NAME [--socket PATH] [--no-enforce] [--log-level LEVEL] [--ask-timeout SECONDS] -- COMMAND [ARGS...]';
 
 function usage(message: string): RootsError {
   return new RootsError('USAGE', `${message}\n${USAGE}`);
@@ -27,6 +29,7 @@ export function parseProxyArgs(argv: readonly string[]): ProxyOptions | undefine
   let socket: string | undefined;
   let enforce = true;
   let logLevel: LogLevel = 'info';
+  let askWaitMs: number | undefined;
   let i = 0;
   const value = (flag: string, inline: string | undefined): string => {
     if (inline !== undefined) return inline;
@@ -56,6 +59,13 @@ export function parseProxyArgs(argv: readonly string[]): ProxyOptions | undefine
         logLevel = level;
         break;
       }
+      case '--ask-timeout': {
+        const seconds = Number(value(flag, inline));
+        if (!Number.isFinite(seconds) || seconds <= 0 || seconds > 3600)
+          throw usage('--ask-timeout must be a number of seconds above 0 and at most 3600');
+        askWaitMs = Math.round(seconds * 1000);
+        break;
+      }
       case '--help':
       case '-h':
         return undefined;
@@ -69,5 +79,5 @@ export function parseProxyArgs(argv: readonly string[]): ProxyOptions | undefine
   }
   const [command, ...args] = argv.slice(i + 1);
   if (command === undefined) throw usage("the server's command is missing after --");
-  return { server, socket, enforce, logLevel, command, args };
+  return { server, socket, enforce, logLevel, askWaitMs, command, args };
 }

@@ -67,6 +67,7 @@ export async function runProxy(options: ProxyOptions, io: ProxyIo): Promise<numb
     hostOut: io.stdout,
     serverIn: child.stdin,
     serverOut: child.stdout,
+    ...(options.askWaitMs !== undefined ? { askWaitMs: options.askWaitMs } : {}),
   });
 
   let killTimer: NodeJS.Timeout | undefined;
