@@ -71,7 +71,7 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
       link,
       hold,
       log,
-      requestHost: (method, params) => this.hostOwn.request(method, params as JsonObject),
+      requestHost: (method, params) => this.hostOwn.request(method, params),
       rememberMs: this.settings.askRememberMs,
     });
     this.roots = new ServerRoots({
