@@ -53,7 +53,8 @@ export interface AskRule {
   write: boolean;
 }
 
-export type ExplainReason = 'missing' | 'expired' | 'denied' | 'not-readable' | 'outside-base';
+export type ExplainReason =
+  'missing' | 'expired' | 'denied' | 'not-readable' | 'outside-base' | 'symlink-refused';
 
 export interface ExplainRule {
   file: string;

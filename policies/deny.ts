@@ -4,7 +4,7 @@ import picomatch from 'picomatch';
 import type { DenyAccess } from '../common/types.js';
 import { isGlob, splitGlob } from './expand.js';
 import type { FsView, Pos } from './model.js';
-import { canonicalizeLoose, isInsideOrEqual, selfAndAncestors } from './paths.js';
+import { canonicalizeLoose, childPath, isInsideOrEqual, selfAndAncestors } from './paths.js';
 
 /** A compiled deny: tested against a canonical path and each of its ancestors. */
 export interface DenyRule {
@@ -72,7 +72,7 @@ export async function compileDeny(
     const { base, glob } = splitGlob(abs);
     const canonBase = await canonicalizeLoose(fs, base);
     rule.base = canonBase;
-    rule.pattern = canonBase === sep ? sep + glob : `${canonBase}${sep}${glob}`;
+    rule.pattern = childPath(canonBase, glob);
     rule.match = matcher(rule.pattern);
   }
   return rule;
@@ -91,7 +91,36 @@ export function covers(rule: DenyRule, path: string): boolean {
   // An absolute glob matches only below its base, and so does any ancestor that matches.
   if (rule.base !== undefined && !isInsideOrEqual(path, rule.base)) return false;
   if (rule.segment !== undefined) return (path + sep).includes(sep + rule.segment + sep);
-  return selfAndAncestors(path).some((p) => rule.match!(p));
+  return ancestorMatches(rule, path);
+}
+
+/**
+ * Whether the rule's glob matches the path or an ancestor. Only an ancestor whose last segment
+ * could match the pattern's last segment is tried, so a path of thousands of components costs
+ * one pass over its text, not a glob match per ancestor.
+ */
+function ancestorMatches(rule: DenyRule, path: string): boolean {
+  const last = rule.pattern === undefined ? undefined : lastLiteral(rule.pattern);
+  if (last === undefined) return selfAndAncestors(path).some((p) => rule.match!(p));
+  const needle = sep + last;
+  for (let at = path.indexOf(needle); at !== -1; at = path.indexOf(needle, at + 1)) {
+    const end = at + needle.length;
+    if ((end === path.length || path.charCodeAt(end) === 0x2f) && rule.match!(path.slice(0, end)))
+      return true;
+  }
+  return false;
+}
+
+const lastLiterals = new Map<string, string | undefined>();
+
+/** The pattern's last segment when it has no glob syntax (most deny patterns end in a name). */
+function lastLiteral(pattern: string): string | undefined {
+  if (lastLiterals.has(pattern)) return lastLiterals.get(pattern);
+  const seg = pattern.slice(pattern.lastIndexOf('/') + 1);
+  const out = seg !== '' && !isGlob(seg) && !seg.includes('\\') ? seg : undefined;
+  if (lastLiterals.size > 10_000) lastLiterals.clear();
+  lastLiterals.set(pattern, out);
+  return out;
 }
 
 /** How a rule is named in a reason: what was written, and where. */
