@@ -14,6 +14,8 @@ const ALL = [
   'idle-cpu',
   'fuzz-socket',
   'decision-log',
+  'cli-startup',
+  'daemon-rss',
 ];
 const chosen = process.argv.slice(2).length > 0 ? process.argv.slice(2) : ALL;
 const env = { ...process.env, FUZZ_SECONDS: process.env.FUZZ_SECONDS ?? '60' };

@@ -5,6 +5,7 @@ import type { Access, AskRule, CheckResult, Grant, Root, ToolRule } from '../com
 import { RootsClient } from '../protocol/client.js';
 import { DEFAULT_MAX_LINE_BYTES } from '../protocol/framer.js';
 import type { ListChangedParams, ParamsOf } from '../protocol/methods.js';
+import { Reconnector } from '../protocol/reconnect.js';
 import type { ProxyLogger } from './log.js';
 
 /** Options for `DaemonLink`. */
@@ -48,23 +49,35 @@ export class DaemonLink extends EventEmitter<DaemonLinkEvents> {
   tools: Record<string, ToolRule> = {};
   /** The policy's `ask:` for the server (from `policy/explain`); never asking until known. */
   ask: AskRule = { outside: false, write: false };
-  private client: RootsClient | undefined;
   private revision = -1;
   private instance: string | undefined;
-  private attempt = 0;
-  private timer: NodeJS.Timeout | undefined;
   private closed = false;
   private warnedNoEntry = false;
-  private closePromise: Promise<void> | undefined;
   private readonly log: ProxyLogger;
   private readonly timeoutMs: number;
-  private readonly backoff: { min: number; max: number };
+  private readonly reconnector: Reconnector;
 
   constructor(private readonly options: DaemonLinkOptions) {
     super();
     this.log = options.log ?? quiet;
     this.timeoutMs = options.timeoutMs ?? 2000;
-    this.backoff = options.backoffMs ?? { min: 100, max: 5000 };
+    this.reconnector = new Reconnector({
+      connect: () =>
+        RootsClient.connect({
+          socket: options.socket,
+          env: options.env ?? process.env,
+          clientInfo: options.clientInfo,
+          timeoutMs: this.timeoutMs,
+        }),
+      backoffMs: options.backoffMs ?? { min: 100, max: 5000 },
+    });
+    this.reconnector.on('connected', (client) => void this.onConnected(client));
+    this.reconnector.on('disconnected', (_client, reason) => this.onClose(reason));
+    this.reconnector.on('retrying', (err, attempt, delay) => this.onRetry(err, attempt, delay));
+  }
+
+  private get client(): RootsClient | undefined {
+    return this.reconnector.client;
   }
 
   /** Whether the link is connected and knows the list. */
@@ -74,7 +87,7 @@ export class DaemonLink extends EventEmitter<DaemonLinkEvents> {
 
   /** Start connecting (and keep reconnecting until `close()`). */
   start(): this {
-    void this.connect();
+    this.reconnector.start();
     return this;
   }
 
@@ -150,44 +163,20 @@ export class DaemonLink extends EventEmitter<DaemonLinkEvents> {
 
   /** Stop reconnecting and close the connection; the same promise every time. */
   close(): Promise<void> {
-    this.closePromise ??= (async () => {
-      this.closed = true;
-      if (this.timer !== undefined) clearTimeout(this.timer);
-      await this.client?.close();
-    })();
-    return this.closePromise;
+    this.closed = true;
+    return this.reconnector.close();
   }
 
-  private async connect(): Promise<void> {
-    this.timer = undefined;
-    if (this.closed) return;
-    const { server } = this.options;
-    let client: RootsClient;
-    try {
-      client = await RootsClient.connect({
-        socket: this.options.socket,
-        env: this.options.env ?? process.env,
-        clientInfo: this.options.clientInfo,
-        timeoutMs: this.timeoutMs,
-      });
-    } catch (err) {
-      this.retry(err);
-      return;
-    }
-    if (this.closed) {
-      await client.close();
-      return;
-    }
-    this.client = client;
+  /** A new connection: subscribe to the server's roots and learn its tool rules. */
+  private async onConnected(client: RootsClient): Promise<void> {
     client.on('list_changed', (params) => this.onListChanged(params));
-    client.once('close', (reason) => this.onClose(client, reason));
     try {
       const [list] = await Promise.all([
-        client.listRoots(server, { subscribe: true }),
+        client.listRoots(this.options.server, { subscribe: true }),
         this.refreshTools(client, true),
       ]);
       this.log.info(`connected to mcp-rootsd on ${client.socketPath}`);
-      this.attempt = 0;
+      this.reconnector.resetBackoff();
       this.apply(
         list.roots,
         list._meta['mcp-roots/revision'],
@@ -200,16 +189,12 @@ export class DaemonLink extends EventEmitter<DaemonLinkEvents> {
     }
   }
 
-  private retry(err: unknown): void {
-    if (this.closed) return;
-    const delay = Math.min(this.backoff.max, this.backoff.min * 2 ** this.attempt);
+  private onRetry(err: unknown, attempt: number, delay: number): void {
     const message = err instanceof Error ? err.message : String(err);
     // The first failure is worth a warning; the retries that follow are not.
     // The message is whole sentences ("… or `mcp-rootsd`."): add one, do not splice into its last.
-    if (this.attempt === 0) this.log.warn(`${message.replace(/\.?$/, '.')} Retrying.`);
+    if (attempt === 0) this.log.warn(`${message.replace(/\.?$/, '.')} Retrying.`);
     else this.log.debug(`still unreachable (${message}); next attempt in ${delay} ms`);
-    this.attempt++;
-    this.timer = setTimeout(() => void this.connect(), delay);
   }
 
   private async refreshTools(client: RootsClient, connecting = false): Promise<void> {
@@ -252,15 +237,12 @@ export class DaemonLink extends EventEmitter<DaemonLinkEvents> {
     this.emit('roots', roots, { added, removed, reconnected });
   }
 
-  private onClose(client: RootsClient, reason: string): void {
-    if (this.client !== client) return;
-    this.client = undefined;
+  private onClose(reason: string): void {
     const wasKnown = this.roots !== undefined;
     this.roots = undefined;
     this.revision = -1;
     if (this.closed) return;
     this.log.warn(`lost mcp-rootsd (${reason}); failing closed until it is back`);
     if (wasKnown) this.emit('lost', reason);
-    this.retry(new RootsError('DAEMON_UNREACHABLE', reason));
   }
 }

@@ -197,7 +197,7 @@ const rejected: [Method, unknown, string, string][] = [
   [
     'log/ask',
     { server: 'fs', path: '/p', access: 'read', answer: 'accept', granted: { path: '/p' } },
-    'log/ask: params.granted.expiresAt must be an RFC 3339 date-time',
+    'log/ask: params.granted.expiresAt must be an RFC 3339 date-time with a zone, e.g. 2026-12-31T18:00:00Z',
     'USAGE',
   ],
   [

@@ -81,7 +81,7 @@ void t.test('no daemon: the first warning is whole sentences', async (t) => {
   t.teardown(() => link.close());
   await waitFor(() => lines.length > 0, 5000, 'a warning');
   t.same(lines, [
-    `mcp-roots-proxy[fs] warn: mcp-rootsd is not running (connect ENOENT ${dir}/none.sock). Start it with \`systemctl --user start mcp-rootsd\` or \`mcp-rootsd\`. Retrying.\n`,
+    `mcp-roots-proxy[fs] warn: mcp-rootsd is not running (connect ENOENT ${dir}/none.sock). Start it with \`systemctl --user start mcp-rootsd.socket\` or \`mcp-rootsd\`. Retrying.\n`,
   ]);
 });
 
