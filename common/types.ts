@@ -29,11 +29,28 @@ export interface PolicyError {
   message: string;
 }
 
+/**
+ * Why `roots/check` refused, for programs: `outside` (no root of the server holds the path, the
+ * one refusal a person may be asked to lift), `denied` (a deny or protected path, or a write that
+ * would carry one), `read-only` (a write in a read-only root), `lockdown`, `invalid` (the path).
+ */
+export type RefusalKind = 'outside' | 'denied' | 'read-only' | 'lockdown' | 'invalid';
+
 export interface CheckResult {
   allowed: boolean;
   access: Access;
   reason: string;
+  /** Set when `allowed` is false. */
+  refusal?: RefusalKind;
   root?: Root;
+}
+
+/** The policy's `ask:` for one server: whether the proxy may ask the person to widen its roots. */
+export interface AskRule {
+  /** Ask about a path outside every root. */
+  outside: boolean;
+  /** Ask also about writing in a read-only root. */
+  write: boolean;
 }
 
 export type ExplainReason =
@@ -59,6 +76,8 @@ export interface ExplainResult {
   launch?: LaunchRule;
   /** The policy's `servers.<name>.sandbox` for this server, when any matching block asks for one. */
   sandbox?: SandboxRule;
+  /** The policy's `ask:` for this server (absent from daemons that predate it: never ask). */
+  ask?: AskRule;
 }
 
 /** How the proxy starts a server (`servers.<name>.launch`), placeholders not yet expanded. */

@@ -158,6 +158,11 @@ export class RootsServer {
       });
       return result;
     });
+    c.onRequest('log/ask', (params) => {
+      // The proxy reports an ask it put to the person through the host, and the answer.
+      this.deps.decisions.record({ kind: 'ask', ...params });
+      return {};
+    });
     c.onRequest('policy/explain', async (params) => {
       await state.fresh();
       return state.explain(params.server);

@@ -261,6 +261,7 @@ export class PolicyState extends EventEmitter<StateEvents> {
         allowed: false,
         access,
         reason: 'lockdown is on: every access is refused until `rootsctl unlock`',
+        refusal: 'lockdown',
       };
     }
     return this.current.check(server, path, access);

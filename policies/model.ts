@@ -1,5 +1,6 @@
 /** The policy engine's data model: parsed files, the evaluation context, the watch plan. */
 import type {
+  AskRule,
   CheckResult,
   ExplainResult,
   LaunchRule,
@@ -43,6 +44,8 @@ export interface ServerBlock {
   pattern: string;
   pos: Pos;
   readOnly?: boolean;
+  /** `ask:` of the block, or the file's top-level `ask:` when the block has none. */
+  ask?: AskRule;
   roots: RootEntry[];
   deny: DenyEntry[];
   tools: Record<string, ToolRule>;

@@ -18,7 +18,7 @@ import schema from '../roots.schema.json' with { type: 'json' };
 import { isObject } from '../common/is-object.js';
 import { levenshtein } from '../common/levenshtein.js';
 import { parseRfc3339 } from '../common/rfc3339.js';
-import type { LaunchRule, PolicyError, ToolRule } from '../common/types.js';
+import type { AskRule, LaunchRule, PolicyError, ToolRule } from '../common/types.js';
 import { validate as compiledValidator } from './schema-validator.js';
 import type {
   DenyEntry,
@@ -50,8 +50,10 @@ interface RawRoot {
   expires?: string;
   kind?: Kind;
 }
+type RawAsk = boolean | { write: boolean };
 interface RawServer {
   readOnly?: boolean;
+  ask?: RawAsk;
   roots?: RawRoot[];
   deny?: RawDeny[];
   tools?: Record<string, ToolRule>;
@@ -62,6 +64,7 @@ interface RawPolicy {
   version: 1;
   include?: string[];
   defaults?: { readOnly?: boolean };
+  ask?: RawAsk;
   deny?: RawDeny[];
   servers?: Record<string, RawServer>;
 }
@@ -798,6 +801,8 @@ function build(data: RawPolicy, locate: Locator, file: string, sha256: string): 
       block.sandbox = { read: [...(sb.read ?? [])], write: [...(sb.write ?? [])] };
       if (sb.network !== undefined) block.sandbox.network = sb.network;
     }
+    const ask = raw.ask ?? data.ask;
+    if (ask !== undefined) block.ask = askRule(ask);
     servers.push(block);
   }
 
@@ -835,6 +840,13 @@ function rootEntry(r: RawRoot, segs: Segment[], locate: Locator): RootEntry {
   if (r.expires !== undefined) entry.expires = parseRfc3339(r.expires);
   if (r.kind !== undefined) entry.kind = r.kind;
   return entry;
+}
+
+/** `ask: true`, `false` or `{write: true}` as the rule the proxy reads. */
+function askRule(ask: RawAsk): AskRule {
+  return typeof ask === 'boolean'
+    ? { outside: ask, write: false }
+    : { outside: true, write: ask.write };
 }
 
 function toolRule(rule: ToolRule): ToolRule {

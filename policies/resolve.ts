@@ -2,11 +2,13 @@
 import { isAbsolute } from 'node:path';
 import { errnoCode } from '../common/errors.js';
 import type {
+  AskRule,
   CheckResult,
   DenyMeta,
   ExplainResult,
   ExplainRule,
   PolicyError,
+  RefusalKind,
   Root,
   ToolRule,
 } from '../common/types.js';
@@ -381,8 +383,12 @@ class Resolution implements ResolvedPolicy {
   }
 
   async check(server: string, path: string, access: 'read' | 'write'): Promise<CheckResult> {
-    const no = (reason: string, root?: Root): CheckResult =>
-      root ? { allowed: false, access, reason, root } : { allowed: false, access, reason };
+    const no = (reason: string): CheckResult => ({
+      allowed: false,
+      access,
+      reason,
+      refusal: 'invalid',
+    });
     if (path.includes('\0')) return no('the path contains a NUL byte');
     if (!isAbsolute(path)) return no(`${path} is not an absolute path; give the full path`);
     const view = this.view(server);
@@ -430,8 +436,10 @@ class Resolution implements ResolvedPolicy {
     /** The path is a directory or missing: a write of it may move a whole tree (a rename). */
     holds: boolean,
   ): CheckResult {
-    const no = (reason: string, root?: Root): CheckResult =>
-      root ? { allowed: false, access, reason, root } : { allowed: false, access, reason };
+    const no = (reason: string, root?: Root, refusal: RefusalKind = 'denied'): CheckResult =>
+      root
+        ? { allowed: false, access, reason, refusal, root }
+        : { allowed: false, access, reason, refusal };
     let best: RootInfo | undefined;
     for (const r of view.info) {
       if (
@@ -441,7 +449,20 @@ class Resolution implements ResolvedPolicy {
         best = r;
     }
     const shown = canonical === path ? path : `${path} (${canonical})`;
-    if (!best) return no(`${shown} is outside every root of ${server}`);
+    if (!best) {
+      // A path no root holds may still be one a deny covers: that refusal is a deny, never
+      // something a person is asked to lift (a grant would not lift it either).
+      const deny = view.denies.find(
+        (d) =>
+          ((d.access === 'all' || access === 'write') && covers(d, canonical)) ||
+          (access === 'write' && holds && positionDependent(d, canonical)),
+      );
+      if (deny !== undefined)
+        return no(
+          `${shown} is outside every root of ${server}, and denied by ${describeRule(deny)}`,
+        );
+      return no(`${shown} is outside every root of ${server}`, undefined, 'outside');
+    }
     for (const d of view.denies) {
       if (d.access === 'all' && covers(d, canonical))
         return no(`${shown} is denied by ${describeRule(d)}`, best.root);
@@ -466,7 +487,8 @@ class Resolution implements ResolvedPolicy {
           best.root,
         );
       }
-      if (best.readOnly) return no(`${shown} is in the read-only root ${best.root.uri}`, best.root);
+      if (best.readOnly)
+        return no(`${shown} is in the read-only root ${best.root.uri}`, best.root, 'read-only');
     }
     return {
       allowed: true,
@@ -528,7 +550,14 @@ class Resolution implements ResolvedPolicy {
         yielded: affected,
       });
     }
-    return { server, roots: view.roots, rules };
+    return { server, roots: view.roots, rules, ask: this.ask(server) };
+  }
+
+  /** The `ask:` of the last block naming the server that says one; never asking by default. */
+  ask(server: string): AskRule {
+    let rule: AskRule = { outside: false, write: false };
+    for (const b of this.matching(server)) if (b.block.ask !== undefined) rule = b.block.ask;
+    return rule;
   }
 }
 

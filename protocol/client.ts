@@ -278,6 +278,11 @@ export class RootsClient extends EventEmitter<ClientEvents> {
     return this.request('grants/add', params);
   }
 
+  /** `log/ask`: record in the decision log an ask put to the person and its answer. */
+  logAsk(params: ParamsOf<'log/ask'>): Promise<EmptyObject> {
+    return this.request('log/ask', params);
+  }
+
   /** `grants/list`. */
   grants(): Promise<ResultOf<'grants/list'>> {
     return this.request('grants/list', {});

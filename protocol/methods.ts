@@ -66,6 +66,20 @@ export interface ReloadResult {
   warnings: PolicyError[];
 }
 
+/** The answers a person can give an ask, as `log/ask` records them. */
+export type AskAnswer = 'accept' | 'decline' | 'cancel' | 'timeout';
+
+/** Params of `log/ask`: the proxy asked the person for access, and this was the answer. */
+export interface LogAskParams extends ServerParams {
+  path: string;
+  access: Access;
+  answer: AskAnswer;
+  tool?: string;
+  client?: string;
+  /** What an accepted answer granted. */
+  granted?: { path: string; readOnly: boolean; expiresAt: string };
+}
+
 /** Params of `grants/add`: a lifetime in `seconds` or an RFC 3339 `expires`, not both (default one hour). */
 export type GrantAddParams = {
   server: string;
@@ -140,6 +154,7 @@ export interface Methods {
   'grants/list': { params: EmptyObject; result: { grants: Grant[] } };
   'grants/revoke': { params: GrantRevokeParams; result: { revoked: number } };
   'policy/lockdown': { params: { on: boolean }; result: { lockdown: boolean } };
+  'log/ask': { params: LogAskParams; result: EmptyObject };
 }
 
 /** A request method name. */

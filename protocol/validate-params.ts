@@ -4,9 +4,11 @@ import { isObject } from '../common/is-object.js';
 import { parseRfc3339, RFC3339_WANTED } from '../common/rfc3339.js';
 import type { Access, Root } from '../common/types.js';
 import type {
+  AskAnswer,
   ClientInfo,
   GrantAddParams,
   ListChangedParams,
+  LogAskParams,
   Method,
   NotificationMethod,
   Notifications,
@@ -223,7 +225,46 @@ export const paramValidators: Validators = {
     const m = 'policy/lockdown';
     return { on: requiredBoolean(m, fieldsOf(m, params), 'on') };
   },
+  'log/ask'(params) {
+    const m = 'log/ask';
+    const p = fieldsOf(m, params);
+    const how = access(m, p);
+    if (how === undefined) fail(m, 'access', '"read" or "write"');
+    if (!ASK_ANSWERS.includes(p.answer as AskAnswer))
+      fail(m, 'answer', '"accept", "decline", "cancel" or "timeout"');
+    const base: LogAskParams = {
+      server: server(m, p),
+      path: path(m, p),
+      access: how,
+      answer: p.answer as AskAnswer,
+    };
+    const withLabels = withOptional(
+      withOptional(base, 'tool', optionalLabel(m, p, 'tool')),
+      'client',
+      optionalLabel(m, p, 'client'),
+    );
+    return withOptional(withLabels, 'granted', granted(m, p));
+  },
 };
+
+const ASK_ANSWERS: readonly AskAnswer[] = ['accept', 'decline', 'cancel', 'timeout'];
+
+/** `log/ask`'s optional `granted: {path, readOnly, expiresAt}`. */
+function granted(method: string, p: Fields): LogAskParams['granted'] {
+  const value = p.granted;
+  if (value === undefined) return undefined;
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    fail(method, 'granted', 'an object {path, readOnly, expiresAt}');
+  const g = value as Fields;
+  const expiresAt = g.expiresAt;
+  if (typeof expiresAt !== 'string' || parseRfc3339(expiresAt) === undefined)
+    fail(method, 'granted.expiresAt', RFC3339_WANTED);
+  return {
+    path: path(method, g),
+    readOnly: requiredBoolean(method, g, 'readOnly'),
+    expiresAt,
+  };
+}
 
 /** Whether `method` is a request of mcp-roots/1. */
 export function isMethod(method: string): method is Method {

@@ -4,6 +4,7 @@ import type { Access } from '../common/types.js';
 import type { JsonObject } from '../protocol/messages.js';
 import { RpcCode, type RpcErrorObject } from '../protocol/rpc-errors.js';
 import type { ArgumentRefusal, PathValue } from './arguments.js';
+import { grantCommand, type AskPerson } from './ask-person.js';
 import type { DaemonLink } from './daemon-link.js';
 import { checkValues, showPath, type Refusal } from './enforce.js';
 import type { ProxyLogger } from './log.js';
@@ -13,10 +14,12 @@ import type { ToolCatalog } from './tool-catalog.js';
 
 /** What the gate needs from the rest of the proxy. */
 export interface CallGateOptions {
+  server: string;
   link: DaemonLink;
   catalog: ToolCatalog;
   hold: RootsHold;
   log: ProxyLogger;
+  asker: AskPerson;
   /** Answer a host request in the server's place, with a result or an error. */
   answerHost: (line: McpLine, answer: { result: JsonObject } | { error: RpcErrorObject }) => void;
 }
@@ -35,10 +38,10 @@ export class CallGate {
     const { values, access } = await catalog.callPaths(name, args);
     // An array of no paths needs no check; a refusal of the arguments themselves is answered.
     if (Array.isArray(values) && values.length === 0) return false;
-    const refusal = await this.checkPaths(values, access);
+    const refusal = await this.checkAsking(name, values, access);
     if (refusal === undefined) return false;
     log.info(`refused ${name}: ${refusal.reason}`);
-    const text = `mcp-roots-proxy refused ${name} on ${showPath(refusal.path)}: ${refusal.reason}`;
+    const text = `mcp-roots-proxy refused ${name} on ${showPath(refusal.path)}: ${refusal.reason}${this.hint(refusal)}`;
     // A tool's refusal is a tool result, so that the model reads why and can try another path.
     answerHost(line, { result: { content: [{ type: 'text', text }], isError: true } });
     return true;
@@ -62,14 +65,59 @@ export class CallGate {
     return true;
   }
 
-  private checkPaths(
+  /**
+   * Check a call's paths; a refusal the person may lift is put to them (once per path), and the
+   * call is checked again after a grant, so an accepted answer lets the same call through.
+   */
+  private async checkAsking(
+    tool: string,
     values: PathValue[] | ArgumentRefusal,
     access: Access,
   ): Promise<Refusal | undefined> {
-    const { link } = this.options;
+    const { asker } = this.options;
+    const asked = new Set<string>();
+    for (;;) {
+      const refusal = await this.checkPaths(values, access, tool);
+      const c = refusal?.checked;
+      if (c === undefined || !asker.hostElicits || !asker.askable(c.refusal, c.access)) {
+        return refusal;
+      }
+      const key = `${c.access}\0${c.local}`;
+      if (asked.has(key)) return refusal;
+      asked.add(key);
+      const q = { tool, path: c.local, access: c.access, refusal: c.refusal! };
+      const until = asker.refusedUntil(q);
+      if (until !== undefined) {
+        const again = new Date(until).toISOString();
+        return {
+          ...refusal!,
+          reason: `${refusal!.reason}; the person refused it and is not asked again before ${again}`,
+        };
+      }
+      if (!(await asker.ask(q))) return refusal;
+    }
+  }
+
+  /** For a refusal a grant would lift, the command that grants it (when nobody was asked). */
+  private hint(refusal: Refusal): string {
+    const c = refusal.checked;
+    if (c?.refusal !== 'outside' || this.options.asker.hostElicits) return '';
+    return `; to allow it, run: ${grantCommand(this.options.server, c.local, c.access)}`;
+  }
+
+  private checkPaths(
+    values: PathValue[] | ArgumentRefusal,
+    access: Access,
+    tool?: string,
+  ): Promise<Refusal | undefined> {
+    const { link, asker } = this.options;
+    const context = {
+      ...(tool !== undefined ? { tool } : {}),
+      ...(asker.client !== undefined ? { client: asker.client } : {}),
+    };
     return checkValues(values, access, async (path, a) => {
       try {
-        return await link.check(path, a);
+        return await link.check(path, a, context);
       } catch (err) {
         // A path too long to send: that call alone is refused; the link stays up.
         if (err instanceof RootsError && err.code === 'PATH_INVALID') {

@@ -3,7 +3,9 @@ import { EventEmitter } from 'node:events';
 import { RootsError } from '../common/errors.js';
 import type {
   Access,
+  AskRule,
   CheckResult,
+  Grant,
   LaunchRule,
   Root,
   SandboxRule,
@@ -11,8 +13,8 @@ import type {
 } from '../common/types.js';
 import { RootsClient } from '../protocol/client.js';
 import { DEFAULT_MAX_LINE_BYTES } from '../protocol/framer.js';
+import type { ListChangedParams, ParamsOf } from '../protocol/methods.js';
 import { Reconnector } from '../protocol/reconnect.js';
-import type { ListChangedParams } from '../protocol/methods.js';
 import type { ProxyLogger } from './log.js';
 
 /** Options for `DaemonLink`. */
@@ -57,6 +59,8 @@ export class DaemonLink extends EventEmitter<DaemonLinkEvents> {
   /** The policy's `servers.<name>.launch` and `sandbox` (from `policy/explain`, when known). */
   launch: LaunchRule | undefined;
   sandbox: SandboxRule | undefined;
+  /** The policy's `ask:` for the server (from `policy/explain`); never asking until known. */
+  ask: AskRule = { outside: false, write: false };
   private revision = -1;
   private instance: string | undefined;
   private closed = false;
@@ -126,15 +130,13 @@ export class DaemonLink extends EventEmitter<DaemonLinkEvents> {
   }
 
   /** `roots/check` for this link's server; throws `DAEMON_UNREACHABLE` while there is no daemon. */
-  async check(path: string, access: Access): Promise<CheckResult> {
-    const client = this.client;
-    if (client === undefined || this.roots === undefined) {
-      throw new RootsError(
-        'DAEMON_UNREACHABLE',
-        'mcp-rootsd is not reachable, so the policy is not known',
-      );
-    }
-    const params = { server: this.options.server, path, access };
+  async check(
+    path: string,
+    access: Access,
+    context: { tool?: string; client?: string } = {},
+  ): Promise<CheckResult> {
+    const client = this.connected();
+    const params = { server: this.options.server, path, access, ...context };
     // mcp-rootsd closes a connection whose line passes its cap: one long path would cost every
     // other call of this server until the link is back. Refuse that one check instead.
     const bytes = Buffer.byteLength(JSON.stringify(params), 'utf8') + CHECK_ENVELOPE_BYTES;
@@ -145,6 +147,40 @@ export class DaemonLink extends EventEmitter<DaemonLinkEvents> {
       );
     }
     return client.request('roots/check', params, { timeoutMs: this.timeoutMs });
+  }
+
+  /** `grants/add` for this link's server: what a person's accepted answer grants. */
+  async grant(path: string, options: { seconds: number; readOnly: boolean }): Promise<Grant> {
+    const answer = await this.connected().request(
+      'grants/add',
+      { server: this.options.server, path, ...options },
+      { timeoutMs: this.timeoutMs },
+    );
+    return answer.grant;
+  }
+
+  /** `log/ask` for this link's server; a daemon that cannot take it only costs the record. */
+  async logAsk(params: Omit<ParamsOf<'log/ask'>, 'server'>): Promise<void> {
+    try {
+      await this.connected().request(
+        'log/ask',
+        { server: this.options.server, ...params },
+        { timeoutMs: this.timeoutMs },
+      );
+    } catch (err) {
+      this.log.warn(`could not record the ask in the decision log: ${(err as Error).message}`);
+    }
+  }
+
+  private connected(): RootsClient {
+    const client = this.client;
+    if (client === undefined || this.roots === undefined) {
+      throw new RootsError(
+        'DAEMON_UNREACHABLE',
+        'mcp-rootsd is not reachable, so the policy is not known',
+      );
+    }
+    return client;
   }
 
   /** Stop reconnecting and close the connection; the same promise every time. */
@@ -194,6 +230,7 @@ export class DaemonLink extends EventEmitter<DaemonLinkEvents> {
       this.tools = explained.tools ?? {};
       this.launch = explained.launch;
       this.sandbox = explained.sandbox;
+      this.ask = explained.ask ?? { outside: false, write: false };
       // A name no entry matches is most likely a typo in --server: say so once, not at each reconnect.
       if (connecting && !this.warnedNoEntry && !explained.rules.some((r) => r.kind === 'root')) {
         this.warnedNoEntry = true;

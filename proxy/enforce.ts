@@ -1,5 +1,5 @@
 /** The checks on one call's path values; every decision comes from the daemon's `roots/check`. */
-import type { Access, CheckResult } from '../common/types.js';
+import type { Access, CheckResult, RefusalKind } from '../common/types.js';
 import type { ArgumentRefusal, PathValue } from './arguments.js';
 import { fileUriPath, isFileUri } from './file-uri.js';
 
@@ -7,6 +7,8 @@ import { fileUriPath, isFileUri } from './file-uri.js';
 export interface Refusal {
   path: string;
   reason: string;
+  /** The daemon's refusal: the local path it judged and why it refused (absent for a bad value). */
+  checked?: { local: string; access: Access; refusal: RefusalKind | undefined };
 }
 
 /** Asks the daemon; throws when the daemon cannot answer. */
@@ -152,7 +154,11 @@ export async function checkValues(
       const reason = CONTROL.test(path)
         ? result.reason.split(path).join(showPath(path))
         : result.reason;
-      return { path: value, reason };
+      return {
+        path: value,
+        reason,
+        checked: { local: path, access: result.access, refusal: result.refusal },
+      };
     }
   }
   return undefined;

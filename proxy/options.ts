@@ -17,12 +17,14 @@ export interface ProxyOptions {
   cwd: string | undefined;
   /** The server's command after `--`; undefined: the policy's `servers.<name>.launch`. */
   command: string | undefined;
+  /** How long an ask waits for the person's answer (`--ask-timeout SECONDS`, default 60). */
+  askWaitMs: number | undefined;
   args: string[];
 }
 
 /** The usage line, for errors and `--help`. */
 export const USAGE =
-  'usage: mcp-roots-proxy --server NAME [--socket PATH] [--no-enforce] [--log-level LEVEL] [--sandbox] [--env NAME=VALUE]... [--cwd DIR] [-- COMMAND [ARGS...]]\n' +
+  'usage: mcp-roots-proxy --server NAME [--socket PATH] [--no-enforce] [--log-level LEVEL] [--ask-timeout SECONDS] [--sandbox] [--env NAME=VALUE]... [--cwd DIR] [-- COMMAND [ARGS...]]\n' +
   "  ARGS, VALUE and DIR may hold {roots}, {roots:rw}, {roots:ro} (whole arguments) and {root}; without a COMMAND the policy's servers.NAME.launch starts the server";
 
 function usage(message: string): RootsError {
@@ -62,6 +64,7 @@ export function parseProxyArgs(argv: readonly string[]): ProxyOptions | undefine
   let sandbox = false;
   const env: [string, string][] = [];
   let cwd: string | undefined;
+  let askWaitMs: number | undefined;
   let i = 0;
   const value = (flag: string, inline: string | undefined): string => {
     if (inline !== undefined) return inline;
@@ -104,6 +107,13 @@ export function parseProxyArgs(argv: readonly string[]): ProxyOptions | undefine
         logLevel = level;
         break;
       }
+      case '--ask-timeout': {
+        const seconds = Number(value(flag, inline));
+        if (!Number.isFinite(seconds) || seconds <= 0 || seconds > 3600)
+          throw usage('--ask-timeout must be a number of seconds above 0 and at most 3600');
+        askWaitMs = Math.round(seconds * 1000);
+        break;
+      }
       case '--help':
       case '-h':
         return undefined;
@@ -122,5 +132,5 @@ export function parseProxyArgs(argv: readonly string[]): ProxyOptions | undefine
       "the server's command is missing after -- (leave out -- to use the policy's launch)",
     );
   }
-  return { server, socket, enforce, logLevel, sandbox, env, cwd, command, args };
+  return { server, socket, enforce, logLevel, askWaitMs, sandbox, env, cwd, command, args };
 }

@@ -13,11 +13,13 @@ export class OwnRequests {
   constructor(
     private readonly send: (line: string) => void,
     private readonly timeoutMs: number,
+    /** Requests to the host (asks) use `OWN_ID_PREFIX` + `ask:`, to the server `OWN_ID_PREFIX`. */
+    private readonly prefix: string = OWN_ID_PREFIX,
   ) {}
 
   /** Ask the server `method`; rejects on an error answer, after the time limit, or when it goes away. */
   request(method: string, params: JsonObject): Promise<unknown> {
-    const id = `${OWN_ID_PREFIX}${this.nextId++}`;
+    const id = `${this.prefix}${this.nextId++}`;
     const answer = this.pending.wait(id, method, this.timeoutMs);
     this.send(requestLine(idText(id), method, JSON.stringify(params)));
     return answer;
@@ -25,7 +27,7 @@ export class OwnRequests {
 
   /** Whether an answer is to one of the proxy's own requests (answered or not: never for the host). */
   isOwn(msg: JsonObject): boolean {
-    return typeof msg.id === 'string' && msg.id.startsWith(OWN_ID_PREFIX);
+    return typeof msg.id === 'string' && msg.id.startsWith(this.prefix);
   }
 
   /** Settle the request an answer of ours pairs with (a late or unknown one is dropped). */
@@ -37,7 +39,7 @@ export class OwnRequests {
   }
 
   /** The server closed its output: nothing it was asked will be answered. */
-  failAll(): void {
-    this.pending.rejectAll(() => new Error('the server closed its output'));
+  failAll(why = 'the server closed its output'): void {
+    this.pending.rejectAll(() => new Error(why));
   }
 }

@@ -23,6 +23,10 @@ export interface RootsProxyOptions {
   toolsWaitMs?: number;
   /** Limit for the proxy's own requests to the server (default 10 s). */
   requestTimeoutMs?: number;
+  /** How long an ask waits for the person's answer (default 60 s). */
+  askWaitMs?: number;
+  /** How long a refused ask keeps the same question from being asked again (default 10 min). */
+  askRememberMs?: number;
 }
 
 /** Events of `RootsProxy`: either side has closed its output. */
@@ -37,4 +41,6 @@ export const PROXY_DEFAULTS = {
   holdMs: 2000,
   toolsWaitMs: 5000,
   requestTimeoutMs: 10_000,
+  askWaitMs: 60_000,
+  askRememberMs: 600_000,
 } as const;

@@ -8,13 +8,14 @@ import { memberText } from '../protocol/json-text.js';
 import { errorLine, resultLine, type JsonObject } from '../protocol/messages.js';
 import { RpcCode, type RpcErrorObject } from '../protocol/rpc-errors.js';
 import { batchElements, looksLikeBatch, splitHostBatch } from './batch.js';
+import { AskPerson } from './ask-person.js';
 import { CallGate } from './call-gate.js';
 import { InOrder } from './in-order.js';
 import { InputRequired } from './input-required.js';
 import { LineSplitter } from './line-splitter.js';
 import { writeLine } from './line-writer.js';
 import { isObject, McpLine } from './mcp-line.js';
-import { OwnRequests } from './own-requests.js';
+import { OWN_ID_PREFIX, OwnRequests } from './own-requests.js';
 import { RecentKeys } from './recent-keys.js';
 import { RelayedRequests, SERVER_GONE } from './relayed.js';
 import { RootsHold } from './roots-hold.js';
@@ -64,6 +65,9 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
   private readonly toHost: (data: Buffer | string) => void;
 
   private readonly own: OwnRequests;
+  /** The proxy's own requests to the host: the asks. */
+  private readonly hostOwn: OwnRequests;
+  private readonly asker: AskPerson;
   private readonly relayed = new RelayedRequests();
   private readonly roots: ServerRoots;
   private readonly catalog: ToolCatalog;
@@ -79,6 +83,15 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
     const toHost = (data: Buffer | string): void => writeLine(hostOut, data, this.server.serverOut);
     const hold = new RootsHold(this.settings.holdMs, log);
     this.own = new OwnRequests(toServer, this.settings.requestTimeoutMs);
+    this.hostOwn = new OwnRequests(toHost, this.settings.askWaitMs, `${OWN_ID_PREFIX}ask:`);
+    this.asker = new AskPerson({
+      server: this.settings.server,
+      link,
+      hold,
+      log,
+      requestHost: (method, params) => this.hostOwn.request(method, params),
+      rememberMs: this.settings.askRememberMs,
+    });
     this.roots = new ServerRoots({
       link,
       hold,
@@ -93,6 +106,8 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
       log,
     });
     this.gate = new CallGate({
+      server: this.settings.server,
+      asker: this.asker,
       link,
       catalog: this.catalog,
       hold,
@@ -143,6 +158,7 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
   private onHostEnd(): void {
     const rest = this.hostSplitter.end();
     if (rest !== undefined) this.acceptHostLine(rest);
+    this.hostOwn.failAll('the host closed its output');
     this.hostLines.end();
   }
 
@@ -170,7 +186,9 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
   private acceptHostMessage(line: McpLine): void {
     // Answers to the server's requests never wait behind a held call.
     if (line.isResponse) {
-      this.toServer(line.bytes);
+      // The host's answer to an ask of the proxy's own is the proxy's, never the server's.
+      if (line.msg !== undefined && this.hostOwn.isOwn(line.msg)) this.hostOwn.settle(line.msg);
+      else this.toServer(line.bytes);
       return;
     }
     this.hostLines.push(line);
@@ -242,6 +260,10 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
 
   private onInitialize(line: McpLine): void {
     this.initializeKey = line.idKey;
+    this.asker.hostElicits = formElicitation(line.params.capabilities);
+    const info = line.params.clientInfo;
+    if (isObject(info) && typeof info.name === 'string')
+      this.asker.client = info.name.slice(0, 200);
     const version = line.params.protocolVersion;
     if (typeof version === 'string') this.roots.protocolVersion = version;
     this.relayed.track(line.idText, 'initialize');
@@ -417,4 +439,11 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
     };
     return swapServer(router, plan);
   }
+}
+
+/** Whether an `initialize`'s capabilities declare form elicitation (`{}` means form, 2025-06-18). */
+function formElicitation(caps: unknown): boolean {
+  if (!isObject(caps) || !isObject(caps.elicitation)) return false;
+  const e = caps.elicitation;
+  return Object.keys(e).length === 0 || e.form !== undefined;
 }

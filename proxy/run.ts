@@ -72,6 +72,7 @@ export async function runProxy(options: ProxyOptions, io: ProxyIo): Promise<numb
     hostOut: io.stdout,
     serverIn: first.serverIn,
     serverOut: first.serverOut,
+    ...(options.askWaitMs !== undefined ? { askWaitMs: options.askWaitMs } : {}),
   });
   supervisor.follow(proxy);
 

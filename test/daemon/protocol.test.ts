@@ -78,14 +78,17 @@ void t.test('every method answers as PROTOCOL.md says', async (t) => {
   t.match(await c.check('fs', join(dir, 'proj/secret/k')), {
     allowed: false,
     reason: /denied by deny/,
+    refusal: 'denied',
   });
   t.match(await c.check('fs', join(dir, 'proj-evil/x')), {
     allowed: false,
     reason: /outside every root/,
+    refusal: 'outside',
   });
   t.match(await c.check('fs', join(dir, 'ro/x'), 'write'), {
     allowed: false,
     reason: /read-only root/,
+    refusal: 'read-only',
   });
   symlinkSync(join(dir, 'other'), join(dir, 'proj/link'));
   t.match(

@@ -5,7 +5,12 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { ListRootsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import {
+  ElicitRequestSchema,
+  ListRootsRequestSchema,
+  type ElicitRequest,
+  type ElicitResult,
+} from '@modelcontextprotocol/sdk/types.js';
 import { assertFreshBuild, bin, REPO } from './bin.js';
 
 const here = (rel: string): string => fileURLToPath(new URL(rel, import.meta.url));
@@ -58,7 +63,14 @@ export interface ProxiedServer {
 /** Start the filesystem server under the proxy for `server`, with an SDK Client as the host. */
 export async function startProxiedFs(
   t: { teardown(fn: () => unknown): void },
-  opts: { server: string; socket: string; hostRoots?: boolean; extra?: string[] },
+  opts: {
+    server: string;
+    socket: string;
+    hostRoots?: boolean;
+    extra?: string[];
+    /** Declare form elicitation and answer each `elicitation/create` with this. */
+    elicit?: (params: ElicitRequest['params']) => Promise<ElicitResult>;
+  },
 ): Promise<ProxiedServer> {
   const { command, args, env } = proxyCommand(
     [
@@ -80,8 +92,15 @@ export async function startProxiedFs(
   const hostRoots = opts.hostRoots ?? true;
   const client = new Client(
     { name: 'test-host', version: '0' },
-    { capabilities: hostRoots ? { roots: { listChanged: true } } : {} },
+    {
+      capabilities: {
+        ...(hostRoots ? { roots: { listChanged: true } } : {}),
+        ...(opts.elicit ? { elicitation: { form: {} } } : {}),
+      },
+    },
   );
+  const elicit = opts.elicit;
+  if (elicit) client.setRequestHandler(ElicitRequestSchema, (req) => elicit(req.params));
   let rootsCalls = 0;
   if (hostRoots) {
     client.setRequestHandler(ListRootsRequestSchema, () => {
@@ -91,7 +110,7 @@ export async function startProxiedFs(
   }
   await client.connect(transport);
   const call = async (name: string, a: Record<string, unknown>) => {
-    const result = await client.callTool({ name, arguments: a }, undefined, { timeout: 15_000 });
+    const result = await client.callTool({ name, arguments: a }, undefined, { timeout: 60_000 });
     const content = result.content as { type: string; text?: string }[];
     return {
       text: content.map((c) => c.text ?? '').join('\n'),

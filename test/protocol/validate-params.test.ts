@@ -48,6 +48,28 @@ const accepted: [Method, unknown, unknown][] = [
   ['grants/revoke', { server: 'fs' }, { server: 'fs' }],
   ['grants/revoke', { server: 'fs', path: '/p' }, { server: 'fs', path: '/p' }],
   ['policy/lockdown', { on: false }, { on: false }],
+  [
+    'log/ask',
+    { server: 'fs', path: '/p', access: 'read', answer: 'decline', tool: 't', extra: 1 },
+    { server: 'fs', path: '/p', access: 'read', answer: 'decline', tool: 't' },
+  ],
+  [
+    'log/ask',
+    {
+      server: 'fs',
+      path: '/p/f',
+      access: 'write',
+      answer: 'accept',
+      granted: { path: '/p', readOnly: false, expiresAt: '2026-12-01T10:00:00Z' },
+    },
+    {
+      server: 'fs',
+      path: '/p/f',
+      access: 'write',
+      answer: 'accept',
+      granted: { path: '/p', readOnly: false, expiresAt: '2026-12-01T10:00:00Z' },
+    },
+  ],
 ];
 
 for (const [method, params, expected] of accepted) {
@@ -160,6 +182,24 @@ const rejected: [Method, unknown, string, string][] = [
     'PATH_INVALID',
   ],
   ['policy/lockdown', {}, 'policy/lockdown: params.on must be true or false', 'USAGE'],
+  [
+    'log/ask',
+    { server: 'fs', path: '/p', access: 'read', answer: 'yes' },
+    'log/ask: params.answer must be "accept", "decline", "cancel" or "timeout"',
+    'USAGE',
+  ],
+  [
+    'log/ask',
+    { server: 'fs', path: '/p', answer: 'accept' },
+    'log/ask: params.access must be "read" or "write"',
+    'USAGE',
+  ],
+  [
+    'log/ask',
+    { server: 'fs', path: '/p', access: 'read', answer: 'accept', granted: { path: '/p' } },
+    'log/ask: params.granted.expiresAt must be an RFC 3339 date-time with a zone, e.g. 2026-12-31T18:00:00Z',
+    'USAGE',
+  ],
   [
     'initialize',
     {},

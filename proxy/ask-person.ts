@@ -1,0 +1,202 @@
+/**
+ * Asking the person, through the host's elicitation, to widen a server's roots when a call was
+ * refused only because its path is outside every root (docs/policy.md "Asking the person").
+ */
+import { dirname } from 'node:path';
+import type { Access, Grant, RefusalKind } from '../common/types.js';
+import type { AskAnswer } from '../protocol/methods.js';
+import type { DaemonLink } from './daemon-link.js';
+import type { ProxyLogger } from './log.js';
+import { isObject } from './mcp-line.js';
+import type { RootsHold } from './roots-hold.js';
+
+/** One refused path the person may be asked about. */
+export interface AskQuestion {
+  tool: string;
+  /** The local path the daemon refused (as the call gave it). */
+  path: string;
+  access: Access;
+  refusal: RefusalKind;
+}
+
+/** What the asker needs from the rest of the proxy. */
+export interface AskPersonOptions {
+  server: string;
+  link: DaemonLink;
+  hold: RootsHold;
+  log: ProxyLogger;
+  /** Send a request of the proxy's own to the host; rejects on error, time limit or close. */
+  requestHost: (method: string, params: Record<string, unknown>) => Promise<unknown>;
+  /** How long a refusal the person gave (or did not give) keeps the same question from coming back. */
+  rememberMs: number;
+}
+
+/** The lifetimes a person may pick, in seconds. */
+const DURATIONS: Record<string, { seconds: number; title: string }> = {
+  '10m': { seconds: 600, title: '10 minutes' },
+  '1h': { seconds: 3600, title: '1 hour' },
+  '1d': { seconds: 86_400, title: '1 day' },
+};
+
+/** The shell form of one argument: single-quoted unless it is plainly safe. */
+export function shellQuote(arg: string): string {
+  return /^[A-Za-z0-9_./:@%+=,-]+$/.test(arg) ? arg : `'${arg.split("'").join(`'\\''`)}'`;
+}
+
+/** The command a person runs to allow what was refused. */
+export function grantCommand(server: string, path: string, access: Access): string {
+  const ro = access === 'read' ? ' --read-only' : '';
+  return `rootsctl grant ${shellQuote(server)} ${shellQuote(path)} --for 1h${ro}`;
+}
+
+/** Asks one question at a time and turns an accepted answer into a grant. */
+export class AskPerson {
+  /** Whether the host declared form elicitation in its `initialize`. */
+  hostElicits = false;
+  /** The host's `clientInfo.name`, for the question and the decision log. */
+  client: string | undefined;
+  private turn: Promise<unknown> = Promise.resolve();
+  /** `access\0path` → until when (ms) a refused question is not asked again. */
+  private readonly refused = new Map<string, number>();
+
+  constructor(private readonly options: AskPersonOptions) {}
+
+  /** Whether the policy lets this refusal be put to the person (the host aside). */
+  askable(refusal: RefusalKind | undefined, access: Access): boolean {
+    const rule = this.options.link.ask;
+    if (refusal === 'outside') return rule.outside;
+    return refusal === 'read-only' && access === 'write' && rule.write;
+  }
+
+  /** When the person refused this recently: the time they may be asked again, else undefined. */
+  refusedUntil(q: AskQuestion): number | undefined {
+    const key = `${q.access}\0${q.path}`;
+    const until = this.refused.get(key);
+    if (until === undefined) return undefined;
+    if (until > Date.now()) return until;
+    this.refused.delete(key);
+    return undefined;
+  }
+
+  /**
+   * Ask (after any question already pending: one at a time); true once an accepted answer's grant
+   * reached the server's roots. A question an earlier answer settled is not asked again.
+   */
+  ask(q: AskQuestion): Promise<boolean> {
+    const mine = this.turn.then(() => this.askNow(q));
+    this.turn = mine.catch(() => undefined);
+    return mine;
+  }
+
+  private async askNow(q: AskQuestion): Promise<boolean> {
+    const { link, log } = this.options;
+    if (this.refusedUntil(q) !== undefined) return false;
+    // The answer this call waited for may have granted it already.
+    const now = await link.check(q.path, q.access).catch(() => undefined);
+    if (now?.allowed === true) return true;
+    if (now !== undefined && now.refusal !== q.refusal) return false;
+
+    let answer: AskAnswer;
+    let content: Record<string, unknown> = {};
+    try {
+      const result = await this.options.requestHost('elicitation/create', this.question(q));
+      const action = isObject(result) ? result.action : undefined;
+      answer = action === 'accept' ? 'accept' : action === 'decline' ? 'decline' : 'cancel';
+      if (isObject(result) && isObject(result.content)) content = result.content;
+    } catch (err) {
+      log.info(`no answer to the ask about ${JSON.stringify(q.path)}: ${(err as Error).message}`);
+      answer = 'timeout';
+    }
+    const context = { tool: q.tool, ...(this.client !== undefined ? { client: this.client } : {}) };
+    if (answer !== 'accept') {
+      this.refused.set(`${q.access}\0${q.path}`, Date.now() + this.options.rememberMs);
+      await link.logAsk({ path: q.path, access: q.access, answer, ...context });
+      return false;
+    }
+    const target = content.scope === 'directory' ? dirname(q.path) : q.path;
+    const duration = DURATIONS[typeof content.duration === 'string' ? content.duration : ''];
+    const readOnly = content.readOnly === true;
+    let grant: Grant;
+    try {
+      grant = await link.grant(target, {
+        seconds: (duration ?? DURATIONS['10m']!).seconds,
+        readOnly,
+      });
+    } catch (err) {
+      log.warn(`the grant the person accepted failed: ${(err as Error).message}`);
+      await link.logAsk({ path: q.path, access: q.access, answer, ...context });
+      return false;
+    }
+    await link.logAsk({
+      path: q.path,
+      access: q.access,
+      answer,
+      ...context,
+      granted: { path: grant.path, readOnly: grant.readOnly, expiresAt: grant.expires },
+    });
+    await this.rootsReached(grant.uri);
+    return true;
+  }
+
+  /** Wait until the daemon listed the granted root and the server fetched it (the roots hold). */
+  private async rootsReached(uri: string): Promise<void> {
+    const { link, hold } = this.options;
+    if (!(link.roots ?? []).some((r) => r.uri === uri)) {
+      await new Promise<void>((resolve) => {
+        const onRoots = (): void => {
+          if (!(link.roots ?? []).some((r) => r.uri === uri)) return;
+          clearTimeout(timer);
+          link.off('roots', onRoots);
+          resolve();
+        };
+        // A grant whose path is missing is never listed: the call's check then says why.
+        const timer = setTimeout(() => {
+          link.off('roots', onRoots);
+          resolve();
+        }, 5000);
+        link.on('roots', onRoots);
+      });
+    }
+    if (hold.closed) await hold.passed();
+  }
+
+  /** The `elicitation/create` params: every text the person reads is the proxy's own. */
+  private question(q: AskQuestion): Record<string, unknown> {
+    const { server } = this.options;
+    const path = JSON.stringify(q.path);
+    const why =
+      q.refusal === 'read-only' ? 'which is in a read-only root' : 'which is outside every root';
+    const message =
+      `mcp-roots: the MCP server ${JSON.stringify(server)} wants to ${q.access} ${path} ` +
+      `(tool ${JSON.stringify(q.tool)}), ${why} it may use. Allow it? Decline to refuse.`;
+    return {
+      message,
+      requestedSchema: {
+        type: 'object',
+        properties: {
+          scope: {
+            type: 'string',
+            title: 'What to allow',
+            oneOf: [
+              { const: 'path', title: `Only ${path}` },
+              { const: 'directory', title: `The directory ${JSON.stringify(dirname(q.path))}` },
+            ],
+            default: q.access === 'write' ? 'directory' : 'path',
+          },
+          duration: {
+            type: 'string',
+            title: 'For how long',
+            oneOf: Object.entries(DURATIONS).map(([key, d]) => ({ const: key, title: d.title })),
+            default: '10m',
+          },
+          readOnly: {
+            type: 'boolean',
+            title: 'Read-only',
+            default: q.access === 'read',
+          },
+        },
+        required: ['scope', 'duration', 'readOnly'],
+      },
+    };
+  }
+}

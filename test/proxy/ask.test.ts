@@ -1,0 +1,196 @@
+/**
+ * Asking the person: an SDK host that declares elicitation, through the built proxy, to the real
+ * filesystem server. Accepted answers become grants and the same call succeeds; refusals stick.
+ */
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { ElicitRequest, ElicitResult } from '@modelcontextprotocol/sdk/types.js';
+import t from 'tap';
+import { rootsctl } from '../helpers/cli.js';
+import { startDaemon } from '../helpers/daemon.js';
+import { ownedShortDir, real, startProxiedFs, waitFor } from '../helpers/proxy.js';
+
+type Params = ElicitRequest['params'];
+
+function makeWorkspace(dir: string): string {
+  const w = join(real(dir), 'w');
+  const files: Record<string, string> = {
+    'home/h.txt': 'home',
+    'out1/a.txt': 'a text',
+    'out2/b.txt': 'b text',
+    'out3/c.txt': 'c text',
+    'out4/d.txt': 'd text',
+    "o u't/e.txt": 'e text',
+    'home/private/p.txt': 'private',
+    'secret/s.txt': 'secret',
+  };
+  for (const [rel, text] of Object.entries(files)) {
+    mkdirSync(join(w, rel, '..'), { recursive: true });
+    writeFileSync(join(w, rel), text);
+  }
+  return w;
+}
+
+void t.test('asking the person through the host', async (t) => {
+  const dir = ownedShortDir(t);
+  const w = makeWorkspace(dir);
+  const d = await startDaemon(
+    t,
+    `version: 1
+ask: true
+deny:
+  - ${w}/secret
+servers:
+  "*":
+    roots:
+      - path: ${w}/home
+    deny:
+      - ${w}/home/private
+`,
+    { dir },
+  );
+  const admin = await d.connect('admin');
+
+  // The person: each question is recorded, and answered by whatever the test set last.
+  const asked: Params[] = [];
+  let answer: (p: Params) => Promise<ElicitResult> = () => Promise.resolve({ action: 'decline' });
+  const fs = await startProxiedFs(t, {
+    server: 'fs',
+    socket: d.socket,
+    elicit: (p) => {
+      asked.push(p);
+      return answer(p);
+    },
+  });
+  let silentAsks = 0;
+  const silent = await startProxiedFs(t, {
+    server: 'silent',
+    socket: d.socket,
+    extra: ['--ask-timeout', '1'],
+    elicit: () => {
+      silentAsks++;
+      return new Promise<ElicitResult>(() => undefined);
+    },
+  });
+  const plain = await startProxiedFs(t, { server: 'plain', socket: d.socket });
+  for (const p of [fs, silent, plain]) {
+    await waitFor(async () => (await p.allowed()).join() === `${w}/home`, 30_000, 'first list');
+  }
+
+  await t.test('accepted for a directory, 10 minutes: the same call succeeds', async (t) => {
+    answer = () =>
+      Promise.resolve({
+        action: 'accept',
+        content: { scope: 'directory', duration: '10m', readOnly: false },
+      });
+    const before = Date.now();
+    const r = await fs.call('read_text_file', { path: `${w}/out1/a.txt` });
+    t.same(r, { text: 'a text', isError: false });
+    t.equal(asked.length, 1, 'asked once');
+    const q = asked[0]!;
+    t.match(q.message, JSON.stringify(`${w}/out1/a.txt`), 'the exact path, escaped');
+    t.match(q.message, '"fs"', 'the server');
+    t.match(q.message, '"read_text_file"', 'the tool');
+    t.match(q.message, 'read', 'read or write');
+    const grants = await admin.grants();
+    const g = grants.grants.find((x) => x.path === `${w}/out1`);
+    t.ok(g, 'the directory is granted');
+    const expires = Date.parse(g!.expires);
+    t.ok(expires >= before + 590_000 && expires <= Date.now() + 610_000, 'for 10 minutes');
+    t.equal(g!.readOnly, false);
+    const cli = await rootsctl(['grants', '--socket', d.socket], { env: { HOME: d.dir } });
+    t.match(
+      cli.out,
+      /fs\s+~\/w\/out1\s+read-write\s+\S+Z\s+(10|9)m/,
+      'rootsctl grants shows it and when it expires',
+    );
+    const again = await fs.call('read_text_file', { path: `${w}/out1/a.txt` });
+    t.same(again, { text: 'a text', isError: false });
+    t.equal(asked.length, 1, 'not asked again while the grant lasts');
+  });
+
+  await t.test('accepted read-only: reads pass, writes are refused without asking', async (t) => {
+    answer = () =>
+      Promise.resolve({
+        action: 'accept',
+        // The filesystem server takes only directories as roots: a file's grant would not reach it.
+        content: { scope: 'directory', duration: '1h', readOnly: true },
+      });
+    const n = asked.length;
+    const r = await fs.call('read_text_file', { path: `${w}/out2/b.txt` });
+    t.same(r, { text: 'b text', isError: false });
+    t.equal(asked.length, n + 1);
+    const g = (await admin.grants()).grants.find((x) => x.path === `${w}/out2`);
+    t.equal(g?.readOnly, true, 'a read-only grant');
+    const write = await fs.call('write_file', { path: `${w}/out2/b.txt`, content: 'x' });
+    t.equal(write.isError, true);
+    t.match(write.text, 'read-only');
+    t.equal(asked.length, n + 1, 'writing in a read-only root is not asked about by ask: true');
+    t.equal(readFileSync(`${w}/out2/b.txt`, 'utf8'), 'b text');
+  });
+
+  await t.test('declined: refused, and not asked again at once', async (t) => {
+    answer = () => Promise.resolve({ action: 'decline' });
+    const n = asked.length;
+    const r = await fs.call('read_text_file', { path: `${w}/out3/c.txt` });
+    t.equal(r.isError, true);
+    t.match(r.text, 'outside every root');
+    t.equal(asked.length, n + 1);
+    const again = await fs.call('read_text_file', { path: `${w}/out3/c.txt` });
+    t.equal(again.isError, true);
+    t.match(again.text, 'not asked again before');
+    t.equal(asked.length, n + 1, 'the person is not asked twice');
+  });
+
+  await t.test('denied paths are never asked about', async (t) => {
+    answer = () =>
+      Promise.resolve({
+        action: 'accept',
+        content: { scope: 'directory', duration: '10m', readOnly: false },
+      });
+    const n = asked.length;
+    for (const path of [`${w}/secret/s.txt`, `${w}/home/private/p.txt`]) {
+      const r = await fs.call('read_text_file', { path });
+      t.equal(r.isError, true, path);
+      t.match(r.text, 'denied', path);
+    }
+    t.equal(asked.length, n, 'never asked');
+  });
+
+  await t.test('no answer within the limit: refused', async (t) => {
+    const r = await silent.call('read_text_file', { path: `${w}/out4/d.txt` });
+    t.equal(r.isError, true);
+    t.match(r.text, 'outside every root');
+    t.equal(silentAsks, 1);
+    t.notOk(
+      (await admin.grants()).grants.some((g) => g.server === 'silent'),
+      'nothing was granted',
+    );
+  });
+
+  await t.test('a host without elicitation gets the grant command', async (t) => {
+    const r = await plain.call('read_text_file', { path: `${w}/o u't/e.txt` });
+    t.equal(r.isError, true);
+    t.match(
+      r.text,
+      `to allow it, run: rootsctl grant plain '${w}/o u'\\''t/e.txt' --for 1h --read-only`,
+    );
+  });
+
+  await t.test('every ask and its answer is in the decision log', async (t) => {
+    const file = join(d.stateDir, 'decisions.jsonl');
+    const asks = (): { answer: string; server: string; granted?: unknown }[] =>
+      readFileSync(file, 'utf8')
+        .split('\n')
+        .filter((l) => l.includes('"kind":"ask"'))
+        .map((l) => JSON.parse(l) as { answer: string; server: string });
+    await waitFor(() => asks().length >= 4, 30_000, 'four asks logged');
+    const answers = asks().map((a) => `${a.server} ${a.answer}`);
+    t.same(answers.sort(), ['fs accept', 'fs accept', 'fs decline', 'silent timeout']);
+    t.ok(
+      asks()
+        .filter((a) => a.answer === 'accept')
+        .every((a) => a.granted !== undefined),
+    );
+  });
+});
