@@ -40,7 +40,10 @@ export class CallGate {
     // A tool's refusal is a tool result, so that the model reads why and can try another path.
     const content = [{ type: 'text', text }];
     // A 2026-07-28 client rejects a result without resultType; an older one ignores it.
-    const result = era === 'modern' ? { resultType: 'complete', content, isError: true } : { content, isError: true };
+    const result =
+      era === 'modern'
+        ? { resultType: 'complete', content, isError: true }
+        : { content, isError: true };
     answerHost(line, { result });
     return true;
   }

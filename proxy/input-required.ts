@@ -186,7 +186,9 @@ export class InputRequired {
     const retryKey = idKey(idText(retryId))!;
     this.legs.set(retryKey, { ...flight, rounds });
     this.legOfHost.set(flight.hostKey, retryKey);
-    this.options.toServer(setMember(setMember(flight.text, 'params', params), 'id', idText(retryId)));
+    this.options.toServer(
+      setMember(setMember(flight.text, 'params', params), 'id', idText(retryId)),
+    );
   }
 
   private owe(stateKey: string, keys: string[]): void {
@@ -201,7 +203,11 @@ export class InputRequired {
     this.options.log.warn(message);
     if (flight.method === 'tools/call') {
       // A tool's failure is a tool result, so that the model reads it.
-      const result = { resultType: 'complete', content: [{ type: 'text', text: message }], isError: true };
+      const result = {
+        resultType: 'complete',
+        content: [{ type: 'text', text: message }],
+        isError: true,
+      };
       return resultLine(flight.hostIdText, JSON.stringify(result));
     }
     return errorLine(flight.hostIdText, { code: RpcCode.INTERNAL_ERROR, message });
