@@ -47,13 +47,12 @@ export class SessionEra {
       for (const key of ENVELOPE_KEYS) if (key in meta) envelope[key] = meta[key];
       this.envelope = envelope;
       era = 'modern';
-    } else if (line.method === 'server/discover') {
-      era = 'modern';
     } else if (line.method === 'initialize' || this.initializeSeen) {
       era = 'legacy';
     } else {
-      // No handshake and no envelope: a modern session's malformed request, or a legacy one.
-      era = this.envelope !== undefined ? 'modern' : 'legacy';
+      // No handshake and no envelope: not a 2025 session, whatever else it is. Taken as modern,
+      // so that a server's roots input requests are still the proxy's to answer.
+      era = 'modern';
     }
     if (line.method !== undefined && line.isRequest) this.latest = era;
     return era;
