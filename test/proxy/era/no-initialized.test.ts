@@ -7,7 +7,7 @@ import { pathToFileURL } from 'node:url';
 import t from 'tap';
 import { startDaemon } from '../../helpers/daemon.js';
 import { eraWorld } from '../../helpers/era-policy.js';
-import { ownedShortDir } from '../../helpers/proxy.js';
+import { ownedShortDir, waitFor } from '../../helpers/proxy.js';
 import { fixtureServer, startRawSession } from '../../helpers/raw-session.js';
 
 interface Answer {
@@ -27,8 +27,15 @@ void t.test('a 2025 host that never sends initialized is enforced', async (t) =>
     server: 'v2',
     fixture: fixtureServer('v2-roots.mjs'),
   });
-  const answer = async (id: number): Promise<Answer> =>
-    JSON.parse(await s.line(`"id":${id},`, 120_000)) as Answer;
+  const find = (id: number) =>
+    s
+      .hostLines()
+      .map((l) => JSON.parse(l) as Answer)
+      .find((m) => m.id === id);
+  const answer = async (id: number): Promise<Answer> => {
+    await waitFor(() => find(id) !== undefined, 120_000, `the answer to ${id}\n${s.stderr()}`);
+    return find(id)!;
+  };
   s.send({
     jsonrpc: '2.0',
     id: 1,
