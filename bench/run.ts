@@ -5,7 +5,15 @@
 import { spawnSync } from 'node:child_process';
 import { dist } from './common.js';
 
-const ALL = ['resolve', 'socket', 'watch-latency', 'idle-cpu', 'fuzz-socket', 'decision-log'];
+const ALL = [
+  'resolve',
+  'deep-path',
+  'socket',
+  'watch-latency',
+  'idle-cpu',
+  'fuzz-socket',
+  'decision-log',
+];
 const chosen = process.argv.slice(2).length > 0 ? process.argv.slice(2) : ALL;
 const env = { ...process.env, FUZZ_SECONDS: process.env.FUZZ_SECONDS ?? '60' };
 

@@ -36,7 +36,8 @@ export interface CheckResult {
   root?: Root;
 }
 
-export type ExplainReason = 'missing' | 'expired' | 'denied' | 'not-readable' | 'outside-base';
+export type ExplainReason =
+  'missing' | 'expired' | 'denied' | 'not-readable' | 'outside-base' | 'symlink-refused';
 
 export interface ExplainRule {
   file: string;

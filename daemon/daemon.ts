@@ -5,6 +5,7 @@ import { decisionLogFile, grantsFile } from '../common/locations.js';
 import { packageVersion } from '../common/package-info.js';
 import { nodeFs } from '../policies/index.js';
 import type { DaemonStatus } from '../protocol/methods.js';
+import { removeSocketPointer, writeSocketPointer } from '../protocol/socket-pointer.js';
 import {
   DecisionLog,
   DEFAULT_DECISION_LOG_KEEP,
@@ -106,6 +107,7 @@ export class Daemon {
         intervalMs: options.rescanMs,
       });
       await guard.start();
+      await leavePointer(options, log);
       const daemon = new Daemon(options, state, listener, server, watcher, log, guard, decisions);
       self.daemon = daemon;
       log.info(
@@ -174,7 +176,25 @@ export class Daemon {
       await this.watcher.close();
       this.state.close();
       await this.decisions.close?.();
+      // Under socket activation systemd keeps the socket after we exit: the pointer stays true.
+      if (!this.listener.activated) {
+        await removeSocketPointer(this.options.stateDir, this.options.socket).catch(() => {});
+      }
     })();
     return this.closing;
+  }
+}
+
+/**
+ * Tell clients started in another environment where the socket is (protocol/socket-pointer.ts).
+ * Without it only they are worse off, so a state directory that cannot be written is a warning.
+ */
+async function leavePointer(options: DaemonOptions, log: Logger): Promise<void> {
+  try {
+    await writeSocketPointer(options.stateDir, options.socket);
+  } catch (err) {
+    log.warn(
+      `cannot write the socket pointer in ${options.stateDir} (${String(err)}); clients started without XDG_RUNTIME_DIR may not find this daemon (they can pass --socket ${options.socket})`,
+    );
   }
 }

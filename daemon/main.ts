@@ -45,7 +45,7 @@ async function run(): Promise<number> {
     process.once('SIGINT', () => stop('SIGINT'));
     process.on('SIGHUP', () => {
       log.info('SIGHUP received: reloading the policy');
-      void daemon.state.reload({ policy: true, grants: true }, 'SIGHUP');
+      void daemon.state.reload({ policy: true, grants: true, repin: true }, 'SIGHUP');
     });
     // The socket is gone and cannot be recreated: exit non-zero rather than serve on nothing.
     void daemon.guard.lost.then(() => {

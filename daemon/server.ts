@@ -163,7 +163,10 @@ export class RootsServer {
       return state.explain(params.server);
     });
     c.onRequest('policy/reload', async () => {
-      const { ok } = await state.reload({ policy: true, grants: true }, 'reload request');
+      const { ok } = await state.reload(
+        { policy: true, grants: true, repin: true },
+        'reload request',
+      );
       return { ok, revision: state.revision, errors: state.errors, warnings: state.warnings };
     });
     c.onRequest('daemon/status', () => this.deps.status());

@@ -15,6 +15,7 @@ import {
   type PolicyContext,
   type ResolvedPolicy,
 } from '../policies/index.js';
+import { LinkPins } from '../policies/anchor.js';
 import { compareUtf8 } from '../policies/paths.js';
 import { packageRoot } from '../common/package-info.js';
 import { ExpiryTimer } from './expiry-timer.js';
@@ -84,6 +85,8 @@ export class PolicyState extends EventEmitter<StateEvents> {
   private readonly subscribed = new Map<string, number>();
   private readonly jsonOf = new WeakMap<Root[], string>();
   private chain: Promise<unknown> = Promise.resolve();
+  /** Where each written path led when it entered the policy: later links are not followed. */
+  private readonly pins = new LinkPins();
   private readonly timer: ExpiryTimer;
   private readonly now: () => number;
 
@@ -120,10 +123,17 @@ export class PolicyState extends EventEmitter<StateEvents> {
     await this.reload({ policy: true, grants: true }, 'start');
   }
 
-  /** Re-read policy files and/or the grants file, then recompute. */
-  reload(what: { policy?: boolean; grants?: boolean }, reason: string): Promise<{ ok: boolean }> {
+  /**
+   * Re-read policy files and/or the grants file, then recompute. `repin` (the person asked:
+   * `rootsctl reload`, SIGHUP) follows every symlink on the policy's paths as it is now.
+   */
+  reload(
+    what: { policy?: boolean; grants?: boolean; repin?: boolean },
+    reason: string,
+  ): Promise<{ ok: boolean }> {
     return this.serial(async () => {
       const started = performance.now();
+      if (what.repin) this.pins.clear();
       const ctx = this.context();
       if (what.policy) {
         const loaded = await loadPolicySources(this.opts.configFile, ctx);
@@ -278,6 +288,7 @@ export class PolicyState extends EventEmitter<StateEvents> {
     this.current = await resolvePolicy(files, ctx, {
       includePatterns: this.base.includePatterns,
       extraPolicyFiles: [this.opts.configFile, this.opts.grantsFile],
+      pins: this.pins,
     });
     this.warnings = [...this.base.warnings, ...this.grants.warnings, ...this.current.warnings];
     this.sha256 = createHash('sha256')

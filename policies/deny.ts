@@ -4,7 +4,7 @@ import picomatch from 'picomatch';
 import type { DenyAccess } from '../common/types.js';
 import { isGlob, splitGlob } from './expand.js';
 import type { FsView, Pos } from './model.js';
-import { canonicalizeLoose, isInsideOrEqual, isStrictlyInside, selfAndAncestors } from './paths.js';
+import { canonicalizeLoose, childPath, isInsideOrEqual, selfAndAncestors } from './paths.js';
 
 /** A compiled deny: tested against a canonical path and each of its ancestors. */
 export interface DenyRule {
@@ -30,6 +30,21 @@ export interface DenyRule {
 
 const DENY_GLOB = { dot: true, noextglob: true, nonegate: true } as const;
 
+/**
+ * Compiled deny globs by pattern text: compiling costs a millisecond or more, and every
+ * resolution compiles the same protected patterns and policy denies again.
+ */
+const matchers = new Map<string, (path: string) => boolean>();
+function matcher(pattern: string): (path: string) => boolean {
+  let m = matchers.get(pattern);
+  if (!m) {
+    m = picomatch(pattern, DENY_GLOB);
+    if (matchers.size >= 10_000) matchers.clear();
+    matchers.set(pattern, m);
+  }
+  return m;
+}
+
 /** Compile a deny path (already expanded to absolute, or a `**\/` pattern). */
 export async function compileDeny(
   fs: FsView,
@@ -39,11 +54,17 @@ export async function compileDeny(
 ): Promise<DenyRule> {
   const rule: DenyRule = { ...extra, access };
   if (abs.startsWith('**/')) {
-    const m = picomatch(abs, DENY_GLOB);
     rule.pattern = abs;
-    rule.match = (p) => m(p.slice(1));
     const rest = abs.slice(3);
-    if (rest !== '' && !rest.includes('/') && !isGlob(rest)) rule.segment = rest;
+    if (rest !== '' && !rest.includes('/') && !isGlob(rest)) {
+      // `**\/NAME`: a path matches when its last segment is NAME.
+      const name = rest;
+      rule.segment = name;
+      rule.match = (p) => p.slice(p.lastIndexOf(sep) + 1) === name;
+    } else {
+      const m = matcher(abs);
+      rule.match = (p) => m(p.slice(1));
+    }
     return rule;
   }
   rule.literal = await canonicalizeLoose(fs, abs);
@@ -51,9 +72,8 @@ export async function compileDeny(
     const { base, glob } = splitGlob(abs);
     const canonBase = await canonicalizeLoose(fs, base);
     rule.base = canonBase;
-    rule.pattern = canonBase === sep ? sep + glob : `${canonBase}${sep}${glob}`;
-    const m = picomatch(rule.pattern, DENY_GLOB);
-    rule.match = (p) => m(p);
+    rule.pattern = childPath(canonBase, glob);
+    rule.match = matcher(rule.pattern);
   }
   return rule;
 }
@@ -71,28 +91,36 @@ export function covers(rule: DenyRule, path: string): boolean {
   // An absolute glob matches only below its base, and so does any ancestor that matches.
   if (rule.base !== undefined && !isInsideOrEqual(path, rule.base)) return false;
   if (rule.segment !== undefined) return (path + sep).includes(sep + rule.segment + sep);
-  return selfAndAncestors(path).some((p) => rule.match!(p));
+  return ancestorMatches(rule, path);
 }
 
 /**
- * True when something the rule denies could lie strictly inside `path` (so moving or
- * deleting `path` would move or delete it). `**\/` patterns are not considered.
+ * Whether the rule's glob matches the path or an ancestor. Only an ancestor whose last segment
+ * could match the pattern's last segment is tried, so a path of thousands of components costs
+ * one pass over its text, not a glob match per ancestor.
  */
-export function mayContainMatch(rule: DenyRule, path: string): boolean {
-  if (rule.literal !== undefined && isStrictlyInside(rule.literal, path)) return true;
-  if (rule.pattern === undefined || rule.base === undefined) return false;
-  if (isStrictlyInside(rule.base, path) || rule.base === path) return true;
-  if (!isStrictlyInside(path, rule.base)) return false;
-  // `path` is below the base: does it match a proper prefix of the glob's segments?
-  const globSegs = rule.pattern.slice(rule.base.length + 1).split('/');
-  const pathSegs = path.slice(rule.base.length + 1).split(sep);
-  for (let i = 0; i < pathSegs.length; i++) {
-    const g = globSegs[i];
-    if (g === undefined) return false;
-    if (g === '**') return true;
-    if (!picomatch(g, DENY_GLOB)(pathSegs[i]!)) return false;
+function ancestorMatches(rule: DenyRule, path: string): boolean {
+  const last = rule.pattern === undefined ? undefined : lastLiteral(rule.pattern);
+  if (last === undefined) return selfAndAncestors(path).some((p) => rule.match!(p));
+  const needle = sep + last;
+  for (let at = path.indexOf(needle); at !== -1; at = path.indexOf(needle, at + 1)) {
+    const end = at + needle.length;
+    if ((end === path.length || path.charCodeAt(end) === 0x2f) && rule.match!(path.slice(0, end)))
+      return true;
   }
-  return pathSegs.length < globSegs.length;
+  return false;
+}
+
+const lastLiterals = new Map<string, string | undefined>();
+
+/** The pattern's last segment when it has no glob syntax (most deny patterns end in a name). */
+function lastLiteral(pattern: string): string | undefined {
+  if (lastLiterals.has(pattern)) return lastLiterals.get(pattern);
+  const seg = pattern.slice(pattern.lastIndexOf('/') + 1);
+  const out = seg !== '' && !isGlob(seg) && !seg.includes('\\') ? seg : undefined;
+  if (lastLiterals.size > 10_000) lastLiterals.clear();
+  lastLiterals.set(pattern, out);
+  return out;
 }
 
 /** How a rule is named in a reason: what was written, and where. */

@@ -4,12 +4,12 @@ import picomatch from 'picomatch';
 import { errnoCode } from '../common/errors.js';
 import { GLOB_OPTIONS, splitGlob } from './expand.js';
 import type { FsView } from './model.js';
-import { isInsideOrEqual } from './paths.js';
+import { childPath, isStrictlyInside } from './paths.js';
 
 export type EntryKind = 'directory' | 'file' | 'any';
 
 export interface GlobMatch {
-  /** The matched path as walked (not canonical). */
+  /** The matched path as walked from the canonical base (for a link: the link itself). */
   path: string;
   /** Its canonical path (`realpath`). */
   canonical: string;
@@ -19,7 +19,7 @@ export interface GlobResult {
   matches: GlobMatch[];
   /** Directories that could not be read, with the errno code. */
   unreadable: { path: string; code: string }[];
-  /** Symlinks dropped because their target lies outside the glob's base. */
+  /** Symlinks dropped because their target is not something the glob itself would grant. */
   outsideBase: string[];
   /** Entries dropped because their name is not valid UTF-8. */
   notUtf8: string[];
@@ -30,23 +30,39 @@ export interface GlobResult {
   depth: number;
 }
 
+/** A glob's static base, the part below it, and how deep a walk of it goes. */
+export function globShape(pattern: string): {
+  base: string;
+  glob: string;
+  segments: string[];
+  recursive: boolean;
+  depth: number;
+} {
+  const { base, glob } = splitGlob(pattern);
+  const segments = glob.split('/').filter((s) => s !== '');
+  const recursive = segments.includes('**');
+  return { base, glob, segments, recursive, depth: recursive ? Infinity : segments.length - 1 };
+}
+
 /** Directories a `**` walk does not enter unless the pattern names them. */
 export const HEAVY_DIRS = ['node_modules'];
 
 /**
- * Every existing entry matching `pattern` (absolute) of the given kind. Never follows a
- * symlinked directory while walking; keeps a matched symlink only if its canonical target
- * lies inside the canonical base; `*` and `**` do not match dot names unless spelled.
+ * Every existing entry matching `pattern` (absolute) of the given kind. Walks the canonical
+ * base (`resolvedBase` when the caller has already resolved it, else `realpath` of the
+ * static base) and never follows a symlinked directory while walking. A matched symlink is
+ * kept only if its canonical target is itself granted by the glob: strictly inside the base,
+ * and equal to or inside an entry the pattern matches. So a link `evil/docs -> ..` matched
+ * by a `docs` glob cannot yield the base or another repository, and no link reaches a dot
+ * directory that `*` skips. `*` and `**` do not match dot names unless spelled.
  */
 export async function expandGlob(
   fs: FsView,
   pattern: string,
   kind: EntryKind,
+  resolvedBase?: string,
 ): Promise<GlobResult> {
-  const { base, glob } = splitGlob(pattern);
-  const segments = glob.split('/').filter((s) => s !== '');
-  const recursive = segments.includes('**');
-  const depth = recursive ? Infinity : segments.length - 1;
+  const { base, glob, segments, recursive, depth } = globShape(pattern);
   const result: GlobResult = {
     matches: [],
     unreadable: [],
@@ -58,7 +74,7 @@ export async function expandGlob(
   };
   let canonicalBase: string;
   try {
-    canonicalBase = await fs.realpath(base);
+    canonicalBase = resolvedBase ?? (await fs.realpath(base));
   } catch (err) {
     const code = errnoCode(err);
     if (code === 'ENOENT' || code === 'ENOTDIR') return result;
@@ -83,7 +99,7 @@ export async function expandGlob(
     const descend: Promise<void>[] = [];
     for (const entry of entries) {
       const name = entry.name;
-      const path = dir === sep ? sep + name : dir + sep + name;
+      const path = childPath(dir, name);
       const relPath = rel === '' ? name : `${rel}/${name}`;
       if (name.includes('\uFFFD') && !(await exists(fs, path))) {
         result.notUtf8.push(path);
@@ -118,20 +134,28 @@ export async function expandGlob(
       } catch {
         return; // dangling or looping link: nothing to grant
       }
-      if (!isInsideOrEqual(canonical, canonicalBase)) {
+      if (!grantedByGlob(canonical)) {
         result.outsideBase.push(path);
         return;
       }
     } else {
-      // Walking never enters a symlink, so below the canonical base a walked path is canonical.
-      canonical = canonicalBase === base ? path : canonicalBase + path.slice(base.length);
+      // The walk starts at the canonical base and never enters a link: a walked path is canonical.
+      canonical = path;
     }
     if (kind === 'directory' && !targetIsDir) return;
     if (kind === 'file' && targetIsDir) return;
     result.matches.push({ path, canonical });
   };
 
-  await walk(base, '', 0);
+  /** Whether a link's canonical target is, or lies inside, an entry the glob matches. */
+  const grantedByGlob = (target: string): boolean => {
+    if (!isStrictlyInside(target, canonicalBase)) return false;
+    const rel = target.slice(canonicalBase === sep ? 1 : canonicalBase.length + 1).split(sep);
+    for (let n = 1; n <= rel.length; n++) if (whole(rel.slice(0, n).join('/'))) return true;
+    return false;
+  };
+
+  await walk(canonicalBase, '', 0);
   return result;
 }
 

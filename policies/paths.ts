@@ -1,6 +1,6 @@
 /** Path helpers that compare by whole segments: the only way this project compares paths. */
 import { dirname, sep } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { errnoCode } from '../common/errors.js';
 import type { FsView } from './model.js';
 
@@ -44,6 +44,19 @@ export function toUri(path: string): string {
   return uri;
 }
 
+/** A doubled slash, a `.` or `..` segment, or a trailing slash: what `pathToFileURL` rewrites. */
+const NOT_NORMAL = /\/\/|\/\.\.?(?:\/|$)|.\/$/;
+
+/**
+ * The path that `toUri(path)` names, read back from the URI. The roots list sends URIs and the
+ * access decision compares paths: both use this, so they cannot disagree on a spelling. (The
+ * URI's percent-encoding round-trips exactly, so only a path that is not lexically normal,
+ * which `pathToFileURL` rewrites, needs the round trip.)
+ */
+export function listedPath(path: string): string {
+  return NOT_NORMAL.test(path) ? fileURLToPath(toUri(path)) : path;
+}
+
 /**
  * Compare two strings as their UTF-8 bytes would compare (code point order), without
  * encoding them: UTF-16 differs only where a surrogate meets a unit at or above U+E000.
@@ -66,9 +79,30 @@ export function compareUtf8(a: string, b: string): number {
 const MAX_LINKS = 40;
 
 /**
+ * `rel` (segments joined by `/`, no leading slash) below the directory `dir`. The one way this
+ * project appends to a path: `/` + `etc` is `/etc`, never `//etc`, so the roots list and the
+ * access decision, which both build paths here, cannot disagree on a spelling.
+ */
+export function childPath(dir: string, rel: string): string {
+  if (rel === '') return dir;
+  return dir === sep ? sep + rel : dir + sep + rel;
+}
+
+/** `path` (equal to or inside `from`) moved to the same place below `to`. */
+export function rebase(path: string, from: string, to: string): string {
+  if (path === from) return to;
+  return childPath(to, path.slice(from === sep ? 1 : from.length + 1));
+}
+
+/**
  * The canonical form of a path that may not exist: `realpath` of it, or of its nearest
  * existing ancestor with the rest appended. A dangling symlink is followed to its target,
  * so a write through it is judged where it would land.
+ *
+ * The cost does not grow with the number of missing components: after one failed `realpath`
+ * the existing part is walked from the top, one `lstat` per component, and the first missing
+ * component ends the walk (nothing below a missing entry can exist, so nothing below it can be
+ * a link).
  */
 export async function canonicalizeLoose(fs: FsView, path: string, depth = 0): Promise<string> {
   try {
@@ -79,25 +113,49 @@ export async function canonicalizeLoose(fs: FsView, path: string, depth = 0): Pr
   }
   if (depth > MAX_LINKS)
     throw Object.assign(new Error(`too many symlinks: ${path}`), { code: 'ELOOP' });
-  const parent = dirname(path);
-  if (parent === path) return path;
-  // Only links count towards the limit: a path may have any number of missing components.
-  const canonParent = await canonicalizeLoose(fs, parent, depth);
-  const base = path.slice(parent === sep ? 1 : parent.length + 1);
-  const joined = canonParent === sep ? sep + base : canonParent + sep + base;
-  // A dangling symlink as the last component: judge the path it points to.
-  try {
-    const st = await fs.lstat(joined);
-    if (st.isSymbolicLink() && fs.readlink) {
-      const target = await fs.readlink(joined);
-      const next = target.startsWith(sep) ? target : canonParent + sep + target;
-      return await canonicalizeLoose(fs, normalizeLexically(next), depth + 1);
+  const segments = path.split(sep).filter((s) => s !== '');
+  let canon: string = sep;
+  for (let i = 0; i < segments.length; i++) {
+    const here = childPath(canon, segments[i]!);
+    let st;
+    try {
+      st = await fs.lstat(here);
+    } catch (err) {
+      const code = errnoCode(err);
+      if (code !== 'ENOENT' && code !== 'ENOTDIR') throw err;
+      // The first missing component (or one below a file): the rest is appended as written.
+      return withinLimits(childPath(canon, segments.slice(i).join(sep)), segments.slice(i));
     }
-  } catch (err) {
-    const code = errnoCode(err);
-    if (code !== 'ENOENT' && code !== 'ENOTDIR') throw err;
+    if (!st.isSymbolicLink()) {
+      canon = here;
+      continue;
+    }
+    const rest = segments.slice(i + 1).join(sep);
+    try {
+      canon = await fs.realpath(here);
+      continue;
+    } catch (err) {
+      const code = errnoCode(err);
+      if (code !== 'ENOENT' && code !== 'ENOTDIR') throw err;
+    }
+    // A dangling link: judge the path it points to, with the rest appended.
+    if (!fs.readlink) return childPath(here, rest);
+    const target = await fs.readlink(here);
+    const next = target.startsWith(sep) ? target : childPath(canon, target);
+    return canonicalizeLoose(fs, normalizeLexically(childPath(next, rest)), depth + 1);
   }
-  return joined;
+  return canon;
+}
+
+/** Linux's limits: what the kernel would refuse for the missing part, which was never asked. */
+const PATH_MAX = 4096;
+const NAME_MAX = 255;
+
+function withinLimits(path: string, missing: string[]): string {
+  const tooLong =
+    Buffer.byteLength(path) >= PATH_MAX || missing.some((s) => Buffer.byteLength(s) > NAME_MAX);
+  if (tooLong) throw Object.assign(new Error(`name too long: ${path}`), { code: 'ENAMETOOLONG' });
+  return path;
 }
 
 /** Resolve `.` and `..` segments lexically and drop a trailing slash. */

@@ -3,24 +3,50 @@ import { dirname, join } from 'node:path';
 import type { FsView } from './model.js';
 import { compileDeny, type DenyRule } from './deny.js';
 
-/** MCP host configuration files, relative to the home directory. */
+/*
+ * What belongs here (docs/security.md, "Protected paths"): a path is protected when a program
+ * that runs as the person reads it and, because of what it says, runs a command, starts or adds
+ * an MCP server, or loads code, without the person approving that change first: at login, when a
+ * shell or a host starts, when a folder is opened, on a routine command (`git status`,
+ * `git commit`), or when it changes what mcp-roots enforces. Where a host keeps such files in a
+ * folder of its own, the whole folder is protected, so that a file added to it later is too.
+ */
+
+/** Relative to the home directory: host configuration folders and files that start servers or run code. */
 export const HOST_CONFIG_FILES = [
-  '.cursor/mcp.json',
+  // Claude Code: settings (hooks, MCP servers, plugins), its own folder, the user-scope servers
+  '.claude',
   '.claude.json',
-  '.claude/settings.json',
-  '.claude/settings.local.json',
+  // Cursor (mcp.json, hooks.json, extensions), VS Code and its forks (extensions run at start)
+  '.cursor',
+  '.vscode',
+  '.vscode-oss',
+  '.vscode-server',
+  '.windsurf',
+  // Gemini CLI (settings.json with mcpServers and hooks, extensions, commands)
+  '.gemini',
+  // Codex (config.toml with mcp_servers and notify, hooks)
+  '.codex',
+  // Windsurf (~/.codeium/windsurf/mcp_config.json and hooks)
+  '.codeium',
+  // Continue (config.yaml, config.ts that runs, mcpServers/)
+  '.continue',
+  // Kiro (settings/mcp.json, hooks)
+  '.kiro',
 ];
 
-/** MCP host configuration files, relative to `$XDG_CONFIG_HOME` (and to `~/.config`). */
+/** Relative to `$XDG_CONFIG_HOME` (and to `~/.config`): host configuration. */
 export const HOST_CONFIG_IN_CONFIG_HOME = [
   'Claude/claude_desktop_config.json',
-  'Code/User/settings.json',
-  'Code/User/mcp.json',
-  'Code - Insiders/User/settings.json',
-  'Code - Insiders/User/mcp.json',
-  'VSCodium/User/settings.json',
-  'VSCodium/User/mcp.json',
-  'Cursor/User/settings.json',
+  // VS Code and its forks, whole: settings, mcp.json, tasks.json, and globalStorage, where
+  // extensions such as Cline and Roo Code keep the MCP servers they start
+  'Code/User',
+  'Code - Insiders/User',
+  'VSCodium/User',
+  'Cursor/User',
+  'Windsurf/User',
+  // Zed: settings.json holds context_servers; tasks.json commands
+  'zed',
 ];
 
 /**
@@ -35,7 +61,71 @@ export const DAEMON_CONFIG_IN_CONFIG_HOME = [
   'systemd/user/mcp-rootsd.socket.d',
   'environment.d',
 ];
-export const HOST_CONFIG_PATTERNS = ['**/.vscode/mcp.json', '**/.cursor/mcp.json', '**/.mcp.json'];
+
+/**
+ * What the systemd user manager runs or applies to every unit, relative to `$XDG_CONFIG_HOME`:
+ * any unit or drop-in there runs code at login, and `service.d/`, `mcp-.service.d/` (prefix
+ * drop-ins), `user.conf` and `user.conf.d/` reach mcp-rootsd's own unit as well.
+ */
+export const SYSTEMD_IN_CONFIG_HOME = ['systemd/user', 'systemd/user.conf', 'systemd/user.conf.d'];
+
+/** Relative to `$XDG_CONFIG_HOME` (and `~/.config`): what runs when a session or shell starts. */
+export const STARTUP_IN_CONFIG_HOME = ['autostart', 'fish', 'git'];
+
+/** Relative to the home directory: shell start-up, git's and other tools' configuration, units. */
+export const STARTUP_FILES = [
+  '.bashrc',
+  '.bash_profile',
+  '.bash_login',
+  '.bash_logout',
+  '.profile',
+  '.zshrc',
+  '.zshenv',
+  '.zprofile',
+  '.zlogin',
+  '.zlogout',
+  '.xprofile',
+  '.xsessionrc',
+  '.pam_environment',
+  '.gitconfig',
+  '.local/share/systemd/user',
+  '.local/bin',
+  // commands run on routine use: ssh's ProxyCommand and rc (git push), npm's script-shell and
+  // node-options (npm run), cargo's rustc-wrapper and runners (cargo build)
+  '.ssh/config',
+  '.ssh/rc',
+  // lets whoever holds a key run commands as you
+  '.ssh/authorized_keys',
+  '.ssh/authorized_keys2',
+  '.npmrc',
+  '.cargo/config.toml',
+  '.cargo/config',
+];
+
+/**
+ * Host configuration inside any project. Each is one segment after `**`, so that moving a project
+ * never depends on these (docs/policy.md, "Moves").
+ */
+export const HOST_CONFIG_PATTERNS = [
+  '**/.vscode',
+  '**/.cursor',
+  '**/.claude',
+  '**/.gemini',
+  '**/.codex',
+  '**/.zed',
+  '**/.continue',
+  '**/.windsurf',
+  '**/.kiro',
+  '**/.roo',
+  '**/.mcp.json',
+];
+
+/**
+ * A repository's git hooks and configuration: hooks, `core.fsmonitor` and `core.hooksPath` run
+ * code on `git status` and `git commit`. Two segments: only a directory named `.git` itself
+ * depends on its place (it cannot be created or moved whole).
+ */
+export const GIT_PATTERNS = ['**/.git/hooks', '**/.git/config'];
 
 export interface ProtectedInput {
   home: string;
@@ -86,6 +176,8 @@ export async function protectedRules(fs: FsView, input: ProtectedInput): Promise
   if (input.runtimeDir) add(input.runtimeDir, `${input.runtimeDir} (mcp-roots runtime)`);
   for (const rel of HOST_CONFIG_FILES)
     add(join(input.home, rel), `~/${rel} (MCP host configuration)`);
+  for (const rel of STARTUP_FILES)
+    add(join(input.home, rel), `~/${rel} (runs as you at login or on a routine command)`);
   const configHomes = new Set([
     join(input.home, '.config'),
     input.configHome ?? join(input.home, '.config'),
@@ -95,6 +187,10 @@ export async function protectedRules(fs: FsView, input: ProtectedInput): Promise
       add(join(base, rel), `${join(base, rel)} (MCP host configuration)`);
     for (const rel of DAEMON_CONFIG_IN_CONFIG_HOME)
       add(join(base, rel), `${join(base, rel)} (starts and configures mcp-rootsd)`);
+    for (const rel of SYSTEMD_IN_CONFIG_HOME)
+      add(join(base, rel), `${join(base, rel)} (systemd runs it as you; reaches mcp-rootsd too)`);
+    for (const rel of STARTUP_IN_CONFIG_HOME)
+      add(join(base, rel), `${join(base, rel)} (runs as you at login or on a routine command)`);
   }
   // The code that decides every access, not the rest of a clone (its examples may be roots).
   if (input.installDir) {
@@ -105,5 +201,7 @@ export async function protectedRules(fs: FsView, input: ProtectedInput): Promise
   }
   for (const pattern of HOST_CONFIG_PATTERNS)
     add(pattern, `${pattern} (MCP host configuration)`, { inMeta: false });
+  for (const pattern of GIT_PATTERNS)
+    add(pattern, `${pattern} (git runs it on routine commands)`, { inMeta: false });
   return Promise.all(rules);
 }

@@ -1,28 +1,34 @@
 /** From parsed policy files to each server's roots and access decisions (POLICY.md "Meaning"). */
-import { constants } from 'node:fs';
-import { basename, dirname, isAbsolute } from 'node:path';
+import { isAbsolute } from 'node:path';
 import { errnoCode } from '../common/errors.js';
 import type {
   CheckResult,
   DenyMeta,
-  ExplainReason,
   ExplainResult,
   ExplainRule,
   PolicyError,
   Root,
   ToolRule,
 } from '../common/types.js';
-import { compileDeny, covers, describeRule, mayContainMatch, type DenyRule } from './deny.js';
+import { compileDeny, covers, describeRule, type DenyRule } from './deny.js';
+import { mayHoldEntries, linkItself, positionDependent } from './descendants.js';
+import { anchorOf, type Anchor, type LinkPins } from './anchor.js';
+import {
+  applyExpansion,
+  dedupeDirs,
+  expandEntry,
+  nearestExisting,
+  type EntryResult,
+  type Expansion,
+} from './entry.js';
 import { isGlob, splitGlob } from './expand.js';
 import { memoFs } from './fs.js';
-import { expandGlob, HEAVY_DIRS } from './glob.js';
 import type {
   DenyEntry,
   ParsedPolicyFile,
   PolicyContext,
   Pos,
   ResolvedPolicy,
-  RootEntry,
   ServerBlock,
   WatchPlan,
 } from './model.js';
@@ -31,20 +37,12 @@ import {
   compareUtf8,
   isInsideOrEqual,
   isStrictlyInside,
+  listedPath,
   normalizeLexically,
   toUri,
 } from './paths.js';
 import { protectedRules } from './protected.js';
 import { compileServerPattern, hasWildcard, unescapeStars } from './server-pattern.js';
-
-/** One root entry of one server block, resolved against the filesystem. */
-interface EntryResult {
-  entry: RootEntry;
-  readOnly: boolean;
-  expired: boolean;
-  matches: { canonical: string; name: string }[];
-  reason?: ExplainReason;
-}
 
 interface Block {
   block: ServerBlock;
@@ -76,6 +74,11 @@ export interface ResolveOptions {
   includePatterns?: string[];
   /** Extra policy files to protect and watch even if not loaded (the grants file, a missing main file). */
   extraPolicyFiles?: string[];
+  /**
+   * Where each written root and glob base led when it entered the policy (the daemon keeps
+   * these across resolutions). Without pins every resolution follows links as they are now.
+   */
+  pins?: LinkPins;
 }
 
 /** Resolve parsed policy files (in file order, grants last) at `ctx.now`. */
@@ -126,6 +129,17 @@ export async function resolvePolicy(
     );
   const globalDenies = await compileDenies(files.flatMap((f) => f.deny));
 
+  const canonicalHome = await canonicalizeLoose(fs, ctx.home).catch(() => ctx.home);
+  const anchors = new Map<string, Promise<Anchor>>();
+  const anchor = (written: string): Promise<Anchor> => {
+    let a = anchors.get(written);
+    if (!a) {
+      a = anchorOf(fs, written, { home: ctx.home, canonicalHome, pins: options.pins });
+      anchors.set(written, a);
+    }
+    return a;
+  };
+
   let nextExpiry: number | undefined;
   const blocks: Block[] = [];
   // Many entries name the same path or glob: expand each (path, kind) once per resolution.
@@ -157,7 +171,7 @@ export async function resolvePolicy(
         const key = `${entry.kind ?? 'directory'}\0${abs}`;
         let expansion = expansions.get(key);
         if (!expansion) {
-          expansion = expandEntry(fs, abs, entry.kind ?? 'directory');
+          expansion = expandEntry(fs, abs, entry.kind ?? 'directory', anchor);
           expansions.set(key, expansion);
         }
         pending.push(expansion.then((x) => applyExpansion(x, entry, result, warn)));
@@ -171,6 +185,7 @@ export async function resolvePolicy(
     if (x.watch.recursive) plan.recursive.push(x.watch.recursive);
   }
   plan.dirs = dedupeDirs(plan.dirs);
+  options.pins?.sweep();
   return new Resolution(
     ctx,
     files,
@@ -181,142 +196,6 @@ export async function resolvePolicy(
     globalDenies,
     protectedList,
   );
-}
-
-async function nearestExisting(fs: PolicyContext['fs'], path: string): Promise<string> {
-  let cur = path;
-  for (;;) {
-    try {
-      if ((await fs.stat(cur)).isDirectory()) return cur;
-    } catch {
-      // keep climbing
-    }
-    const up = dirname(cur);
-    if (up === cur) return cur;
-    cur = up;
-  }
-}
-
-/** What one path or glob yields on the filesystem, shared by every entry that names it. */
-interface Expansion {
-  literal: boolean;
-  /** Readable matches. */
-  candidates: { path: string; canonical: string }[];
-  /** Warnings, without the entry's own text. */
-  notes: string[];
-  /** The matches named by their base names, made once for every entry that gives no name. */
-  defaultMatches?: { canonical: string; name: string }[];
-  reason?: ExplainReason;
-  watch: { dir?: WatchPlan['dirs'][number]; recursive?: WatchPlan['recursive'][number] };
-}
-
-async function expandEntry(
-  fs: PolicyContext['fs'],
-  abs: string,
-  kind: 'directory' | 'file' | 'any',
-): Promise<Expansion> {
-  const x: Expansion = { literal: false, candidates: [], notes: [], watch: {} };
-  let lstatCode: string | undefined;
-  try {
-    await fs.lstat(abs);
-    x.literal = true;
-  } catch (err) {
-    x.literal = false;
-    lstatCode = errnoCode(err);
-  }
-  const found: { path: string; canonical: string }[] = [];
-  if (x.literal || !isGlob(abs)) {
-    x.watch.dir = { path: await nearestExisting(fs, dirname(abs)), depth: 0 };
-    if (!x.literal && lstatCode === 'EACCES') {
-      // A parent that cannot be searched: the path may well exist, and "missing" would mislead.
-      x.reason = 'not-readable';
-      x.notes.push(`cannot reach ${abs} (EACCES); it is watched and appears when readable`);
-      return x;
-    }
-    if (!x.literal) {
-      x.reason = 'missing';
-      x.notes.push(`${abs} does not exist (yet); it is watched and appears when created`);
-      return x;
-    }
-    try {
-      found.push({ path: abs, canonical: await fs.realpath(abs) });
-    } catch (err) {
-      x.reason = errnoCode(err) === 'EACCES' ? 'not-readable' : 'missing';
-      x.notes.push(`cannot resolve ${abs} (${errnoCode(err) ?? String(err)})`);
-      return x;
-    }
-  } else {
-    const g = await expandGlob(fs, abs, kind);
-    if (g.recursive) {
-      const ignore = [...HEAVY_DIRS, '.git'].filter((h) => !abs.includes(`/${h}`));
-      const base = await nearestExisting(fs, g.base);
-      // Until the base exists, watch its nearest ancestor shallowly, not all of it recursively.
-      if (base === g.base) x.watch.recursive = { path: base, ignore };
-      else x.watch.dir = { path: base, depth: 0 };
-    } else {
-      const base = await nearestExisting(fs, g.base);
-      x.watch.dir = { path: base, depth: base === g.base ? g.depth : 0 };
-    }
-    for (const u of g.unreadable) x.notes.push(`cannot read ${u.path} (${u.code}); skipped`);
-    for (const o of g.outsideBase)
-      x.notes.push(`${o} is a symlink leading outside ${g.base}; not granted`);
-    for (const n of g.notUtf8) x.notes.push(`${n} is not valid UTF-8 and cannot be a URI; skipped`);
-    found.push(...g.matches);
-    if (found.length === 0) {
-      x.reason =
-        g.outsideBase.length > 0
-          ? 'outside-base'
-          : g.unreadable.length > 0
-            ? 'not-readable'
-            : 'missing';
-      if (x.reason === 'missing') x.notes.push('matches nothing (yet); it is watched');
-      return x;
-    }
-  }
-  const readable = await Promise.all(
-    found.map((c) =>
-      fs.access(c.canonical, constants.R_OK).then(
-        () => true,
-        () => false,
-      ),
-    ),
-  );
-  found.forEach((c, i) => {
-    if (readable[i]) x.candidates.push(c);
-    else x.notes.push(`${c.canonical} is not readable; not granted`);
-  });
-  if (x.candidates.length === 0) x.reason = 'not-readable';
-  return x;
-}
-
-/** Give one entry what its path yielded, with its own names and warnings. */
-function applyExpansion(
-  x: Expansion,
-  entry: RootEntry,
-  result: EntryResult,
-  warn: (pos: Pos, message: string) => void,
-): void {
-  for (const note of x.notes) warn(entry.pos, `${entry.path}: ${note}`);
-  if (x.reason !== undefined && x.candidates.length === 0) result.reason = x.reason;
-  if (entry.name === undefined) {
-    // Entries without a name of their own share one list of matches per expansion.
-    x.defaultMatches ??= x.candidates.map((c) => ({
-      canonical: c.canonical,
-      name: basename(c.path),
-    }));
-    result.matches = x.defaultMatches;
-    return;
-  }
-  for (const c of x.candidates) {
-    const name = x.literal ? entry.name : entry.name.replaceAll('{base}', basename(c.path));
-    result.matches.push({ canonical: c.canonical, name });
-  }
-}
-
-function dedupeDirs(dirs: WatchPlan['dirs']): WatchPlan['dirs'] {
-  const best = new Map<string, number>();
-  for (const d of dirs) best.set(d.path, Math.max(best.get(d.path) ?? -1, d.depth));
-  return [...best].map(([path, depth]) => ({ path, depth }));
 }
 
 class Resolution implements ResolvedPolicy {
@@ -441,9 +320,11 @@ class Resolution implements ResolvedPolicy {
           nextExpiry = nextExpiry === undefined ? exp : Math.min(nextExpiry, exp);
         }
         for (const m of e.matches) {
-          const a = agg.get(m.canonical);
+          // Keyed by the path the root's URI names: the list and the decision are one computation.
+          const canonical = listedPath(m.canonical);
+          const a = agg.get(canonical);
           if (!a) {
-            agg.set(m.canonical, {
+            agg.set(canonical, {
               name: m.name,
               writable: !e.readOnly,
               expires: exp,
@@ -506,8 +387,19 @@ class Resolution implements ResolvedPolicy {
     } catch (err) {
       return no(`cannot resolve ${path} (${errnoCode(err) ?? String(err)})`);
     }
-    const first = this.decide(view, server, path, canonical, access);
-    if (!first.allowed || !/[^\p{ASCII}]/u.test(path)) return first;
+    const holds = access === 'write' && (await mayHoldEntries(this.ctx.fs, canonical));
+    const first = this.decide(view, server, path, canonical, access, holds);
+    if (!first.allowed) return first;
+    if (access === 'write') {
+      // A rename replaces a symlink itself, not its target: judge where the link stands too.
+      const self = await linkItself(this.ctx.fs, normalizeLexically(path));
+      if (self !== undefined && self !== canonical) {
+        const result = this.decide(view, server, self, self, access, false);
+        if (!result.allowed)
+          return { ...result, reason: `${path} is a symlink, and replacing it: ${result.reason}` };
+      }
+    }
+    if (!/[^\p{ASCII}]/u.test(path)) return first;
     // A server may open a Unicode-equivalent name for one that does not exist (the filesystem
     // server does, NFC for NFD): every spelling must be allowed.
     for (const form of ['NFC', 'NFD'] as const) {
@@ -516,7 +408,8 @@ class Resolution implements ResolvedPolicy {
         normalizeLexically(path.normalize(form)),
       ).catch(() => canonical);
       if (other === canonical) continue;
-      const result = this.decide(view, server, other, other, access);
+      const otherHolds = access === 'write' && (await mayHoldEntries(this.ctx.fs, other));
+      const result = this.decide(view, server, other, other, access, otherHolds);
       if (!result.allowed)
         return { ...result, reason: `${path} may open its ${form} spelling: ${result.reason}` };
     }
@@ -529,6 +422,8 @@ class Resolution implements ResolvedPolicy {
     path: string,
     canonical: string,
     access: 'read' | 'write',
+    /** The path is a directory or missing: a write of it may move a whole tree (a rename). */
+    holds: boolean,
   ): CheckResult {
     const no = (reason: string, root?: Root): CheckResult =>
       root ? { allowed: false, access, reason, root } : { allowed: false, access, reason };
@@ -550,12 +445,21 @@ class Resolution implements ResolvedPolicy {
       for (const d of view.denies) {
         if (covers(d, canonical))
           return no(`writing ${shown} is denied by ${describeRule(d)}`, best.root);
-        if (mayContainMatch(d, canonical)) {
+        if (holds && positionDependent(d, canonical)) {
           return no(
-            `writing ${shown} would move or remove what ${describeRule(d)} protects`,
+            `writing ${shown} as a whole (moving, renaming or replacing it) could carry what ${describeRule(d)} covers inside it, in or out`,
             best.root,
           );
         }
+      }
+      const nested = holds
+        ? view.info.find((r) => r.readOnly && isStrictlyInside(r.canonical, canonical))
+        : undefined;
+      if (nested) {
+        return no(
+          `writing ${shown} as a whole (moving, renaming or replacing it) would move the read-only root ${nested.root.uri} inside it`,
+          best.root,
+        );
       }
       if (best.readOnly) return no(`${shown} is in the read-only root ${best.root.uri}`, best.root);
     }
@@ -584,8 +488,8 @@ class Resolution implements ResolvedPolicy {
     for (const b of blocks) {
       for (const e of b.entries) {
         const yielded = e.matches
-          .filter((m) => listed.has(m.canonical))
-          .map((m) => toUri(m.canonical));
+          .filter((m) => listed.has(listedPath(m.canonical)))
+          .map((m) => toUri(listedPath(m.canonical)));
         const rule: ExplainRule = {
           ...posOf(e.entry.pos),
           kind: 'root',
@@ -595,7 +499,7 @@ class Resolution implements ResolvedPolicy {
         if (yielded.length === 0) {
           const reason =
             e.reason ??
-            (e.matches.some((m) => view.dropped.has(m.canonical))
+            (e.matches.some((m) => view.dropped.has(listedPath(m.canonical)))
               ? 'denied'
               : e.expired
                 ? 'expired'

@@ -3,6 +3,7 @@ import { EventEmitter } from 'node:events';
 import { createConnection, type Socket } from 'node:net';
 import { dirname } from 'node:path';
 import { errnoCode, RootsError } from '../common/errors.js';
+import { stateDir } from '../common/locations.js';
 import type { Access, CheckResult, ExplainResult } from '../common/types.js';
 import { JsonRpcConnection, type RequestOptions } from './connection.js';
 import { CLIENT_MAX_LINE_BYTES } from './framer.js';
@@ -20,7 +21,13 @@ import {
   type ReloadResult,
   type ResultOf,
 } from './methods.js';
-import { checkSocketDir, checkSocketPathLength, resolveSocketPath } from './socket-path.js';
+import { readSocketPointer } from './socket-pointer.js';
+import {
+  checkSocketDir,
+  checkSocketPathLength,
+  resolveSocketPath,
+  SOCKET_ENV,
+} from './socket-path.js';
 
 /** How long the client waits to connect and for each answer unless told otherwise. */
 export const DEFAULT_CLIENT_TIMEOUT_MS = 10_000;
@@ -33,6 +40,8 @@ export interface ConnectOptions {
   socket?: string | undefined;
   /** The environment to resolve the socket from (default `process.env`). */
   env?: Readonly<Record<string, string | undefined>>;
+  /** Where to look for the daemon's pointer when no socket is there (default: the state directory). */
+  stateDir?: string;
   /** The user whose daemon to reach (default `process.getuid()`). */
   uid?: number;
   /** Sent in `initialize`; shown by `rootsctl status`. */
@@ -105,6 +114,19 @@ function connectSocket(socketPath: string, timeoutMs: number): Promise<Socket> {
   });
 }
 
+/** Connect to the daemon on `socketPath` after checking, so that nobody else can answer in its place. */
+async function dial(socketPath: string, uid: number, timeoutMs: number): Promise<Socket> {
+  checkSocketPathLength(socketPath);
+  await checkSocketDir(dirname(socketPath), uid);
+  return connectSocket(socketPath, timeoutMs);
+}
+
+/** Whether `err` says that no daemon listens there (as opposed to one that is unsafe or stuck). */
+function notRunning(err: unknown): boolean {
+  if (!(err instanceof RootsError) || err.code !== 'DAEMON_UNREACHABLE') return false;
+  return ['ENOENT', 'ECONNREFUSED', 'ENOTDIR'].includes(errnoCode(err.cause) ?? '');
+}
+
 /** A connection to mcp-rootsd; every method sends one request and returns its exact `result`. */
 export class RootsClient extends EventEmitter<ClientEvents> {
   /** The socket this client is connected to. */
@@ -131,20 +153,34 @@ export class RootsClient extends EventEmitter<ClientEvents> {
     connection.once('close', (reason) => this.emit('close', reason));
   }
 
-  /** Find the socket (PROTOCOL.md's order), check its directory, connect and `initialize`. */
+  /**
+   * Find the socket (PROTOCOL.md's order; then the daemon's pointer), check its directory, connect
+   * and `initialize`.
+   */
   static async connect(options: ConnectOptions = {}): Promise<RootsClient> {
     const uid = options.uid ?? process.getuid?.();
     if (uid === undefined) throw new RootsError('USAGE', 'mcp-roots needs a POSIX user id (Linux)');
     const timeoutMs = options.timeoutMs ?? DEFAULT_CLIENT_TIMEOUT_MS;
-    const socketPath = resolveSocketPath({
-      socket: options.socket,
-      env: options.env ?? process.env,
-      uid,
-    });
-    checkSocketPathLength(socketPath);
-    // Before connecting, so that another user cannot answer in the daemon's place.
-    await checkSocketDir(dirname(socketPath), uid);
-    const socket = await connectSocket(socketPath, timeoutMs);
+    const env = options.env ?? process.env;
+    let socketPath = resolveSocketPath({ socket: options.socket, env, uid });
+    let socket: Socket;
+    try {
+      socket = await dial(socketPath, uid, timeoutMs);
+    } catch (err) {
+      // Nobody where this environment says: the daemon may have been started in another one (a
+      // host that drops XDG_RUNTIME_DIR), and its pointer says where. A socket named is final.
+      if (options.socket || env[SOCKET_ENV] || !notRunning(err)) throw err;
+      const dir = options.stateDir ?? stateDir(env, process.cwd());
+      const pointed = await readSocketPointer(dir, uid);
+      if (pointed === undefined || pointed === socketPath) throw err;
+      try {
+        socket = await dial(pointed, uid, timeoutMs);
+      } catch (again) {
+        // A pointer left by a daemon that was killed: what the person needs is the first error.
+        throw notRunning(again) ? err : again;
+      }
+      socketPath = pointed;
+    }
     const connection = new JsonRpcConnection(socket, socket, {
       maxLineBytes: CLIENT_MAX_LINE_BYTES,
       closedError: (method, reason) =>

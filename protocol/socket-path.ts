@@ -58,7 +58,8 @@ export function checkSocketPathLength(path: string): void {
   }
 }
 
-function shellQuote(s: string): string {
+/** `s` as one word for a shell command shown to a person. */
+export function shellQuote(s: string): string {
   return /^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
 }
 

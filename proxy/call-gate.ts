@@ -1,7 +1,9 @@
 /** The check of each `tools/call` and `resources/read` against the policy before it reaches the server. */
+import { RootsError } from '../common/errors.js';
 import type { Access } from '../common/types.js';
 import type { JsonObject } from '../protocol/messages.js';
 import { RpcCode, type RpcErrorObject } from '../protocol/rpc-errors.js';
+import type { ArgumentRefusal, PathValue } from './arguments.js';
 import type { DaemonLink } from './daemon-link.js';
 import type { Era } from './era.js';
 import { checkValues, showPath, type Refusal } from './enforce.js';
@@ -32,7 +34,8 @@ export class CallGate {
     const name = typeof params.name === 'string' ? params.name : '';
     const args = isObject(params.arguments) ? params.arguments : {};
     const { values, access } = await catalog.callPaths(name, args);
-    if (values.length === 0) return false;
+    // An array of no paths needs no check; a refusal of the arguments themselves is answered.
+    if (Array.isArray(values) && values.length === 0) return false;
     const refusal = await this.checkPaths(values, access);
     if (refusal === undefined) return false;
     log.info(`refused ${name}: ${refusal.reason}`);
@@ -54,7 +57,7 @@ export class CallGate {
     if (hold.closed) await hold.passed();
     const uri = line.params.uri;
     if (typeof uri !== 'string' || !/^file:/i.test(uri)) return false;
-    const refusal = await this.checkPaths([[uri, true]], 'read');
+    const refusal = await this.checkPaths([{ value: uri, uri: true, where: 'uri' }], 'read');
     if (refusal === undefined) return false;
     log.info(`refused resources/read: ${refusal.reason}`);
     answerHost(line, {
@@ -67,12 +70,19 @@ export class CallGate {
     return true;
   }
 
-  private checkPaths(values: [string, boolean][], access: Access): Promise<Refusal | undefined> {
+  private checkPaths(
+    values: PathValue[] | ArgumentRefusal,
+    access: Access,
+  ): Promise<Refusal | undefined> {
     const { link } = this.options;
     return checkValues(values, access, async (path, a) => {
       try {
         return await link.check(path, a);
       } catch (err) {
+        // A path too long to send: that call alone is refused; the link stays up.
+        if (err instanceof RootsError && err.code === 'PATH_INVALID') {
+          return { allowed: false, access: a, reason: err.message };
+        }
         // Fail closed: without the daemon's answer no path is allowed.
         return {
           allowed: false,

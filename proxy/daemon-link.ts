@@ -3,6 +3,7 @@ import { EventEmitter } from 'node:events';
 import { RootsError } from '../common/errors.js';
 import type { Access, CheckResult, Root, ToolRule } from '../common/types.js';
 import { RootsClient } from '../protocol/client.js';
+import { DEFAULT_MAX_LINE_BYTES } from '../protocol/framer.js';
 import type { ListChangedParams } from '../protocol/methods.js';
 import type { ProxyLogger } from './log.js';
 
@@ -33,6 +34,9 @@ export interface DaemonLinkEvents {
   roots: [roots: Root[], change: RootsChange];
   lost: [reason: string];
 }
+
+/** Room for `{"jsonrpc":"2.0","id":…,"method":"roots/check","params":…}` around the params. */
+const CHECK_ENVELOPE_BYTES = 128;
 
 const quiet: ProxyLogger = { error() {}, warn() {}, info() {}, debug() {} };
 
@@ -97,11 +101,17 @@ export class DaemonLink extends EventEmitter<DaemonLinkEvents> {
         'mcp-rootsd is not reachable, so the policy is not known',
       );
     }
-    return client.request(
-      'roots/check',
-      { server: this.options.server, path, access },
-      { timeoutMs: this.timeoutMs },
-    );
+    const params = { server: this.options.server, path, access };
+    // mcp-rootsd closes a connection whose line passes its cap: one long path would cost every
+    // other call of this server until the link is back. Refuse that one check instead.
+    const bytes = Buffer.byteLength(JSON.stringify(params), 'utf8') + CHECK_ENVELOPE_BYTES;
+    if (bytes > DEFAULT_MAX_LINE_BYTES) {
+      throw new RootsError(
+        'PATH_INVALID',
+        `the path is too long to ask mcp-rootsd about: its roots/check would be ${bytes} bytes, over the daemon's ${DEFAULT_MAX_LINE_BYTES}-byte line cap`,
+      );
+    }
+    return client.request('roots/check', params, { timeoutMs: this.timeoutMs });
   }
 
   /** Stop reconnecting and close the connection; the same promise every time. */

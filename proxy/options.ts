@@ -21,6 +21,30 @@ function usage(message: string): RootsError {
   return new RootsError('USAGE', `${message}\n${USAGE}`);
 }
 
+/** The Inspector CLI recipe: its own `--` first, so that the proxy keeps the second. */
+export const INSPECTOR_RECIPE =
+  'npx @modelcontextprotocol/inspector --cli --method tools/list -- mcp-roots-proxy --server fs -- node server.js';
+
+function shellWord(s: string): string {
+  return /^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
+}
+
+/**
+ * No `--` anywhere, yet something that is not the proxy's: the server's command, most likely,
+ * whose `--` a tool in between (the MCP Inspector CLI takes the first one) kept for itself.
+ */
+function swallowed(rest: readonly string[], server: string | undefined): RootsError {
+  const command = rest.map(shellWord).join(' ');
+  return usage(
+    `${shellWord(rest[0]!)} is not an option of mcp-roots-proxy, and no -- came before it. ` +
+      `The server's command goes after --:\n` +
+      `  mcp-roots-proxy --server ${shellWord(server ?? 'NAME')} -- ${command}\n` +
+      `If a tool starts the proxy for you, it probably took the -- for itself (the MCP Inspector ` +
+      `CLI takes the first one): give that tool a -- of its own before mcp-roots-proxy, as in\n` +
+      `  ${INSPECTOR_RECIPE}`,
+  );
+}
+
 /** Parse the arguments after the program name; `undefined` means `--help`. Throws `USAGE` errors. */
 export function parseProxyArgs(argv: readonly string[]): ProxyOptions | undefined {
   let server: string | undefined;
@@ -60,6 +84,7 @@ export function parseProxyArgs(argv: readonly string[]): ProxyOptions | undefine
       case '-h':
         return undefined;
       default:
+        if (!argv.includes('--')) throw swallowed(argv.slice(i), server);
         throw usage(`unknown option ${arg} (the server's command goes after --)`);
     }
   }

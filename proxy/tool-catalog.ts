@@ -1,7 +1,7 @@
 /** The server's tools as the proxy learns them (`tools/list`, again on `list_changed`), and which arguments of a call are paths. */
 import type { Access, ToolRule } from '../common/types.js';
 import type { JsonObject } from '../protocol/messages.js';
-import { pathValues } from './enforce.js';
+import { pathValues, type ArgumentRefusal, type PathValue } from './arguments.js';
 import type { ProxyLogger } from './log.js';
 import { isObject } from './mcp-line.js';
 import { ToolTable, type ToolInfo } from './tool-table.js';
@@ -22,8 +22,8 @@ export interface ToolCatalogOptions {
 
 /** The path arguments of one tool call, and the access they need. */
 export interface CallPaths {
-  /** Each path value, and whether it is a URI. */
-  values: [string, boolean][];
+  /** Each path value (and whether its place takes URIs), or why the call is refused unchecked. */
+  values: PathValue[] | ArgumentRefusal;
   access: Access;
 }
 
@@ -71,11 +71,14 @@ export class ToolCatalog {
 
   /** What a call of tool `name` with `args` reads or writes. */
   async callPaths(name: string, args: JsonObject): Promise<CallPaths> {
-    const info = await this.info(name, args);
-    return { values: pathValues(args, info.paths), access: info.readOnly ? 'read' : 'write' };
+    const info = await this.info(name);
+    return {
+      values: pathValues(args, info.inputSchema, info.declaredPaths),
+      access: info.readOnly ? 'read' : 'write',
+    };
   }
 
-  private async info(name: string, args: JsonObject): Promise<ToolInfo> {
+  private async info(name: string): Promise<ToolInfo> {
     if (this.tools === undefined && this.ready !== undefined) {
       await settledWithin(this.ready, this.options.waitMs);
     }
@@ -86,7 +89,7 @@ export class ToolCatalog {
       this.unlistedAsked.add(name);
       await settledWithin(this.refresh(), this.options.waitMs);
     }
-    return (this.tools ?? new ToolTable()).get(name, args, this.options.ruleFor(name));
+    return (this.tools ?? new ToolTable()).get(name, this.options.ruleFor(name));
   }
 
   private async fetchAll(): Promise<void> {

@@ -171,9 +171,15 @@ void t.test('SIGKILL while granting in a loop leaves a grants file that loads', 
       ],
       { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, HOME: join(dir, 'home') } },
     );
+    let exited = false;
+    child.once('exit', () => (exited = true));
+    t.teardown(() => {
+      if (!exited) child.kill('SIGKILL');
+    });
     const { RootsClient } = await import('../../protocol/client.js');
     let client;
-    for (let i = 0; i < 100 && !client; i++) {
+    // Up is when it answers, however long a loaded machine takes to start it; or it exited.
+    while (!client && !exited) {
       client = await RootsClient.connect({ socket }).catch(() => undefined);
       if (!client) await new Promise((r) => setTimeout(r, 50));
     }

@@ -117,18 +117,20 @@ const ROWS: Row[] = [
     expect: 'proxy',
     why: /\.\. segment/,
   },
-  // URL encoding in a plain path is literal text: it names a missing entry inside the root
+  // URL encoding in a plain path: a server that decodes paths would read another one
   {
     what: '%2e%2e in a path',
     tool: 'read_text_file',
     args: read((w) => `${w}/alpha/%2e%2e/outside/o.txt`),
-    expect: 'contained',
+    expect: 'proxy',
+    why: /%2e, %2f, %5c or %00/,
   },
   {
     what: '%2E%2E%2F in a path',
     tool: 'read_text_file',
     args: read((w) => `${w}/alpha/%2E%2E%2Foutside%2Fo.txt`),
-    expect: 'contained',
+    expect: 'proxy',
+    why: /%2e, %2f, %5c or %00/,
   },
   // file:// URIs in a path argument: the server would read them as relative paths
   {
@@ -155,6 +157,7 @@ const ROWS: Row[] = [
     tool: 'read_text_file',
     args: read((w) => `file://${w}/alpha/%2e%2e/outside/o.txt`),
     expect: 'proxy',
+    why: /dot segment/,
   },
   {
     what: 'file:// URI with %2F',
@@ -266,14 +269,14 @@ const ROWS: Row[] = [
     tool: 'read_text_file',
     args: read((w) => `${w}/alpha\\..\\outside\\o.txt`),
     expect: 'proxy',
-    why: /outside every root/,
+    why: /backslash/,
   },
   {
     what: 'trailing space',
     tool: 'read_text_file',
     args: read((w) => `${w}/outside/o.txt `),
     expect: 'proxy',
-    why: /outside every root/,
+    why: /ends with white space/,
   },
   {
     what: 'leading space',
@@ -338,7 +341,7 @@ const ROWS: Row[] = [
     tool: 'list_directory',
     args: read(() => ''),
     expect: 'proxy',
-    why: /relative path/,
+    why: /empty path/,
   },
   {
     what: '~',

@@ -1,41 +1,46 @@
-/** Run mcp-roots-proxy from source under an SDK Client acting as the host. */
-import { mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+/** Run the built mcp-roots-proxy under an SDK Client acting as the host. */
+import { mkdtempSync, readdirSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { ListRootsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { assertFreshBuild, bin, REPO } from './bin.js';
 
 const here = (rel: string): string => fileURLToPath(new URL(rel, import.meta.url));
 
-/** The proxy's source entry. */
-export const PROXY_MAIN = here('../../proxy/main.ts');
-/** The loader tap uses for TypeScript, so the proxy runs from source in a child process. */
-export const TS_LOADER = new URL(
-  '../../node_modules/@tapjs/typescript/dist/esm/import.mjs',
-  import.meta.url,
-).href;
-/** The reference filesystem server's entry. */
+/** The reference filesystem server (2025 era, SDK v1). */
 export const FS_SERVER = here(
   '../../node_modules/@modelcontextprotocol/server-filesystem/dist/index.js',
 );
 
-/** `node` arguments and environment that start the proxy from source. */
+/**
+ * `node` arguments and environment that start the built proxy. The built file starts in a
+ * fraction of the time a TypeScript loader needs (seconds per process on a loaded machine, which
+ * once made every proxy test's first wait a race), and `npm test` builds before tap runs; a bare
+ * `tap` run after an edit fails loudly on a stale build instead of testing old code.
+ */
 export function proxyCommand(
   proxyArgs: string[],
   serverCommand: string[],
 ): { command: string; args: string[]; env: Record<string, string> } {
+  assertFreshBuild(...PROXY_SOURCES);
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env)) if (v !== undefined) env[k] = v;
-  // Type-checking is `tsc --noEmit`'s job; the child only needs to start fast.
-  env.TS_NODE_TRANSPILE_ONLY = '1';
   return {
     command: process.execPath,
-    args: ['--import', TS_LOADER, PROXY_MAIN, ...proxyArgs, '--', ...serverCommand],
+    args: [bin('proxy'), ...proxyArgs, '--', ...serverCommand],
     env,
   };
 }
+
+/** Every source file the proxy is built from (its own, and the layers below it). */
+const PROXY_SOURCES = ['proxy', 'protocol', 'common', 'policies'].flatMap((dir) =>
+  readdirSync(join(REPO, dir))
+    .filter((f) => f.endsWith('.ts'))
+    .map((f) => `${dir}/${f}`),
+);
 
 export interface ProxiedServer {
   client: Client;

@@ -554,7 +554,8 @@ void t.test('rule 6: what starts mcp-roots, and its code, are protected too', as
     ['install/node_modules/yaml/index.js', false],
     ['install/package.json', false],
     ['install/examples/demo.yaml', true],
-    ['xdg/systemd/user/other.service', true],
+    ['xdg/systemd/user/other.service', false],
+    ['xdg/systemd/other.txt', true],
   ];
   for (const [rel, allowed] of rows) {
     const r = await ev.resolved.check('s', join(dir, rel), 'write');

@@ -58,8 +58,11 @@ void t.test('paths the proxy will not ask about', (t) => {
 });
 
 void t.test('a daemon refusal names a path with control characters escaped', async (t) => {
-  const refusal = await checkValues([['/w/a\tb', false]], 'read', (path) =>
-    Promise.resolve({ allowed: false, access: 'read', reason: `${path} is outside every root` }),
+  const refusal = await checkValues(
+    [{ value: '/w/a\tb', uri: false, where: 'path' }],
+    'read',
+    (path) =>
+      Promise.resolve({ allowed: false, access: 'read', reason: `${path} is outside every root` }),
   );
   t.same(refusal, { path: '/w/a\tb', reason: '"/w/a\\tb" is outside every root' });
 });
@@ -82,30 +85,13 @@ void t.test('no daemon: the first warning is whole sentences', async (t) => {
   ]);
 });
 
-void t.test('tools: path arguments and read-only', (t) => {
-  const tool = learnTool({
-    name: 't',
-    annotations: { readOnlyHint: true },
-    inputSchema: {
-      properties: {
-        path: { type: 'string' },
-        paths: { type: 'array', items: { type: 'string' } },
-        dir: { type: 'number' },
-        link: { type: 'string', format: 'uri' },
-        text: { type: 'string' },
-      },
-    },
-  });
-  t.same(tool, {
-    paths: [
-      { name: 'path', uri: false },
-      { name: 'paths', uri: false },
-      { name: 'link', uri: true },
-    ],
-    readOnly: true,
-  });
+void t.test("tools: the schema, read-only, and the policy's override", (t) => {
+  const inputSchema = { properties: { path: { type: 'string' }, text: { type: 'string' } } };
+  const tool = learnTool({ name: 't', annotations: { readOnlyHint: true }, inputSchema });
+  t.same(tool, { inputSchema, readOnly: true });
   t.same(applyRule(tool, { paths: ['text'], readOnly: false }), {
-    paths: [{ name: 'text', uri: false }],
+    inputSchema,
+    declaredPaths: ['text'],
     readOnly: false,
   });
   t.end();
@@ -142,7 +128,7 @@ void t.test('the command line', (t) => {
     message: /--server NAME is required/,
   });
   t.throws(() => parseProxyArgs(['--server', 'fs']), { message: /command is missing/ });
-  t.throws(() => parseProxyArgs(['--server', 'fs', 'cmd']), { message: /unknown option cmd/ });
+  t.throws(() => parseProxyArgs(['--server', 'fs', 'cmd']), { message: /cmd is not an option/ });
   t.throws(() => parseProxyArgs(['--server', 'fs', '--log-level', 'loud', '--', 'c']), {
     message: /--log-level must be one of/,
   });

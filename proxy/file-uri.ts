@@ -1,0 +1,83 @@
+/**
+ * A `file:` URI as one absolute path, or why it is refused. Parsers disagree on URIs: the WHATWG
+ * parser (Node's `fileURLToPath`) collapses `..` and `%2e%2e` as text and drops tabs and a host,
+ * Python's `urllib` keeps dot segments for the operating system to follow (through links) and
+ * ignores the host. So only a URI that every reader turns into the same path is accepted: no dot
+ * segments (plain or encoded), no encoded `/` or `\`, no backslash, no host but `localhost`, no
+ * query or fragment, no raw space or control character, no double encoding.
+ */
+
+/** The path a URI names, or the problem that keeps it from naming exactly one. */
+export type FileUriResult = { path: string } | { problem: string };
+
+const FILE_SCHEME = /^file:/i;
+// eslint-disable-next-line no-control-regex -- raw controls and spaces are what this looks for
+const RAW_SPACE_OR_CONTROL = /[\u0000-\u0020\u007f-\u009f]/;
+/** A `%` not followed by two hex digits. */
+const BAD_ESCAPE = /%(?![0-9a-fA-F]{2})/;
+/** What `%2f`, `%5c` and `%00` (any case) decode to: a separator or the end of a C string. */
+const ENCODED_SEPARATOR = /%(2f|5c|00)/i;
+/** A decoded path that still holds an escape: a second decoding would read another path. */
+const STILL_ENCODED = /%[0-9a-fA-F]{2}/;
+/** A first segment WHATWG reads as a Windows drive (`C|` becomes `C:`). */
+const DRIVE_WITH_BAR = /^\/[A-Za-z]\|(\/|$)/;
+
+/** Whether `value` is a `file:` URI (the scheme is case-insensitive). */
+export function isFileUri(value: string): boolean {
+  return FILE_SCHEME.test(value);
+}
+
+/** The one absolute path `uri` names, or why the proxy will not read it as one. */
+export function fileUriPath(uri: string): FileUriResult {
+  if (!isFileUri(uri)) return { problem: 'is not a file: URI' };
+  if (RAW_SPACE_OR_CONTROL.test(uri)) {
+    return {
+      problem:
+        'has a raw space or control character, which URI parsers drop or keep differently; percent-encode it',
+    };
+  }
+  let rest = uri.slice('file:'.length);
+  if (rest.includes('\\')) {
+    return { problem: 'has a backslash, which some URI parsers read as /' };
+  }
+  if (/[?#]/.test(rest)) {
+    return { problem: 'has a query or fragment; a file URI names a path only' };
+  }
+  if (rest.startsWith('//')) {
+    const end = rest.indexOf('/', 2);
+    const host = end === -1 ? rest.slice(2) : rest.slice(2, end);
+    if (host !== '' && host.toLowerCase() !== 'localhost') {
+      return {
+        problem: `names the host ${JSON.stringify(host)}; only local files (file:///… or file://localhost/…) are checked`,
+      };
+    }
+    rest = end === -1 ? '' : rest.slice(end);
+  }
+  if (!rest.startsWith('/')) return { problem: 'has no absolute path' };
+  if (DRIVE_WITH_BAR.test(rest)) {
+    return { problem: 'starts with a drive letter and |, which some parsers read as C:' };
+  }
+  if (BAD_ESCAPE.test(rest)) return { problem: 'has a % that is not followed by two hex digits' };
+  if (ENCODED_SEPARATOR.test(rest)) {
+    return {
+      problem: 'percent-encodes /, \\ or NUL; one parser splits there, another does not',
+    };
+  }
+  let path: string;
+  try {
+    path = decodeURIComponent(rest);
+  } catch {
+    return { problem: 'percent-encodes bytes that are not UTF-8' };
+  }
+  if (path.split('/').some((s) => s === '.' || s === '..')) {
+    return {
+      problem:
+        'has a dot segment (., .., %2e or %2e%2e); the server’s system would follow links before ..',
+    };
+  }
+  if (STILL_ENCODED.test(path)) {
+    return { problem: 'is percent-encoded twice; decoded again it names another path' };
+  }
+  // Linux reads a run of slashes as one; this is the form the daemon is asked about.
+  return { path: path.replace(/\/{2,}/g, '/') };
+}

@@ -1,0 +1,64 @@
+/** Run the schema-shapes fixture server under mcp-roots-proxy, with an SDK Client as the host. */
+import { fileURLToPath } from 'node:url';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { proxyCommand } from './proxy.js';
+
+/** The fixture server's entry. */
+export const SHAPES_SERVER = fileURLToPath(
+  new URL('../fixtures/servers/schema-shapes.mjs', import.meta.url),
+);
+
+/** A tool call's or a resource read's text, and whether it is an error. */
+export interface Answer {
+  text: string;
+  isError: boolean;
+}
+
+export interface ProxiedShapes {
+  client: Client;
+  stderr: () => string;
+  call(name: string, args: Record<string, unknown>): Promise<Answer>;
+  /** `resources/read`; a JSON-RPC error comes back as `isError` with its message. */
+  read(uri: string): Promise<Answer>;
+}
+
+/** Start the fixture under the proxy for `server`; `t` closes it at the end. */
+export async function startProxiedShapes(
+  t: { teardown(fn: () => unknown): void },
+  opts: { server: string; socket: string },
+): Promise<ProxiedShapes> {
+  const { command, args, env } = proxyCommand(
+    ['--server', opts.server, '--socket', opts.socket, '--log-level', 'debug'],
+    [process.execPath, SHAPES_SERVER],
+  );
+  const transport = new StdioClientTransport({ command, args, env, stderr: 'pipe' });
+  let err = '';
+  transport.stderr?.on('data', (chunk: Buffer) => {
+    err += chunk.toString();
+  });
+  const client = new Client({ name: 'test-host', version: '0' }, { capabilities: {} });
+  await client.connect(transport);
+  t.teardown(() => client.close());
+  return {
+    client,
+    stderr: () => err,
+    async call(name, a) {
+      const result = await client.callTool({ name, arguments: a }, undefined, { timeout: 15_000 });
+      const content = result.content as { type: string; text?: string }[];
+      return {
+        text: content.map((c) => c.text ?? '').join('\n'),
+        isError: result.isError === true,
+      };
+    },
+    async read(uri) {
+      try {
+        const result = await client.readResource({ uri }, { timeout: 15_000 });
+        const text = result.contents.map((c) => ('text' in c ? c.text : '')).join('\n');
+        return { text, isError: false };
+      } catch (e) {
+        return { text: (e as Error).message, isError: true };
+      }
+    },
+  };
+}
