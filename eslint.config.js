@@ -3,13 +3,22 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/', 'node_modules/', '.tap/', 'bench/results/'] },
+  {
+    ignores: [
+      'dist/',
+      'node_modules/',
+      '.tap/',
+      'bench/results/',
+      // generated from roots.schema.json by scripts/build-validator.mjs
+      'policies/schema-validator.ts',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {
     languageOptions: {
       parserOptions: {
-        projectService: { allowDefaultProject: ['*.js', 'bench/*.js'] },
+        projectService: { allowDefaultProject: ['*.js', 'bench/*.js', 'scripts/*.mjs'] },
         tsconfigRootDir: import.meta.dirname,
       },
     },
@@ -45,5 +54,11 @@ export default tseslint.config(
         ]),
       ),
     },
+  },
+  {
+    // Build scripts: plain JavaScript run by Node before the TypeScript build exists.
+    files: ['scripts/**/*.mjs'],
+    ...tseslint.configs.disableTypeChecked,
+    languageOptions: { globals: { process: 'readonly', URL: 'readonly' } },
   },
 );

@@ -44,14 +44,15 @@ export function summary(samples: number[]): {
   };
 }
 
-/** Start a node script; resolve once `ready` returns true (checked every 20 ms). */
+/** Start a node script; resolve once `ready` returns true (checked every 20 ms, up to `waitMs`). */
 export async function startNode(
   args: string[],
   ready: () => boolean,
   env: NodeJS.ProcessEnv = process.env,
+  waitMs = 10_000,
 ): Promise<ChildProcess> {
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'inherit'], env });
-  for (let i = 0; i < 500; i++) {
+  for (let i = 0; i < waitMs / 20; i++) {
     if (ready()) return child;
     if (child.exitCode !== null) throw new Error(`${args.join(' ')} exited with ${child.exitCode}`);
     await new Promise((r) => setTimeout(r, 20));
@@ -64,6 +65,7 @@ export async function startNode(
 export function startDaemon(
   args: { config: string; socket: string; stateDir: string; extra?: string[] },
   env?: NodeJS.ProcessEnv,
+  waitMs?: number,
 ) {
   return startNode(
     [
@@ -80,6 +82,7 @@ export function startDaemon(
     ],
     () => existsSync(args.socket),
     env,
+    waitMs,
   );
 }
 

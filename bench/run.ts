@@ -10,9 +10,12 @@ const ALL = [
   'deep-path',
   'socket',
   'watch-latency',
+  'stall',
   'idle-cpu',
   'fuzz-socket',
   'decision-log',
+  'cli-startup',
+  'daemon-rss',
 ];
 const chosen = process.argv.slice(2).length > 0 ? process.argv.slice(2) : ALL;
 const env = { ...process.env, FUZZ_SECONDS: process.env.FUZZ_SECONDS ?? '60' };

@@ -1,11 +1,9 @@
 /** Where list, check and explain get their answers: the daemon, or a policy evaluated offline. */
-import { RootsError } from '../common/errors.js';
-import { homeDir, tildify } from '../common/locations.js';
 import type { Access, CheckResult, ExplainResult } from '../common/types.js';
 import type { ListRootsResult } from '../protocol/methods.js';
-import { problemLines, sortProblems } from './format.js';
+import { connect } from './connect.js';
 import type { Io } from './io.js';
-import { evaluateOffline } from './offline.js';
+import type { Options } from './options.js';
 
 export interface Backend {
   list(server: string): Promise<ListRootsResult>;
@@ -13,43 +11,44 @@ export interface Backend {
   explain(server: string): Promise<ExplainResult>;
   /** The server names the policy has entries for, sorted (for "did you mean"). */
   serverNames(): Promise<string[]>;
+  /**
+   * Why there is no policy to answer from, when there is none: the daemon has never loaded a
+   * valid one (an empty answer would read as "the policy names no servers").
+   */
+  noPolicy(): Promise<string | undefined>;
   close(): Promise<void>;
 }
 
-/**
- * A backend over a policy file evaluated in this process (`--config FILE`). A file with errors, or
- * none at all, is refused: an answer from it would read as a valid "no roots".
- */
-export async function offlineBackend(
-  io: Io,
-  opts: { config: string; stateDir?: string },
-): Promise<Backend> {
-  const { evaluation, file } = await evaluateOffline(io, opts);
-  const shown = tildify(file, homeDir(io.env));
-  if (evaluation.sources.missingMain) {
-    throw new RootsError(
-      'POLICY_NOT_FOUND',
-      `${shown} does not exist; --config needs an existing policy file`,
-    );
+/** `--config FILE`: the file evaluated here; else the running daemon. */
+export async function openBackend(io: Io, opts: Options): Promise<Backend> {
+  if (opts.config !== undefined) {
+    // The policy engine is loaded only for offline answers: asking the daemon needs none of it.
+    const { offlineBackend } = await import('./offline.js');
+    return offlineBackend(io, { config: opts.config, stateDir: opts['state-dir'] });
   }
-  const n = evaluation.errors.length;
-  if (n > 0) {
-    io.err(problemLines('error', sortProblems(evaluation.errors), homeDir(io.env)));
-    throw new RootsError(
-      'POLICY_INVALID',
-      `${shown} has ${n} error${n === 1 ? '' : 's'}; \`rootsctl validate ${shown}\` lists them`,
-    );
-  }
-  const resolved = evaluation.resolved;
+  return onlineBackend(io, opts.socket);
+}
+
+/** A backend that asks the daemon. */
+async function onlineBackend(io: Io, socket: string | undefined): Promise<Backend> {
+  const client = await connect(io, socket);
   return {
-    list: (server) =>
-      Promise.resolve({
-        roots: resolved.roots(server),
-        _meta: { 'mcp-roots/revision': 0, 'mcp-roots/instance': 'offline' },
-      }),
-    check: (server, path, access) => resolved.check(server, path, access),
-    explain: (server) => Promise.resolve(resolved.explain(server)),
-    serverNames: () => Promise.resolve(resolved.serverNames()),
-    close: () => Promise.resolve(),
+    list: (server) => client.listRoots(server),
+    check: (server, path, access) => client.check(server, path, access),
+    explain: (server) => client.explain(server),
+    serverNames: async () => {
+      // `daemon/status` also lists names that are only subscribed to (a proxy's --server typo
+      // among them): keep those some entry of the policy gives roots.
+      const names = (await client.status()).servers.map((s) => s.name);
+      const explained = await Promise.all(names.map((n) => client.explain(n)));
+      return names.filter((_, i) => explained[i]!.rules.some((r) => r.kind === 'root'));
+    },
+    noPolicy: async () => {
+      const { policy } = await client.status();
+      if (policy.files.length > 0 || policy.errors.length === 0) return undefined;
+      const n = policy.errors.length;
+      return `mcp-rootsd has no valid policy: the policy has ${n} error${n === 1 ? '' : 's'} and none has loaded since it started, so every server has no roots. \`rootsctl status\` shows the errors.`;
+    },
+    close: () => client.close(),
   };
 }

@@ -1,5 +1,6 @@
 /** `--for 30m` and `--until 2026-12-31T18:00:00Z`. */
 import { RootsError } from '../common/errors.js';
+import { parseRfc3339, RFC3339_WANTED } from '../common/rfc3339.js';
 
 const UNITS: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86400 };
 
@@ -21,16 +22,11 @@ export function parseDuration(text: string): number {
   return total;
 }
 
-const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
-
-/** An RFC 3339 instant with a zone, as an ISO string. */
+/** An RFC 3339 instant with a zone, as an ISO string; a date that does not exist is refused. */
 export function parseUntil(text: string): string {
-  const ms = Date.parse(text);
-  if (!RFC3339.test(text) || Number.isNaN(ms)) {
-    throw new RootsError(
-      'USAGE',
-      `--until "${text}" is not an RFC 3339 date-time with a zone, e.g. 2026-12-31T18:00:00Z`,
-    );
+  const ms = parseRfc3339(text);
+  if (ms === undefined) {
+    throw new RootsError('USAGE', `--until "${text}" is not ${RFC3339_WANTED}`);
   }
   return new Date(ms).toISOString();
 }

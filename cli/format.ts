@@ -67,10 +67,20 @@ export function checkLine(result: CheckResult): string {
   return `${result.allowed ? 'allowed' : 'denied'}: ${result.access}: ${result.reason}\n`;
 }
 
-/** The rules table of `explain`. */
-export function explainTable(result: ExplainResult, home: string): string {
+/** A deny rule that matched nothing under any root: noise unless asked for (`--all`). */
+function noEffectDeny(r: ExplainResult['rules'][number]): boolean {
+  return r.kind === 'deny' && r.yielded.length === 0;
+}
+
+/** The rules table of `explain`; deny rules that affect nothing are counted, not listed, unless `all`. */
+export function explainTable(
+  result: ExplainResult,
+  home: string,
+  opts: { all: boolean } = { all: false },
+): string {
   const rows = [['WHERE', 'KIND', 'RULE', 'YIELDED']];
-  for (const r of result.rules) {
+  const shown = opts.all ? result.rules : result.rules.filter((r) => !noEffectDeny(r));
+  for (const r of shown) {
     const where = r.line === 0 ? r.file : `${tildify(r.file, home)}:${r.line}:${r.column}`;
     const yielded =
       r.yielded.length > 0
@@ -79,10 +89,15 @@ export function explainTable(result: ExplainResult, home: string): string {
     rows.push([where, r.kind, r.path, yielded]);
   }
   const head = `${result.server}: ${result.roots.length} root${result.roots.length === 1 ? '' : 's'}\n`;
+  const hidden = result.rules.length - shown.length;
+  const foot =
+    hidden > 0
+      ? `(${hidden} deny rule${hidden === 1 ? '' : 's'} that affect nothing here not shown; --all shows them)\n`
+      : '';
   return (
     head +
     (result.rules.length > 1
-      ? columns(rows)
+      ? columns(rows) + foot
       : 'No rule of the policy applies to it (deny by default).\n')
   );
 }

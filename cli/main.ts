@@ -12,6 +12,6 @@ process.exitCode = await main(process.argv.slice(2), {
   err: (text) => process.stderr.write(text),
   env: process.env,
   cwd: process.cwd(),
-  isTTY: process.stdout.isTTY,
+  isTTY: process.stdout.isTTY === true,
   interrupted,
 });

@@ -1,7 +1,17 @@
 /** Evaluating a policy without a daemon, for `validate` and `--config`. */
-import { configFile, grantsFile, homeDir, stateDir, type Env } from '../common/locations.js';
+import { RootsError } from '../common/errors.js';
+import {
+  configFile,
+  grantsFile,
+  homeDir,
+  stateDir,
+  tildify,
+  type Env,
+} from '../common/locations.js';
 import { packageRoot } from '../common/package-info.js';
 import { evaluatePolicy, nodeFs, type Evaluation, type PolicyContext } from '../policies/index.js';
+import type { Backend } from './backend.js';
+import { problemLines, sortProblems } from './format.js';
 import type { Io } from './io.js';
 
 /** The context the engine evaluates in, taken from this process. */
@@ -16,14 +26,62 @@ export function processContext(env: Env, extra: Partial<PolicyContext> = {}): Po
   };
 }
 
-/** Evaluate the main policy file (or `file`) with the grants file beside it, as the daemon would. */
+/**
+ * Evaluate the main policy file (or `config`) as the daemon would: with the grants file beside it
+ * when `withGrants` (the daemon's own policy), alone otherwise (`validate FILE`).
+ */
 export async function evaluateOffline(
   io: Io,
-  opts: { config?: string; stateDir?: string; socketDir?: string },
+  opts: { config?: string; stateDir?: string; socketDir?: string; withGrants?: boolean },
 ): Promise<{ evaluation: Evaluation; file: string }> {
   const file = configFile(io.env, io.cwd, opts.config);
   const state = stateDir(io.env, io.cwd, opts.stateDir);
   const ctx = processContext(io.env, { stateDir: state, runtimeDir: opts.socketDir });
-  const evaluation = await evaluatePolicy({ configFile: file, grantsFile: grantsFile(state) }, ctx);
+  const evaluation = await evaluatePolicy(
+    {
+      configFile: file,
+      ...(opts.withGrants === false ? {} : { grantsFile: grantsFile(state) }),
+    },
+    ctx,
+  );
   return { evaluation, file };
+}
+
+/**
+ * A backend over a policy file evaluated in this process (`--config FILE`). A file with errors, or
+ * none at all, is refused: an answer from it would read as a valid "no roots".
+ */
+export async function offlineBackend(
+  io: Io,
+  opts: { config: string; stateDir?: string },
+): Promise<Backend> {
+  const { evaluation, file } = await evaluateOffline(io, opts);
+  const shown = tildify(file, homeDir(io.env));
+  if (evaluation.sources.missingMain) {
+    throw new RootsError(
+      'POLICY_NOT_FOUND',
+      `${shown} does not exist; --config needs an existing policy file`,
+    );
+  }
+  const n = evaluation.errors.length;
+  if (n > 0) {
+    io.err(problemLines('error', sortProblems(evaluation.errors), homeDir(io.env)));
+    throw new RootsError(
+      'POLICY_INVALID',
+      `${shown} has ${n} error${n === 1 ? '' : 's'}; \`rootsctl validate ${shown}\` lists them`,
+    );
+  }
+  const resolved = evaluation.resolved;
+  return {
+    list: (server) =>
+      Promise.resolve({
+        roots: resolved.roots(server),
+        _meta: { 'mcp-roots/revision': 0, 'mcp-roots/instance': 'offline' },
+      }),
+    check: (server, path, access) => resolved.check(server, path, access),
+    explain: (server) => Promise.resolve(resolved.explain(server)),
+    serverNames: () => Promise.resolve(resolved.serverNames()),
+    noPolicy: () => Promise.resolve(undefined),
+    close: () => Promise.resolve(),
+  };
 }

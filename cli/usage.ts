@@ -7,7 +7,8 @@ Commands:
   status                         the daemon, its policy, servers and clients
   list SERVER                    the roots SERVER is given now
   check SERVER PATH [--write]    may SERVER read (or write) PATH? exit 1 if not
-  explain SERVER                 every rule that applies to SERVER and what it yielded
+  explain SERVER [--all]         every rule that applies to SERVER and what it yielded
+                                 (deny rules that affect nothing only with --all)
   validate [FILE]                check a policy file (default: the main one); exit 1 on errors
   reload                         re-read the policy files now
   watch SERVER                   print SERVER's roots each time they change (Ctrl-C stops)
@@ -22,6 +23,10 @@ Commands:
                                  in the state directory; --json prints JSON lines
   lockdown | unlock              empty every server's roots until unlock
   init [--force]                 write a starter ~/.config/mcp-roots.yaml
+  edit                           edit the policy in $VISUAL or $EDITOR; saved only when valid
+  doctor                         check this machine: Node, socket, daemon, policy, inotify,
+                                 systemd, sandbox; each line OK or the fix to run
+  completion bash|zsh|fish       print a shell completion script
   install-service [--dry-run]    install the systemd user units
   uninstall-service [--dry-run]  remove them
 
@@ -31,6 +36,9 @@ Options:
   --socket PATH     the daemon's socket (default: $XDG_RUNTIME_DIR/mcp-roots/rootsd.sock)
   --state-dir DIR   where grants.yaml and decisions.jsonl live (offline evaluation, log)
   -h, --help        this text
+  -V, --version     the version
 
 Exit codes: 0 ok, 1 failure or not allowed, 2 usage error, 3 daemon not reachable.
+Colour only on a terminal, and never with NO_COLOR set.
+Something does not work? \`rootsctl doctor\` says what and how to fix it.
 `;

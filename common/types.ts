@@ -55,6 +55,25 @@ export interface ExplainResult {
   rules: ExplainRule[];
   /** The policy's `servers.<name>.tools` rules that apply to this server, by tool name. */
   tools?: Record<string, ToolRule>;
+  /** The policy's `servers.<name>.launch` for this server (the last matching block's). */
+  launch?: LaunchRule;
+  /** The policy's `servers.<name>.sandbox` for this server, when any matching block asks for one. */
+  sandbox?: SandboxRule;
+}
+
+/** How the proxy starts a server (`servers.<name>.launch`), placeholders not yet expanded. */
+export interface LaunchRule {
+  command: string;
+  args?: string[];
+  env?: Record<string, string>;
+  cwd?: string;
+}
+
+/** `servers.<name>.sandbox`: extra paths, absolute, and whether the server keeps the network. */
+export interface SandboxRule {
+  read: string[];
+  write: string[];
+  network: boolean;
 }
 
 /** A tool override from `servers.<name>.tools.<tool>`. */

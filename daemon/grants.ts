@@ -6,6 +6,8 @@ import { dirname, isAbsolute } from 'node:path';
 import type { Logger } from 'winston';
 import { stringify } from 'yaml';
 import { errnoCode, ignoreMissing, RootsError } from '../common/errors.js';
+import { SerialQueue } from '../common/serial-queue.js';
+import { parseRfc3339, RFC3339_WANTED } from '../common/rfc3339.js';
 import type { Grant } from '../common/types.js';
 import { parsePolicyText } from '../policies/parse.js';
 import { toUri } from '../policies/paths.js';
@@ -37,14 +39,15 @@ const HEADER = `# Temporary grants, written by mcp-rootsd when \`rootsctl grant\
 
 /** Reads and writes grants.yaml atomically (temp file, fsync, rename), one operation at a time. */
 export class GrantStore {
-  private chain: Promise<unknown> = Promise.resolve();
+  /** Grants file operations, one at a time. */
+  private readonly queue = new SerialQueue();
   private readonly now: () => number;
 
   constructor(private readonly opts: GrantStoreOptions) {
     this.now = opts.now ?? Date.now;
     // An expired grant grants nothing, but left in the file it would show as a warning until the
     // next grant: take it out as soon as a recomputation (the expiry's own included) has run.
-    opts.state.on('resolved', () => void this.serial(() => this.pruneExpired()));
+    opts.state.on('resolved', () => void this.queue.run(() => this.pruneExpired()));
   }
 
   /** Rewrite the grants file without its expired grants, if it has any. */
@@ -74,9 +77,9 @@ export class GrantStore {
   /** The request handlers this store serves. */
   handlers(): Handlers {
     return {
-      'grants/add': (params) => this.serial(() => this.add(params)),
-      'grants/list': () => this.serial(async () => ({ grants: await this.read() })),
-      'grants/revoke': (params) => this.serial(() => this.revoke(params.server, params.path)),
+      'grants/add': (params) => this.queue.run(() => this.add(params)),
+      'grants/list': () => this.queue.run(async () => ({ grants: await this.read() })),
+      'grants/revoke': (params) => this.queue.run(() => this.revoke(params.server, params.path)),
       'policy/lockdown': async (params) => {
         await this.opts.state.setLockdown(params.on);
         return { lockdown: this.opts.state.lockdown };
@@ -122,13 +125,11 @@ export class GrantStore {
     const now = this.now();
     let expires: number;
     if (params.expires !== undefined) {
-      expires = Date.parse(params.expires);
-      if (!/([Zz]|[+-]\d{2}:\d{2})$/.test(params.expires) || Number.isNaN(expires)) {
-        throw new RootsError(
-          'USAGE',
-          `expires "${params.expires}" is not an RFC 3339 date-time with a zone, e.g. 2026-12-31T18:00:00Z`,
-        );
+      const parsed = parseRfc3339(params.expires);
+      if (parsed === undefined) {
+        throw new RootsError('USAGE', `expires "${params.expires}" is not ${RFC3339_WANTED}`);
       }
+      expires = parsed;
       if (expires <= now) throw new RootsError('USAGE', `expires ${params.expires} is in the past`);
     } else {
       expires = now + (params.seconds ?? DEFAULT_GRANT_SECONDS) * 1000;
@@ -245,12 +246,6 @@ export class GrantStore {
     const text = HEADER + stringify({ version: 1, servers }, { lineWidth: 0 });
     await writeAtomically(this.opts.file, text);
     await this.opts.state.reload({ grants: true }, 'grants changed');
-  }
-
-  private serial<T>(op: () => Promise<T>): Promise<T> {
-    const run = this.chain.then(op, op);
-    this.chain = run.catch(() => undefined);
-    return run;
   }
 }
 

@@ -5,6 +5,7 @@ import { readFile, rm, writeFile, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'winston';
 import { errnoCode, ignoreMissing } from '../common/errors.js';
+import { SerialQueue } from '../common/serial-queue.js';
 import type { Access, CheckResult, ExplainResult, PolicyError, Root } from '../common/types.js';
 import {
   loadGrantsSource,
@@ -84,7 +85,12 @@ export class PolicyState extends EventEmitter<StateEvents> {
   private readonly recent = new Set<string>();
   private readonly subscribed = new Map<string, number>();
   private readonly jsonOf = new WeakMap<Root[], string>();
-  private chain: Promise<unknown> = Promise.resolve();
+  /** State changes, one at a time; a failure is logged, never thrown at the event loop. */
+  private readonly queue = new SerialQueue((err) =>
+    this.opts.log.error(
+      `internal error while updating the policy: ${errnoCode(err) ?? ''} ${String(err)}`,
+    ),
+  );
   /** Where each written path led when it entered the policy: later links are not followed. */
   private readonly pins = new LinkPins();
   private readonly timer: ExpiryTimer;
@@ -131,7 +137,7 @@ export class PolicyState extends EventEmitter<StateEvents> {
     what: { policy?: boolean; grants?: boolean; repin?: boolean },
     reason: string,
   ): Promise<{ ok: boolean }> {
-    return this.serial(async () => {
+    return this.queue.run(async () => {
       const started = performance.now();
       if (what.repin) this.pins.clear();
       const ctx = this.context();
@@ -175,7 +181,7 @@ export class PolicyState extends EventEmitter<StateEvents> {
 
   /** Resolve the policy in force again (directories changed, an expiry, a rescan). */
   recompute(reason: string): Promise<void> {
-    return this.serial(async () => {
+    return this.queue.run(async () => {
       this.opts.log.debug(`recomputing (${reason})`);
       await this.resolveNow(this.context());
     });
@@ -185,12 +191,12 @@ export class PolicyState extends EventEmitter<StateEvents> {
   async fresh(): Promise<void> {
     const next = this.current.nextExpiry;
     if (next !== undefined && this.now() >= next) await this.recompute('expiry passed');
-    else await this.chain; // an answer never reflects a half-applied change
+    else await this.queue.idle(); // an answer never reflects a half-applied change
   }
 
   /** Turn lockdown on or off; it survives restarts (a file in the state directory). */
   setLockdown(on: boolean): Promise<void> {
-    return this.serial(async () => {
+    return this.queue.run(async () => {
       const file = join(this.opts.stateDir, LOCKDOWN_FILE);
       if (on) {
         await mkdir(this.opts.stateDir, { recursive: true, mode: 0o700 });
@@ -262,7 +268,12 @@ export class PolicyState extends EventEmitter<StateEvents> {
 
   explain(server: string): ExplainResult {
     // The tool rules ride along for mcp-roots-proxy's enforcement (PROTOCOL.md, policy/explain).
-    const result = { ...this.current.explain(server), tools: this.current.tools(server) };
+    const result = {
+      ...this.current.explain(server),
+      tools: this.current.tools(server),
+      // How the proxy starts the server, and in which sandbox (README, Sandboxing).
+      ...this.current.launch(server),
+    };
     return this.lockdown ? { ...result, roots: [] } : result;
   }
 
@@ -336,16 +347,5 @@ export class PolicyState extends EventEmitter<StateEvents> {
     this.opts.log.error(
       `${what} file invalid, keeping the last good policy: ${first.file}:${first.line}:${first.column}: ${first.message}${errors.length > 1 ? ` (and ${errors.length - 1} more; see \`rootsctl status\`)` : ''}`,
     );
-  }
-
-  /** Run one state change at a time; a failure is logged, never thrown at the event loop. */
-  private serial<T>(op: () => Promise<T>): Promise<T> {
-    const run = this.chain.then(op, op);
-    this.chain = run.catch((err: unknown) => {
-      this.opts.log.error(
-        `internal error while updating the policy: ${errnoCode(err) ?? ''} ${String(err)}`,
-      );
-    });
-    return run;
   }
 }

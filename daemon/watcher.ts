@@ -206,10 +206,15 @@ export class PolicyWatcher {
     }
     await Promise.all(stale.map((w) => (w.handle ? w.handle.close() : Promise.resolve())));
     const fresh: Watch[] = [];
+    // A watch kept from the last plan may take on a role it did not have (the policy's directory
+    // becoming a root's parent): events it saw before were not attributed to that role.
+    const gained = { roots: false, policy: false };
     for (const [key, w] of wanted) {
       const existing = this.watches.get(key);
-      if (existing) existing.roles = w.roles;
-      else {
+      if (existing) {
+        for (const role of w.roles) if (!existing.roles.has(role)) gained[role] = true;
+        existing.roles = w.roles;
+      } else {
         this.watches.set(key, w);
         fresh.push(w);
       }
@@ -220,10 +225,11 @@ export class PolicyWatcher {
         `watches: +${fresh.length} -${stale.length}, ${this.status().directories} directories`,
       );
     }
-    // A new watch misses what happened before it was set: look once more.
+    // A new watch, or a new role of a kept one, misses what happened before it was set: the
+    // snapshot was taken before the watch was in place, so look once more now that it is.
     const caught = fresh.filter((_, i) => opened[i]);
-    const roots = caught.some((w) => w.roles.has('roots'));
-    const policy = caught.some((w) => w.roles.has('policy'));
+    const roots = gained.roots || caught.some((w) => w.roles.has('roots'));
+    const policy = gained.policy || caught.some((w) => w.roles.has('policy'));
     if (roots || policy) this.poke({ roots, policy, grants: policy });
   }
 

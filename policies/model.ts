@@ -1,5 +1,12 @@
 /** The policy engine's data model: parsed files, the evaluation context, the watch plan. */
-import type { CheckResult, ExplainResult, PolicyError, Root, ToolRule } from '../common/types.js';
+import type {
+  CheckResult,
+  ExplainResult,
+  LaunchRule,
+  PolicyError,
+  Root,
+  ToolRule,
+} from '../common/types.js';
 
 /** Where a YAML node stands: absolute file path, 1-based line and column. */
 export interface Pos {
@@ -39,6 +46,9 @@ export interface ServerBlock {
   roots: RootEntry[];
   deny: DenyEntry[];
   tools: Record<string, ToolRule>;
+  launch?: LaunchRule;
+  /** `sandbox:` as written: true, or extra paths (not yet expanded) and the network setting. */
+  sandbox?: { read: string[]; write: string[]; network?: boolean };
 }
 
 /** One policy file after YAML parsing and schema validation (paths not yet expanded). */
@@ -129,4 +139,6 @@ export interface ResolvedPolicy {
     canonical: string,
   ): { access: 'all' | 'write'; reason: string } | undefined;
   tools(server: string): Record<string, ToolRule>;
+  /** The server's `launch` and `sandbox` (paths expanded), as `policy/explain` gives them. */
+  launch(server: string): Pick<ExplainResult, 'launch' | 'sandbox'>;
 }

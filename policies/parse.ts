@@ -1,6 +1,6 @@
 /** Parse one policy file: YAML with positions, then validation against roots.schema.json. */
 import { createHash } from 'node:crypto';
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import type { ErrorObject, ValidateFunction } from 'ajv';
 import {
   isAlias,
   isMap,
@@ -15,7 +15,11 @@ import {
   type YAMLError,
 } from 'yaml';
 import schema from '../roots.schema.json' with { type: 'json' };
-import type { PolicyError, ToolRule } from '../common/types.js';
+import { isObject } from '../common/is-object.js';
+import { levenshtein } from '../common/levenshtein.js';
+import { parseRfc3339 } from '../common/rfc3339.js';
+import type { LaunchRule, PolicyError, ToolRule } from '../common/types.js';
+import { validate as compiledValidator } from './schema-validator.js';
 import type {
   DenyEntry,
   ParsedPolicyFile,
@@ -51,6 +55,8 @@ interface RawServer {
   roots?: RawRoot[];
   deny?: RawDeny[];
   tools?: Record<string, ToolRule>;
+  launch?: LaunchRule;
+  sandbox?: boolean | { read?: string[]; write?: string[]; network?: boolean };
 }
 interface RawPolicy {
   version: 1;
@@ -68,35 +74,11 @@ interface AnyNode {
   range?: [number, number, number] | null;
 }
 
-let validator: ValidateFunction<RawPolicy> | undefined;
-
-/** Compile the schema once, on first use. */
-function getValidator(): ValidateFunction<RawPolicy> {
-  if (validator === undefined) {
-    const ajv = new Ajv({ allErrors: true, verbose: true, strict: true });
-    ajv.addFormat('date-time', {
-      type: 'string',
-      validate: (s: string) => parseRfc3339(s) !== undefined,
-    });
-    validator = ajv.compile<RawPolicy>(inlineRefs(schema) as Record<string, unknown>);
-  }
-  return validator;
-}
-
 /**
- * The schema with every local $ref replaced by its definition. ajv calls a $ref'd schema as a
- * function and concatenates its errors onto the caller's, which is quadratic for a file with
- * thousands of bad entries; inlined, the errors go into one array.
+ * The schema's validator, compiled from roots.schema.json at build time (scripts/build-validator.mjs):
+ * compiling it here at start-up would cost every process ajv and tens of megabytes.
  */
-function inlineRefs(node: unknown): unknown {
-  if (Array.isArray(node)) return node.map(inlineRefs);
-  if (!isObject(node)) return node;
-  const { $ref, definitions: _definitions, ...rest } = node;
-  const out = Object.fromEntries(Object.entries(rest).map(([k, v]) => [k, inlineRefs(v)]));
-  if (typeof $ref !== 'string') return out;
-  // The referring schema's own keywords (its description) win over the definition's.
-  return { ...(inlineRefs(DEFINITIONS[$ref.replace('#/definitions/', '')]) as object), ...out };
-}
+const validateSchema = compiledValidator as unknown as ValidateFunction<RawPolicy>;
 
 /**
  * Parse and validate the text of one policy file. Pure: no filesystem, environment or clock.
@@ -192,7 +174,7 @@ function parse(text: string | Buffer, file: string): ParseResult {
   }
 
   const locate = new Locator(doc, at, file);
-  const validate = getValidator();
+  const validate = validateSchema;
   if (!validate(data)) {
     const errors = schemaErrors(validate.errors ?? [], data, locate);
     return { errors: sortErrors(dedupe(errors)), warnings };
@@ -518,10 +500,6 @@ function segments(instancePath: string, data: unknown): Segment[] {
   return out;
 }
 
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
 /** How a value reads in a message: strings quoted, collections by kind. */
 function show(v: unknown): string {
   if (v === null || v === undefined) return 'empty';
@@ -581,19 +559,6 @@ function typeMessage(expected: string, value: unknown, parent: unknown, item: bo
     return `${base}; put the entries under "roots:"`;
   }
   return base;
-}
-
-function levenshtein(a: string, b: string): number {
-  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const cur = [i];
-    for (let j = 1; j <= b.length; j++) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      cur.push(Math.min(prev[j]! + 1, cur[j - 1]! + 1, prev[j - 1]! + cost));
-    }
-    prev = cur;
-  }
-  return prev[b.length]!;
 }
 
 /** The allowed key a typo most likely meant: same letters ignoring case and -_, or 2 edits away. */
@@ -804,40 +769,6 @@ function sortErrors(errors: PolicyError[]): PolicyError[] {
   return [...sorted.slice(0, MAX_ERRORS), { ...next, message }];
 }
 
-const RFC3339 =
-  /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?(?:[Zz]|([+-])(\d{2}):(\d{2}))$/;
-
-/** Milliseconds since the epoch for an RFC 3339 date-time with a zone, or undefined. */
-export function parseRfc3339(s: string): number | undefined {
-  const m = RFC3339.exec(s);
-  if (!m) return undefined;
-  const [year, month, day, hour, minute, second] = m.slice(1, 7).map(Number) as [
-    number,
-    number,
-    number,
-    number,
-    number,
-    number,
-  ];
-  const offHours = Number(m[9] ?? 0);
-  const offMinutes = Number(m[10] ?? 0);
-  const daysInMonth = new Date(Date.UTC(2000, month, 0)).getUTCDate();
-  const leap = month === 2 && day === 29 && !isLeapYear(year);
-  if (month < 1 || month > 12 || day < 1 || day > daysInMonth || leap) return undefined;
-  if (hour > 23 || minute > 59 || second > 60 || offHours > 23 || offMinutes > 59) return undefined;
-  const ms = Number((m[7] ?? '').padEnd(3, '0').slice(0, 3));
-  // setUTCFullYear, because Date.UTC maps years 0-99 to 1900-1999.
-  const d = new Date(0);
-  d.setUTCFullYear(year, month - 1, day);
-  d.setUTCHours(hour, minute, second, ms);
-  const sign = m[8] === '-' ? -1 : 1;
-  return d.getTime() - sign * (offHours * 60 + offMinutes) * 60_000;
-}
-
-function isLeapYear(y: number): boolean {
-  return (y % 4 === 0 && y % 100 !== 0) || y % 400 === 0;
-}
-
 function build(data: RawPolicy, locate: Locator, file: string, sha256: string): ParsedPolicyFile {
   const deny = (list: RawDeny[] | undefined, base: Segment[]): DenyEntry[] =>
     (list ?? []).map((d, i) =>
@@ -861,6 +792,12 @@ function build(data: RawPolicy, locate: Locator, file: string, sha256: string): 
       ),
     };
     if (raw.readOnly !== undefined) block.readOnly = raw.readOnly;
+    if (raw.launch !== undefined) block.launch = structuredClone(raw.launch);
+    if (raw.sandbox !== undefined && raw.sandbox !== false) {
+      const sb = raw.sandbox === true ? {} : raw.sandbox;
+      block.sandbox = { read: [...(sb.read ?? [])], write: [...(sb.write ?? [])] };
+      if (sb.network !== undefined) block.sandbox.network = sb.network;
+    }
     servers.push(block);
   }
 

@@ -23,6 +23,7 @@ import {
 } from './entry.js';
 import { isGlob, splitGlob } from './expand.js';
 import { memoFs } from './fs.js';
+import { launchRules } from './launch-rules.js';
 import type {
   DenyEntry,
   ParsedPolicyFile,
@@ -238,6 +239,10 @@ class Resolution implements ResolvedPolicy {
         out[tool] = { ...out[tool], ...rule };
     }
     return out;
+  }
+
+  launch(server: string): Pick<ExplainResult, 'launch' | 'sandbox'> {
+    return launchRules(this.matching(server), this.ctx);
   }
 
   private byName: Map<string, Block[]> | undefined;

@@ -32,7 +32,7 @@ import {
 /** How long the client waits to connect and for each answer unless told otherwise. */
 export const DEFAULT_CLIENT_TIMEOUT_MS = 10_000;
 
-const START_HINT = 'Start it with `systemctl --user start mcp-rootsd` or `mcp-rootsd`.';
+const START_HINT = 'Start it with `systemctl --user start mcp-rootsd.socket` or `mcp-rootsd`.';
 
 /** Options for `RootsClient.connect`. */
 export interface ConnectOptions {

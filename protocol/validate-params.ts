@@ -1,5 +1,7 @@
 /** Hand-written params checks, one per method: typed params out, or a `-32602` error naming the field. */
 import type { ErrorCode } from '../common/errors.js';
+import { isObject } from '../common/is-object.js';
+import { parseRfc3339, RFC3339_WANTED } from '../common/rfc3339.js';
 import type { Access, Root } from '../common/types.js';
 import type {
   ClientInfo,
@@ -52,10 +54,10 @@ function fail(method: string, field: string, rule: string, code?: ErrorCode): ne
 function fieldsOf(method: string, params: unknown): Fields {
   // JSON-RPC lets a request omit params; every mcp-roots method then sees `{}`.
   if (params === undefined) return {};
-  if (typeof params !== 'object' || params === null || Array.isArray(params)) {
+  if (!isObject(params)) {
     throw invalidParams(`${method}: params must be an object`);
   }
-  return params as Fields;
+  return params;
 }
 
 function name(method: string, p: Fields, field: string, code?: ErrorCode): string {
@@ -96,8 +98,6 @@ function access(method: string, p: Fields): Access | undefined {
   return value;
 }
 
-const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
-
 function grantLifetime(method: string, p: Fields): { seconds?: number; expires?: string } {
   const { seconds, expires } = p;
   if (seconds !== undefined && expires !== undefined) {
@@ -110,12 +110,8 @@ function grantLifetime(method: string, p: Fields): { seconds?: number; expires?:
     return { seconds };
   }
   if (expires !== undefined) {
-    if (
-      typeof expires !== 'string' ||
-      !RFC3339.test(expires) ||
-      Number.isNaN(Date.parse(expires))
-    ) {
-      fail(method, 'expires', 'an RFC 3339 date-time with a zone, e.g. 2026-12-31T18:00:00Z');
+    if (typeof expires !== 'string' || parseRfc3339(expires) === undefined) {
+      fail(method, 'expires', RFC3339_WANTED);
     }
     return { expires };
   }
@@ -125,7 +121,7 @@ function grantLifetime(method: string, p: Fields): { seconds?: number; expires?:
 function clientInfo(method: string, p: Fields): ClientInfo | undefined {
   const value = p.clientInfo;
   if (value === undefined) return undefined;
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+  if (!isObject(value)) {
     fail(method, 'clientInfo', 'an object {name, version}');
   }
   const info = value as Fields;

@@ -1,9 +1,17 @@
 /** A lasting link to mcp-rootsd for one server name: its roots, its tool rules, checks; reconnects with backoff. */
 import { EventEmitter } from 'node:events';
 import { RootsError } from '../common/errors.js';
-import type { Access, CheckResult, Root, ToolRule } from '../common/types.js';
+import type {
+  Access,
+  CheckResult,
+  LaunchRule,
+  Root,
+  SandboxRule,
+  ToolRule,
+} from '../common/types.js';
 import { RootsClient } from '../protocol/client.js';
 import { DEFAULT_MAX_LINE_BYTES } from '../protocol/framer.js';
+import { Reconnector } from '../protocol/reconnect.js';
 import type { ListChangedParams } from '../protocol/methods.js';
 import type { ProxyLogger } from './log.js';
 
@@ -46,24 +54,49 @@ export class DaemonLink extends EventEmitter<DaemonLinkEvents> {
   roots: Root[] | undefined;
   /** The policy's `servers.<name>.tools` rules (from `policy/explain`, when the daemon gives them). */
   tools: Record<string, ToolRule> = {};
-  private client: RootsClient | undefined;
+  /** The policy's `servers.<name>.launch` and `sandbox` (from `policy/explain`, when known). */
+  launch: LaunchRule | undefined;
+  sandbox: SandboxRule | undefined;
   private revision = -1;
   private instance: string | undefined;
-  private attempt = 0;
-  private timer: NodeJS.Timeout | undefined;
   private closed = false;
   private warnedNoEntry = false;
-  private closePromise: Promise<void> | undefined;
   private readonly log: ProxyLogger;
   private readonly timeoutMs: number;
-  private readonly backoff: { min: number; max: number };
+  private readonly reconnector: Reconnector;
 
   constructor(private readonly options: DaemonLinkOptions) {
     super();
+    let settle!: () => void;
+    this.firstAttempt = new Promise((resolve) => (settle = resolve));
+    this.settleFirst = settle;
     this.log = options.log ?? quiet;
     this.timeoutMs = options.timeoutMs ?? 2000;
-    this.backoff = options.backoffMs ?? { min: 100, max: 5000 };
+    this.reconnector = new Reconnector({
+      connect: () =>
+        RootsClient.connect({
+          socket: options.socket,
+          env: options.env ?? process.env,
+          clientInfo: options.clientInfo,
+          timeoutMs: this.timeoutMs,
+        }),
+      backoffMs: options.backoffMs ?? { min: 100, max: 5000 },
+    });
+    this.reconnector.on('connected', (client) => void this.onConnected(client));
+    this.reconnector.on('disconnected', (_client, reason) => this.onClose(reason));
+    this.reconnector.on('retrying', (err, attempt, delay) => this.onRetry(err, attempt, delay));
   }
+
+  private get client(): RootsClient | undefined {
+    return this.reconnector.client;
+  }
+
+  /** The daemon's socket once connected (a sandbox hides it even inside a root). */
+  socketPath: string | undefined;
+
+  /** Settles after the first attempt to connect, whether it found the daemon or not. */
+  readonly firstAttempt: Promise<void>;
+  private readonly settleFirst: () => void;
 
   /** Whether the link is connected and knows the list. */
   get known(): boolean {
@@ -72,7 +105,7 @@ export class DaemonLink extends EventEmitter<DaemonLinkEvents> {
 
   /** Start connecting (and keep reconnecting until `close()`). */
   start(): this {
-    void this.connect();
+    this.reconnector.start();
     return this;
   }
 
@@ -116,44 +149,22 @@ export class DaemonLink extends EventEmitter<DaemonLinkEvents> {
 
   /** Stop reconnecting and close the connection; the same promise every time. */
   close(): Promise<void> {
-    this.closePromise ??= (async () => {
-      this.closed = true;
-      if (this.timer !== undefined) clearTimeout(this.timer);
-      await this.client?.close();
-    })();
-    return this.closePromise;
+    this.closed = true;
+    this.settleFirst();
+    return this.reconnector.close();
   }
 
-  private async connect(): Promise<void> {
-    this.timer = undefined;
-    if (this.closed) return;
-    const { server } = this.options;
-    let client: RootsClient;
-    try {
-      client = await RootsClient.connect({
-        socket: this.options.socket,
-        env: this.options.env ?? process.env,
-        clientInfo: this.options.clientInfo,
-        timeoutMs: this.timeoutMs,
-      });
-    } catch (err) {
-      this.retry(err);
-      return;
-    }
-    if (this.closed) {
-      await client.close();
-      return;
-    }
-    this.client = client;
+  /** A new connection: subscribe to the server's roots and learn its tool and launch rules. */
+  private async onConnected(client: RootsClient): Promise<void> {
+    this.socketPath = client.socketPath;
     client.on('list_changed', (params) => this.onListChanged(params));
-    client.once('close', (reason) => this.onClose(client, reason));
     try {
       const [list] = await Promise.all([
-        client.listRoots(server, { subscribe: true }),
+        client.listRoots(this.options.server, { subscribe: true }),
         this.refreshTools(client, true),
       ]);
       this.log.info(`connected to mcp-rootsd on ${client.socketPath}`);
-      this.attempt = 0;
+      this.reconnector.resetBackoff();
       this.apply(
         list.roots,
         list._meta['mcp-roots/revision'],
@@ -164,24 +175,25 @@ export class DaemonLink extends EventEmitter<DaemonLinkEvents> {
       this.log.warn(`mcp-rootsd did not answer roots/list: ${(err as Error).message}`);
       await client.close();
     }
+    this.settleFirst();
   }
 
-  private retry(err: unknown): void {
-    if (this.closed) return;
-    const delay = Math.min(this.backoff.max, this.backoff.min * 2 ** this.attempt);
+  private onRetry(err: unknown, attempt: number, delay: number): void {
+    // The first attempt is over: whoever waits for it starts without the daemon.
+    this.settleFirst();
     const message = err instanceof Error ? err.message : String(err);
     // The first failure is worth a warning; the retries that follow are not.
     // The message is whole sentences ("… or `mcp-rootsd`."): add one, do not splice into its last.
-    if (this.attempt === 0) this.log.warn(`${message.replace(/\.?$/, '.')} Retrying.`);
+    if (attempt === 0) this.log.warn(`${message.replace(/\.?$/, '.')} Retrying.`);
     else this.log.debug(`still unreachable (${message}); next attempt in ${delay} ms`);
-    this.attempt++;
-    this.timer = setTimeout(() => void this.connect(), delay);
   }
 
   private async refreshTools(client: RootsClient, connecting = false): Promise<void> {
     try {
       const explained = await client.explain(this.options.server);
       this.tools = explained.tools ?? {};
+      this.launch = explained.launch;
+      this.sandbox = explained.sandbox;
       // A name no entry matches is most likely a typo in --server: say so once, not at each reconnect.
       if (connecting && !this.warnedNoEntry && !explained.rules.some((r) => r.kind === 'root')) {
         this.warnedNoEntry = true;
@@ -197,6 +209,7 @@ export class DaemonLink extends EventEmitter<DaemonLinkEvents> {
   private onListChanged(params: ListChangedParams): void {
     if (params.server !== this.options.server) return;
     const client = this.client;
+    // The rules (tools, launch, sandbox) follow a moment later; a restart settles long enough.
     if (client !== undefined) void this.refreshTools(client);
     this.apply(params.roots, params.revision, params.instance, false);
   }
@@ -217,15 +230,12 @@ export class DaemonLink extends EventEmitter<DaemonLinkEvents> {
     this.emit('roots', roots, { added, removed, reconnected });
   }
 
-  private onClose(client: RootsClient, reason: string): void {
-    if (this.client !== client) return;
-    this.client = undefined;
+  private onClose(reason: string): void {
     const wasKnown = this.roots !== undefined;
     this.roots = undefined;
     this.revision = -1;
     if (this.closed) return;
     this.log.warn(`lost mcp-rootsd (${reason}); failing closed until it is back`);
     if (wasKnown) this.emit('lost', reason);
-    this.retry(new RootsError('DAEMON_UNREACHABLE', reason));
   }
 }

@@ -1,10 +1,16 @@
 #!/usr/bin/env node
 /** The `mcp-roots-proxy` executable: a stdio MCP server under the policy's roots. */
 import { RootsError } from '../common/errors.js';
+import { packageVersion } from '../common/package-info.js';
 import { parseProxyArgs, USAGE } from './options.js';
 import { runProxy } from './run.js';
 
 async function main(argv: string[]): Promise<number> {
+  // Only as the first argument: after it, a -V could belong to the server's own command.
+  if (argv[0] === '--version' || argv[0] === '-V') {
+    process.stdout.write(`${packageVersion()}\n`);
+    return 0;
+  }
   let options;
   try {
     options = parseProxyArgs(argv);

@@ -9,13 +9,21 @@ export interface ProxyOptions {
   socket: string | undefined;
   enforce: boolean;
   logLevel: LogLevel;
-  command: string;
+  /** Run the server under bubblewrap (`--sandbox`). */
+  sandbox: boolean;
+  /** `--env NAME=VALUE`, in order; values may hold `{roots}` and `{root}`. */
+  env: [name: string, value: string][];
+  /** `--cwd DIR`: the server's working directory; may be `{root}`. */
+  cwd: string | undefined;
+  /** The server's command after `--`; undefined: the policy's `servers.<name>.launch`. */
+  command: string | undefined;
   args: string[];
 }
 
 /** The usage line, for errors and `--help`. */
 export const USAGE =
-  'usage: mcp-roots-proxy --server NAME [--socket PATH] [--no-enforce] [--log-level LEVEL] -- COMMAND [ARGS...]';
+  'usage: mcp-roots-proxy --server NAME [--socket PATH] [--no-enforce] [--log-level LEVEL] [--sandbox] [--env NAME=VALUE]... [--cwd DIR] [-- COMMAND [ARGS...]]\n' +
+  "  ARGS, VALUE and DIR may hold {roots}, {roots:rw}, {roots:ro} (whole arguments) and {root}; without a COMMAND the policy's servers.NAME.launch starts the server";
 
 function usage(message: string): RootsError {
   return new RootsError('USAGE', `${message}\n${USAGE}`);
@@ -51,6 +59,9 @@ export function parseProxyArgs(argv: readonly string[]): ProxyOptions | undefine
   let socket: string | undefined;
   let enforce = true;
   let logLevel: LogLevel = 'info';
+  let sandbox = false;
+  const env: [string, string][] = [];
+  let cwd: string | undefined;
   let i = 0;
   const value = (flag: string, inline: string | undefined): string => {
     if (inline !== undefined) return inline;
@@ -74,6 +85,19 @@ export function parseProxyArgs(argv: readonly string[]): ProxyOptions | undefine
       case '--no-enforce':
         enforce = false;
         break;
+      case '--sandbox':
+        sandbox = true;
+        break;
+      case '--env': {
+        const v = value(flag, inline);
+        const at = v.indexOf('=');
+        if (at <= 0) throw usage(`--env ${v}: write --env NAME=VALUE`);
+        env.push([v.slice(0, at), v.slice(at + 1)]);
+        break;
+      }
+      case '--cwd':
+        cwd = value(flag, inline);
+        break;
       case '--log-level': {
         const level = value(flag, inline);
         if (!isLogLevel(level)) throw usage(`--log-level must be one of ${LOG_LEVELS.join(', ')}`);
@@ -93,6 +117,10 @@ export function parseProxyArgs(argv: readonly string[]): ProxyOptions | undefine
     throw usage('--server must be 1 to 256 characters without control characters');
   }
   const [command, ...args] = argv.slice(i + 1);
-  if (command === undefined) throw usage("the server's command is missing after --");
-  return { server, socket, enforce, logLevel, command, args };
+  if (i < argv.length && command === undefined) {
+    throw usage(
+      "the server's command is missing after -- (leave out -- to use the policy's launch)",
+    );
+  }
+  return { server, socket, enforce, logLevel, sandbox, env, cwd, command, args };
 }

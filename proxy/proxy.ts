@@ -4,6 +4,7 @@
  */
 import { EventEmitter } from 'node:events';
 import { errnoCode } from '../common/errors.js';
+import { memberText } from '../protocol/json-text.js';
 import { errorLine, notificationLine, resultLine, type JsonObject } from '../protocol/messages.js';
 import { RpcCode, type RpcErrorObject } from '../protocol/rpc-errors.js';
 import { CallGate } from './call-gate.js';
@@ -18,6 +19,7 @@ import { RecentKeys } from './recent-keys.js';
 import { RelayedRequests, SERVER_GONE } from './relayed.js';
 import { RootsHold } from './roots-hold.js';
 import { ServerRoots, withRootsCapability } from './server-roots.js';
+import { swapServer, type ServerEndpoint, type SwapPlan, type SwapRouter } from './server-swap.js';
 import { ToolCatalog } from './tool-catalog.js';
 import { PROXY_DEFAULTS, type RootsProxyEvents, type RootsProxyOptions } from './proxy-options.js';
 
@@ -29,7 +31,21 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
   /** The options with every default filled in. */
   private readonly settings: Required<RootsProxyOptions>;
   private readonly hostSplitter = new LineSplitter();
-  private readonly serverSplitter = new LineSplitter();
+  private serverSplitter = new LineSplitter();
+  /** The server the host talks to now; a restart puts another one here (server-swap.ts). */
+  private server: ServerEndpoint;
+  private readonly onOut: {
+    data: (chunk: Buffer) => void;
+    end: () => void;
+    error: (err: Error) => void;
+  };
+  /** While a restart runs, host messages wait on this. */
+  private held: Promise<void> | undefined;
+  /** The host's `initialize` params as sent to the server, for a restarted server's handshake. */
+  private initializeParamsText: string | undefined;
+  private serverCaps: JsonObject = {};
+  /** Resources the host subscribed to, restored on a restarted server. */
+  private readonly subscribed = new Set<string>();
   /** Host lines wait here so that a call being checked keeps its place in the order. */
   private readonly hostLines: InOrder<McpLine>;
 
@@ -60,8 +76,9 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
     super();
     this.settings = { ...PROXY_DEFAULTS, ...options };
     const { hostIn, hostOut, serverIn, serverOut, link, log } = this.settings;
-    const toServer = (data: Buffer | string): void => writeLine(serverIn, data, hostIn);
-    const toHost = (data: Buffer | string): void => writeLine(hostOut, data, serverOut);
+    this.server = { serverIn, serverOut };
+    const toServer = (data: Buffer | string): void => writeLine(this.server.serverIn, data, hostIn);
+    const toHost = (data: Buffer | string): void => writeLine(hostOut, data, this.server.serverOut);
     const hold = new RootsHold(this.settings.holdMs, log);
     this.own = new OwnRequests(toServer, this.settings.requestTimeoutMs);
     this.roots = new ServerRoots({
@@ -99,20 +116,20 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
       (line) => this.onHostLine(line),
       (err) => log.error(`handling a host message: ${(err as Error).stack ?? String(err)}`),
       () => {
-        serverIn.end();
+        this.server.serverIn.end();
         this.emit('hostClosed');
       },
     );
+    this.onOut = {
+      data: (chunk) => this.onServerData(chunk),
+      end: () => this.onServerEnd(),
+      error: (err) => log.debug(`server output: ${err.message}`),
+    };
 
     hostIn.on('data', (chunk: Buffer) => this.onHostData(chunk));
     hostIn.on('end', () => this.onHostEnd());
     hostIn.on('error', (err) => log.debug(`host input: ${err.message}`));
-    serverOut.on('data', (chunk: Buffer) => this.onServerData(chunk));
-    serverOut.on('end', () => this.onServerEnd());
-    // Destroyed without an end (run.ts gives up on an output a grandchild holds open).
-    serverOut.on('close', () => this.onServerEnd());
-    serverOut.on('error', (err) => log.debug(`server output: ${err.message}`));
-    serverIn.on('error', (err) => log.debug(`server input: ${err.message}`));
+    this.attach(this.server);
     hostOut.on('error', (err: Error) => {
       // The host went away: there is nobody left to serve.
       if (errnoCode(err) === 'EPIPE' || errnoCode(err) === 'ERR_STREAM_DESTROYED')
@@ -144,6 +161,7 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
   }
 
   private async onHostLine(line: McpLine): Promise<void> {
+    await this.whileHeld();
     const { method, isRequest } = line;
     if (method === undefined) {
       this.toServer(line.bytes);
@@ -197,9 +215,24 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
           if (await this.gate.refusedResourceRead(line, era)) return;
         }
         break;
+      case 'resources/subscribe':
+      case 'resources/unsubscribe': {
+        const uri = line.params.uri;
+        if (typeof uri !== 'string') break;
+        if (method === 'resources/subscribe') this.subscribed.add(uri);
+        else this.subscribed.delete(uri);
+        break;
+      }
     }
+    // A restart may have begun while the call was being checked: it goes to the new server.
+    await this.whileHeld();
     if (isRequest) await this.relayRequest(line, era);
     else this.toServer(line.bytes);
+  }
+
+  /** Resolves once no restart holds the host's messages. */
+  private async whileHeld(): Promise<void> {
+    while (this.held !== undefined) await this.held;
   }
 
   /**
@@ -222,7 +255,9 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
     const version = line.params.protocolVersion;
     if (typeof version === 'string') this.roots.protocolVersion = version;
     this.relayed.track(line.idText, 'initialize');
-    this.toServer(withRootsCapability(line.text));
+    const text = withRootsCapability(line.text);
+    this.initializeParamsText = memberText(text, 'params');
+    this.toServer(text);
   }
 
   private onInitialized(): void {
@@ -321,6 +356,68 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
       this.roots.protocolVersion = result.protocolVersion;
     }
     const caps = isObject(result.capabilities) ? result.capabilities : {};
+    this.serverCaps = caps;
     this.serverHasTools = caps.tools !== undefined;
+  }
+
+  // ---- another server behind the same host session ----
+
+  /** Listen to `server` as the one the host talks to. */
+  private attach(server: ServerEndpoint): void {
+    this.server = server;
+    this.serverSplitter = new LineSplitter();
+    this.serverGone = false;
+    const out = server.serverOut;
+    out.on('data', this.onOut.data).on('end', this.onOut.end).on('error', this.onOut.error);
+    // Destroyed without an end (run.ts gives up on an output a grandchild holds open).
+    out.on('close', this.onOut.end);
+    server.serverIn.on('error', (err) => this.settings.log.debug(`server input: ${err.message}`));
+  }
+
+  /** Stop listening to the current server: what it says or does from now on reaches no one. */
+  private detach(): void {
+    const out = this.server.serverOut;
+    out.off('data', this.onOut.data).off('end', this.onOut.end).off('error', this.onOut.error);
+    out.off('close', this.onOut.end);
+    out.on('error', () => {});
+    // Its output must not stay paused for a host that no longer reads it.
+    this.server.serverOut.resume();
+    this.own.failAll();
+  }
+
+  /** Replace the server with the one `plan` starts, behind the host's back (server-swap.ts). */
+  swapServer(plan: SwapPlan): Promise<void> {
+    const router: SwapRouter = {
+      holdHost: () => {
+        let release!: () => void;
+        const held = new Promise<void>((resolve) => (release = resolve));
+        this.held = held;
+        return () => {
+          if (this.held === held) this.held = undefined;
+          release();
+        };
+      },
+      inFlight: () => this.relayed.size,
+      whenAnswered: () => this.relayed.whenEmpty(),
+      failInFlight: (why) => this.relayed.failAll(this.toHost, this.settings.log, why),
+      detach: () => this.detach(),
+      attach: (server) => this.attach(server),
+      request: (method, params) => this.own.request(method, params),
+      initializeParams: () =>
+        this.initializeParamsText === undefined
+          ? undefined
+          : (JSON.parse(this.initializeParamsText) as JsonObject),
+      initialized: (result) => this.onInitializeResult(result),
+      capabilities: () => this.serverCaps,
+      toServer: (line) => this.toServer(line),
+      toHost: (line) => this.toHost(line),
+      subscriptions: () => [...this.subscribed],
+      refreshTools: () => {
+        if (this.settings.enforce && this.initialized && this.serverHasTools) {
+          void this.catalog.refresh();
+        }
+      },
+    };
+    return swapServer(router, plan);
   }
 }

@@ -9,6 +9,18 @@ export const SERVER_GONE = 'the MCP server exited or closed its output (see the 
 /** The host's requests on their way to or at the server, by id key. */
 export class RelayedRequests {
   private readonly waiting = new Map<string, { idText: string; method: string }>();
+  private emptied: (() => void)[] = [];
+
+  /** How many requests await the server's answer. */
+  get size(): number {
+    return this.waiting.size;
+  }
+
+  /** Resolves once no request awaits an answer (at once when none does). */
+  whenEmpty(): Promise<void> {
+    if (this.waiting.size === 0) return Promise.resolve();
+    return new Promise((resolve) => this.emptied.push(resolve));
+  }
 
   /** Remember a request sent to the server (one with a null id cannot be answered and is not). */
   track(idText: string | undefined, method: string): void {
@@ -19,19 +31,27 @@ export class RelayedRequests {
   /** The server answered request `key`, or the host cancelled it. */
   settled(key: string): void {
     this.waiting.delete(key);
+    if (this.waiting.size === 0) this.wake();
+  }
+
+  private wake(): void {
+    const waiters = this.emptied;
+    this.emptied = [];
+    for (const w of waiters) w();
   }
 
   /** The server is gone: answer every request still waiting with an error, through `toHost`. */
-  failAll(toHost: (line: string) => void, log: ProxyLogger): void {
+  failAll(toHost: (line: string) => void, log: ProxyLogger, why: string = SERVER_GONE): void {
     for (const { idText, method } of this.waiting.values()) {
       log.warn(`the server went away before answering ${method}; answered with an error`);
       toHost(
         errorLine(idText, {
           code: RpcCode.INTERNAL_ERROR,
-          message: `mcp-roots-proxy: no answer to ${method}: ${SERVER_GONE}`,
+          message: `mcp-roots-proxy: no answer to ${method}: ${why}`,
         }),
       );
     }
     this.waiting.clear();
+    this.wake();
   }
 }

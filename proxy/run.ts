@@ -1,13 +1,14 @@
-/** Start the server as a child, relay through `RootsProxy`, and end with the child's exit status. */
-import { spawn } from 'node:child_process';
-import { constants } from 'node:os';
+/** Start the server (or its stand-in), relay through `RootsProxy`, and end with the right status. */
+import { homedir } from 'node:os';
 import type { Readable, Writable } from 'node:stream';
-import { errnoCode } from '../common/errors.js';
 import { packageVersion } from '../common/package-info.js';
 import { DaemonLink } from './daemon-link.js';
+import type { PlanInput } from './launch-plan.js';
 import { makeProxyLogger } from './log.js';
 import type { ProxyOptions } from './options.js';
 import { RootsProxy } from './proxy.js';
+import { probeSandbox, type SandboxSupport } from './sandbox-probe.js';
+import { Supervisor } from './supervisor.js';
 
 /** The proxy's streams and environment (the process's own unless a test says otherwise). */
 export interface ProxyIo {
@@ -17,15 +18,12 @@ export interface ProxyIo {
   env: NodeJS.ProcessEnv;
 }
 
-/** How long the child may take to exit once its input is closed, before SIGTERM (then SIGKILL). */
-const EXIT_GRACE_MS = 3000;
-
-/** How long the child's output may stay open after it has exited. */
-const EXIT_OUTPUT_GRACE_MS = 1000;
-
 const FORWARDED_SIGNALS = ['SIGTERM', 'SIGINT', 'SIGHUP'] as const;
 
-/** Run the proxy until the child exits; resolves with the status to exit with. */
+/** How long the proxy waits for the daemon before the first start, to learn launch and sandbox. */
+const FIRST_ANSWER_MS = 3000;
+
+/** Run the proxy until the server exits on its own, or the host goes away. */
 export async function runProxy(options: ProxyOptions, io: ProxyIo): Promise<number> {
   const log = makeProxyLogger(options.server, options.logLevel, io.stderr);
   if (!options.enforce) {
@@ -41,22 +39,29 @@ export async function runProxy(options: ProxyOptions, io: ProxyIo): Promise<numb
     clientInfo: { name: 'mcp-roots-proxy', version: `${version} (server ${options.server})` },
     log,
   });
-
-  const child = spawn(options.command, options.args, {
-    stdio: ['pipe', 'pipe', 'inherit'],
-    env: io.env,
-  });
-  const spawned = await new Promise<Error | undefined>((resolve) => {
-    child.once('spawn', () => resolve(undefined));
-    child.once('error', resolve);
-  });
-  if (spawned !== undefined) {
-    const code = errnoCode(spawned);
-    log.error(`cannot start ${options.command}: ${spawned.message}`);
-    return code === 'ENOENT' ? 127 : 126;
-  }
-  child.on('error', (err) => log.error(`the server process: ${err.message}`));
   link.start();
+  let support: Promise<SandboxSupport> | undefined;
+  const planInput = (): PlanInput => ({
+    options,
+    roots: link.roots,
+    launch: link.launch,
+    sandbox: link.sandbox,
+    env: io.env,
+    home: io.env.HOME ?? homedir(),
+    cwd: process.cwd(),
+    daemonSocket: link.socketPath,
+    sandboxSupport: () => (support ??= probeSandbox(io.env)),
+  });
+  const supervisor = new Supervisor({ server: options.server, version, log, planInput });
+  link.on('roots', (_roots, change) => supervisor.onRoots(change));
+
+  // The policy may ask for a sandbox or give the command: learn it before starting anything.
+  await Promise.race([link.firstAttempt, new Promise((r) => setTimeout(r, FIRST_ANSWER_MS))]);
+  const first = await supervisor.start();
+  if ('failed' in first) {
+    await link.close();
+    return first.failed;
+  }
 
   const proxy = new RootsProxy({
     server: options.server,
@@ -65,56 +70,23 @@ export async function runProxy(options: ProxyOptions, io: ProxyIo): Promise<numb
     log,
     hostIn: io.stdin,
     hostOut: io.stdout,
-    serverIn: child.stdin,
-    serverOut: child.stdout,
+    serverIn: first.serverIn,
+    serverOut: first.serverOut,
   });
-
-  let killTimer: NodeJS.Timeout | undefined;
-  const stopChild = (): void => {
-    if (killTimer !== undefined || child.exitCode !== null || child.signalCode !== null) return;
-    child.stdin.end();
-    killTimer = setTimeout(() => {
-      log.warn(`the server did not exit within ${EXIT_GRACE_MS} ms; sending SIGTERM`);
-      child.kill('SIGTERM');
-      killTimer = setTimeout(() => child.kill('SIGKILL'), EXIT_GRACE_MS);
-      killTimer.unref();
-    }, EXIT_GRACE_MS);
-    killTimer.unref();
-  };
-  proxy.on('hostClosed', stopChild);
-  proxy.on('serverClosed', stopChild);
+  supervisor.follow(proxy);
 
   const forward = (signal: NodeJS.Signals): void => {
     log.debug(`passing ${signal} to the server`);
-    child.kill(signal);
+    supervisor.signal(signal);
   };
   for (const s of FORWARDED_SIGNALS) process.on(s, forward);
+  proxy.on('hostClosed', () => supervisor.stop());
 
-  // 'close' comes after 'exit' and after the child's stdout has ended, so nothing is lost. But a
-  // grandchild that inherited the child's stdout can hold it open for ever: after the exit, wait
-  // a little for the output, then stop waiting, so that the host is never left hanging.
-  const status = await new Promise<number>((resolve) => {
-    let grace: NodeJS.Timeout | undefined;
-    const done = (code: number | null, signal: NodeJS.Signals | null): void => {
-      if (grace !== undefined) clearTimeout(grace);
-      if (code !== null) resolve(code);
-      else resolve(128 + (signal === null ? 0 : constants.signals[signal]));
-    };
-    child.once('close', done);
-    child.once('exit', (code, signal) => {
-      grace = setTimeout(() => {
-        log.warn(
-          'the server exited but its output is still open (a process it started?); closing it',
-        );
-        child.off('close', done);
-        // The proxy answers what is still in flight when the output closes; then we are done.
-        child.stdout.once('close', () => done(code, signal));
-        child.stdout.destroy();
-      }, EXIT_OUTPUT_GRACE_MS);
-    });
-  });
+  // The session ends when the server that runs now closes its output (a replaced one does not).
+  await new Promise<void>((resolve) => proxy.once('serverClosed', resolve));
+  supervisor.stop();
+  const status = (await supervisor.process?.status) ?? 0;
   for (const s of FORWARDED_SIGNALS) process.off(s, forward);
-  if (killTimer !== undefined) clearTimeout(killTimer);
   log.debug(`the server exited with status ${status}`);
   await link.close();
   return status;

@@ -52,7 +52,7 @@ void t.test("npm start's command serves the demo policy", async (t) => {
       scripts: Record<string, string>;
     }
   ).scripts.start!;
-  const hint = /npx rootsctl (--socket \S+ status)/.exec(script);
+  const hint = /node dist\/cli\/main\.js (--socket \S+ status)/.exec(script);
   t.ok(hint, 'npm start says how to query the daemon');
   bin('daemon'); // a clear message when dist/ is missing
 
@@ -97,7 +97,7 @@ void t.test("npm start's command serves the demo policy", async (t) => {
     );
   });
   await listening;
-  t.match(stdout, 'npx rootsctl --socket .tmp/demo/rootsd.sock status');
+  t.match(stdout, 'node dist/cli/main.js --socket .tmp/demo/rootsd.sock status');
   const socket = join(dir, '.tmp/demo/rootsd.sock');
   t.match(stderr, ` listening on ${socket}; policy ${join(dir, 'examples/demo/mcp-roots.yaml')}`);
 

@@ -6,6 +6,7 @@ import { errnoCode, ignoreMissing, RootsError } from '../../common/errors.js';
 import { configFile, homeDir, tildify } from '../../common/locations.js';
 import { packageRoot } from '../../common/package-info.js';
 import { EXIT, type ExitCode, type Io } from '../io.js';
+import type { Options } from '../options.js';
 
 /** The `$schema` reference for editors: this installation's roots.schema.json. */
 export function schemaReference(): string {
@@ -122,4 +123,9 @@ export async function initPolicy(
       'and run the daemon: `rootsctl install-service` (systemd), or `mcp-rootsd` in a terminal.\n',
   );
   return EXIT.ok;
+}
+
+/** `rootsctl init [--force] [--config FILE]`. */
+export function init(io: Io, _args: string[], opts: Options): Promise<ExitCode> {
+  return initPolicy(io, { force: opts.force ?? false, config: opts.config });
 }

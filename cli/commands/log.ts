@@ -5,18 +5,11 @@ import { decisionLogFile, stateDir, tildify, homeDir } from '../../common/locati
 import { parseDuration } from '../duration.js';
 import { followDecisions, readDecisions } from '../decision-reader.js';
 import { columns, EXIT, type ExitCode, type Io } from '../io.js';
+import type { Options } from '../options.js';
 
-export interface LogOptions {
-  server?: string;
-  refused?: boolean;
-  since?: string;
-  follow?: boolean;
-  json?: boolean;
-  stateDir?: string;
-}
-
-export async function logCommand(io: Io, opts: LogOptions): Promise<ExitCode> {
-  const file = decisionLogFile(stateDir(io.env, io.cwd, opts.stateDir));
+/** `rootsctl log [--server S] [--refused] [--since D] [--follow] [--json]`. */
+export async function log(io: Io, _args: string[], opts: Options): Promise<ExitCode> {
+  const file = decisionLogFile(stateDir(io.env, io.cwd, opts['state-dir']));
   const since = opts.since === undefined ? undefined : sinceTime(opts.since, Date.now());
   const keep = (d: Decision): boolean =>
     (opts.server === undefined || ('server' in d && d.server === opts.server)) &&

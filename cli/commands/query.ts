@@ -1,54 +1,68 @@
 /** `list`, `check` and `explain`: the same answers from the daemon or offline. */
 import { resolve } from 'node:path';
 import { homeDir } from '../../common/locations.js';
-import type { Access } from '../../common/types.js';
-import type { Backend } from '../backend.js';
+import { openBackend, type Backend } from '../backend.js';
 import { checkLine, explainTable, noEntryLine, rootsTable } from '../format.js';
 import { emit, EXIT, type ExitCode, type Io } from '../io.js';
+import type { Options } from '../options.js';
 
-/** `rootsctl list SERVER`. */
-export async function list(
+async function withBackend(
   io: Io,
-  backend: Backend,
-  server: string,
-  json: boolean,
+  opts: Options,
+  use: (backend: Backend) => Promise<ExitCode>,
 ): Promise<ExitCode> {
-  const result = await backend.list(server);
-  if (!json && result.roots.length === 0) {
-    // An empty list for a name no entry matches is most likely a typo: say so (still a valid answer).
-    const explained = await backend.explain(server);
-    if (!explained.rules.some((r) => r.kind === 'root')) {
-      io.out(noEntryLine(server, await backend.serverNames()));
+  const backend = await openBackend(io, opts);
+  try {
+    return await use(backend);
+  } finally {
+    await backend.close();
+  }
+}
+
+/**
+ * `rootsctl list SERVER`. Exit 1 when no entry of the policy names SERVER (most likely a typo) or
+ * there is no valid policy at all: an empty list then is not an answer about SERVER.
+ */
+export function list(io: Io, [server]: string[], opts: Options): Promise<ExitCode> {
+  return withBackend(io, opts, async (backend) => {
+    const result = await backend.list(server!);
+    const json = opts.json ?? false;
+    if (result.roots.length > 0) {
+      emit(io, json, result, (r) => rootsTable(server!, r.roots, homeDir(io.env), Date.now()));
       return EXIT.ok;
     }
-  }
-  emit(io, json, result, (r) => rootsTable(server, r.roots, homeDir(io.env), Date.now()));
-  return EXIT.ok;
+    const explained = await backend.explain(server!);
+    if (explained.rules.some((r) => r.kind === 'root')) {
+      emit(io, json, result, (r) => rootsTable(server!, r.roots, homeDir(io.env), Date.now()));
+      return EXIT.ok;
+    }
+    const why = (await backend.noPolicy()) ?? noEntryLine(server!, await backend.serverNames());
+    if (json) {
+      emit(io, true, result, () => '');
+      io.err(`rootsctl: ${why.trimEnd()}\n`);
+    } else io.out(why.endsWith('\n') ? why : `${why}\n`);
+    return EXIT.fail;
+  });
 }
 
 /** `rootsctl check SERVER PATH [--write]`: exit 1 when not allowed. */
-export async function check(
-  io: Io,
-  backend: Backend,
-  server: string,
-  path: string,
-  access: Access,
-  json: boolean,
-): Promise<ExitCode> {
-  // A relative PATH means what it means in the caller's working directory, not the daemon's.
-  const result = await backend.check(server, resolve(io.cwd, path), access);
-  emit(io, json, result, checkLine);
-  return result.allowed ? EXIT.ok : EXIT.fail;
+export function check(io: Io, [server, path]: string[], opts: Options): Promise<ExitCode> {
+  return withBackend(io, opts, async (backend) => {
+    // A relative PATH means what it means in the caller's working directory, not the daemon's.
+    const access = opts.write ? 'write' : 'read';
+    const result = await backend.check(server!, resolve(io.cwd, path!), access);
+    emit(io, opts.json ?? false, result, checkLine);
+    return result.allowed ? EXIT.ok : EXIT.fail;
+  });
 }
 
-/** `rootsctl explain SERVER`. */
-export async function explain(
-  io: Io,
-  backend: Backend,
-  server: string,
-  json: boolean,
-): Promise<ExitCode> {
-  const result = await backend.explain(server);
-  emit(io, json, result, (r) => explainTable(r, homeDir(io.env)));
-  return EXIT.ok;
+/** `rootsctl explain SERVER [--all]`: deny rules that affect nothing only with --all. */
+export function explain(io: Io, [server]: string[], opts: Options): Promise<ExitCode> {
+  return withBackend(io, opts, async (backend) => {
+    const result = await backend.explain(server!);
+    emit(io, opts.json ?? false, result, (r) =>
+      explainTable(r, homeDir(io.env), { all: opts.all ?? false }),
+    );
+    return EXIT.ok;
+  });
 }

@@ -7,6 +7,7 @@ import { errnoCode, ignoreMissing, RootsError } from '../../common/errors.js';
 import { configHome, homeDir, tildify } from '../../common/locations.js';
 import { packageRoot } from '../../common/package-info.js';
 import { EXIT, type ExitCode, type Io } from '../io.js';
+import type { Options } from '../options.js';
 
 export const SOCKET_UNIT = 'mcp-rootsd.socket';
 export const SERVICE_UNIT = 'mcp-rootsd.service';
@@ -165,13 +166,14 @@ export async function installService(io: Io, opts: ServiceOptions): Promise<Exit
   }
   const systemctl = opts.systemctl ?? realSystemctl(io);
   if (!(await managerReachable(systemctl))) {
-    io.out(
-      'No systemd user manager is reachable from here (`systemctl --user` failed). In your login session, run:\n' +
+    // The units are written but nothing is enabled: what was asked for has not happened yet.
+    io.err(
+      'rootsctl: the units are written but not enabled: no systemd user manager is reachable from here (`systemctl --user` failed). In your login session, run:\n' +
         INSTALL_STEPS.map((s) => `  ${command(s)}\n`).join(''),
     );
-    return EXIT.ok;
+    return EXIT.fail;
   }
-  if (!(await runAll(io, systemctl, INSTALL_STEPS))) return EXIT.ok;
+  if (!(await runAll(io, systemctl, INSTALL_STEPS))) return EXIT.fail;
   if (serviceChanged && (await systemctl(['is-active', '--quiet', SERVICE_UNIT])).code === 0) {
     io.out(
       'mcp-rootsd is running with the old unit: restart it with `systemctl --user restart mcp-rootsd`.\n',
@@ -219,13 +221,13 @@ export async function uninstallService(io: Io, opts: ServiceOptions): Promise<Ex
   }
   const systemctl = opts.systemctl ?? realSystemctl(io);
   const reachable = await managerReachable(systemctl);
-  if (reachable) await runAll(io, systemctl, [stop]);
+  const stopped = reachable ? await runAll(io, systemctl, [stop]) : true;
   for (const path of present) {
     await ignoreMissing(unlink(path));
     io.out(`removed ${tildify(resolve(path), home)}\n`);
   }
   if (reachable) {
-    await runAll(io, systemctl, [['daemon-reload']]);
+    if (!(await runAll(io, systemctl, [['daemon-reload']])) || !stopped) return EXIT.fail;
   } else {
     io.out(
       'No systemd user manager is reachable from here. If mcp-rootsd runs in your login session, stop it there:\n' +
@@ -233,4 +235,14 @@ export async function uninstallService(io: Io, opts: ServiceOptions): Promise<Ex
     );
   }
   return EXIT.ok;
+}
+
+/** `rootsctl install-service [--dry-run]`. */
+export function install(io: Io, _args: string[], opts: Options): Promise<ExitCode> {
+  return installService(io, { dryRun: opts['dry-run'] ?? false });
+}
+
+/** `rootsctl uninstall-service [--dry-run]`. */
+export function uninstall(io: Io, _args: string[], opts: Options): Promise<ExitCode> {
+  return uninstallService(io, { dryRun: opts['dry-run'] ?? false });
 }

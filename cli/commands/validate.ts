@@ -5,6 +5,7 @@ import type { PolicyError } from '../../common/types.js';
 import { EXIT, type ExitCode, type Io } from '../io.js';
 import { evaluateOffline } from '../offline.js';
 import { problemLines, sortProblems } from '../format.js';
+import type { Options } from '../options.js';
 
 export interface ValidateResult {
   ok: boolean;
@@ -13,25 +14,31 @@ export interface ValidateResult {
   warnings: PolicyError[];
 }
 
-/** Validate a policy file and everything it includes; exit 1 on errors. */
-export async function validate(
-  io: Io,
-  opts: { file?: string; config?: string; stateDir?: string; json: boolean },
-): Promise<ExitCode> {
+/**
+ * `rootsctl validate [FILE]`: a policy file and everything it includes; exit 1 on errors. The
+ * grants file beside the main policy is checked with it, but only policy files are counted: the
+ * grants file is the daemon's, not part of the policy a person wrote. A FILE other than the main
+ * policy file is checked alone.
+ */
+export async function validate(io: Io, [given]: string[], opts: Options): Promise<ExitCode> {
+  const target = given ?? opts.config;
+  const main = configFile(io.env, io.cwd);
   const { evaluation, file } = await evaluateOffline(io, {
-    config: opts.file ?? opts.config,
-    stateDir: opts.stateDir,
+    config: target,
+    stateDir: opts['state-dir'],
+    withGrants: target === undefined || configFile(io.env, io.cwd, target) === main,
   });
+  const json = opts.json ?? false;
   const warnings = sortProblems([...evaluation.warnings, ...writableProtected(evaluation)]);
   const result: ValidateResult = {
     ok: evaluation.errors.length === 0,
-    // Every file read: the main file, its includes and the grants file beside it.
-    files: [...evaluation.sources.files, ...(evaluation.grants?.files ?? [])].map((f) => f.file),
+    // The policy's files: the main file and its includes.
+    files: evaluation.sources.files.map((f) => f.file),
     errors: sortProblems(evaluation.errors),
     warnings,
   };
   const home = homeDir(io.env);
-  if (opts.json) {
+  if (json) {
     io.out(`${JSON.stringify(result, null, 2)}\n`);
   } else if (evaluation.sources.missingMain) {
     io.err(
@@ -43,14 +50,14 @@ export async function validate(
     const n = result.files.length;
     const e = result.errors.length;
     // Only the main policy file is one a running daemon serves.
-    const served = file === configFile(io.env, io.cwd);
+    const served = file === main;
     io.out(
       result.ok
         ? `${tildify(file, home)}: valid (${n} file${n === 1 ? '' : 's'}, ${warnings.length} warning${warnings.length === 1 ? '' : 's'})\n`
         : `${tildify(file, home)}: ${e} error${e === 1 ? '' : 's'}${served ? '; a running mcp-rootsd keeps serving the last valid policy until it is fixed' : ''}\n`,
     );
   }
-  if (evaluation.sources.missingMain && !opts.json) return EXIT.fail;
+  if (evaluation.sources.missingMain && !json) return EXIT.fail;
   return result.ok && !evaluation.sources.missingMain ? EXIT.ok : EXIT.fail;
 }
 

@@ -162,7 +162,7 @@ void t.test('validate', async (t) => {
 });
 
 void t.test(
-  'validate counts the grants file and sorts problems by file, line, column',
+  'validate counts policy files only (not the grants file) and sorts problems by file, line, column',
   async (t) => {
     const { dir, home, config } = tree();
     const env = { HOME: home, XDG_STATE_HOME: join(dir, 'state') };
@@ -173,9 +173,29 @@ void t.test(
     );
     t.same(await rootsctl(['validate', config], { env }), {
       code: 0,
-      out: `${config}: valid (2 files, 0 warnings)\n`,
+      out: `${config}: valid (1 file, 0 warnings)\n`,
       err: '',
     });
+    // The main policy file is checked with its grants file, which still does not count as a file.
+    const main = { ...env, MCP_ROOTS_CONFIG: config };
+    t.same(await rootsctl(['validate'], { env: main }), {
+      code: 0,
+      out: `${config}: valid (1 file, 0 warnings)\n`,
+      err: '',
+    });
+    writeFileSync(
+      join(dir, 'state/mcp-roots/grants.yaml'),
+      'version: 1\nservers:\n  fs:\n    roots:\n      - {path: ~/docs, expires: 2099-02-30T00:00:00Z}\n',
+    );
+    t.match(await rootsctl(['validate'], { env: main }), {
+      code: 1,
+      out: /grants\.yaml:5:.*"2099-02-30T00:00:00Z" is not an RFC 3339 date-time/,
+    });
+    t.same(
+      await rootsctl(['validate', config], { env }),
+      { code: 0, out: `${config}: valid (1 file, 0 warnings)\n`, err: '' },
+      'a FILE other than the main policy is checked alone',
+    );
     const bad = 'version: 1\nservers:\n  fs:\n    roots:\n      - {path: ~/docs, bogus: 1}\n';
     // Loaded y.yaml first (the order written), shown b.yaml first.
     writeFileSync(join(dir, 'y.yaml'), bad);
@@ -221,51 +241,57 @@ void t.test('--config FILE with errors answers nothing and exits 1', async (t) =
   });
 });
 
-void t.test("list names the policy's servers when no entry matches (a typo)", async (t) => {
-  const { dir, home, config } = tree();
-  const env = { HOME: home, XDG_STATE_HOME: join(dir, 'state') };
-  writeFileSync(
-    join(dir, 'two.yaml'),
-    'version: 1\nservers:\n  filesystem:\n    roots: [{path: ~/docs}]\n  notes:\n    roots: [{path: ~/missing}]\n',
-  );
-  const two = join(dir, 'two.yaml');
-  t.same(await rootsctl(['list', 'nosuch', '--config', two], { env }), {
-    code: 0,
-    out: 'No entry of the policy names "nosuch" (deny by default). Servers in the policy: filesystem, notes.\n',
-    err: '',
-  });
-  t.same(await rootsctl(['list', 'nots', '--config', two], { env }), {
-    code: 0,
-    out: 'No entry of the policy names "nots" (deny by default). Did you mean "notes"? Servers in the policy: filesystem, notes.\n',
-    err: '',
-  });
-  t.same(
-    await rootsctl(['list', 'notes', '--config', two], { env }),
-    { code: 0, out: 'notes has no roots.\n', err: '' },
-    'an entry that yields nothing is a plain empty list',
-  );
-  t.same(
-    JSON.parse((await rootsctl(['list', 'nosuch', '--config', two, '--json'], { env })).out),
-    { roots: [], _meta: { 'mcp-roots/revision': 0, 'mcp-roots/instance': 'offline' } },
-    "--json keeps the protocol's shape",
-  );
+void t.test(
+  "list names the policy's servers when no entry matches (a typo), and exits 1",
+  async (t) => {
+    const { dir, home, config } = tree();
+    const env = { HOME: home, XDG_STATE_HOME: join(dir, 'state') };
+    writeFileSync(
+      join(dir, 'two.yaml'),
+      'version: 1\nservers:\n  filesystem:\n    roots: [{path: ~/docs}]\n  notes:\n    roots: [{path: ~/missing}]\n',
+    );
+    const two = join(dir, 'two.yaml');
+    t.same(await rootsctl(['list', 'nosuch', '--config', two], { env }), {
+      code: 1,
+      out: 'No entry of the policy names "nosuch" (deny by default). Servers in the policy: filesystem, notes.\n',
+      err: '',
+    });
+    t.same(await rootsctl(['list', 'nots', '--config', two], { env }), {
+      code: 1,
+      out: 'No entry of the policy names "nots" (deny by default). Did you mean "notes"? Servers in the policy: filesystem, notes.\n',
+      err: '',
+    });
+    t.same(
+      await rootsctl(['list', 'notes', '--config', two], { env }),
+      { code: 0, out: 'notes has no roots.\n', err: '' },
+      'an entry that yields nothing is a plain empty list',
+    );
+    const json = await rootsctl(['list', 'nosuch', '--config', two, '--json'], { env });
+    t.same(
+      JSON.parse(json.out),
+      { roots: [], _meta: { 'mcp-roots/revision': 0, 'mcp-roots/instance': 'offline' } },
+      "--json keeps the protocol's shape",
+    );
+    t.equal(json.code, 1, '--json exits 1 too');
+    t.match(json.err, /^rootsctl: No entry of the policy names "nosuch"/);
 
-  const d = await startDaemon(t, undefined, { dir, configFile: config, home });
-  const online = { HOME: home, MCP_ROOTS_SOCKET: d.socket };
-  // A proxy started with a typo subscribes to it: the daemon's status then lists that name too.
-  const proxy = await d.connect('proxy');
-  await proxy.listRoots('fz', { subscribe: true });
-  t.same(await rootsctl(['list', 'fz'], { env: online }), {
-    code: 0,
-    out: 'No entry of the policy names "fz" (deny by default). Did you mean "fs"? Servers in the policy: fs.\n',
-    err: '',
-  });
-  t.same(await rootsctl(['list', 'fx'], { env: online }), {
-    code: 0,
-    out: 'No entry of the policy names "fx" (deny by default). Did you mean "fs"? Servers in the policy: fs.\n',
-    err: '',
-  });
-});
+    const d = await startDaemon(t, undefined, { dir, configFile: config, home });
+    const online = { HOME: home, MCP_ROOTS_SOCKET: d.socket };
+    // A proxy started with a typo subscribes to it: the daemon's status then lists that name too.
+    const proxy = await d.connect('proxy');
+    await proxy.listRoots('fz', { subscribe: true });
+    t.same(await rootsctl(['list', 'fz'], { env: online }), {
+      code: 1,
+      out: 'No entry of the policy names "fz" (deny by default). Did you mean "fs"? Servers in the policy: fs.\n',
+      err: '',
+    });
+    t.same(await rootsctl(['list', 'fx'], { env: online }), {
+      code: 1,
+      out: 'No entry of the policy names "fx" (deny by default). Did you mean "fs"? Servers in the policy: fs.\n',
+      err: '',
+    });
+  },
+);
 
 void t.test('time left shows seconds under a minute', (t) => {
   const now = Date.parse('2026-01-01T00:00:00Z');
@@ -364,16 +390,23 @@ void t.test('watch prints each change until interrupted', async (t) => {
   const d = await startDaemon(t, undefined, { dir, configFile: join(dir, 'p.yaml'), home });
   const env = { HOME: home, MCP_ROOTS_SOCKET: d.socket };
   let stop!: () => void;
-  const interrupted = () => new Promise<void>((r) => (stop = r));
-  const watching = rootsctl(['watch', 'fs', '--json'], { env, interrupted });
-  await new Promise((r) => setTimeout(r, 100));
+  const stopped = new Promise<void>((r) => (stop = r));
+  let out = '';
+  const code = main(['watch', 'fs', '--json'], {
+    out: (s) => (out += s),
+    err: () => undefined,
+    env,
+    cwd: home,
+    isTTY: false,
+    interrupted: () => stopped,
+  });
+  await waitFor(() => out !== '', 5000, 'the first list');
   const c = await d.connect();
   await c.grant('fs', join(home, 'proj-evil'));
-  await new Promise((r) => setTimeout(r, 100));
+  await waitFor(() => out.includes('proj-evil'), 5000, 'the list after the grant');
   stop();
-  const result = await watching;
-  t.equal(result.code, 0);
-  const lines = result.out
+  t.equal(await code, 0);
+  const lines = out
     .trim()
     .split('\n')
     .map((l) => JSON.parse(l) as { roots: unknown[] });
@@ -458,7 +491,7 @@ void t.test('every command says when the daemon is not running, and exits 3', as
     t.equal(r.code, 3, argv.join(' '));
     t.equal(
       r.err,
-      `rootsctl: mcp-rootsd is not running (connect ENOENT ${dir}/none.sock). Start it with \`systemctl --user start mcp-rootsd\` or \`mcp-rootsd\`.\n`,
+      `rootsctl: mcp-rootsd is not running (connect ENOENT ${dir}/none.sock). Start it with \`systemctl --user start mcp-rootsd.socket\` or \`mcp-rootsd\`.\n`,
     );
   }
 });

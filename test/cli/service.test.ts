@@ -166,17 +166,20 @@ void t.test('ExecStart survives paths with spaces, %, $ and quotes', async (t) =
 });
 
 void t.test(
-  'install-service without a reachable user manager writes the units and says what to run',
+  'install-service without a reachable user manager writes the units, says what to run, and exits 1',
   async (t) => {
     const { dir, env, units } = setup(t);
     const run = capture(env, dir);
     const systemctl = fakeSystemctl(false);
-    t.equal(await installService(run.io, { dryRun: false, systemctl: systemctl.run }), 0);
+    t.equal(await installService(run.io, { dryRun: false, systemctl: systemctl.run }), 1);
     t.same(systemctl.calls, ['show-environment']);
     t.equal(
       run.out(),
-      `wrote ${join(units, 'mcp-rootsd.socket')}\nwrote ${join(units, 'mcp-rootsd.service')}\n` +
-        'No systemd user manager is reachable from here (`systemctl --user` failed). In your login session, run:\n' +
+      `wrote ${join(units, 'mcp-rootsd.socket')}\nwrote ${join(units, 'mcp-rootsd.service')}\n`,
+    );
+    t.equal(
+      run.err(),
+      'rootsctl: the units are written but not enabled: no systemd user manager is reachable from here (`systemctl --user` failed). In your login session, run:\n' +
         '  systemctl --user daemon-reload\n  systemctl --user enable --now mcp-rootsd.socket\n',
     );
     t.same(readdirSync(units).sort(), ['mcp-rootsd.service', 'mcp-rootsd.socket']);
@@ -222,11 +225,11 @@ void t.test('install-service with a user manager reloads it and enables the sock
   t.match(updated.out(), 'restart it with `systemctl --user restart mcp-rootsd`');
 });
 
-void t.test('install-service exits 0 once written even when systemctl fails', async (t) => {
+void t.test('install-service exits 1 when systemctl fails (the units are written)', async (t) => {
   const { dir, env } = setup(t);
   const run = capture(env, dir);
   const systemctl = fakeSystemctl(true, ['enable']);
-  t.equal(await installService(run.io, { dryRun: false, systemctl: systemctl.run }), 0);
+  t.equal(await installService(run.io, { dryRun: false, systemctl: systemctl.run }), 1);
   t.match(run.err(), '`systemctl --user enable --now mcp-rootsd.socket` failed (exit 1)');
 });
 

@@ -257,7 +257,8 @@ void t.test('hundreds of connections opening and closing leave nothing behind', 
   const raws = await Promise.all(Array.from({ length: 50 }, () => rawConnect(d.socket)));
   for (const r of raws) r.close();
   await Promise.all(raws.map((r) => r.closed));
-  await new Promise((r) => setTimeout(r, 100));
+  // Wait for the daemon to have seen every close (its own count), not for a guessed delay.
+  while (d.daemon.server.connections.length > before) await new Promise((r) => setImmediate(r));
   const status = await (await d.connect('probe2')).status();
   t.equal(status.clients, before + 1, 'only the probes remain');
   t.equal(status.subscriptions, 0);

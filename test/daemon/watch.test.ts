@@ -243,6 +243,47 @@ void t.test('a plain root created after start appears, even several levels down'
   t.same(uris(ev), [uri(join(d.dir, 'deep/er/still')), uri(join(d.dir, 'late'))]);
 });
 
+/** Resolve once `fs`'s list satisfies `pred`: now (subscribing) or by a later notification. */
+async function eventually(c: RootsClient, pred: (uris: string[]) => boolean): Promise<string[]> {
+  const later = waitForList(c, pred);
+  const now = uris(await c.listRoots('fs', { subscribe: true }));
+  if (pred(now)) {
+    later.catch(() => undefined);
+    return now;
+  }
+  return uris(await later);
+}
+
+void t.test('roots created the moment a reload returns are not missed', async (t) => {
+  // The policy's own directory is watched before the reload; the reload makes it a root's
+  // parent too. What is created before the watch takes on that role must still be seen.
+  const cases: { name: string; roots: string[]; make: string[]; expect: string[] }[] = [
+    { name: 'a plain root', roots: ['late'], make: ['late'], expect: ['late'] },
+    {
+      name: 'a plain root three levels down, mkdir -p',
+      roots: ['deep/er/still'],
+      make: ['deep/er/still'],
+      expect: ['deep/er/still'],
+    },
+    { name: 'a dir/* match', roots: ['*'], make: ['one'], expect: ['one'] },
+    { name: 'a dir/**/x match', roots: ['**/x'], make: ['a/b/x'], expect: ['a/b/x'] },
+  ];
+  for (const k of cases) {
+    const d = await startDaemon(t, undefined);
+    const top = d.dir;
+    d.writePolicy(policy(k.roots.map((r) => `${top}/${r}`)));
+    const c = await d.connect();
+    await c.reload();
+    for (const m of k.make) mkdirSync(join(top, m), { recursive: true });
+    const want = k.expect.map((e) => uri(join(top, e)));
+    const got = await eventually(c, (u) => want.every((w) => u.includes(w)));
+    t.ok(
+      want.every((w) => got.includes(w)),
+      k.name,
+    );
+  }
+});
+
 void t.test('a root expiring 2 s after start disappears on time', async (t) => {
   const expires = Date.now() + 2000;
   const { c, first } = await setup(t, ['a', 'b'], (dir) =>

@@ -122,19 +122,8 @@ export async function startProxiedFs(
   return ps;
 }
 
-/** Poll `fn` until it returns true, or fail after `ms`. */
-export async function waitFor(
-  fn: () => Promise<boolean> | boolean,
-  ms = 5000,
-  what = 'condition',
-): Promise<number> {
-  const start = Date.now();
-  for (;;) {
-    if (await fn()) return Date.now() - start;
-    if (Date.now() - start > ms) throw new Error(`${what} not met within ${ms} ms`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
+/** Poll until a condition holds (kept here for the tests that import it from this module). */
+export { waitFor } from './poll.js';
 
 /** The canonical form of a test path (tmpdir may be a symlink). */
 export function real(p: string): string {

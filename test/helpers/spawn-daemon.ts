@@ -2,6 +2,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { bin } from './bin.js';
+import { poll } from './poll.js';
 
 export interface DaemonProcess {
   child: ChildProcess;
@@ -33,9 +34,6 @@ export async function spawnDaemon(
   opts.t?.teardown(() => {
     if (!done) child.kill('SIGKILL');
   });
-  for (let i = 0; i < 400 && !done; i++) {
-    if (existsSync(opts.socket) && /listening on/.test(err)) break;
-    await new Promise((r) => setTimeout(r, 25));
-  }
+  await poll(() => done || (existsSync(opts.socket) && /listening on/.test(err)), 10_000);
   return { child, stderr: () => err, exited };
 }

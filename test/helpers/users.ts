@@ -8,6 +8,7 @@ import { chmodSync, chownSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { bin } from './bin.js';
+import { poll } from './poll.js';
 
 export interface TestUser {
   name: string;
@@ -186,10 +187,7 @@ export async function spawnDaemonAs(
   );
   user.running.add(handle);
   t.teardown(() => handle.kill());
-  const start = Date.now();
-  while (!done && !/listening on/.test(out) && Date.now() - start < 10_000) {
-    await new Promise((r) => setTimeout(r, 25));
-  }
+  await poll(() => done || /listening on/.test(out), 10_000);
   return {
     child,
     output: () => out,

@@ -132,8 +132,10 @@ void t.test('installed globally from the tarball, the three commands work', asyn
   const help = sh('rootsctl', '--help');
   t.equal(help.status, 0, `rootsctl --help: ${help.stderr}`);
   t.match(help.stdout, /rootsctl/);
-  const version = sh('mcp-rootsd', '--version');
-  t.equal(version.stdout.trim(), pkg.version, 'mcp-rootsd --version');
+  for (const command of ['rootsctl', 'mcp-rootsd', 'mcp-roots-proxy']) {
+    const version = sh(command, '--version');
+    t.equal(version.stdout.trim(), pkg.version, `${command} --version`);
+  }
 
   const init = sh('rootsctl', 'init');
   t.equal(init.status, 0, `rootsctl init: ${init.stderr}`);

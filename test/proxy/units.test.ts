@@ -81,7 +81,7 @@ void t.test('no daemon: the first warning is whole sentences', async (t) => {
   t.teardown(() => link.close());
   await waitFor(() => lines.length > 0, 5000, 'a warning');
   t.same(lines, [
-    `mcp-roots-proxy[fs] warn: mcp-rootsd is not running (connect ENOENT ${dir}/none.sock). Start it with \`systemctl --user start mcp-rootsd\` or \`mcp-rootsd\`. Retrying.\n`,
+    `mcp-roots-proxy[fs] warn: mcp-rootsd is not running (connect ENOENT ${dir}/none.sock). Start it with \`systemctl --user start mcp-rootsd.socket\` or \`mcp-rootsd\`. Retrying.\n`,
   ]);
 });
 
@@ -103,6 +103,9 @@ void t.test('the command line', (t) => {
     socket: undefined,
     enforce: true,
     logLevel: 'info',
+    sandbox: false,
+    env: [],
+    cwd: undefined,
     command: 'npx',
     args: ['-y', 'x', '--server', 'y'],
   });
@@ -127,7 +130,35 @@ void t.test('the command line', (t) => {
     code: 'USAGE',
     message: /--server NAME is required/,
   });
-  t.throws(() => parseProxyArgs(['--server', 'fs']), { message: /command is missing/ });
+  t.throws(() => parseProxyArgs(['--server', 'fs', '--']), { message: /command is missing/ });
+  t.match(parseProxyArgs(['--server', 'fs']), { command: undefined, args: [] });
+  t.match(
+    parseProxyArgs([
+      '--server=git',
+      '--sandbox',
+      '--env',
+      'DIRS={roots}',
+      '--env=A=b=c',
+      '--cwd',
+      '{root}',
+      '--',
+      'g',
+      '--repository={root}',
+    ]),
+    {
+      sandbox: true,
+      env: [
+        ['DIRS', '{roots}'],
+        ['A', 'b=c'],
+      ],
+      cwd: '{root}',
+      command: 'g',
+      args: ['--repository={root}'],
+    },
+  );
+  t.throws(() => parseProxyArgs(['--server', 'fs', '--env', 'NOVALUE', '--', 'c']), {
+    message: /NAME=VALUE/,
+  });
   t.throws(() => parseProxyArgs(['--server', 'fs', 'cmd']), { message: /cmd is not an option/ });
   t.throws(() => parseProxyArgs(['--server', 'fs', '--log-level', 'loud', '--', 'c']), {
     message: /--log-level must be one of/,

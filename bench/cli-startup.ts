@@ -1,0 +1,83 @@
+/**
+ * rootsctl start-up, hyperfine-style: warm-up runs, then N timed runs of each command line, with
+ * `node -e 0` (Node's own start) as the floor measured in the same run. Target: rootsctl adds less
+ * than 150 ms to that floor at p50 (under 200 ms in all where Node starts in about 40 ms). Also
+ * times the ways the README could tell people to run it, to show which starts fastest.
+ */
+import { spawnSync } from 'node:child_process';
+import { chmodSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { RootsClient } from '../protocol/client.js';
+import { dist, report, ROOT, startDaemon, summary, tempDir } from './common.js';
+
+const RUNS = Number(process.env.STARTUP_RUNS ?? 20);
+const WARMUP = 3;
+const TARGET_OVER_FLOOR_MS = 150;
+
+function time(file: string, args: string[], env: NodeJS.ProcessEnv): number[] {
+  const samples: number[] = [];
+  for (let i = 0; i < WARMUP + RUNS; i++) {
+    const start = process.hrtime.bigint();
+    const r = spawnSync(file, args, { env, stdio: 'ignore', cwd: ROOT });
+    const ms = Number(process.hrtime.bigint() - start) / 1e6;
+    if (r.error) throw r.error;
+    if (i >= WARMUP) samples.push(ms);
+  }
+  return samples;
+}
+
+const dir = tempDir();
+const socket = join(dir, 'rootsd.sock');
+const config = join(dir, 'mcp-roots.yaml');
+writeFileSync(config, `version: 1\nservers:\n  fs:\n    roots: [{path: ${dir}}]\n`);
+const daemon = await startDaemon({ config, socket, stateDir: join(dir, 'state') });
+(await RootsClient.connect({ socket })).close().catch(() => undefined);
+const env = { ...process.env, MCP_ROOTS_SOCKET: socket, MCP_ROOTS_CONFIG: config };
+const cli = dist('cli/main.js');
+const node = process.execPath;
+
+const floor = summary(time(node, ['-e', '0'], env));
+const commands: [string, string[]][] = [
+  ['--version', ['--version']],
+  ['status', ['status']],
+  ['list fs', ['list', 'fs']],
+  ['validate', ['validate']],
+];
+const rows: Record<string, ReturnType<typeof summary>> = { 'node -e 0': floor };
+const verdicts: [string, boolean][] = [];
+for (const [name, args] of commands) {
+  const s = summary(time(node, [cli, ...args], env));
+  rows[`node dist/cli/main.js ${name}`] = s;
+  verdicts.push([
+    `rootsctl ${name}: p50 ${s.p50.toFixed(0)} ms, ${(s.p50 - floor.p50).toFixed(0)} ms over node -e 0 (target < ${TARGET_OVER_FLOOR_MS})`,
+    s.p50 - floor.p50 < TARGET_OVER_FLOOR_MS,
+  ]);
+}
+// The forms a README can give; the npm ones add npm's own start-up. Informational: no target.
+// A project that installed mcp-roots has node_modules/.bin/rootsctl: make one.
+const project = join(dir, 'project');
+mkdirSync(join(project, 'node_modules', '.bin'), { recursive: true });
+symlinkSync(ROOT, join(project, 'node_modules', 'mcp-roots'));
+symlinkSync('../mcp-roots/dist/cli/main.js', join(project, 'node_modules', '.bin', 'rootsctl'));
+// npm makes a bin executable when it links it; the build alone does not.
+chmodSync(cli, 0o755);
+const forms: [string, string, string[]][] = [
+  ['./node_modules/.bin/rootsctl', join(project, 'node_modules/.bin/rootsctl'), ['--version']],
+  ['npm exec --offline -- rootsctl', 'npm', ['exec', '--offline', '--', 'rootsctl', '--version']],
+  ['npx rootsctl', 'npx', ['rootsctl', '--version']],
+];
+for (const [name, file, args] of forms) {
+  try {
+    rows[`${name} --version`] = summary(time(file, args, env));
+  } catch (err) {
+    process.stdout.write(`  (${name}: ${(err as Error).message})\n`);
+  }
+}
+daemon.kill();
+for (const [name, s] of Object.entries(rows)) {
+  process.stdout.write(
+    `  ${name.padEnd(44)} p50 ${s.p50.toFixed(1).padStart(7)} ms  min ${s.min.toFixed(1).padStart(7)}  max ${s.max.toFixed(1).padStart(7)}  (n=${s.n})\n`,
+  );
+}
+const ok = report('cli-startup', { runs: RUNS, rows }, verdicts);
+process.exitCode = ok ? 0 : 1;

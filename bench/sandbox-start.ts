@@ -1,0 +1,101 @@
+/**
+ * What `--sandbox` adds to a server's start: from the proxy's decision to start (laying out the
+ * mounts included) to the server's first answer, for the same stdio server started directly and
+ * under bubblewrap, interleaved try by try. Target: the sandbox adds < 50 ms at p50.
+ */
+import { spawn } from 'node:child_process';
+import { mkdirSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import type { Root } from '../common/types.js';
+import { planLaunch, type PlanInput } from '../proxy/launch-plan.js';
+import { probeSandbox } from '../proxy/sandbox-probe.js';
+import { report, summary, tempDir } from './common.js';
+
+const TRIES = Number(process.env.TRIES ?? 40);
+
+// The smallest stdio MCP server: it answers initialize, so the figure is start-up cost only.
+const dir = realpathSync(tempDir());
+const server = join(dir, 'server.mjs');
+writeFileSync(
+  server,
+  `process.stdin.on('data', (c) => { const m = JSON.parse(String(c).split('\\n')[0]);
+  process.stdout.write(JSON.stringify({ jsonrpc: '2.0', id: m.id, result: {} }) + '\\n'); process.exit(0); });\n`,
+);
+const roots: Root[] = [];
+for (const name of ['a', 'b', 'c']) {
+  mkdirSync(join(dir, 'w', name), { recursive: true });
+  roots.push({
+    uri: pathToFileURL(join(dir, 'w', name)).href,
+    _meta: {
+      'mcp-roots/readOnly': name === 'c',
+      'mcp-roots/deny': [{ pattern: '**/.env', access: 'all' }],
+    },
+  });
+}
+
+const support = await probeSandbox(process.env);
+if (!support.ok) {
+  process.stdout.write(`cannot measure: ${support.reason}\n`);
+  process.exit(1);
+}
+const input = (sandbox: boolean): PlanInput => ({
+  options: {
+    server: 'bench',
+    sandbox,
+    env: [],
+    cwd: undefined,
+    command: process.execPath,
+    args: [server, '{roots}'],
+  },
+  roots,
+  launch: undefined,
+  sandbox: undefined,
+  env: process.env,
+  home: homedir(),
+  cwd: process.cwd(),
+  daemonSocket: undefined,
+  sandboxSupport: () => Promise.resolve(support),
+});
+
+/** From planning to the first answer, in ms. */
+async function once(sandbox: boolean): Promise<number> {
+  const t0 = performance.now();
+  const plan = await planLaunch(input(sandbox));
+  if (plan.kind !== 'start') throw new Error(`not started: ${plan.reason}`);
+  const child = spawn(plan.spawn.command, plan.spawn.args, {
+    env: plan.spawn.env,
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
+  child.stdin.write('{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}\n');
+  await new Promise<void>((resolve, reject) => {
+    child.stdout.once('data', () => resolve());
+    child.once('exit', (code) => reject(new Error(`exited with ${code} before answering`)));
+  });
+  const ms = performance.now() - t0;
+  await new Promise((r) => child.once('close', r));
+  return ms;
+}
+
+const plain: number[] = [];
+const boxed: number[] = [];
+await once(false);
+await once(true);
+for (let i = 0; i < TRIES; i++) {
+  plain.push(await once(false));
+  boxed.push(await once(true));
+}
+rmSync(dir, { recursive: true, force: true });
+const p = summary(plain);
+const b = summary(boxed);
+const added = Math.round((b.p50 - p.p50) * 1000) / 1000;
+process.stdout.write(
+  `  start to first answer, p50: ${p.p50} ms unsandboxed, ${b.p50} ms under bwrap (+${added} ms)\n`,
+);
+const ok = report(
+  'sandbox-start',
+  { tries: TRIES, unsandboxed: p, sandboxed: b, addedP50: added },
+  [['bwrap adds < 50 ms at p50', added < 50]],
+);
+process.exitCode = ok ? 0 : 1;

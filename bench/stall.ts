@@ -1,0 +1,133 @@
+/**
+ * One server churning its root must not stall the others. Server B's root is a writable `**`
+ * glob over a large tree; B's agent creates a directory in it every 0.2 s. Meanwhile server A
+ * asks `roots/check` over and over from its own connection. Figure: A's p99 while B churns,
+ * beside A's p99 with no churn (the floor, measured in the same run on the same daemon).
+ * Target: the churn may add at most a few milliseconds to A's p99.
+ */
+import { mkdirSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { RootsClient } from '../protocol/client.js';
+import type { ListChangedParams } from '../protocol/methods.js';
+import { report, startDaemon, summary, tempDir } from './common.js';
+
+/** Folders under B's root (scaled with STALL_FOLDERS to stay in time on a slow machine). */
+const FOLDERS = Number(process.env.STALL_FOLDERS ?? 30_000);
+/** How long each phase asks (s), and how often B creates a directory (ms). */
+const SECONDS = Number(process.env.STALL_SECONDS ?? 15);
+const CREATE_EVERY_MS = 200;
+/** What "a few milliseconds" allows above the floor. */
+const ALLOWED_MS = 5;
+
+const dir = realpathSync(tempDir());
+const socket = join(dir, 'run', 'rootsd.sock');
+mkdirSync(join(dir, 'run'), { mode: 0o700 });
+const config = join(dir, 'mcp-roots.yaml');
+const a = join(dir, 'a');
+const b = join(dir, 'b');
+mkdirSync(join(a, 'work'), { recursive: true });
+// 30,000 folders as 100 projects of 300: a tree like a large checkout.
+const perProject = 300;
+for (let p = 0; p * perProject < FOLDERS; p++) {
+  const proj = join(b, `p${p}`);
+  mkdirSync(proj, { recursive: true });
+  for (let i = 0; i < perProject && p * perProject + i < FOLDERS; i++)
+    mkdirSync(join(proj, `d${i}`));
+}
+mkdirSync(join(b, 'churn'));
+writeFileSync(
+  config,
+  `version: 1\nservers:\n  a:\n    roots:\n      - path: ${a}\n  b:\n    roots:\n      - path: ${b}/**\n`,
+);
+const env = { ...process.env, HOME: dir };
+const daemon = await startDaemon({ config, socket, stateDir: join(dir, 'state') }, env, 120_000);
+
+/** How often A asks (ms). Asked on a clock, not one after another, so a stall counts fully. */
+const ASK_EVERY_MS = 10;
+
+/** A's checks, one every ASK_EVERY_MS for `seconds`, each answer's delay in ms. */
+async function askFor(c: RootsClient, seconds: number): Promise<number[]> {
+  const path = join(a, 'work', 'file.txt');
+  const asks: Promise<number>[] = [];
+  const ask = async () => {
+    const t0 = performance.now();
+    const r = await c.request(
+      'roots/check',
+      { server: 'a', path, access: 'write' },
+      { timeoutMs: 600_000 },
+    );
+    if (!r.allowed) throw new Error(`A's check refused: ${r.reason}`);
+    return performance.now() - t0;
+  };
+  const end = performance.now() + seconds * 1000;
+  while (performance.now() < end) {
+    asks.push(ask());
+    await new Promise((r) => setTimeout(r, ASK_EVERY_MS));
+  }
+  return Promise.all(asks);
+}
+
+let ok: boolean;
+try {
+  const connect = (name: string) =>
+    RootsClient.connect({ socket, env, clientInfo: { name, version: '0' } });
+  const ca = await connect('server-a');
+  const cb = await connect('server-b');
+  // The first answer waits for the start-up resolution, however long it takes.
+  const startAt = performance.now();
+  const first = await cb.request(
+    'roots/list',
+    { server: 'b', subscribe: true },
+    { timeoutMs: 600_000 },
+  );
+  const firstMs = Math.round(performance.now() - startAt);
+  let notes = 0;
+  let lastRoots = first.roots.length;
+  cb.on('list_changed', (p: ListChangedParams) => {
+    notes++;
+    lastRoots = p.roots.length;
+  });
+  await askFor(ca, 1); // warm-up
+  let n = 0;
+  const churn = setInterval(() => mkdirSync(join(b, 'churn', `c${n++}`)), CREATE_EVERY_MS);
+  setTimeout(() => clearInterval(churn), SECONDS * 1000);
+  const stalled = await askFor(ca, SECONDS);
+  clearInterval(churn);
+  // B's list must still follow: every created folder ends up among B's roots.
+  const want = first.roots.length + n;
+  const deadline = performance.now() + 120_000;
+  while (lastRoots < want && performance.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  // The floor: the same daemon, the same checks, once B's tree is quiet again.
+  const floor = await askFor(ca, SECONDS);
+  await ca.close();
+  await cb.close();
+  const f = summary(floor);
+  const s = summary(stalled);
+  ok = report(
+    'stall',
+    {
+      folders: FOLDERS,
+      firstListMs: firstMs,
+      seconds: SECONDS,
+      creates: n,
+      notificationsToB: notes,
+      bRoots: { first: first.roots.length, last: lastRoots, want },
+      noChurnMs: f,
+      churnMs: s,
+    },
+    [
+      [
+        `A's roots/check p99 while B churns ${s.p99} ms (max ${s.max}, ${s.n} checks) <= no-churn p99 ${f.p99} ms + ${ALLOWED_MS} ms`,
+        s.p99 <= f.p99 + ALLOWED_MS,
+      ],
+      [`B's list follows the churn: ${lastRoots} of ${want} roots`, lastRoots === want],
+    ],
+  );
+} finally {
+  daemon.kill('SIGTERM');
+  await new Promise((r) => daemon.once('exit', r));
+  rmSync(dir, { recursive: true, force: true });
+}
+process.exitCode = ok ? 0 : 1;

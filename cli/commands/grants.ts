@@ -1,0 +1,104 @@
+/** `grant`, `revoke` and `grants`: temporary access, kept by the daemon. */
+import { realpathSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { RootsError } from '../../common/errors.js';
+import { homeDir, tildify } from '../../common/locations.js';
+import type { Grant } from '../../common/types.js';
+import { withClient } from '../connect.js';
+import { parseDuration, parseUntil } from '../duration.js';
+import { timeLeft } from '../format.js';
+import { columns, emit, EXIT, type ExitCode, type Io } from '../io.js';
+import type { Options } from '../options.js';
+
+/** `rootsctl grant SERVER PATH [--for D | --until T] [--read-only] [--name N]`. */
+export async function grant(io: Io, [server, given]: string[], opts: Options): Promise<ExitCode> {
+  // Validate locally before connecting, so a typo is a usage error even with no daemon.
+  if (opts.for !== undefined && opts.until !== undefined)
+    throw new RootsError('USAGE', 'give --for or --until, not both');
+  const path = resolve(io.cwd, given!);
+  const lifetime =
+    opts.until !== undefined
+      ? { expires: parseUntil(opts.until) }
+      : { seconds: parseDuration(opts.for ?? '1h') };
+  if (server!.includes('*')) {
+    throw new RootsError(
+      'USAGE',
+      `a grant names one server exactly; "${server}" has a *. Put patterns in the policy file.`,
+    );
+  }
+  let real: string;
+  try {
+    real = realpathSync(path);
+  } catch {
+    throw new RootsError(
+      'PATH_NOT_FOUND',
+      `${path} does not exist; a grant needs an existing file or directory`,
+    );
+  }
+  return withClient(io, opts.socket, async (client) => {
+    const result = await client.grant(server!, real, {
+      ...lifetime,
+      ...(opts['read-only'] ? { readOnly: true } : {}),
+      ...(opts.name !== undefined ? { name: opts.name } : {}),
+    });
+    emit(
+      io,
+      opts.json ?? false,
+      result,
+      (r) => grantLine(r.grant, io) + (r.notice ? `note: ${r.notice}\n` : ''),
+    );
+    return EXIT.ok;
+  });
+}
+
+/** `rootsctl revoke SERVER [PATH]`: exit 1 when there was nothing to revoke. */
+export function revoke(io: Io, [server, given]: string[], opts: Options): Promise<ExitCode> {
+  let target = given === undefined ? undefined : resolve(io.cwd, given);
+  if (target !== undefined) {
+    try {
+      target = realpathSync(target);
+    } catch {
+      // a vanished path can still be revoked by the name it was granted under
+    }
+  }
+  return withClient(io, opts.socket, async (client) => {
+    const result = await client.revoke(server!, target);
+    emit(
+      io,
+      opts.json ?? false,
+      result,
+      (r) => `revoked ${r.revoked} grant${r.revoked === 1 ? '' : 's'} of ${server}\n`,
+    );
+    return result.revoked > 0 ? EXIT.ok : EXIT.fail;
+  });
+}
+
+/** `rootsctl grants`. */
+export function grants(io: Io, _args: string[], opts: Options): Promise<ExitCode> {
+  return withClient(io, opts.socket, async (client) => {
+    const result = await client.grants();
+    emit(io, opts.json ?? false, result, (r) => grantsTable(r.grants, io));
+    return EXIT.ok;
+  });
+}
+
+function grantLine(g: Grant, io: Io): string {
+  const home = homeDir(io.env);
+  return `granted ${g.server} ${g.readOnly ? 'read-only' : 'read-write'} access to ${tildify(g.path, home)} until ${g.expires} (${timeLeft(g.expires, Date.now())})\n`;
+}
+
+function grantsTable(list: Grant[], io: Io): string {
+  if (list.length === 0) return 'No temporary grants.\n';
+  const home = homeDir(io.env);
+  const rows = [['SERVER', 'PATH', 'ACCESS', 'EXPIRES', 'LEFT']];
+  for (const g of list) {
+    rows.push([
+      g.server,
+      tildify(g.path, home),
+      g.readOnly ? 'read-only' : 'read-write',
+      g.expires,
+      timeLeft(g.expires, Date.now()),
+    ]);
+  }
+  return columns(rows);
+}

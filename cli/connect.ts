@@ -1,0 +1,28 @@
+/** Reaching the daemon as rootsctl. */
+import { resolve } from 'node:path';
+import { packageVersion } from '../common/package-info.js';
+import { RootsClient } from '../protocol/client.js';
+import type { Io } from './io.js';
+
+/** Connect to the daemon as rootsctl; a relative `--socket` means what it means in the caller's directory. */
+export function connect(io: Io, socket: string | undefined): Promise<RootsClient> {
+  return RootsClient.connect({
+    socket: socket === undefined ? undefined : resolve(io.cwd, socket),
+    env: io.env,
+    clientInfo: { name: 'rootsctl', version: packageVersion() },
+  });
+}
+
+/** Connect, run `use`, and close the connection whatever happens. */
+export async function withClient<T>(
+  io: Io,
+  socket: string | undefined,
+  use: (client: RootsClient) => Promise<T>,
+): Promise<T> {
+  const client = await connect(io, socket);
+  try {
+    return await use(client);
+  } finally {
+    await client.close();
+  }
+}

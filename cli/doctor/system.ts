@@ -1,0 +1,153 @@
+/** The doctor's lines about this machine and the daemon: Node, the socket directory, the daemon, systemd. */
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { lstat } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { RootsError } from '../../common/errors.js';
+import { configHome, tildify, type Env } from '../../common/locations.js';
+import type { DaemonStatus } from '../../protocol/methods.js';
+import { checkSocketDir, resolveSocketPath } from '../../protocol/socket-path.js';
+import { fail, ok, warn, type Check } from './check.js';
+
+/** The oldest Node mcp-roots runs on (package.json "engines"). */
+const NODE_MIN = [20, 19];
+/** Node releases past their end of life: still run, but get no security fixes. */
+const NODE_EOL_MAJOR = 20;
+
+export function nodeCheck(version: string): Check {
+  const [major = 0, minor = 0] = version.split('.').map(Number);
+  const fix = [
+    "install Node 22 or 24 LTS (https://nodejs.org, or your distribution's nodejs package)",
+  ];
+  if (major < NODE_MIN[0]! || (major === NODE_MIN[0] && minor < NODE_MIN[1]!)) {
+    return fail(
+      'node',
+      `Node ${version} is older than ${NODE_MIN.join('.')}, the oldest mcp-roots runs on`,
+      fix,
+    );
+  }
+  if (major <= NODE_EOL_MAJOR) {
+    return warn(
+      'node',
+      `Node ${version} works, but Node ${major} is past its end of life (no security fixes)`,
+      fix,
+    );
+  }
+  return ok('node', `Node ${version}`);
+}
+
+/** The socket directory: ours, a directory, and not writable by others (or not there yet). */
+export async function socketDirCheck(
+  env: Env,
+  uid: number,
+  socket: string | undefined,
+  cwd: string,
+  home: string,
+): Promise<{ check: Check; socketPath: string }> {
+  const socketPath = resolveSocketPath({ socket, env, uid, cwd });
+  const dir = dirname(socketPath);
+  const st = await lstat(dir).catch(() => undefined);
+  if (st === undefined) {
+    return {
+      socketPath,
+      check: ok(
+        'socket directory',
+        `${tildify(dir, home)} does not exist yet; mcp-rootsd creates it (mode 0700)`,
+      ),
+    };
+  }
+  try {
+    await checkSocketDir(dir, uid);
+  } catch (err) {
+    const message = err instanceof RootsError ? err.message : String(err);
+    return {
+      socketPath,
+      check: fail('socket directory', message, [
+        st.uid === uid
+          ? `chmod 700 ${dir}`
+          : `choose another socket (--socket or MCP_ROOTS_SOCKET); ${dir} belongs to uid ${st.uid}`,
+      ]),
+    };
+  }
+  const mode = (st.mode & 0o777).toString(8).padStart(4, '0');
+  return {
+    socketPath,
+    check: ok('socket directory', `${tildify(dir, home)}: yours, mode ${mode}`),
+  };
+}
+
+/** The daemon's line from its status, or the reason it could not be asked. */
+export function daemonCheck(
+  status: DaemonStatus | RootsError,
+  home: string,
+  socketPath: string,
+): Check {
+  const start = [
+    `systemctl --user start mcp-rootsd.socket   (after \`rootsctl install-service\`)`,
+    `or run mcp-rootsd in a terminal`,
+  ];
+  if (status instanceof RootsError) {
+    return fail(
+      'daemon',
+      `not reachable on ${tildify(socketPath, home)}: ${status.message.split('. ')[0]}`,
+      start,
+    );
+  }
+  const files = status.policy.files.map((f) => tildify(f, home)).join(', ');
+  const n = status.policy.errors.length;
+  if (n > 0) {
+    return fail(
+      'daemon',
+      `mcp-rootsd ${status.version} (pid ${status.pid}) runs, but its policy has ${n} error${n === 1 ? '' : 's'}${files ? `; serving the last valid one (${files})` : '; no valid policy, so no roots'}`,
+      [
+        'rootsctl status   (shows the errors)',
+        'rootsctl edit     (fix them; saves only a valid policy)',
+      ],
+    );
+  }
+  return ok(
+    'daemon',
+    `mcp-rootsd ${status.version} (pid ${status.pid}) serves ${files || 'no policy file (no roots)'}, revision ${status.policy.revision}`,
+  );
+}
+
+function systemctl(env: Env, args: string[]): Promise<number> {
+  return new Promise((resolve) => {
+    const child = spawn('systemctl', ['--user', ...args], {
+      env,
+      stdio: 'ignore',
+      timeout: 10_000,
+    });
+    child.once('error', () => resolve(127));
+    child.once('close', (code) => resolve(code ?? 1));
+  });
+}
+
+/** The systemd user manager: reachable, and mcp-roots' units installed. Not needed: mcp-rootsd also runs by hand. */
+export async function systemdCheck(env: Env, home: string): Promise<Check> {
+  const code = await systemctl(env, ['show-environment']);
+  if (code !== 0) {
+    return warn(
+      'systemd user manager',
+      code === 127
+        ? 'systemctl is not installed'
+        : 'not reachable from here (`systemctl --user` failed)',
+      [
+        'in a desktop or ssh login session it usually is; for a machine without logins: sudo loginctl enable-linger $USER',
+        'or run mcp-rootsd by hand (in a terminal, or your own service manager)',
+      ],
+    );
+  }
+  const unit = join(configHome(env), 'systemd', 'user', 'mcp-rootsd.socket');
+  if (!existsSync(unit)) {
+    return warn(
+      'systemd user manager',
+      `reachable, but the units are not installed (${tildify(unit, home)})`,
+      ['rootsctl install-service'],
+    );
+  }
+  return ok(
+    'systemd user manager',
+    `reachable; units installed in ${tildify(dirname(unit), home)}`,
+  );
+}

@@ -1,0 +1,61 @@
+/** `rootsctl status` for people: everything at a glance. */
+import { tildify } from '../common/locations.js';
+import { formatPolicyError } from '../common/types.js';
+import type { DaemonStatus } from '../protocol/methods.js';
+import { columns } from './io.js';
+
+/** Whether the daemon has never loaded a valid policy since it started (only errors so far). */
+export function neverValid(s: DaemonStatus): boolean {
+  return s.policy.files.length === 0 && s.policy.errors.length > 0;
+}
+
+export function statusText(s: DaemonStatus, home: string): string {
+  const lines: string[] = [];
+  const shown = (e: DaemonStatus['policy']['errors'][number]) =>
+    formatPolicyError({ ...e, file: tildify(e.file, home) });
+  lines.push(`mcp-rootsd ${s.version}, pid ${s.pid}, up ${uptime(s.uptimeSeconds)}`);
+  lines.push(`socket:   ${tildify(s.socket, home)}`);
+  lines.push(
+    neverValid(s)
+      ? 'policy:   none valid since start: every server has no roots'
+      : `policy:   ${s.policy.files.map((f) => tildify(f, home)).join(', ') || '(no policy file: no roots)'}; revision ${s.policy.revision}, loaded ${s.policy.loadedAt}`,
+  );
+  if (s.lockdown) lines.push('LOCKDOWN: every server has no roots; `rootsctl unlock` ends it');
+  for (const e of s.policy.errors) lines.push(`ERROR:    ${shown(e)}`);
+  if (s.policy.errors.length > 0) {
+    lines.push(
+      neverValid(s)
+        ? '          (no policy serves until this is fixed; a saved fix loads by itself)'
+        : '          (the last valid policy keeps serving until this is fixed)',
+    );
+  }
+  for (const w of s.policy.warnings) lines.push(`warning:  ${shown(w)}`);
+  lines.push(
+    `watches:  ${s.watches.directories} directories, ${s.watches.mode}${s.watches.degraded.length ? `; degraded (rescanned): ${s.watches.degraded.join(', ')}` : ''}`,
+  );
+  if (s.nextExpiry) lines.push(`next expiry: ${s.nextExpiry}`);
+  lines.push('');
+  if (s.servers.length === 0) lines.push('No servers in the policy.');
+  else {
+    const rows = [['SERVER', 'ROOTS', 'READ-ONLY', 'NEXT EXPIRY']];
+    for (const srv of s.servers)
+      rows.push([srv.name, String(srv.roots), String(srv.readOnly), srv.nextExpiry ?? '-']);
+    lines.push(columns(rows).trimEnd());
+  }
+  lines.push('');
+  lines.push(`clients: ${s.clients}, subscriptions: ${s.subscriptions}`);
+  if (s.connections.length > 0) {
+    const rows = [['CLIENT', 'SUBSCRIBED TO']];
+    for (const c of s.connections) rows.push([c.client, c.subscriptions.join(', ') || '-']);
+    lines.push(columns(rows).trimEnd());
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+function uptime(seconds: number): string {
+  if (seconds < 60) return `${seconds}s`;
+  if (seconds < 3600) return `${Math.floor(seconds / 60)}m`;
+  if (seconds < 86400)
+    return `${Math.floor(seconds / 3600)}h ${Math.floor((seconds % 3600) / 60)}m`;
+  return `${Math.floor(seconds / 86400)}d ${Math.floor((seconds % 86400) / 3600)}h`;
+}

@@ -1,0 +1,128 @@
+/**
+ * What the proxy should run now, from its command line, the policy's `launch` and `sandbox`, and
+ * the server's current roots: a process to start, a reason to wait for roots, or a reason never
+ * to start (then the host is told why). Two plans with the same `key` start the same process.
+ */
+import type { LaunchRule, Root, SandboxRule } from '../common/types.js';
+import {
+  expandLaunch,
+  hasPlaceholders,
+  launchRoots,
+  templateProblem,
+  type LaunchTemplate,
+} from './launch.js';
+import { resolveNpx } from './npx.js';
+import type { ProxyOptions } from './options.js';
+import { sandboxMounts } from './sandbox-mounts.js';
+import type { SandboxSupport } from './sandbox-probe.js';
+import { bwrapArgs, sandboxEnv } from './sandbox.js';
+
+/** A process to start. */
+export interface SpawnSpec {
+  command: string;
+  args: string[];
+  env: NodeJS.ProcessEnv;
+  cwd?: string | undefined;
+}
+
+/** The decision, with the reason a person reads in the log or the host shows. */
+export type LaunchPlan =
+  | { kind: 'start'; spawn: SpawnSpec; key: string; sandboxed: boolean }
+  | { kind: 'wait'; reason: string }
+  | { kind: 'refuse'; reason: string };
+
+/** What the plan is made from: fixed options, and the daemon's view when it has one. */
+export interface PlanInput {
+  options: Pick<ProxyOptions, 'server' | 'sandbox' | 'env' | 'cwd' | 'command' | 'args'>;
+  /** The server's roots, or undefined while the daemon has not answered. */
+  roots: readonly Root[] | undefined;
+  launch: LaunchRule | undefined;
+  sandbox: SandboxRule | undefined;
+  /** The proxy's environment (the server's, less what the sandbox removes). */
+  env: Readonly<Record<string, string | undefined>>;
+  home: string;
+  cwd: string;
+  daemonSocket: string | undefined;
+  /** Whether bwrap works here; asked only when a sandbox is wanted. */
+  sandboxSupport: () => Promise<SandboxSupport>;
+}
+
+/** The command line's command, else the policy's `launch`. */
+export function launchTemplate(input: PlanInput): LaunchTemplate | string {
+  const o = input.options;
+  if (o.command !== undefined) {
+    return { command: o.command, args: [...o.args], env: [...o.env], cwd: o.cwd };
+  }
+  const l = input.launch;
+  if (l === undefined) {
+    return input.roots === undefined
+      ? 'waiting for mcp-rootsd: there is no command after -- and the policy’s servers.<name>.launch is not known yet'
+      : `no command after -- and the policy has no servers.${o.server}.launch: give one or the other`;
+  }
+  return {
+    command: l.command,
+    args: [...(l.args ?? [])],
+    env: [...Object.entries(l.env ?? {}), ...o.env],
+    cwd: o.cwd ?? l.cwd,
+  };
+}
+
+/** Whether the sandbox is asked for, by the command line or by the policy. */
+export function sandboxWanted(input: Pick<PlanInput, 'options' | 'sandbox'>): boolean {
+  return input.options.sandbox || input.sandbox !== undefined;
+}
+
+export async function planLaunch(input: PlanInput): Promise<LaunchPlan> {
+  const template = launchTemplate(input);
+  if (typeof template === 'string') {
+    return input.roots === undefined
+      ? { kind: 'wait', reason: template }
+      : { kind: 'refuse', reason: template };
+  }
+  const problem = templateProblem(template);
+  if (problem !== undefined) return { kind: 'refuse', reason: problem };
+  const sandboxed = sandboxWanted(input);
+  if (input.roots === undefined && (sandboxed || hasPlaceholders(template))) {
+    return { kind: 'wait', reason: 'waiting for mcp-rootsd to give the server its roots' };
+  }
+  const expanded = expandLaunch(template, launchRoots(input.roots ?? []));
+  if (!expanded.ok) return { kind: 'wait', reason: expanded.reason };
+  const launch = expanded.launch;
+  const env: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(input.env)) if (v !== undefined) env[k] = v;
+  for (const [k, v] of launch.env) env[k] = v;
+
+  if (!sandboxed) {
+    const spawn: SpawnSpec = { command: launch.command, args: launch.args, env, cwd: launch.cwd };
+    return { kind: 'start', spawn, key: JSON.stringify(spawn), sandboxed };
+  }
+  const support = await input.sandboxSupport();
+  if (!support.ok) {
+    return {
+      kind: 'refuse',
+      reason: `the server runs only in a sandbox, and the sandbox cannot start: ${support.reason}. It was not started unsandboxed`,
+    };
+  }
+  const program = { env, cwd: launch.cwd ?? input.cwd, home: input.home };
+  const direct = await resolveNpx(launch, program);
+  if ('problem' in direct) return { kind: 'refuse', reason: direct.problem };
+  let mounts;
+  try {
+    mounts = await sandboxMounts({
+      roots: input.roots ?? [],
+      rule: input.sandbox ?? { read: [], write: [], network: true },
+      launch: direct.launch,
+      program,
+      daemonSocket: input.daemonSocket,
+      disableUserns: support.disableUserns,
+    });
+  } catch (err) {
+    return { kind: 'refuse', reason: `cannot lay out the sandbox: ${(err as Error).message}` };
+  }
+  const spawn: SpawnSpec = {
+    command: support.bwrap,
+    args: bwrapArgs(mounts, direct.launch),
+    env: sandboxEnv(env),
+  };
+  return { kind: 'start', spawn, key: JSON.stringify(spawn), sandboxed };
+}

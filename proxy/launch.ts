@@ -1,0 +1,129 @@
+/**
+ * The server's command line from its current roots: `{roots}`, `{roots:rw}`, `{roots:ro}` and
+ * `{root}` placeholders in its arguments, environment and working directory. Pure: no I/O.
+ */
+import { fileURLToPath } from 'node:url';
+import type { Root } from '../common/types.js';
+
+/** One root as a launch sees it: its canonical path and whether the server may write there. */
+export interface LaunchRoot {
+  path: string;
+  readOnly: boolean;
+}
+
+/** How to start the server, with placeholders not yet expanded. */
+export interface LaunchTemplate {
+  command: string;
+  args: string[];
+  /** Variables to set, in order; values may hold placeholders. */
+  env: [name: string, value: string][];
+  cwd?: string | undefined;
+}
+
+/** How to start the server, every placeholder expanded. */
+export interface Launch {
+  command: string;
+  args: string[];
+  env: [name: string, value: string][];
+  cwd?: string | undefined;
+}
+
+/** The expanded launch, or why the server must not start yet. */
+export type Expansion = { ok: true; launch: Launch } | { ok: false; reason: string };
+
+/** A placeholder that stands for a list of paths: one argument per path, or `:`-joined in values. */
+const LIST = /^\{roots(?::(rw|ro))?\}$/;
+/** Every placeholder wherever it stands (for values and longer arguments). */
+const ANY = /\{roots(?::(?:rw|ro))?\}|\{root\}/g;
+
+/** The roots as paths, in the list's order (the daemon sorts them by canonical path). */
+export function launchRoots(roots: readonly Root[]): LaunchRoot[] {
+  return roots.map((r) => ({
+    path: fileURLToPath(r.uri),
+    readOnly: r._meta['mcp-roots/readOnly'],
+  }));
+}
+
+/** Whether the template uses any placeholder (then it waits for roots and restarts on change). */
+export function hasPlaceholders(t: LaunchTemplate): boolean {
+  const has = (s: string | undefined): boolean => s !== undefined && new RegExp(ANY).test(s);
+  return (
+    has(t.command) || t.args.some(has) || t.env.some(([, v]) => has(v)) || has(t.cwd ?? undefined)
+  );
+}
+
+/**
+ * The problem with a template, or undefined: `{roots}` and its kinds may stand only as a whole
+ * argument or inside an environment value; the command and the working directory take `{root}`.
+ */
+export function templateProblem(t: LaunchTemplate): string | undefined {
+  const lists = (s: string): string[] =>
+    [...s.matchAll(ANY)].map((m) => m[0]).filter((p) => p !== '{root}');
+  if (lists(t.command).length > 0) return `the command cannot be ${lists(t.command)[0]}`;
+  for (const a of t.args) {
+    if (!LIST.test(a) && lists(a).length > 0) {
+      return `${JSON.stringify(a)}: ${lists(a)[0]} must be a whole argument (it becomes one argument per root); use {root} inside a longer argument`;
+    }
+  }
+  if (t.cwd !== undefined && lists(t.cwd).length > 0) {
+    return `--cwd ${JSON.stringify(t.cwd)}: a working directory is one path; use {root}`;
+  }
+  for (const [name] of t.env) {
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) {
+      return `--env ${JSON.stringify(name)}: a variable name is letters, digits and _, not starting with a digit`;
+    }
+  }
+  return undefined;
+}
+
+function select(roots: readonly LaunchRoot[], kind: string | undefined): string[] {
+  if (kind === 'rw') return roots.filter((r) => !r.readOnly).map((r) => r.path);
+  if (kind === 'ro') return roots.filter((r) => r.readOnly).map((r) => r.path);
+  return roots.map((r) => r.path);
+}
+
+/**
+ * Expand a template against the roots. Every placeholder must stand for at least one path: an empty
+ * list means "everything" to some servers, so such a server is not started at all (fail closed).
+ */
+export function expandLaunch(t: LaunchTemplate, roots: readonly LaunchRoot[]): Expansion {
+  let empty: string | undefined;
+  const paths = (placeholder: string): string[] => {
+    const kind = placeholder === '{root}' ? undefined : LIST.exec(placeholder)?.[1];
+    const list = select(roots, kind);
+    const out = placeholder === '{root}' ? list.slice(0, 1) : list;
+    if (out.length === 0) empty ??= placeholder;
+    return out;
+  };
+  const inText = (s: string): string => s.replace(ANY, (p) => paths(p).join(':'));
+
+  const args: string[] = [];
+  for (const a of t.args) {
+    if (LIST.test(a)) args.push(...paths(a));
+    else args.push(inText(a));
+  }
+  const launch: Launch = {
+    command: inText(t.command),
+    args,
+    env: t.env.map(([n, v]) => [n, inText(v)]),
+  };
+  if (t.cwd !== undefined) launch.cwd = inText(t.cwd);
+  if (empty !== undefined) {
+    const which =
+      empty === '{roots:rw}'
+        ? 'read-write roots'
+        : empty === '{roots:ro}'
+          ? 'read-only roots'
+          : 'roots';
+    return {
+      ok: false,
+      reason: `${empty} has nothing to stand for: the server has no ${which} in the policy now`,
+    };
+  }
+  return { ok: true, launch };
+}
+
+/** Whether two launches start the same process (same command, arguments, environment, cwd). */
+export function sameLaunch(a: Launch, b: Launch): boolean {
+  return JSON.stringify(a) === JSON.stringify(b);
+}

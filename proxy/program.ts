@@ -1,0 +1,154 @@
+/**
+ * The files a server's command runs from, so that the sandbox can show them read-only: the
+ * executable found on PATH, the interpreter of a `#!` script, a Node script and its package with
+ * the `node_modules` it loads from, and a Node installation outside the system. (npx is resolved
+ * to its cached package before this, in npx.ts.)
+ */
+import { constants } from 'node:fs';
+import { access, open, realpath } from 'node:fs/promises';
+import { basename, delimiter, dirname, isAbsolute, join, resolve, sep } from 'node:path';
+import { existsSync } from 'node:fs';
+
+/** Where to look things up. */
+export interface ProgramContext {
+  env: Readonly<Record<string, string | undefined>>;
+  cwd: string;
+  home: string;
+}
+
+/** `command` as `execvp` would find it: through PATH unless it holds a slash. */
+export async function findOnPath(
+  command: string,
+  env: Readonly<Record<string, string | undefined>>,
+  cwd: string,
+): Promise<string | undefined> {
+  if (command.includes('/')) return resolve(cwd, command);
+  for (const dir of (env.PATH ?? '').split(delimiter)) {
+    if (dir === '') continue;
+    const p = resolve(cwd, dir, command);
+    try {
+      await access(p, constants.X_OK);
+      return p;
+    } catch {
+      // not here
+    }
+  }
+  return undefined;
+}
+
+async function real(p: string): Promise<string | undefined> {
+  try {
+    return await realpath(p);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The interpreter line of a script (`#!/usr/bin/env node` gives ['/usr/bin/env', 'node']). */
+async function shebang(file: string): Promise<string[] | undefined> {
+  let fh;
+  try {
+    fh = await open(file, 'r');
+    const buf = Buffer.alloc(256);
+    const { bytesRead } = await fh.read(buf, 0, 256, 0);
+    const text = buf.subarray(0, bytesRead).toString('utf8');
+    if (!text.startsWith('#!')) return undefined;
+    const words = text.slice(2).split('\n')[0]!.trim().split(/\s+/);
+    return words[0] === '' ? undefined : words;
+  } catch {
+    return undefined;
+  } finally {
+    await fh?.close();
+  }
+}
+
+const isNode = (file: string): boolean => /^node(js)?$/.test(basename(file));
+
+/** Node options whose next argument is a module to load (so not the script). */
+const NODE_OPTS_WITH_VALUE = new Set(['-r', '--require', '--import', '--loader', '-e', '--eval']);
+
+/** A directory too wide to show whole: the root, the home, or one above the home. */
+const tooWide = (d: string, ctx: ProgramContext): boolean =>
+  d === sep || d === ctx.home || ctx.home.startsWith(d + sep);
+
+/** The directories a script needs: its package and every `node_modules` it may resolve from. */
+function packageDirs(file: string, ctx: ProgramContext): string[] {
+  const out: string[] = [];
+  let pkgRoot: string | undefined;
+  for (let d = dirname(file); ; d = dirname(d)) {
+    if (basename(d) === 'node_modules') out.push(d);
+    else if (pkgRoot === undefined && existsSync(join(d, 'package.json')) && !tooWide(d, ctx)) {
+      pkgRoot = d;
+      // Node resolves from each ancestor's node_modules; the package's own is inside it.
+    } else if (existsSync(join(d, 'node_modules')) && !tooWide(d, ctx)) {
+      out.push(join(d, 'node_modules'));
+    }
+    if (dirname(d) === d) break;
+  }
+  out.push(pkgRoot ?? file);
+  return out;
+}
+
+/** The paths the command runs from (canonical, existing; duplicates and nested ones removed). */
+export async function programPaths(
+  command: string,
+  args: readonly string[],
+  ctx: ProgramContext,
+): Promise<string[]> {
+  const out: string[] = [];
+  const addFile = async (p: string | undefined, depth: number): Promise<void> => {
+    if (p === undefined || depth > 3) return;
+    const r = await real(p);
+    if (r === undefined) return;
+    out.push(r);
+    if (isNode(r)) {
+      // A Node outside the system (nvm, volta, a tarball): its prefix holds its own modules.
+      const prefix = dirname(dirname(r));
+      if (!tooWide(prefix, ctx)) out.push(prefix);
+      return;
+    }
+    const line = await shebang(r);
+    if (line !== undefined) {
+      const [interp, ...rest] = line;
+      const viaEnv = basename(interp!) === 'env' ? rest.find((w) => !w.startsWith('-')) : undefined;
+      const found = viaEnv === undefined ? interp : await findOnPath(viaEnv, ctx.env, ctx.cwd);
+      await addFile(found, depth + 1);
+    }
+    if (/\.(c|m)?js$/.test(r) || line !== undefined) out.push(...packageDirs(r, ctx));
+  };
+
+  const found = await findOnPath(command, ctx.env, ctx.cwd);
+  await addFile(found, 0);
+  const resolved = found === undefined ? undefined : await real(found);
+  if (resolved !== undefined && isNode(resolved)) {
+    // `node [options] script args`: the script and what the options load.
+    for (let i = 0; i < args.length; i++) {
+      const a = args[i]!;
+      if (NODE_OPTS_WITH_VALUE.has(a)) {
+        const v = args[++i];
+        if (v !== undefined && (isAbsolute(v) || v.startsWith('.'))) {
+          await addFile(resolve(ctx.cwd, v), 1);
+        }
+        continue;
+      }
+      if (a.startsWith('-')) continue;
+      await addFile(resolve(ctx.cwd, a), 1);
+      break;
+    }
+  }
+  return minimal(out);
+}
+
+/** Sorted, without duplicates and without paths inside another one of the list. */
+export function minimal(paths: readonly string[]): string[] {
+  const sorted = [...new Set(paths)].sort();
+  const out: string[] = [];
+  for (const p of sorted) {
+    const last = out[out.length - 1];
+    if (last !== undefined && (p === last || p.startsWith(last === sep ? sep : last + sep))) {
+      continue;
+    }
+    out.push(p);
+  }
+  return out;
+}

@@ -1,0 +1,156 @@
+/**
+ * What a sandboxed server may see, read from the filesystem at the moment it starts: the system
+ * as this host lays it out, its roots, the denied and protected paths inside them that exist now,
+ * the policy's extra paths, and its own program.
+ */
+import { lstat, readdir, readlink, realpath } from 'node:fs/promises';
+import { join, resolve, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import picomatch from 'picomatch';
+import type { DenyMeta, Root } from '../common/types.js';
+import { launchRoots, type Launch } from './launch.js';
+import { programPaths, type ProgramContext } from './program.js';
+import { SYSTEM_PATHS, type SandboxMounts, type SystemMount } from './sandbox.js';
+
+/** The policy's `servers.<name>.sandbox` as the proxy applies it. */
+export interface SandboxRule {
+  read: string[];
+  write: string[];
+  network: boolean;
+}
+
+/** How many entries the proxy reads in one root to find the paths a deny pattern matches. */
+export const MAX_WALK_ENTRIES = 200_000;
+
+const DENY_GLOB = { dot: true, noextglob: true, nonegate: true } as const;
+
+const inside = (p: string, dir: string): boolean =>
+  p === dir || p.startsWith(dir === sep ? sep : dir + sep);
+
+async function canonical(p: string): Promise<string | undefined> {
+  try {
+    return await realpath(p);
+  } catch {
+    return undefined;
+  }
+}
+
+async function isDir(p: string): Promise<boolean | undefined> {
+  try {
+    return (await lstat(p)).isDirectory();
+  } catch {
+    return undefined;
+  }
+}
+
+/** The system paths as this host has them: directories, files, or links (merged /usr). */
+async function systemMounts(): Promise<{ system: SystemMount[]; extra: string[] }> {
+  const system: SystemMount[] = [];
+  for (const [path] of SYSTEM_PATHS) {
+    try {
+      const st = await lstat(path);
+      if (st.isSymbolicLink()) system.push({ path, kind: 'symlink', target: await readlink(path) });
+      else system.push({ path, kind: st.isDirectory() ? 'dir' : 'file' });
+    } catch {
+      // not on this host
+    }
+  }
+  // systemd-resolved makes /etc/resolv.conf a link into /run, which the sandbox does not show.
+  const extra: string[] = [];
+  const resolv = await canonical('/etc/resolv.conf');
+  if (resolv !== undefined && !resolv.startsWith('/etc/')) extra.push(resolv);
+  return { system, extra };
+}
+
+/** Every existing path under `root` that a deny pattern matches (not descending below a match). */
+async function patternMatches(root: string, pattern: string): Promise<string[]> {
+  const m = picomatch(pattern, DENY_GLOB);
+  const test = pattern.startsWith('**/') ? (p: string) => m(p.slice(1)) : m;
+  const out: string[] = [];
+  let seen = 0;
+  const walk = async (dir: string): Promise<void> => {
+    let entries;
+    try {
+      entries = await readdir(dir, { withFileTypes: true });
+    } catch {
+      return;
+    }
+    for (const e of entries) {
+      if (++seen > MAX_WALK_ENTRIES) {
+        throw new Error(
+          `${root} has more than ${MAX_WALK_ENTRIES} entries to search for the deny pattern ${pattern}; narrow the root or the pattern`,
+        );
+      }
+      const p = join(dir, e.name);
+      if (test(p)) out.push(p);
+      else if (e.isDirectory()) await walk(p);
+    }
+  };
+  await walk(root);
+  return out;
+}
+
+/** The denied and write-protected paths inside one root that exist now. */
+async function rootHoles(
+  root: string,
+  denies: readonly DenyMeta[],
+): Promise<{ hidden: SandboxMounts['hidden']; readOnly: string[] }> {
+  const hidden: SandboxMounts['hidden'] = [];
+  const readOnly: string[] = [];
+  for (const d of denies) {
+    const paths = 'uri' in d ? [fileURLToPath(d.uri)] : await patternMatches(root, d.pattern);
+    for (const p of paths) {
+      if (!inside(p, root) || p === root) continue;
+      const dir = await isDir(p);
+      if (dir === undefined) continue;
+      if (d.access === 'all') hidden.push({ path: p, dir });
+      else readOnly.push(p);
+    }
+  }
+  return { hidden, readOnly };
+}
+
+/** Everything the sandbox shows for these roots, this rule and this launch. */
+export async function sandboxMounts(input: {
+  roots: readonly Root[];
+  rule: SandboxRule;
+  launch: Launch;
+  program: ProgramContext;
+  /** The daemon's socket: hidden even when it lies inside a root. */
+  daemonSocket?: string | undefined;
+  disableUserns: boolean;
+}): Promise<SandboxMounts> {
+  const { system, extra } = await systemMounts();
+  const existing = async (paths: readonly string[]): Promise<string[]> =>
+    (await Promise.all(paths.map(canonical))).filter((p): p is string => p !== undefined);
+  const roots = [];
+  const hidden: SandboxMounts['hidden'] = [];
+  const readOnly: string[] = [];
+  for (const [i, r] of launchRoots(input.roots).entries()) {
+    // A root that vanished since the daemon listed it cannot be mounted; it is simply not there.
+    if ((await isDir(r.path)) === undefined) continue;
+    roots.push(r);
+    const holes = await rootHoles(r.path, input.roots[i]!._meta['mcp-roots/deny'] ?? []);
+    hidden.push(...holes.hidden);
+    if (!r.readOnly) readOnly.push(...holes.readOnly);
+  }
+  const read = [...extra, ...(await existing(input.rule.read))];
+  const write = await existing(input.rule.write);
+  const visible = [...roots.map((r) => r.path), ...read, ...write];
+  const socket = input.daemonSocket === undefined ? undefined : resolve(input.daemonSocket);
+  if (socket !== undefined && visible.some((v) => inside(socket, v))) {
+    if ((await isDir(socket)) === false) hidden.push({ path: socket, dir: false });
+  }
+  const program = await programPaths(input.launch.command, input.launch.args, input.program);
+  return {
+    system,
+    read,
+    roots,
+    write,
+    program: program.filter((p) => !system.some((s) => s.kind !== 'symlink' && inside(p, s.path))),
+    hidden,
+    readOnly,
+    network: input.rule.network,
+    disableUserns: input.disableUserns,
+  };
+}

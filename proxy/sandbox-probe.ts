@@ -1,0 +1,65 @@
+/** Whether bubblewrap can run here, and if not, why and how to fix it. Never a fallback. */
+import { spawn } from 'node:child_process';
+import { findOnPath } from './program.js';
+
+/** bwrap found and working, or the reason it cannot be used. */
+export type SandboxSupport =
+  { ok: true; bwrap: string; disableUserns: boolean } | { ok: false; reason: string };
+
+const INSTALL =
+  'install the package bubblewrap (Debian/Ubuntu: sudo apt install bubblewrap; Fedora: sudo dnf install bubblewrap; Arch: sudo pacman -S bubblewrap)';
+
+function run(file: string, args: string[]): Promise<{ code: number | null; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(file, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    let stdout = '';
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+    child.on('error', (err) => resolve({ code: 127, stderr: err.message }));
+    child.on('close', (code) => resolve({ code, stderr: stderr + stdout }));
+  });
+}
+
+/** Why user namespaces were refused, and the fix people use for that cause. */
+function namespaceAdvice(stderr: string): string {
+  const text = stderr.trim().split('\n').slice(-1)[0] ?? '';
+  const base = `bwrap cannot create a user namespace here (${text})`;
+  if (/uid map|setting up uid|Permission denied/i.test(stderr)) {
+    return `${base}. On Ubuntu 24.04 and later, AppArmor restricts unprivileged user namespaces: allow them for bwrap with an AppArmor profile (newer Ubuntus ship /etc/apparmor.d/bwrap-userns-restrict: sudo apparmor_parser -r /etc/apparmor.d/bwrap-userns-restrict), or turn the restriction off with sudo sysctl kernel.apparmor_restrict_unprivileged_userns=0`;
+  }
+  if (/No permissions to creat|Operation not permitted|not supported/i.test(stderr)) {
+    return `${base}. Enable unprivileged user namespaces: sudo sysctl kernel.unprivileged_userns_clone=1 (Debian before 11) or sudo sysctl user.max_user_namespaces=15000; inside a container, run it with user namespaces allowed`;
+  }
+  return `${base}. Run  bwrap --unshare-user --ro-bind / / true  to see the error`;
+}
+
+/** Find bwrap on PATH and run it once the way the proxy will. */
+export async function probeSandbox(
+  env: Readonly<Record<string, string | undefined>>,
+): Promise<SandboxSupport> {
+  const bwrap = await findOnPath('bwrap', env, process.cwd());
+  if (bwrap === undefined) {
+    return {
+      ok: false,
+      reason: `bubblewrap (bwrap) is not on PATH (${env.PATH ?? 'PATH is not set'}): ${INSTALL}`,
+    };
+  }
+  const help = await run(bwrap, ['--help']);
+  const disableUserns = help.stderr.includes('--disable-userns');
+  const probe = await run(bwrap, [
+    '--unshare-user',
+    '--unshare-pid',
+    ...(disableUserns ? ['--disable-userns'] : []),
+    '--ro-bind',
+    '/',
+    '/',
+    '--dev',
+    '/dev',
+    '--proc',
+    '/proc',
+    'true',
+  ]);
+  if (probe.code !== 0) return { ok: false, reason: namespaceAdvice(probe.stderr) };
+  return { ok: true, bwrap, disableUserns };
+}

@@ -1,0 +1,112 @@
+/**
+ * The bubblewrap command line that runs a server inside its roots. Pure: the mounts come from
+ * `sandbox-mounts.ts`, which reads the filesystem; this file only orders them.
+ *
+ * The sandbox starts from an empty root (`--tmpfs /`) and adds what the server may see, rather
+ * than binding `/` and hiding what it may not: a list of what is visible is short and complete,
+ * a list of what is hidden never is. Later mounts cover earlier ones, so the order below goes from
+ * the broadest to the most specific, and the denies come last.
+ */
+import type { Launch, LaunchRoot } from './launch.js';
+
+/**
+ * The system, read-only, and why each is there. Anything not listed (`/home`, `/root`, `/run`,
+ * `/tmp`, `/var`, `/mnt`, `/media`, `/srv`, `/boot`, `/sys`) does not exist in the sandbox.
+ */
+export const SYSTEM_PATHS: readonly [path: string, why: string][] = [
+  ['/usr', 'programs, libraries and the interpreters servers run on (node, python, git)'],
+  ['/bin', 'the shell and base tools; on merged-/usr systems a link into /usr'],
+  ['/sbin', 'system tools some programs call by absolute path; often a link into /usr'],
+  ['/lib', 'the dynamic loader and base libraries; often a link into /usr'],
+  ['/lib32', '32-bit libraries, where the system has them'],
+  ['/lib64', 'the 64-bit dynamic loader (/lib64/ld-linux-x86-64.so.2) named in every binary'],
+  ['/libx32', 'x32 libraries, where the system has them'],
+  ['/etc', 'name resolution, TLS certificates, users and groups, locale and time zone'],
+  ['/opt', 'software installed system-wide outside the package manager'],
+  ['/nix/store', 'programs on Nix systems, where present'],
+];
+
+/** Environment variables that name a socket or agent outside the sandbox: never passed in. */
+export const SOCKET_ENV = [
+  'SSH_AUTH_SOCK',
+  'SSH_AGENT_PID',
+  'GPG_AGENT_INFO',
+  'DBUS_SESSION_BUS_ADDRESS',
+  'DBUS_SYSTEM_BUS_ADDRESS',
+  'XDG_RUNTIME_DIR',
+  'MCP_ROOTS_SOCKET',
+  'DISPLAY',
+  'WAYLAND_DISPLAY',
+  'XAUTHORITY',
+] as const;
+
+/** One system path as the host has it. */
+export type SystemMount =
+  { path: string; kind: 'dir' | 'file' } | { path: string; kind: 'symlink'; target: string };
+
+/** Everything the sandbox shows, already resolved to canonical, existing paths. */
+export interface SandboxMounts {
+  system: SystemMount[];
+  /** Paths bound read-only below the system: the policy's `sandbox.read`. */
+  read: string[];
+  roots: LaunchRoot[];
+  /** Paths bound writable: the policy's `sandbox.write`. */
+  write: string[];
+  /** The server's own program (interpreter, script, package), read-only over everything else. */
+  program: string[];
+  /** Denied paths inside what is visible: directories become empty, files unreadable. */
+  hidden: { path: string; dir: boolean }[];
+  /** Protected and write-denied paths inside what is visible: read-only. */
+  readOnly: string[];
+  /** Keep the network (the default) or give the server none. */
+  network: boolean;
+  /** Whether this bwrap knows `--disable-userns` (0.8.0 and later). */
+  disableUserns: boolean;
+}
+
+/** The arguments to `bwrap` that run `launch` inside `m`. */
+export function bwrapArgs(m: SandboxMounts, launch: Launch): string[] {
+  const a: string[] = [];
+  const add = (...xs: string[]): void => {
+    a.push(...xs);
+  };
+  // Namespaces and process: its own PIDs, IPC and session (no TIOCSTI into the host's terminal),
+  // gone with the proxy, no capabilities, and no namespaces of its own to regain them in.
+  add('--unshare-user', '--unshare-pid', '--unshare-ipc', '--unshare-uts', '--unshare-cgroup-try');
+  if (!m.network) add('--unshare-net');
+  add('--die-with-parent', '--new-session', '--cap-drop', 'ALL');
+  if (m.disableUserns) add('--disable-userns');
+
+  // 1. An empty root, the system read-only, fresh /dev, /proc and a private /tmp.
+  add('--tmpfs', '/');
+  for (const s of m.system) {
+    if (s.kind === 'symlink') add('--symlink', s.target, s.path);
+    else add('--ro-bind', s.path, s.path);
+  }
+  add('--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp', '--tmpfs', '/var/tmp');
+  // 2. Extra read-only paths, then the roots, then extra writable paths.
+  for (const p of m.read) add('--ro-bind', p, p);
+  for (const r of m.roots) add(r.readOnly ? '--ro-bind' : '--bind', r.path, r.path);
+  for (const p of m.write) add('--bind', p, p);
+  // 3. The server's own program: read-only even inside a writable root.
+  for (const p of m.program) add('--ro-bind', p, p);
+  // 4. Denies and protected paths last, so that nothing above uncovers them.
+  for (const p of m.readOnly) add('--ro-bind', p, p);
+  for (const h of m.hidden) {
+    // An empty directory nobody can write to; a file bound to /dev/null on a nodev mount, which
+    // the kernel refuses to open (EACCES) for reading and for writing.
+    if (h.dir) add('--tmpfs', h.path, '--remount-ro', h.path);
+    else add('--ro-bind', '/dev/null', h.path);
+  }
+  if (launch.cwd !== undefined) add('--chdir', launch.cwd);
+  add('--', launch.command, ...launch.args);
+  return a;
+}
+
+/** The environment a sandboxed server starts with: the proxy's, without sockets and agents. */
+export function sandboxEnv(env: Readonly<Record<string, string | undefined>>): NodeJS.ProcessEnv {
+  const out: NodeJS.ProcessEnv = {};
+  const drop = new Set<string>(SOCKET_ENV);
+  for (const [k, v] of Object.entries(env)) if (v !== undefined && !drop.has(k)) out[k] = v;
+  return out;
+}

@@ -1,0 +1,98 @@
+/** One run of the server as a child process: start it, stop it (gently, then not), learn its status. */
+import { spawn, type ChildProcessByStdio } from 'node:child_process';
+import { constants } from 'node:os';
+import type { Readable, Writable } from 'node:stream';
+import { errnoCode } from '../common/errors.js';
+import type { SpawnSpec } from './launch-plan.js';
+import type { ProxyLogger } from './log.js';
+
+/** How long the child may take to exit once asked, before the next, harder signal. */
+export const EXIT_GRACE_MS = 3000;
+
+/** How long the child's output may stay open after it has exited. */
+const EXIT_OUTPUT_GRACE_MS = 1000;
+
+/** A started server. */
+export interface ServerProcess {
+  pid: number | undefined;
+  serverIn: Writable;
+  serverOut: Readable;
+  /** The exit status (128 + signal for a signal), once the child and its output are closed. */
+  status: Promise<number>;
+  /** Close its input; then SIGTERM, then SIGKILL, each after `graceMs`. Idempotent. */
+  stop(graceMs?: number, closeInputFirst?: boolean): void;
+  kill(signal: NodeJS.Signals): void;
+}
+
+/** Start `spec`; resolves once it runs, or with the status for a command that cannot start. */
+export async function startServerProcess(
+  spec: SpawnSpec,
+  log: ProxyLogger,
+): Promise<ServerProcess | { failed: number }> {
+  const child: ChildProcessByStdio<Writable, Readable, null> = spawn(spec.command, spec.args, {
+    stdio: ['pipe', 'pipe', 'inherit'],
+    env: spec.env,
+    ...(spec.cwd === undefined ? {} : { cwd: spec.cwd }),
+  });
+  const spawned = await new Promise<Error | undefined>((resolve) => {
+    child.once('spawn', () => resolve(undefined));
+    child.once('error', resolve);
+  });
+  if (spawned !== undefined) {
+    log.error(`cannot start ${spec.command}: ${spawned.message}`);
+    return { failed: errnoCode(spawned) === 'ENOENT' ? 127 : 126 };
+  }
+  child.on('error', (err) => log.error(`the server process: ${err.message}`));
+
+  // 'close' comes after 'exit' and after the child's stdout has ended, so nothing is lost. But a
+  // grandchild that inherited the child's stdout can hold it open for ever: after the exit, wait
+  // a little for the output, then stop waiting, so that the host is never left hanging.
+  const status = new Promise<number>((resolve) => {
+    let grace: NodeJS.Timeout | undefined;
+    const done = (code: number | null, signal: NodeJS.Signals | null): void => {
+      if (grace !== undefined) clearTimeout(grace);
+      if (code !== null) resolve(code);
+      else resolve(128 + (signal === null ? 0 : constants.signals[signal]));
+    };
+    child.once('close', done);
+    child.once('exit', (code, signal) => {
+      grace = setTimeout(() => {
+        log.warn(
+          'the server exited but its output is still open (a process it started?); closing it',
+        );
+        child.off('close', done);
+        child.stdout.once('close', () => done(code, signal));
+        child.stdout.destroy();
+      }, EXIT_OUTPUT_GRACE_MS);
+    });
+  });
+
+  let killTimer: NodeJS.Timeout | undefined;
+  const exited = (): boolean => child.exitCode !== null || child.signalCode !== null;
+  void status.then(() => clearTimeout(killTimer));
+  return {
+    pid: child.pid,
+    serverIn: child.stdin,
+    serverOut: child.stdout,
+    status,
+    stop(graceMs = EXIT_GRACE_MS, closeInputFirst = true) {
+      if (killTimer !== undefined || exited()) return;
+      const term = (): void => {
+        log.debug(`sending SIGTERM to the server (pid ${child.pid})`);
+        child.kill('SIGTERM');
+        killTimer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+        killTimer.unref();
+      };
+      if (!closeInputFirst) return term();
+      child.stdin.end();
+      killTimer = setTimeout(() => {
+        log.warn(`the server did not exit within ${graceMs} ms; sending SIGTERM`);
+        term();
+      }, graceMs);
+      killTimer.unref();
+    },
+    kill(signal) {
+      child.kill(signal);
+    },
+  };
+}

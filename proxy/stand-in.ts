@@ -1,0 +1,87 @@
+/**
+ * The server's place while it is not running: an in-process MCP server on a stream pair, which
+ * the proxy's router talks to exactly as to a child. Waiting for roots, it serves no tools (and
+ * the host learns of the real ones through list_changed once the server starts). Refused, it
+ * answers every request with an error that says why and how to fix it.
+ */
+import { PassThrough, type Readable, type Writable } from 'node:stream';
+import { LineSplitter } from './line-splitter.js';
+
+/** Why the server is not running. */
+export type StandInMode = { kind: 'wait' | 'refuse'; reason: string };
+
+/** The stand-in as the router sees it: the server's input and output. */
+export interface StandIn {
+  serverIn: Writable;
+  serverOut: Readable;
+  /** End the output, as a server that exits would. */
+  close(): void;
+}
+
+/** The latest protocol revision the stand-in speaks when the host asks for one it does not know. */
+const FALLBACK_VERSION = '2025-06-18';
+const KNOWN_VERSIONS = ['2024-11-05', '2025-03-26', '2025-06-18', '2025-11-25'];
+
+const EMPTY_LISTS: Record<string, object> = {
+  'tools/list': { tools: [] },
+  'prompts/list': { prompts: [] },
+  'resources/list': { resources: [] },
+  'resources/templates/list': { resourceTemplates: [] },
+};
+
+/** A stand-in for `server`. */
+export function startStandIn(server: string, version: string, mode: StandInMode): StandIn {
+  const serverIn = new PassThrough();
+  const serverOut = new PassThrough();
+  const splitter = new LineSplitter();
+  const send = (msg: object): void => {
+    if (!serverOut.writableEnded)
+      serverOut.write(`${JSON.stringify({ jsonrpc: '2.0', ...msg })}\n`);
+  };
+  const message = `mcp-roots-proxy: the MCP server ${JSON.stringify(server)} is not running: ${mode.reason}`;
+  const onLine = (bytes: Buffer): void => {
+    let msg: { id?: unknown; method?: unknown; params?: { protocolVersion?: unknown } };
+    try {
+      msg = JSON.parse(bytes.toString('utf8')) as typeof msg;
+    } catch {
+      return;
+    }
+    if (typeof msg !== 'object' || msg === null || typeof msg.method !== 'string') return;
+    if (!('id' in msg)) return;
+    const id = msg.id;
+    if (mode.kind === 'refuse') {
+      send({ id, error: { code: -32603, message } });
+      return;
+    }
+    if (msg.method === 'initialize') {
+      const asked = msg.params?.protocolVersion;
+      const protocolVersion =
+        typeof asked === 'string' && KNOWN_VERSIONS.includes(asked) ? asked : FALLBACK_VERSION;
+      send({
+        id,
+        result: {
+          protocolVersion,
+          capabilities: { tools: { listChanged: true } },
+          serverInfo: { name: `${server} (not started yet)`, version },
+          instructions: `${message}. Its tools appear when the policy gives it a root.`,
+        },
+      });
+      return;
+    }
+    if (msg.method === 'ping') return send({ id, result: {} });
+    const empty = EMPTY_LISTS[msg.method];
+    if (empty !== undefined) return send({ id, result: empty });
+    send({ id, error: { code: -32603, message } });
+  };
+  serverIn.on('data', (chunk: Buffer) => {
+    for (const line of splitter.push(chunk)) onLine(line);
+  });
+  return {
+    serverIn,
+    serverOut,
+    close: () => {
+      serverIn.destroy();
+      serverOut.end();
+    },
+  };
+}

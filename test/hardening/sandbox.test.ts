@@ -1,0 +1,171 @@
+/**
+ * A hostile server under `--sandbox --no-enforce` gets the kernel's error for every attempt out of
+ * its roots; the same attempts without `--sandbox` succeed, so no case passes vacuously.
+ */
+import { chmodSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import t from 'tap';
+import { startDaemon } from '../helpers/daemon.js';
+import { HOSTILE_SERVER, proxiedTransport, startProxied } from '../helpers/proxied-server.js';
+import { ownedShortDir } from '../helpers/proxy.js';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+
+/** A home with a secret, two roots with a denied directory and file, and a file outside. */
+function makeWorld(dir: string) {
+  const home = join(dir, 'home');
+  const w = join(dir, 'w');
+  for (const d of [`${home}/.ssh`, `${w}/rw/secret`, `${w}/ro`, `${w}/outside`]) {
+    mkdirSync(d, { recursive: true });
+  }
+  writeFileSync(`${home}/.ssh/id_ed25519`, 'PRIVATE KEY');
+  writeFileSync(`${w}/rw/a.txt`, 'in the writable root');
+  writeFileSync(`${w}/rw/secret/key.txt`, 'denied directory content');
+  writeFileSync(`${w}/rw/.env`, 'TOKEN=denied file content');
+  writeFileSync(`${w}/ro/r.txt`, 'in the read-only root');
+  writeFileSync(`${w}/outside/o.txt`, 'outside every root');
+  const policy = `version: 1
+servers:
+  h:
+    roots:
+      - path: ${w}/rw
+      - path: ${w}/ro
+        readOnly: true
+    deny:
+      - ${w}/rw/secret
+      - "**/.env"
+  by-policy:
+    sandbox: true
+    roots:
+      - path: ${w}/rw
+`;
+  return { home, w, policy };
+}
+
+void t.test('the sandbox stops what the argument check cannot see', async (t) => {
+  const dir = ownedShortDir(t);
+  const { home, w, policy } = makeWorld(dir);
+  const d = await startDaemon(t, policy, { dir });
+  const start = (sandbox: boolean) =>
+    startProxied(t, {
+      server: 'h',
+      socket: d.socket,
+      proxyArgs: ['--no-enforce', ...(sandbox ? ['--sandbox'] : [])],
+      command: [process.execPath, HOSTILE_SERVER],
+      env: { HOME: home },
+    });
+  const [boxed, open] = await Promise.all([start(true), start(false)]);
+
+  // [what, action, ref, the kernel's error inside the sandbox]
+  const escapes: [string, string, string, string][] = [
+    ['read a file named by a non-path argument', 'read', `${w}/outside/o.txt`, 'ENOENT'],
+    ['list $HOME', 'list', home, 'ENOENT'],
+    ['read a key in $HOME', 'read', `${home}/.ssh/id_ed25519`, 'ENOENT'],
+    ['connect to the daemon’s socket', 'connect', d.socket, 'ENOENT'],
+    ['write into the read-only root', 'write', `${w}/ro/r.txt`, 'EROFS'],
+    ['create a file in the read-only root', 'write', `${w}/ro/new.txt`, 'EROFS'],
+    ['read a file in a denied directory', 'read', `${w}/rw/secret/key.txt`, 'ENOENT'],
+    ['list a denied directory', 'list', `${w}/rw/secret`, ''],
+    ['write into a denied directory', 'write', `${w}/rw/secret/new.txt`, 'EROFS'],
+    ['read a denied file (**/.env)', 'read', `${w}/rw/.env`, 'EACCES'],
+    ['overwrite a denied file', 'write', `${w}/rw/.env`, 'EACCES'],
+  ];
+  for (const [what, action, ref, code] of escapes) {
+    const inside = await boxed.call('attempt', { action, ref });
+    if (code === '') {
+      // An empty directory is the kernel's answer for a hidden one: nothing to list.
+      t.same(inside, { text: 'ok: ', isError: false }, `sandboxed: ${what} shows nothing`);
+    } else {
+      t.equal(inside.isError, true, `sandboxed: ${what} fails`);
+      t.match(inside.text, new RegExp(`^${code}: `), `sandboxed: ${what} gets ${code}`);
+    }
+    if (action === 'write') continue;
+    const outside = await open.call('attempt', { action, ref });
+    t.match(outside, { isError: false, text: /^ok: ./ }, `unsandboxed: ${what} succeeds`);
+  }
+  // The writes last, so the reads above saw the files as they were.
+  for (const [what, action, ref] of escapes.filter((e) => e[1] === 'write')) {
+    const outside = await open.call('attempt', { action, ref });
+    t.same(outside, { text: 'ok: written', isError: false }, `unsandboxed: ${what} succeeds`);
+  }
+
+  // The roots still work in the sandbox: it is not simply broken.
+  t.same(await boxed.call('attempt', { action: 'read', ref: `${w}/rw/a.txt` }), {
+    text: 'ok: in the writable root',
+    isError: false,
+  });
+  t.same(await boxed.call('attempt', { action: 'write', ref: `${w}/rw/b.txt` }), {
+    text: 'ok: written',
+    isError: false,
+  });
+  t.match(await boxed.call('attempt', { action: 'read', ref: `${w}/ro/r.txt` }), {
+    isError: false,
+  });
+  t.match(await boxed.call('attempt', { action: 'list', ref: `${w}/rw` }), {
+    text: /^ok: .*a\.txt/,
+  });
+  t.match(boxed.stderr(), /starting the server in its sandbox/);
+});
+
+void t.test('sandbox: true in the policy sandboxes the server without --sandbox', async (t) => {
+  const dir = ownedShortDir(t);
+  const { home, policy } = makeWorld(dir);
+  const d = await startDaemon(t, policy, { dir });
+  const s = await startProxied(t, {
+    server: 'by-policy',
+    socket: d.socket,
+    command: [process.execPath, HOSTILE_SERVER],
+    env: { HOME: home },
+  });
+  t.match(await s.call('attempt', { action: 'list', ref: home }), {
+    isError: true,
+    text: /^ENOENT: /,
+  });
+  t.match(s.stderr(), /starting the server in its sandbox/);
+});
+
+void t.test('no working sandbox: the host is told why, and nothing starts', async (t) => {
+  const dir = ownedShortDir(t);
+  const { home, w, policy } = makeWorld(dir);
+  const d = await startDaemon(t, policy, { dir });
+  // A bwrap that fails as Ubuntu's AppArmor restriction makes it fail (a fault not produced here).
+  const fake = join(dir, 'fakebin');
+  mkdirSync(fake);
+  writeFileSync(
+    join(fake, 'bwrap'),
+    '#!/bin/sh\ncase "$1" in --help) echo "usage: bwrap"; exit 0;; esac\necho "bwrap: setting up uid map: Permission denied" >&2\nexit 1\n',
+  );
+  chmodSync(join(fake, 'bwrap'), 0o755);
+  const cases: [string, string, RegExp][] = [
+    [
+      'bwrap missing',
+      join(dir, 'empty-path'),
+      /bubblewrap \(bwrap\) is not on PATH.*apt install bubblewrap/,
+    ],
+    [
+      'user namespaces refused',
+      fake,
+      /AppArmor.*bwrap-userns-restrict.*apparmor_restrict_unprivileged_userns/,
+    ],
+  ];
+  for (const [what, path, advice] of cases) {
+    const marker = join(w, `started-${what.replace(/\W/g, '-')}`);
+    const { transport, stderr } = proxiedTransport({
+      server: 'h',
+      socket: d.socket,
+      proxyArgs: ['--sandbox'],
+      command: [process.execPath, HOSTILE_SERVER, `--mark=${marker}`],
+      env: { HOME: home, PATH: path },
+    });
+    const client = new Client({ name: 'test-host', version: '0' });
+    t.teardown(() => client.close());
+    const err = await client.connect(transport).then(
+      () => undefined,
+      (e: unknown) => e as Error,
+    );
+    t.ok(err, `${what}: the host's initialize fails`);
+    t.match(err?.message, advice, `${what}: the host is told why and how to fix it`);
+    t.match(err?.message, /not started unsandboxed/, `${what}: and that nothing ran`);
+    t.match(stderr(), advice, `${what}: the log says the same`);
+    t.notOk(existsSync(marker), `${what}: the server never ran`);
+  }
+});

@@ -1,0 +1,93 @@
+/** Any stdio server under mcp-roots-proxy (from source), with an SDK v1 Client as a 2025-era host. */
+import { fileURLToPath } from 'node:url';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { proxyCommand } from './proxy.js';
+
+/** The hostile fixture server's entry. */
+export const HOSTILE_SERVER = fileURLToPath(
+  new URL('../fixtures/servers/hostile.mjs', import.meta.url),
+);
+
+export interface Proxied {
+  client: Client;
+  stderr: () => string;
+  /** How many notifications/tools/list_changed reached the host. */
+  toolsChanged: () => number;
+  /** Call a tool; its text and whether it is an error. */
+  call(name: string, args?: Record<string, unknown>): Promise<{ text: string; isError: boolean }>;
+}
+
+export interface ProxiedOptions {
+  server: string;
+  socket: string;
+  /** Options before `--` (after --server, --socket and --log-level debug). */
+  proxyArgs?: string[];
+  /** The server's command after `--`; undefined leaves `--` out (the policy's launch). */
+  command?: string[];
+  /** Variables to set in (or, with undefined, remove from) the proxy's environment. */
+  env?: Record<string, string | undefined>;
+}
+
+/** The proxy's transport, not yet connected (for tests that expect the connection to fail). */
+export function proxiedTransport(opts: ProxiedOptions): {
+  transport: StdioClientTransport;
+  stderr: () => string;
+} {
+  const base = proxyCommand(
+    [
+      '--server',
+      opts.server,
+      '--socket',
+      opts.socket,
+      '--log-level',
+      'debug',
+      ...(opts.proxyArgs ?? []),
+    ],
+    opts.command ?? [],
+  );
+  // proxyCommand always writes `--`; without a command the policy's launch is wanted.
+  const args = opts.command === undefined ? base.args.slice(0, -1) : base.args;
+  const env = { ...base.env };
+  for (const [k, v] of Object.entries(opts.env ?? {})) {
+    if (v === undefined) delete env[k];
+    else env[k] = v;
+  }
+  const transport = new StdioClientTransport({ command: base.command, args, env, stderr: 'pipe' });
+  let err = '';
+  transport.stderr?.on('data', (chunk: Buffer) => {
+    err += chunk.toString();
+  });
+  return { transport, stderr: () => err };
+}
+
+/** Start the proxy and connect a host to it; closed at the end of `t`. */
+export async function startProxied(
+  t: { teardown(fn: () => unknown): void },
+  opts: ProxiedOptions,
+): Promise<Proxied> {
+  const { transport, stderr } = proxiedTransport(opts);
+  const client = new Client({ name: 'test-host', version: '0' }, { capabilities: {} });
+  let changed = 0;
+  client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+    changed++;
+  });
+  t.teardown(() => client.close());
+  await client.connect(transport);
+  return {
+    client,
+    stderr,
+    toolsChanged: () => changed,
+    async call(name, args = {}) {
+      const result = await client.callTool({ name, arguments: args }, undefined, {
+        timeout: 20_000,
+      });
+      const content = result.content as { type: string; text?: string }[];
+      return {
+        text: content.map((c) => c.text ?? '').join('\n'),
+        isError: result.isError === true,
+      };
+    },
+  };
+}

@@ -1,0 +1,78 @@
+/** `servers.<name>.launch` and `sandbox`: validated, expanded and merged over matching blocks. */
+import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import t from 'tap';
+import { contextFor, evaluate } from '../helpers/policy.js';
+
+void t.test('launch and sandbox through the engine', async (t) => {
+  const dir = realpathSync(mkdtempSync(join(tmpdir(), 'mr-launch-')));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const home = join(dir, 'home');
+  const r = await evaluate(
+    dir,
+    `version: 1
+servers:
+  "*":
+    sandbox:
+      read: [~/go/pkg/mod, ./tools]
+  git:
+    launch:
+      command: uvx
+      args: [mcp-server-git, "--repository={root}"]
+      env: { GIT_DIR_LIST: "{roots}" }
+      cwd: "{root}"
+    sandbox:
+      write: [$PROJECT/cache]
+      network: false
+  "git*":
+    sandbox: false
+  fs:
+    launch: { command: npx }
+  fs-2:
+    sandbox: true
+`,
+    contextFor(dir),
+  );
+  t.same(r.errors, [], 'the policy loads');
+  const p = r.resolved;
+  t.same(
+    p.launch('git'),
+    {
+      launch: {
+        command: 'uvx',
+        args: ['mcp-server-git', '--repository={root}'],
+        env: { GIT_DIR_LIST: '{roots}' },
+        cwd: '{root}',
+      },
+      sandbox: {
+        read: [join(home, 'go/pkg/mod'), join(dir, 'tools')],
+        write: [join(home, 'projects/alpha/cache')],
+        network: false,
+      },
+    },
+    'a later block cannot turn a sandbox off; paths expand like roots',
+  );
+  t.same(p.launch('fs'), {
+    launch: { command: 'npx' },
+    sandbox: { read: [join(home, 'go/pkg/mod'), join(dir, 'tools')], write: [], network: true },
+  });
+  t.same(p.launch('fs-2').sandbox?.network, true);
+
+  const bad: [string, RegExp][] = [
+    ['launch: { args: [x] }', /command/],
+    ['launch: { command: x, env: { "1A": y } }', /1A|propertyNames|pattern/],
+    ['launch: { command: x, shell: true }', /shell/],
+    ['sandbox: { network: "no" }', /network|boolean/],
+    ['sandbox: { exec: [] }', /exec/],
+  ];
+  for (const [yaml, message] of bad) {
+    const b = await evaluate(
+      dir,
+      `version: 1\nservers:\n  s:\n    ${yaml}\n`,
+      contextFor(dir),
+      'bad.yaml',
+    );
+    t.match(b.errors.map((e) => e.message).join('\n'), message, yaml);
+  }
+});

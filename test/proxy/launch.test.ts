@@ -1,0 +1,139 @@
+import t from 'tap';
+import { pathToFileURL } from 'node:url';
+import type { Root } from '../../common/types.js';
+import {
+  expandLaunch,
+  hasPlaceholders,
+  launchRoots,
+  sameLaunch,
+  templateProblem,
+  type LaunchRoot,
+  type LaunchTemplate,
+} from '../../proxy/launch.js';
+
+const RW1 = { path: '/w/a b', readOnly: false };
+const RO = { path: '/w/docs', readOnly: true };
+const RW2 = { path: '/w/z', readOnly: false };
+const ALL: LaunchRoot[] = [RW1, RO, RW2];
+
+const tpl = (args: string[], more: Partial<LaunchTemplate> = {}): LaunchTemplate => ({
+  command: 'srv',
+  args,
+  env: [],
+  ...more,
+});
+
+void t.test('placeholders in arguments expand from the roots, in order', (t) => {
+  const cases: [string, string[], LaunchRoot[], string[]][] = [
+    [
+      '{roots} is one argument per root',
+      ['--x', '{roots}'],
+      ALL,
+      ['--x', '/w/a b', '/w/docs', '/w/z'],
+    ],
+    ['{roots:rw} keeps the writable ones', ['{roots:rw}'], ALL, ['/w/a b', '/w/z']],
+    ['{roots:ro} keeps the read-only ones', ['{roots:ro}'], ALL, ['/w/docs']],
+    ['{root} is the first root', ['{root}'], ALL, ['/w/a b']],
+    ['{root} inside a longer argument', ['--repository={root}'], ALL, ['--repository=/w/a b']],
+    ['{root} twice in one argument', ['{root}:{root}'], [RO], ['/w/docs:/w/docs']],
+    [
+      'no placeholder: untouched',
+      ['--flag', '{other}', '{ROOTS}'],
+      ALL,
+      ['--flag', '{other}', '{ROOTS}'],
+    ],
+    ['a path with a space stays one argument', ['{roots}'], [RW1], ['/w/a b']],
+  ];
+  for (const [what, args, roots, want] of cases) {
+    const r = expandLaunch(tpl(args), roots);
+    t.ok(r.ok, what);
+    if (r.ok) t.same(r.launch.args, want, what);
+  }
+  t.end();
+});
+
+void t.test('the environment and the working directory', (t) => {
+  const r = expandLaunch(
+    tpl([], {
+      env: [
+        ['ALLOWED', '{roots}'],
+        ['REPO', '{root}'],
+        ['RO', 'ro={roots:ro}'],
+        ['PLAIN', 'x'],
+      ],
+      cwd: '{root}',
+    }),
+    ALL,
+  );
+  t.ok(r.ok);
+  if (r.ok) {
+    t.same(r.launch.env, [
+      ['ALLOWED', '/w/a b:/w/docs:/w/z'],
+      ['REPO', '/w/a b'],
+      ['RO', 'ro=/w/docs'],
+      ['PLAIN', 'x'],
+    ]);
+    t.equal(r.launch.cwd, '/w/a b');
+  }
+  t.end();
+});
+
+void t.test('a placeholder with nothing to stand for keeps the server from starting', (t) => {
+  const cases: [string, LaunchTemplate, LaunchRoot[], RegExp][] = [
+    ['{roots} with no roots', tpl(['{roots}']), [], /\{roots\}.*no roots/],
+    ['{root} with no roots', tpl(['--repository={root}']), [], /\{root\}/],
+    ['{roots:rw} with only read-only roots', tpl(['{roots:rw}']), [RO], /read-write/],
+    ['{roots:ro} with only writable roots', tpl(['{roots:ro}']), [RW1], /read-only/],
+    ['--env with no roots', tpl(['x'], { env: [['D', '{roots}']] }), [], /\{roots\}/],
+    ['--cwd with no roots', tpl(['x'], { cwd: '{root}' }), [], /\{root\}/],
+    ['one empty of two', tpl(['{roots:rw}', '{roots:ro}']), [RW1], /\{roots:ro\}/],
+  ];
+  for (const [what, template, roots, reason] of cases) {
+    const r = expandLaunch(template, roots);
+    t.notOk(r.ok, what);
+    if (!r.ok) t.match(r.reason, reason, what);
+  }
+  t.end();
+});
+
+void t.test('templates that cannot mean one thing are refused before anything starts', (t) => {
+  const cases: [string, LaunchTemplate, RegExp | undefined][] = [
+    ['{roots} inside a longer argument', tpl(['--dirs={roots}']), /whole argument/],
+    ['{roots:rw} inside a longer argument', tpl(['x{roots:rw}']), /whole argument/],
+    ['{roots} as the command', tpl([], { command: '{roots}' }), /command/],
+    ['{roots} as the working directory', tpl([], { cwd: '{roots}' }), /one path/],
+    ['a bad variable name', tpl([], { env: [['1X', 'a']] }), /variable name/],
+    ['a variable name with =', tpl([], { env: [['A=B', 'a']] }), /variable name/],
+    ['{root} in a longer argument is fine', tpl(['--repository={root}']), undefined],
+    ['{roots} in a variable is fine', tpl([], { env: [['A', 'x:{roots}']] }), undefined],
+  ];
+  for (const [what, template, problem] of cases) {
+    const p = templateProblem(template);
+    if (problem === undefined) t.equal(p, undefined, what);
+    else t.match(p, problem, what);
+  }
+  t.end();
+});
+
+void t.test('hasPlaceholders, launchRoots and sameLaunch', (t) => {
+  t.notOk(hasPlaceholders(tpl(['a', '{x}'])));
+  t.ok(hasPlaceholders(tpl(['--r={root}'])));
+  t.ok(hasPlaceholders(tpl([], { env: [['A', '{roots:ro}']] })));
+  t.ok(hasPlaceholders(tpl([], { cwd: '{root}' })));
+  const roots: Root[] = [
+    { uri: pathToFileURL('/w/a b').href, _meta: { 'mcp-roots/readOnly': false } },
+    { uri: pathToFileURL('/w/%x').href, _meta: { 'mcp-roots/readOnly': true } },
+  ];
+  t.same(launchRoots(roots), [
+    { path: '/w/a b', readOnly: false },
+    { path: '/w/%x', readOnly: true },
+  ]);
+  const a = expandLaunch(tpl(['{roots}']), ALL);
+  const b = expandLaunch(tpl(['{roots}']), [RW1, RO, RW2]);
+  const c = expandLaunch(tpl(['{roots}']), [RW1, { ...RO, readOnly: false }, RW2]);
+  if (a.ok && b.ok && c.ok) {
+    t.ok(sameLaunch(a.launch, b.launch));
+    t.ok(sameLaunch(a.launch, c.launch), 'a kind change alone does not change {roots}');
+  } else t.fail('expands');
+  t.end();
+});

@@ -1,0 +1,156 @@
+import { chmodSync, mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import t from 'tap';
+import { parseSpec, resolveNpx } from '../../proxy/npx.js';
+import { minimal, programPaths } from '../../proxy/program.js';
+import { bwrapArgs, sandboxEnv, type SandboxMounts } from '../../proxy/sandbox.js';
+
+const MOUNTS: SandboxMounts = {
+  system: [
+    { path: '/usr', kind: 'dir' },
+    { path: '/bin', kind: 'symlink', target: 'usr/bin' },
+  ],
+  read: ['/opt/tool'],
+  roots: [
+    { path: '/w/rw', readOnly: false },
+    { path: '/w/ro', readOnly: true },
+  ],
+  write: ['/w/cache'],
+  program: ['/w/rw/node_modules'],
+  hidden: [
+    { path: '/w/rw/secret', dir: true },
+    { path: '/w/rw/.env', dir: false },
+  ],
+  readOnly: ['/w/rw/.mcp.json'],
+  network: true,
+  disableUserns: true,
+};
+
+/** The index of the mount of `path` by `op` (the first argument after the flag). */
+function at(args: string[], op: string, path: string): number {
+  const i = args.findIndex((a, k) => a === op && args[k + 1] === path);
+  if (i === -1) throw new Error(`${op} ${path} is missing`);
+  return i;
+}
+
+void t.test('the bwrap command line: the walls and their order', (t) => {
+  const a = bwrapArgs(MOUNTS, {
+    command: '/usr/bin/node',
+    args: ['s.js', '--x'],
+    env: [],
+    cwd: '/w/rw',
+  });
+  for (const flag of ['--unshare-user', '--unshare-pid', '--die-with-parent', '--new-session']) {
+    t.ok(a.includes(flag), flag);
+  }
+  t.ok(a.includes('--disable-userns'));
+  t.notOk(a.includes('--unshare-net'), 'the network is kept by default');
+  t.ok(
+    bwrapArgs({ ...MOUNTS, network: false }, { command: 'x', args: [], env: [] }).includes(
+      '--unshare-net',
+    ),
+  );
+  t.equal(a[a.indexOf('--cap-drop') + 1], 'ALL');
+  t.equal(at(a, '--tmpfs', '/'), a.indexOf('--tmpfs'), 'an empty root comes first');
+  t.ok(at(a, '--symlink', 'usr/bin') > 0, 'a merged-/usr link stays a link');
+  t.ok(at(a, '--tmpfs', '/tmp') > at(a, '--ro-bind', '/usr'), 'a private /tmp');
+  // Broad to specific: roots over the system, the program over a writable root, denies last.
+  t.ok(at(a, '--bind', '/w/rw') > at(a, '--ro-bind', '/opt/tool'));
+  t.ok(at(a, '--ro-bind', '/w/ro') > at(a, '--tmpfs', '/tmp'));
+  t.ok(at(a, '--ro-bind', '/w/rw/node_modules') > at(a, '--bind', '/w/rw'));
+  t.ok(at(a, '--bind', '/w/cache') > at(a, '--ro-bind', '/w/ro'));
+  const last = Math.max(
+    at(a, '--bind', '/w/rw'),
+    at(a, '--ro-bind', '/w/rw/node_modules'),
+    at(a, '--bind', '/w/cache'),
+  );
+  t.ok(at(a, '--ro-bind', '/w/rw/.mcp.json') > last, 'protected after every bind');
+  t.ok(at(a, '--tmpfs', '/w/rw/secret') > last, 'a denied directory after every bind');
+  t.equal(a[at(a, '--tmpfs', '/w/rw/secret') + 2], '--remount-ro');
+  t.equal(a[a.indexOf('/w/rw/.env') - 1], '/dev/null', 'a denied file is /dev/null');
+  t.same(a.slice(-6), ['--chdir', '/w/rw', '--', '/usr/bin/node', 's.js', '--x']);
+  t.end();
+});
+
+void t.test('the environment loses every socket and agent', (t) => {
+  const env = sandboxEnv({
+    PATH: '/usr/bin',
+    HOME: '/home/u',
+    SSH_AUTH_SOCK: '/run/user/1/ssh',
+    DBUS_SESSION_BUS_ADDRESS: 'unix:path=/run/user/1/bus',
+    DBUS_SYSTEM_BUS_ADDRESS: 'unix:path=/run/dbus/system_bus_socket',
+    XDG_RUNTIME_DIR: '/run/user/1',
+    MCP_ROOTS_SOCKET: '/run/user/1/mcp-roots/rootsd.sock',
+    GPG_AGENT_INFO: 'x',
+    DISPLAY: ':0',
+    WAYLAND_DISPLAY: 'wayland-0',
+    KEEP: 'yes',
+  });
+  t.same(env, { PATH: '/usr/bin', HOME: '/home/u', KEEP: 'yes' });
+  t.end();
+});
+
+void t.test('minimal paths and npx package specs', (t) => {
+  t.same(minimal(['/a/b', '/a', '/ab', '/a/b/c', '/ab']), ['/a', '/ab']);
+  t.same(parseSpec('@scope/pkg@1.2.3'), { name: '@scope/pkg', version: '1.2.3' });
+  t.same(parseSpec('@scope/pkg'), { name: '@scope/pkg', version: undefined });
+  t.same(parseSpec('pkg@latest'), { name: 'pkg', version: 'latest' });
+  t.same(parseSpec('pkg'), { name: 'pkg', version: undefined });
+  t.end();
+});
+
+void t.test('a program is found through PATH, its interpreter and its package', async (t) => {
+  const dir = realpathSync(mkdtempSync(join(tmpdir(), 'mr-prog-')));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const home = join(dir, 'home');
+  // A package installed under a prefix, its bin a link, its dependency beside it.
+  const pkg = join(dir, 'prefix/lib/node_modules/srv');
+  mkdirSync(join(pkg, 'dist'), { recursive: true });
+  mkdirSync(join(dir, 'prefix/bin'));
+  mkdirSync(home);
+  writeFileSync(join(pkg, 'package.json'), '{"name":"srv","version":"2.0.0","bin":"dist/cli.js"}');
+  writeFileSync(join(pkg, 'dist/cli.js'), '#!/usr/bin/env node\n');
+  chmodSync(join(pkg, 'dist/cli.js'), 0o755);
+  const { symlinkSync } = await import('node:fs');
+  symlinkSync(join(pkg, 'dist/cli.js'), join(dir, 'prefix/bin/srv'));
+  const ctx = { env: { PATH: `${dir}/prefix/bin:/usr/bin` }, cwd: dir, home };
+  const paths = await programPaths('srv', ['--flag'], ctx);
+  t.ok(paths.includes(join(dir, 'prefix/lib/node_modules')), 'its node_modules');
+  t.ok(
+    paths.some((p) => p.endsWith('/node') || p === '/usr'),
+    `its interpreter: ${paths.join(' ')}`,
+  );
+  t.notOk(
+    paths.some((p) => p === home || p === dir),
+    'never the home or a directory above the package',
+  );
+
+  // npx: the newest cached copy (or the asked version) becomes `node BIN`.
+  const cache = join(dir, 'npm');
+  for (const [hash, version] of [
+    ['aaa', '1.0.0'],
+    ['bbb', '1.10.0'],
+  ] as const) {
+    const p = join(cache, '_npx', hash, 'node_modules', '@x/srv');
+    mkdirSync(p, { recursive: true });
+    writeFileSync(join(p, 'package.json'), JSON.stringify({ version, bin: { srv: 'cli.js' } }));
+  }
+  const npxCtx = { env: { PATH: '/usr/bin', npm_config_cache: cache }, cwd: dir, home };
+  const launch = (args: string[]) => ({ command: 'npx', args, env: [] });
+  t.match(await resolveNpx(launch(['-y', '@x/srv', 'a']), npxCtx), {
+    launch: { args: [join(cache, '_npx/bbb/node_modules/@x/srv/cli.js'), 'a'] },
+  });
+  t.match(await resolveNpx(launch(['@x/srv@1.0.0']), npxCtx), {
+    launch: { args: [join(cache, '_npx/aaa/node_modules/@x/srv/cli.js')] },
+  });
+  t.match(await resolveNpx(launch(['-y', 'other']), npxCtx), {
+    problem: /not in npx's cache.*npx -y other/,
+  });
+  t.match(await resolveNpx(launch(['--package', 'x', 'y']), npxCtx), {
+    problem: /understands only npx/,
+  });
+  t.same(await resolveNpx({ command: 'node', args: ['s'], env: [] }, npxCtx), {
+    launch: { command: 'node', args: ['s'], env: [] },
+  });
+});
