@@ -2,6 +2,8 @@
 
 /** Where one member's value lies in the text: `text.slice(start, end)`. */
 interface MemberSpan {
+  /** Where the member's key begins. */
+  keyStart: number;
   start: number;
   end: number;
 }
@@ -62,12 +64,13 @@ function objectMembers(text: string): Map<string, MemberSpan> {
   if (text[i] !== '{') return members;
   i = skipWs(text, i + 1);
   while (i < text.length && text[i] === '"') {
+    const keyStart = i;
     const keyEnd = skipString(text, i);
     const key = JSON.parse(text.slice(i, keyEnd)) as string;
     i = skipWs(text, keyEnd);
     i = skipWs(text, i + 1); // the colon
     const end = skipValue(text, i);
-    members.set(key, { start: i, end });
+    members.set(key, { keyStart, start: i, end });
     i = skipWs(text, end);
     if (text[i] !== ',') break;
     i = skipWs(text, i + 1);
@@ -89,4 +92,20 @@ export function setMember(text: string, key: string, valueText: string): string 
   const afterOpen = skipWs(text, open + 1);
   const sep = text[afterOpen] === '}' ? '' : ',';
   return `${text.slice(0, open + 1)}${JSON.stringify(key)}:${valueText}${sep}${text.slice(open + 1)}`;
+}
+
+/** `text` without member `key` (and its comma); the rest unchanged. */
+export function removeMember(text: string, key: string): string {
+  const span = objectMembers(text).get(key);
+  if (span === undefined) return text;
+  let start = span.keyStart;
+  let end = skipWs(text, span.end);
+  if (text[end] === ',') end = skipWs(text, end + 1);
+  else {
+    // The last member: take the comma before it instead.
+    let before = start - 1;
+    while (before >= 0 && ' \t\r\n'.includes(text[before]!)) before--;
+    if (text[before] === ',') start = before;
+  }
+  return text.slice(0, start) + text.slice(end);
 }

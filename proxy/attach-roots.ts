@@ -5,6 +5,26 @@ import { packageVersion } from '../common/package-info.js';
 import type { Root } from '../common/types.js';
 import { DaemonLink } from './daemon-link.js';
 
+/**
+ * The part of a v2 SDK client (`@modelcontextprotocol/client`) that `attachRoots` uses. It is
+ * described here rather than imported so that hosts on the v1 SDK need not install the v2 one.
+ */
+export interface V2RootsClient {
+  registerCapabilities(capabilities: { roots: { listChanged: boolean } }): void;
+  setRequestHandler(method: 'roots/list', handler: () => Promise<{ roots: Root[] }>): void;
+  getNegotiatedProtocolVersion(): string | undefined;
+  sendRootsListChanged(): Promise<void>;
+  readonly transport?: unknown;
+}
+
+/** The first MCP revision without `notifications/roots/list_changed`. */
+const NO_LIST_CHANGED_SINCE = '2026-07-28';
+
+/** Whether `client` is a v2 SDK client (its handlers are registered by method name). */
+function isV2(client: Client | V2RootsClient): client is V2RootsClient {
+  return typeof (client as Partial<V2RootsClient>).getNegotiatedProtocolVersion === 'function';
+}
+
 /** Options for `attachRoots`. */
 export interface AttachRootsOptions {
   /** The server's name in the policy (`servers.<name>`). */
@@ -30,8 +50,16 @@ export interface AttachedRoots {
  * `roots/list` from mcp-rootsd's list for `options.server`, and send `roots/list_changed` on every
  * change. Fails closed: while the daemon is unreachable the server is told its roots changed and
  * gets an empty list; the link reconnects with backoff.
+ *
+ * `client` is a v1 SDK `Client` (`@modelcontextprotocol/sdk`) or a v2 one
+ * (`@modelcontextprotocol/client`). The v2 client answers a 2026-07-28 server's `roots/list`
+ * input requests with the same handler; that revision has no change notice, so none is sent
+ * once such a session is negotiated (the server asks again on its next request).
  */
-export function attachRoots(client: Client, options: AttachRootsOptions): AttachedRoots {
+export function attachRoots(
+  client: Client | V2RootsClient,
+  options: AttachRootsOptions,
+): AttachedRoots {
   const { server } = options;
   client.registerCapabilities({ roots: { listChanged: true } });
   const link = new DaemonLink({
@@ -44,13 +72,19 @@ export function attachRoots(client: Client, options: AttachRootsOptions): Attach
     },
   });
   const waitMs = options.rootsWaitMs ?? 3000;
-  client.setRequestHandler(ListRootsRequestSchema, async () => {
+  const answer = async (): Promise<{ roots: Root[] }> => {
     const roots = link.roots ?? (await link.whenKnown(waitMs)) ?? [];
     return { roots };
-  });
+  };
+  if (isV2(client)) client.setRequestHandler('roots/list', answer);
+  else client.setRequestHandler(ListRootsRequestSchema, answer);
   const changed = (): void => {
     // Before connect there is nobody to tell: the server asks after initialization anyway.
     if (client.transport === undefined) return;
+    if (isV2(client)) {
+      const version = client.getNegotiatedProtocolVersion();
+      if (version === undefined || version >= NO_LIST_CHANGED_SINCE) return;
+    }
     client.sendRootsListChanged().catch(() => {});
   };
   link.on('roots', changed);

@@ -6,6 +6,7 @@ import { RpcCode, type RpcErrorObject } from '../protocol/rpc-errors.js';
 import type { ArgumentRefusal, PathValue } from './arguments.js';
 import { grantCommand, type AskPerson } from './ask-person.js';
 import type { DaemonLink } from './daemon-link.js';
+import type { Era } from './era.js';
 import { checkValues, showPath, type Refusal } from './enforce.js';
 import type { ProxyLogger } from './log.js';
 import { isObject, type McpLine } from './mcp-line.js';
@@ -29,7 +30,7 @@ export class CallGate {
   constructor(private readonly options: CallGateOptions) {}
 
   /** Check a `tools/call`; true when it was refused (and answered), false when it may be relayed. */
-  async refusedToolCall(line: McpLine): Promise<boolean> {
+  async refusedToolCall(line: McpLine, era: Era): Promise<boolean> {
     const { hold, catalog, log, answerHost } = this.options;
     if (hold.closed) await hold.passed();
     const { params } = line;
@@ -43,12 +44,18 @@ export class CallGate {
     log.info(`refused ${name}: ${refusal.reason}`);
     const text = `mcp-roots-proxy refused ${name} on ${showPath(refusal.path)}: ${refusal.reason}${this.hint(refusal)}`;
     // A tool's refusal is a tool result, so that the model reads why and can try another path.
-    answerHost(line, { result: { content: [{ type: 'text', text }], isError: true } });
+    const content = [{ type: 'text', text }];
+    // A 2026-07-28 client rejects a result without resultType; an older one ignores it.
+    const result =
+      era === 'modern'
+        ? { resultType: 'complete', content, isError: true }
+        : { content, isError: true };
+    answerHost(line, { result });
     return true;
   }
 
   /** Check a `resources/read` of a `file:` URI; true when it was refused (and answered). */
-  async refusedResourceRead(line: McpLine): Promise<boolean> {
+  async refusedResourceRead(line: McpLine, era: Era): Promise<boolean> {
     const { hold, log, answerHost } = this.options;
     if (hold.closed) await hold.passed();
     const uri = line.params.uri;
@@ -58,7 +65,8 @@ export class CallGate {
     log.info(`refused resources/read: ${refusal.reason}`);
     answerHost(line, {
       error: {
-        code: RpcCode.RESOURCE_NOT_FOUND,
+        // 2026-07-28 retired -32002 (resource not found) for -32602.
+        code: era === 'modern' ? RpcCode.INVALID_PARAMS : RpcCode.RESOURCE_NOT_FOUND,
         message: `mcp-roots-proxy refused ${showPath(uri)}: ${refusal.reason}`,
       },
     });

@@ -1,151 +1,215 @@
 /**
- * MCP 2026-07-28 sessions (no `initialize`): a server asks for roots by answering a request with an
- * `InputRequiredResult` whose `inputRequests` include `roots/list`, and the host retries the
- * request with `inputResponses`. The proxy answers those roots requests with the policy's roots,
- * as it answers a `roots/list` request in an older session, and the host never sees them.
+ * MCP 2026-07-28 requests (no `initialize`): a server asks for roots by answering `tools/call`,
+ * `prompts/get` or `resources/read` with an `InputRequiredResult` whose `inputRequests` include
+ * `roots/list`, and the client retries the request, under a new id, with `inputResponses` and the
+ * server's `requestState` echoed exactly (basic/patterns/mrtr). The proxy answers those roots
+ * requests with the policy's roots, as it answers `roots/list` in an older session: alone, it
+ * retries by itself and the host never sees them; beside other input requests, the host answers
+ * the others and the proxy adds its roots answer to the host's retry. The host's own roots
+ * answers never reach the server.
  */
-import { setMember, memberText } from '../protocol/json-text.js';
-import { errorLine, idKey, type JsonObject } from '../protocol/messages.js';
+import { memberText, removeMember, setMember } from '../protocol/json-text.js';
+import { errorLine, idKey, idText, resultLine, type JsonObject } from '../protocol/messages.js';
 import { RpcCode } from '../protocol/rpc-errors.js';
 import type { ProxyLogger } from './log.js';
 import { isObject, type McpLine } from './mcp-line.js';
 import { RecentKeys } from './recent-keys.js';
 
-/** How often one request is retried with roots answers before the proxy gives up. */
-const MAX_ROOTS_RETRIES = 3;
+/** Rounds of roots answers the proxy gives one request before it stops the server asking. */
+const MAX_ROOTS_ROUNDS = 3;
+/** Requests-state entries remembered for the host's retries. */
+const MAX_OWED = 256;
+
+/** The requests whose answer may be `input_required` (basic/patterns/mrtr, "Supported Requests"). */
+export const INPUT_REQUIRED_METHODS: ReadonlySet<string> = new Set([
+  'tools/call',
+  'prompts/get',
+  'resources/read',
+]);
 
 /** What the input-request logic needs from the rest of the proxy. */
 export interface InputRequiredOptions {
   log: ProxyLogger;
-  /** The policy's roots as the JSON text of a `roots/list` result. */
-  rootsAnswer: () => string;
+  /** The policy's roots as the JSON text of a `roots/list` result (waiting a while for the daemon). */
+  rootsAnswer: () => Promise<string>;
   /** Write one line to the server, or to the host. */
   toServer: (data: Buffer | string) => void;
   toHost: (data: Buffer | string) => void;
-  /** Remember a request sent to the server, so that the host gets an answer if the server dies. */
-  track: (idText: string, method: string) => void;
+  /** The host's request `hostKey` is answered (or will be by the host's own retry). */
+  settled: (hostKey: string) => void;
+  /** The prefix of the ids of the proxy's own retries (the host's ids never start with it). */
+  idPrefix: string;
 }
 
-/** A host request in flight: its text as last sent, its id and its method. */
-interface InFlight {
-  text: string;
-  idText: string;
+/** A host request on its way: the id the host gave it, and its text as the host sent it. */
+interface Flight {
+  hostIdText: string;
+  hostKey: string;
   method: string;
+  /** The host's request, whose params each retry of the proxy's starts from. */
+  text: string;
+  /** Rounds of roots answers given so far. */
+  rounds: number;
 }
 
 /** Answers a 2026-07-28 server's roots input requests in the host's place. */
 export class InputRequired {
-  /** Host requests in flight, by id key. */
-  private readonly inFlight = new Map<string, InFlight>();
-  /** Roots answers owed to the host's next retry, by input key. */
-  private readonly owedInputs = new Map<string, string>();
-  /** How often the proxy has retried each request with roots answers. */
-  private readonly retries = new Map<string, number>();
-  /** The input keys under which the server asked for roots/list. */
+  /** Requests the server has not answered, by the key of the id the server saw. */
+  private readonly legs = new Map<string, Flight>();
+  /** For each host request in flight, the key of the id of its current leg. */
+  private readonly legOfHost = new Map<string, string>();
+  /** The roots input keys owed to the host's retry, by the `requestState` text ('' for none). */
+  private readonly owed = new Map<string, string[]>();
+  /** Every input key under which the server asked for roots/list. */
   private readonly rootsInputKeys = new RecentKeys();
+  private nextRetry = 1;
 
   constructor(private readonly options: InputRequiredOptions) {}
 
-  /** Relay a host request, remembering it and adding the roots answers owed to it. */
-  relay(line: McpLine): void {
-    const key = line.idKey;
-    const idText = line.idText;
-    if (key === undefined || idText === undefined) {
-      this.options.toServer(line.bytes);
-      return;
-    }
+  /** Relay a host request (`text`: its line as the server should see it), adding owed roots answers. */
+  async relay(line: McpLine, text: string): Promise<void> {
+    const hostKey = line.idKey;
+    const hostIdText = line.idText;
     const responses = line.params.inputResponses;
-    const text = isObject(responses) ? this.withOwedInputs(line.text, responses) : line.text;
-    this.inFlight.set(key, { text, idText, method: line.method ?? 'a request' });
+    if (isObject(responses) || typeof line.params.requestState === 'string') {
+      text = await this.withRootsAnswers(text, isObject(responses) ? responses : {});
+    }
+    if (hostKey !== undefined && hostIdText !== undefined) {
+      const flight = { hostIdText, hostKey, method: line.method ?? 'a request', text, rounds: 0 };
+      this.legs.set(hostKey, flight);
+      this.legOfHost.set(hostKey, hostKey);
+    }
     this.options.toServer(text === line.text ? line.bytes : text);
   }
 
-  /** The host cancelled request `key`: it will not be retried. */
-  forget(key: string): void {
-    this.inFlight.delete(key);
+  /** The host cancelled `hostKey`: returns the id text of the proxy's retry to cancel too, if any. */
+  forget(hostKey: string): string | undefined {
+    const leg = this.legOfHost.get(hostKey);
+    this.legOfHost.delete(hostKey);
+    if (leg === undefined) return undefined;
+    this.legs.delete(leg);
+    return leg === hostKey ? undefined : idText(leg.slice(2));
   }
 
-  /** Handle the server's answer to a host request; true when the proxy consumed it. */
+  /** Handle the server's answer; true when it belonged to a request relayed here (and was handled). */
   onAnswer(line: McpLine): boolean {
     const key = line.idKey;
-    if (key === undefined) return false;
-    const request = this.inFlight.get(key);
-    this.inFlight.delete(key);
+    const flight = key === undefined ? undefined : this.legs.get(key);
+    if (key === undefined || flight === undefined) return false;
+    this.legs.delete(key);
     const result = line.msg?.result;
-    if (request !== undefined && isObject(result) && this.answerInputs(line, request, result)) {
-      return true;
-    }
-    this.retries.delete(key);
-    return false;
-  }
-
-  /** The host's `inputResponses` with the owed roots answers added, and any of its own replaced. */
-  private withOwedInputs(text: string, hostResponses: JsonObject): string {
-    const paramsText = memberText(text, 'params') ?? '{}';
-    const original = memberText(paramsText, 'inputResponses') ?? '{}';
-    let responses = original;
-    // A roots answer is the policy's, whether the proxy owes it, saw its key, or never saw it.
-    for (const [k, v] of Object.entries(hostResponses)) {
-      if (this.rootsInputKeys.has(k) || (isObject(v) && 'roots' in v)) {
-        this.options.log.info(`replaced the host’s answer to roots/list (${k}) with the policy’s`);
-        responses = setMember(responses, k, this.options.rootsAnswer());
+    const inputs = isObject(result) ? result.inputRequests : undefined;
+    if (isObject(result) && result.resultType === 'input_required' && isObject(inputs)) {
+      const rootsKeys = Object.keys(inputs).filter(
+        (k) => isObject(inputs[k]) && inputs[k].method === 'roots/list',
+      );
+      if (rootsKeys.length > 0) {
+        void this.answerRoots(line, flight, inputs, rootsKeys).catch((err: unknown) =>
+          this.options.log.error(`answering roots/list input requests: ${String(err)}`),
+        );
+        return true;
       }
     }
-    for (const [k, v] of this.owedInputs) responses = setMember(responses, k, v);
-    this.owedInputs.clear();
+    this.toHost(line, key, flight);
+    return true;
+  }
+
+  /** Pass an answer to the host under the host's own id. */
+  private toHost(line: McpLine | string, legKey: string, flight: Flight): void {
+    this.legOfHost.delete(flight.hostKey);
+    this.options.settled(flight.hostKey);
+    if (typeof line === 'string') this.options.toHost(line);
+    else if (legKey === flight.hostKey) this.options.toHost(line.bytes);
+    else this.options.toHost(setMember(line.text, 'id', flight.hostIdText));
+  }
+
+  /** The host's retry with every roots answer the policy's: its own replaced, the owed ones added. */
+  private async withRootsAnswers(text: string, hostResponses: JsonObject): Promise<string> {
+    const paramsText = memberText(text, 'params') ?? '{}';
+    const original = memberText(paramsText, 'inputResponses');
+    let responses = original !== undefined && original.startsWith('{') ? original : '{}';
+    const stateText = memberText(paramsText, 'requestState');
+    const owed = this.owed.get(stateText ?? '') ?? [];
+    const replace = Object.entries(hostResponses)
+      .filter(([k, v]) => this.rootsInputKeys.has(k) || (isObject(v) && 'roots' in v))
+      .map(([k]) => k);
+    if (owed.length === 0 && replace.length === 0) return text;
+    const answer = await this.options.rootsAnswer();
+    for (const k of replace) {
+      this.options.log.info(`replaced the host’s answer to roots/list (${k}) with the policy’s`);
+      responses = setMember(responses, k, answer);
+    }
+    for (const k of owed) responses = setMember(responses, k, answer);
     if (responses === original) return text;
     return setMember(text, 'params', setMember(paramsText, 'inputResponses', responses));
   }
 
-  /** Answer roots/list input requests in the host's place; true when the answer was consumed. */
-  private answerInputs(line: McpLine, request: InFlight, result: JsonObject): boolean {
-    const { toHost, toServer, track, rootsAnswer } = this.options;
-    const inputs = result.inputRequests;
-    if (!isObject(inputs)) return false;
-    const rootsKeys = Object.keys(inputs).filter(
-      (k) => isObject(inputs[k]) && inputs[k].method === 'roots/list',
-    );
-    if (rootsKeys.length === 0) return false;
+  /** The server asked for roots: answer them, alone by a retry, beside others through the host. */
+  private async answerRoots(
+    line: McpLine,
+    flight: Flight,
+    inputs: JsonObject,
+    rootsKeys: string[],
+  ): Promise<void> {
     for (const k of rootsKeys) this.rootsInputKeys.add(k);
-    const answer = rootsAnswer();
     const resultText = memberText(line.text, 'result') ?? '{}';
+    const stateText = memberText(resultText, 'requestState');
     if (rootsKeys.length < Object.keys(inputs).length) {
       // Others remain for the host: pass them on, and add ours when the host retries.
       const rest: JsonObject = {};
       for (const [k, v] of Object.entries(inputs)) if (!rootsKeys.includes(k)) rest[k] = v;
-      for (const k of rootsKeys) this.owedInputs.set(k, answer);
+      this.owe(stateText ?? '', rootsKeys);
       const newResult = setMember(resultText, 'inputRequests', JSON.stringify(rest));
-      toHost(setMember(line.text, 'result', newResult));
-      return true;
+      let text = setMember(line.text, 'result', newResult);
+      if (line.idKey !== flight.hostKey) text = setMember(text, 'id', flight.hostIdText);
+      this.toHost(text, line.idKey ?? '', flight);
+      return;
     }
-    // Only roots were asked for: retry the request with the answers, as the host would have.
-    const key = idKey(request.idText);
-    if (key !== undefined) {
-      const tries = (this.retries.get(key) ?? 0) + 1;
-      if (tries > MAX_ROOTS_RETRIES) {
-        // A server that asks for roots again and again would keep the proxy retrying for ever.
-        this.retries.delete(key);
-        toHost(
-          errorLine(request.idText, {
-            code: RpcCode.INTERNAL_ERROR,
-            message: `the MCP server asked for roots/list ${MAX_ROOTS_RETRIES + 1} times for one request; mcp-roots-proxy gave up`,
-          }),
-        );
-        return true;
-      }
-      this.retries.set(key, tries);
+    const rounds = flight.rounds + 1;
+    if (rounds > MAX_ROOTS_ROUNDS) {
+      this.toHost(this.tooManyRounds(flight), line.idKey ?? '', flight);
+      return;
     }
-    const paramsText = memberText(request.text, 'params') ?? '{}';
+    const answer = await this.options.rootsAnswer();
+    if (!this.legOfHost.has(flight.hostKey)) return; // cancelled meanwhile
     let responses = '{}';
     for (const k of rootsKeys) responses = setMember(responses, k, answer);
-    let newParams = setMember(paramsText, 'inputResponses', responses);
-    const state = memberText(resultText, 'requestState');
-    if (state !== undefined) newParams = setMember(newParams, 'requestState', state);
-    const retry = setMember(request.text, 'params', newParams);
-    if (key !== undefined) this.inFlight.set(key, { ...request, text: retry });
-    // Still owed to the host: answered with an error if the server dies before the retry's answer.
-    track(request.idText, request.method);
-    toServer(retry);
-    return true;
+    const paramsText = memberText(flight.text, 'params') ?? '{}';
+    let params = setMember(paramsText, 'inputResponses', responses);
+    // The exact requestState, or none when the server sent none (the spec forbids a stale one).
+    params =
+      stateText !== undefined
+        ? setMember(params, 'requestState', stateText)
+        : removeMember(params, 'requestState');
+    // A retry is a new request: it needs an id of its own.
+    const retryId = `${this.options.idPrefix}retry-${this.nextRetry++}`;
+    const retryKey = idKey(idText(retryId))!;
+    this.legs.set(retryKey, { ...flight, rounds });
+    this.legOfHost.set(flight.hostKey, retryKey);
+    this.options.toServer(
+      setMember(setMember(flight.text, 'params', params), 'id', idText(retryId)),
+    );
+  }
+
+  private owe(stateKey: string, keys: string[]): void {
+    this.owed.delete(stateKey);
+    this.owed.set(stateKey, keys);
+    if (this.owed.size > MAX_OWED) this.owed.delete(this.owed.keys().next().value!);
+  }
+
+  /** The host's answer when the server asked for roots more than MAX_ROOTS_ROUNDS times. */
+  private tooManyRounds(flight: Flight): string {
+    const message = `the MCP server asked for roots/list ${MAX_ROOTS_ROUNDS + 1} times for one ${flight.method}; mcp-roots-proxy stopped it`;
+    this.options.log.warn(message);
+    if (flight.method === 'tools/call') {
+      // A tool's failure is a tool result, so that the model reads it.
+      const result = {
+        resultType: 'complete',
+        content: [{ type: 'text', text: message }],
+        isError: true,
+      };
+      return resultLine(flight.hostIdText, JSON.stringify(result));
+    }
+    return errorLine(flight.hostIdText, { code: RpcCode.INTERNAL_ERROR, message });
   }
 }

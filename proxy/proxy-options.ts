@@ -19,9 +19,9 @@ export interface RootsProxyOptions {
   rootsWaitMs?: number;
   /** How long tool calls wait for the server to fetch a list with a new root (default 2 s). */
   holdMs?: number;
-  /** How long a tool call waits for the proxy's own `tools/list` (default 5 s). */
+  /** How long a tool call waits for the proxy's own `tools/list` (default 30 s). */
   toolsWaitMs?: number;
-  /** Limit for the proxy's own requests to the server (default 10 s). */
+  /** Limit for the proxy's own requests to the server (default 30 s). */
   requestTimeoutMs?: number;
   /** How long an ask waits for the person's answer (default 60 s). */
   askWaitMs?: number;
@@ -39,8 +39,10 @@ export interface RootsProxyEvents {
 export const PROXY_DEFAULTS = {
   rootsWaitMs: 3000,
   holdMs: 2000,
-  toolsWaitMs: 5000,
-  requestTimeoutMs: 10_000,
+  // The first call of a session waits for the tools: a slow server (or a busy machine) must not
+  // turn an allowed call into a refusal because the schemas came late.
+  toolsWaitMs: 30_000,
+  requestTimeoutMs: 30_000,
   askWaitMs: 60_000,
   askRememberMs: 600_000,
 } as const;

@@ -5,13 +5,14 @@
 import { EventEmitter } from 'node:events';
 import { errnoCode } from '../common/errors.js';
 import { memberText } from '../protocol/json-text.js';
-import { errorLine, resultLine, type JsonObject } from '../protocol/messages.js';
+import { errorLine, notificationLine, resultLine, type JsonObject } from '../protocol/messages.js';
 import { RpcCode, type RpcErrorObject } from '../protocol/rpc-errors.js';
 import { batchElements, looksLikeBatch, splitHostBatch } from './batch.js';
 import { AskPerson } from './ask-person.js';
 import { CallGate } from './call-gate.js';
+import { SessionEra, withModernRootsCapability, type Era } from './era.js';
 import { InOrder } from './in-order.js';
-import { InputRequired } from './input-required.js';
+import { INPUT_REQUIRED_METHODS, InputRequired } from './input-required.js';
 import { LineSplitter } from './line-splitter.js';
 import { writeLine } from './line-writer.js';
 import { isObject, McpLine } from './mcp-line.js';
@@ -53,6 +54,8 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
   private initialized = false;
   /** The id key of the host's `initialize`; undefined in a 2026-07-28 session, which has none. */
   private initializeKey: string | undefined;
+  /** The era of each host request, and the envelope the proxy's own requests copy. */
+  private readonly era = new SessionEra();
   private serverHasTools = true;
   /** Set once the server has closed its output: nothing it was asked will be answered. */
   private serverGone = false;
@@ -100,8 +103,9 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
       toServer,
     });
     this.catalog = new ToolCatalog({
-      request: (method, params) => this.own.request(method, params),
-      ruleFor: (name) => link.tools[name],
+      request: (method, params) => this.own.request(method, this.withOwnMeta(params)),
+      // Own properties only: a tool named `constructor` has no rule.
+      ruleFor: (name) => (Object.hasOwn(link.tools, name) ? link.tools[name] : undefined),
       waitMs: this.settings.toolsWaitMs,
       log,
     });
@@ -116,10 +120,11 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
     });
     this.inputs = new InputRequired({
       log,
-      rootsAnswer: () => this.roots.answerText(),
+      rootsAnswer: () => this.roots.answerTextWhenKnown(),
       toServer,
       toHost,
-      track: (idText, method) => this.relayed.track(idText, method),
+      settled: (hostKey) => this.relayed.settled(hostKey),
+      idPrefix: OWN_ID_PREFIX,
     });
     this.toServer = toServer;
     this.toHost = toHost;
@@ -201,6 +206,7 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
       this.toServer(line.bytes);
       return;
     }
+    const era = this.era.of(line);
     if (isRequest && this.serverGone) {
       const message = `mcp-roots-proxy: ${method} not sent: ${SERVER_GONE}`;
       this.answerHost(line, { error: { code: RpcCode.INTERNAL_ERROR, message } });
@@ -222,7 +228,11 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
       case 'notifications/cancelled': {
         const key = line.cancelledKey;
         if (key !== undefined) {
-          this.inputs.forget(key);
+          const retry = this.inputs.forget(key);
+          // The server knows the request by the proxy's retry id, not the host's.
+          if (retry !== undefined) {
+            this.toServer(notificationLine(method, `{"requestId":${retry}}`));
+          }
           this.relayed.settled(key);
         }
         if (this.answeredHost.has(key)) return;
@@ -233,10 +243,16 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
         if (this.roots.answeredToken(line.progressTokenKey)) return;
         break;
       case 'tools/call':
-        if (isRequest && enforce && (await this.gate.refusedToolCall(line))) return;
+        if (isRequest && enforce) {
+          this.learnTools();
+          if (await this.gate.refusedToolCall(line, era)) return;
+        }
         break;
       case 'resources/read':
-        if (isRequest && enforce && (await this.gate.refusedResourceRead(line))) return;
+        if (isRequest && enforce) {
+          this.learnTools();
+          if (await this.gate.refusedResourceRead(line, era)) return;
+        }
         break;
       case 'resources/subscribe':
       case 'resources/unsubscribe': {
@@ -249,7 +265,7 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
     }
     // A restart may have begun while the call was being checked: it goes to the new server.
     await this.whileHeld();
-    if (isRequest) this.relayRequest(line);
+    if (isRequest) await this.relayRequest(line, era);
     else this.toServer(line.bytes);
   }
 
@@ -258,12 +274,27 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
     while (this.held !== undefined) await this.held;
   }
 
+  /**
+   * Ask for the server's tools if nobody has yet: before the first call in a session without a
+   * handshake (2026-07-28), or whose host never sent `initialized`, the call waits for the list.
+   */
+  private learnTools(): void {
+    if (!this.catalog.started && this.serverHasTools) void this.catalog.refresh();
+  }
+
+  /** `params` with the `_meta` envelope a 2026-07-28 server requires, when the host speaks it. */
+  private withOwnMeta(params: JsonObject): JsonObject {
+    const meta = this.era.ownMeta(this.roots.hasRoots);
+    return meta === undefined ? params : { ...params, _meta: meta };
+  }
+
   private onInitialize(line: McpLine): void {
     this.initializeKey = line.idKey;
     this.asker.hostElicits = formElicitation(line.params.capabilities);
     const info = line.params.clientInfo;
     if (isObject(info) && typeof info.name === 'string')
       this.asker.client = info.name.slice(0, 200);
+    this.era.noteInitialize();
     const version = line.params.protocolVersion;
     if (typeof version === 'string') this.roots.protocolVersion = version;
     this.relayed.track(line.idText, 'initialize');
@@ -279,11 +310,16 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
     this.roots.onInitialized();
   }
 
-  /** Relay a host request; a 2026-07-28 session (no initialize) also needs its roots inputs. */
-  private relayRequest(line: McpLine): void {
+  /**
+   * Relay a host request. A 2026-07-28 one carries the client's capabilities: the server is told
+   * of roots as the policy says, and a request that may come back `input_required` is followed.
+   */
+  private async relayRequest(line: McpLine, era: Era): Promise<void> {
     this.relayed.track(line.idText, line.method ?? 'a request');
-    if (this.initializeKey === undefined) this.inputs.relay(line);
-    else this.toServer(line.bytes);
+    if (era === 'legacy') return this.toServer(line.bytes);
+    const text = withModernRootsCapability(line.text, this.roots.hasRoots);
+    if (INPUT_REQUIRED_METHODS.has(line.method ?? '')) return this.inputs.relay(line, text);
+    this.toServer(text === line.text ? line.bytes : text);
   }
 
   /** Answer a host request in the server's place. */
@@ -341,7 +377,7 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
     if (
       method === 'notifications/tools/list_changed' &&
       this.settings.enforce &&
-      this.initialized
+      (this.initialized || this.catalog.started)
     ) {
       void this.catalog.refresh();
     }
@@ -361,11 +397,12 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
   }
 
   private onServerResponse(line: McpLine, msg: JsonObject): void {
+    // First: the proxy's retries of a host request carry ids of the proxy's own.
+    if (this.inputs.onAnswer(line)) return;
     if (this.own.isOwn(msg)) return this.own.settle(msg);
     const key = line.idKey;
     if (key !== undefined) this.relayed.settled(key);
     if (key !== undefined && key === this.initializeKey) this.onInitializeResult(msg.result);
-    if (this.inputs.onAnswer(line)) return;
     this.toHost(line.bytes);
   }
 

@@ -75,6 +75,20 @@ export class ServerRoots {
     return JSON.stringify({ roots: this.shaped(this.options.link.roots ?? []) });
   }
 
+  /** Like `answerText`, after waiting a while for a daemon whose list is not known yet. */
+  async answerTextWhenKnown(): Promise<string> {
+    const { link, rootsWaitMs } = this.options;
+    const roots = link.roots ?? (await link.whenKnown(rootsWaitMs));
+    return JSON.stringify({ roots: this.shaped(roots ?? []) });
+  }
+
+  /** Whether the server should be told the host has roots: unless the policy gives it none. */
+  get hasRoots(): boolean {
+    const roots = this.options.link.roots;
+    // Unknown (daemon away): announce them; the server then gets an empty list, failing closed.
+    return roots === undefined || roots.length > 0;
+  }
+
   private async answerRootsList(idText: string, key: string | undefined): Promise<void> {
     const { link, log, hold, toServer } = this.options;
     const roots = link.roots ?? (await link.whenKnown(this.options.rootsWaitMs));

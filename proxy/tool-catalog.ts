@@ -42,8 +42,15 @@ export class ToolCatalog {
   private ready: Promise<void> | undefined;
   private refreshing = false;
   private stale = false;
+  /** Tools called but not listed since the last list: each asks for one more list, not more. */
+  private readonly unlistedAsked = new Set<string>();
 
   constructor(private readonly options: ToolCatalogOptions) {}
+
+  /** Whether the proxy has asked for the list at least once. */
+  get started(): boolean {
+    return this.ready !== undefined;
+  }
 
   /** Fetch every page of `tools/list`; a refresh asked for during one runs once more after it. */
   refresh(): Promise<void> {
@@ -74,6 +81,13 @@ export class ToolCatalog {
   private async info(name: string): Promise<ToolInfo> {
     if (this.tools === undefined && this.ready !== undefined) {
       await settledWithin(this.ready, this.options.waitMs);
+    }
+    if (this.tools !== undefined && !this.tools.has(name) && !this.unlistedAsked.has(name)) {
+      // A tool the last list did not name: the list may be stale (a server whose change notice
+      // the proxy cannot hear, as in a 2026-07-28 session without a subscription). Ask again once.
+      if (this.unlistedAsked.size >= MAX_PAGES) this.unlistedAsked.clear();
+      this.unlistedAsked.add(name);
+      await settledWithin(this.refresh(), this.options.waitMs);
     }
     return (this.tools ?? new ToolTable()).get(name, this.options.ruleFor(name));
   }

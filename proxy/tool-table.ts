@@ -52,6 +52,11 @@ export class ToolTable {
     return applyRule(this.tools.get(name) ?? guessTool(), rule);
   }
 
+  /** Whether the list named tool `name`. */
+  has(name: string): boolean {
+    return this.tools.has(name);
+  }
+
   /** How many tools are known. */
   get size(): number {
     return this.tools.size;

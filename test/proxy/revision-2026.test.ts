@@ -10,6 +10,8 @@ import { fixtureServer, startRawSession, type RawSession } from '../helpers/raw-
 const FIXTURE = fixtureServer('revision-2026.mjs');
 
 const CAPS_KEY = 'io.modelcontextprotocol/clientCapabilities';
+const VERSION_KEY = 'io.modelcontextprotocol/protocolVersion';
+const RETRY_PREFIX = 'mcp-roots-proxy:retry-';
 
 /** A message the proxy wrote to the host, as this test reads it. */
 interface Msg {
@@ -62,7 +64,7 @@ function call(id: number, name: string, extra: Record<string, unknown> = {}): ob
     params: {
       name,
       arguments: {},
-      _meta: { [CAPS_KEY]: { roots: {}, elicitation: {} } },
+      _meta: { [VERSION_KEY]: '2026-07-28', [CAPS_KEY]: { roots: {}, elicitation: {} } },
       ...extra,
     },
   };
@@ -113,22 +115,28 @@ servers:
       t.equal(echo.requestState, 'state-roots', 'the retry carries the server’s requestState');
       t.same(
         echo.meta,
-        { [CAPS_KEY]: { roots: {}, elicitation: {} } },
+        { [VERSION_KEY]: '2026-07-28', [CAPS_KEY]: { roots: {}, elicitation: {} } },
         'the retry keeps the host’s _meta',
       );
 
       const got = s.received().filter((l) => (JSON.parse(l) as { id?: unknown }).id === 1);
-      t.equal(got.length, 2, 'the server saw the request and one retry');
+      t.equal(got.length, 1, 'the server saw the request under the host’s id once');
       t.equal(got[0], JSON.stringify(first), 'the request is relayed byte for byte');
-      const retry = JSON.parse(got[1]!);
+      const retries = s
+        .received()
+        .map((l) => JSON.parse(l) as { id?: unknown })
+        .filter((m) => typeof m.id === 'string' && m.id.startsWith(RETRY_PREFIX));
+      t.equal(retries.length, 1, 'and one retry, under a fresh id (basic/patterns/mrtr)');
       const expected = JSON.parse(JSON.stringify(first));
+      expected.id = retries[0]!.id;
       expected.params.inputResponses = { roots: policyAnswer };
       expected.params.requestState = 'state-roots';
       t.same(
-        retry,
+        retries[0],
         expected,
         'the retry is the host’s request with inputResponses and requestState',
       );
+      t.equal(answer.id, 1, 'the host gets the answer under its own id');
 
       t.notOk(
         s.hostLines().some((l) => /roots\/list|inputRequests|input_required/.test(l)),
@@ -248,6 +256,14 @@ servers:
         s.received().some((l) => l.includes('"id":9,')),
         'the refused call never reaches the server',
       );
+      const own = s.received().find((l) => l.includes('"method":"tools/list"'));
+      t.ok(own, 'the proxy listed the tools before the call, without any handshake');
+      t.same(
+        (JSON.parse(own!) as { params: { _meta: unknown } }).params._meta,
+        { [VERSION_KEY]: '2026-07-28', [CAPS_KEY]: { roots: {}, elicitation: {} } },
+        'with the envelope of the host’s latest request',
+      );
+      t.equal(answer.result?.resultType, 'complete', 'the refusal is a 2026-07-28 result');
     });
 
     await t.test(
@@ -255,10 +271,40 @@ servers:
       async (t) => {
         s.send(call(11, 'again'));
         const answer = await s.answer(11);
-        t.equal(answer.error?.code, -32603);
-        t.match(answer.error?.message, /asked for roots\/list 4 times for one request/);
+        t.equal(answer.result?.isError, true, 'the host gets a tool error');
+        t.equal(answer.result?.resultType, 'complete', 'a 2026-07-28 result');
+        t.match(
+          answer.result?.content?.[0]?.text,
+          /asked for roots\/list 4 times for one tools\/call/,
+        );
       },
     );
+
+    await t.test('a retry carries no requestState the server did not send', async (t) => {
+      const confirm = { action: 'accept', content: { ok: true } };
+      s.send(call(12, 'nostate', { inputResponses: { confirm }, requestState: 'stale' }));
+      const echo = echoed(await s.answer(12));
+      t.same(echo.inputResponses, { roots: policyAnswer }, 'this round’s answers only');
+      t.equal(echo.requestState, undefined, 'the stale requestState is dropped');
+    });
+
+    await t.test('the roots capability the server sees is the policy’s', async (t) => {
+      s.send({
+        jsonrpc: '2.0',
+        id: 13,
+        method: 'prompts/list',
+        params: { _meta: { [VERSION_KEY]: '2026-07-28', [CAPS_KEY]: { elicitation: {} } } },
+      });
+      await s.answer(13);
+      const seen = s.received().find((l) => l.includes('"id":13,'));
+      t.same(
+        (JSON.parse(seen!) as { params: { _meta: Record<string, unknown> } }).params._meta[
+          CAPS_KEY
+        ],
+        { elicitation: {}, roots: {} },
+        'roots added: the policy gives this server roots',
+      );
+    });
 
     await t.test('the server dies during the proxy’s own retry', async (t) => {
       s.send(call(10, 'exit'));

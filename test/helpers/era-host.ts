@@ -1,0 +1,107 @@
+/** A host built on a real MCP SDK (the v2 client in either era, or the v1 client) in front of mcp-roots-proxy. */
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Client as V2Client } from '@modelcontextprotocol/client';
+import { StdioClientTransport as V2Transport } from '@modelcontextprotocol/client/stdio';
+import { Client as V1Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport as V1Transport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { ElicitRequestSchema, ListRootsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { proxyCommand } from './proxy.js';
+
+/** server-filesystem 2.0.1, which serves 2026-07-28 beside the 2025 revisions. */
+export const FS2_SERVER = fileURLToPath(
+  new URL('../../node_modules/server-filesystem-v2/dist/index.js', import.meta.url),
+);
+
+/** The kinds of host the tests drive. */
+export type HostKind = 'v2-auto' | 'v2-pin' | 'v1';
+export const HOST_KINDS: HostKind[] = ['v2-auto', 'v2-pin', 'v1'];
+
+/** What every host answers for roots itself: everything, which must never reach a server. */
+export const HOST_ROOT = 'file:///';
+
+export interface EraHost {
+  /** The protocol version a v2 host negotiated (undefined for the v1 host, which does not say). */
+  version: string | undefined;
+  stderr: () => string;
+  /** How often the host's own roots handler ran (the proxy answers for it: 0). */
+  hostRootsCalls: () => number;
+  /** Call a tool; its text and whether it is an error (a thrown call rejects). */
+  call(name: string, args?: Record<string, unknown>): Promise<{ text: string; isError: boolean }>;
+}
+
+/** Start `serverCommand` under the proxy for `server`, with a host of `kind` in front. */
+export async function startEraHost(
+  t: { teardown(fn: () => unknown): void },
+  opts: { kind: HostKind; server: string; socket: string; serverCommand: string[] },
+): Promise<EraHost> {
+  const { command, args, env } = proxyCommand(
+    ['--server', opts.server, '--socket', opts.socket, '--log-level', 'debug'],
+    opts.serverCommand,
+  );
+  let err = '';
+  let rootsCalls = 0;
+  const hostRoots = () => {
+    rootsCalls++;
+    return { roots: [{ uri: HOST_ROOT, name: 'the host would give everything' }] };
+  };
+  const accept = () => ({ action: 'accept' as const, content: { ok: true } });
+  // A busy machine starts the proxy slowly, twice in auto mode (the probe, then the session).
+  const timeout = 120_000;
+  let version: string | undefined;
+  let callTool: (name: string, a: Record<string, unknown>) => Promise<unknown>;
+  let close: () => Promise<void>;
+  if (opts.kind === 'v1') {
+    const transport = new V1Transport({ command, args, env, stderr: 'pipe' });
+    transport.stderr?.on('data', (c: Buffer) => (err += c.toString()));
+    const client = new V1Client(
+      { name: 'test-host', version: '0' },
+      { capabilities: { roots: { listChanged: true }, elicitation: {} } },
+    );
+    client.setRequestHandler(ListRootsRequestSchema, hostRoots);
+    client.setRequestHandler(ElicitRequestSchema, accept);
+    await client.connect(transport, { timeout });
+    callTool = (name, a) => client.callTool({ name, arguments: a }, undefined, { timeout });
+    close = () => client.close();
+  } else {
+    const transport = new V2Transport({ command, args, env, stderr: 'pipe' });
+    transport.stderr?.on('data', (c: Buffer) => (err += c.toString()));
+    const client = new V2Client(
+      { name: 'test-host', version: '0' },
+      {
+        capabilities: { roots: { listChanged: true }, elicitation: {} },
+        versionNegotiation: {
+          mode: opts.kind === 'v2-auto' ? 'auto' : { pin: '2026-07-28' },
+          probe: { timeoutMs: timeout },
+        },
+      },
+    );
+    client.setRequestHandler('roots/list', hostRoots);
+    client.setRequestHandler('elicitation/create', accept);
+    await client.connect(transport, { timeout });
+    version = client.getNegotiatedProtocolVersion();
+    callTool = (name, a) => client.callTool({ name, arguments: a }, { timeout });
+    close = () => client.close();
+  }
+  t.teardown(async () => {
+    await close();
+    const keep = process.env.PROXY_TEST_STDERR;
+    if (keep) writeFileSync(join(keep, `${opts.kind}-${process.pid}-${Date.now()}.log`), err);
+  });
+  return {
+    version,
+    stderr: () => err,
+    hostRootsCalls: () => rootsCalls,
+    async call(name, a = {}) {
+      const result = (await callTool(name, a)) as {
+        content?: { type: string; text?: string }[];
+        isError?: boolean;
+      };
+      return {
+        text: (result.content ?? []).map((c) => c.text ?? '').join('\n'),
+        isError: result.isError === true,
+      };
+    },
+  };
+}
