@@ -4,6 +4,7 @@
  */
 import { dirname } from 'node:path';
 import type { Access, Grant, RefusalKind } from '../common/types.js';
+import { shellQuote } from '../common/shell-quote.js';
 import type { AskAnswer } from '../protocol/methods.js';
 import type { DaemonLink } from './daemon-link.js';
 import type { ProxyLogger } from './log.js';
@@ -37,11 +38,6 @@ const DURATIONS: Record<string, { seconds: number; title: string }> = {
   '1h': { seconds: 3600, title: '1 hour' },
   '1d': { seconds: 86_400, title: '1 day' },
 };
-
-/** The shell form of one argument: single-quoted unless it is plainly safe. */
-export function shellQuote(arg: string): string {
-  return /^[A-Za-z0-9_./:@%+=,-]+$/.test(arg) ? arg : `'${arg.split("'").join(`'\\''`)}'`;
-}
 
 /** The command a person runs to allow what was refused. */
 export function grantCommand(server: string, path: string, access: Access): string {

@@ -1,5 +1,6 @@
 /** The proxy's command line, checked once into a complete options object. */
 import { RootsError } from '../common/errors.js';
+import { shellQuote } from '../common/shell-quote.js';
 import { isValidServerName } from '../protocol/validate-params.js';
 import { isLogLevel, LOG_LEVELS, type LogLevel } from './log.js';
 
@@ -35,20 +36,16 @@ function usage(message: string): RootsError {
 export const INSPECTOR_RECIPE =
   'npx @modelcontextprotocol/inspector --cli --method tools/list -- mcp-roots-proxy --server fs -- node server.js';
 
-function shellWord(s: string): string {
-  return /^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
-}
-
 /**
  * No `--` anywhere, yet something that is not the proxy's: the server's command, most likely,
  * whose `--` a tool in between (the MCP Inspector CLI takes the first one) kept for itself.
  */
 function swallowed(rest: readonly string[], server: string | undefined): RootsError {
-  const command = rest.map(shellWord).join(' ');
+  const command = rest.map(shellQuote).join(' ');
   return usage(
-    `${shellWord(rest[0]!)} is not an option of mcp-roots-proxy, and no -- came before it. ` +
+    `${shellQuote(rest[0]!)} is not an option of mcp-roots-proxy, and no -- came before it. ` +
       `The server's command goes after --:\n` +
-      `  mcp-roots-proxy --server ${shellWord(server ?? 'NAME')} -- ${command}\n` +
+      `  mcp-roots-proxy --server ${shellQuote(server ?? 'NAME')} -- ${command}\n` +
       `If a tool starts the proxy for you, it probably took the -- for itself (the MCP Inspector ` +
       `CLI takes the first one): give that tool a -- of its own before mcp-roots-proxy, as in\n` +
       `  ${INSPECTOR_RECIPE}`,

@@ -64,7 +64,7 @@ void t.test('a daemon refusal names a path with control characters escaped', asy
     (path) =>
       Promise.resolve({ allowed: false, access: 'read', reason: `${path} is outside every root` }),
   );
-  t.same(refusal, { path: '/w/a\tb', reason: '"/w/a\\tb" is outside every root' });
+  t.match(refusal, { path: '/w/a\tb', reason: '"/w/a\\tb" is outside every root' });
 });
 
 void t.test('no daemon: the first warning is whole sentences', async (t) => {
