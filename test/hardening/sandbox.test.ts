@@ -110,11 +110,13 @@ void t.test('sandbox: true in the policy sandboxes the server without --sandbox'
   const dir = ownedShortDir(t);
   const { home, policy } = makeWorld(dir);
   const d = await startDaemon(t, policy, { dir });
+  // --no-enforce: only the kernel stands between the server and the home here.
   const s = await startProxied(t, {
     server: 'by-policy',
     socket: d.socket,
     command: [process.execPath, HOSTILE_SERVER],
     env: { HOME: home },
+    proxyArgs: ['--no-enforce'],
   });
   t.match(await s.call('attempt', { action: 'list', ref: home }), {
     isError: true,
