@@ -76,14 +76,16 @@ export class Daemon {
         log,
         decisions,
       });
-      // The status handler needs the daemon, which needs the server: tie the knot through a holder.
-      const self: { daemon?: Daemon } = {};
+      // The status handler needs the daemon, which needs the server: tie the knot through a
+      // promise. A client can connect as soon as the socket listens, before the daemon is whole.
+      let whole!: (d: Daemon) => void;
+      const self = new Promise<Daemon>((resolve) => (whole = resolve));
       const server = new RootsServer(listener.server, {
         state,
         log,
         version: packageVersion(),
         settleMs: options.settleMs,
-        status: () => self.daemon!.status(),
+        status: async () => (await self).status(),
         decisions,
         extra: grants.handlers(),
       });
@@ -109,7 +111,7 @@ export class Daemon {
       await guard.start();
       await leavePointer(options, log);
       const daemon = new Daemon(options, state, listener, server, watcher, log, guard, decisions);
-      self.daemon = daemon;
+      whole(daemon);
       log.info(
         `mcp-rootsd ${packageVersion()} listening on ${options.socket}${listener.activated ? ' (socket activation)' : ''}; policy ${options.configFile}`,
       );

@@ -93,6 +93,11 @@ export class PolicyState extends EventEmitter<StateEvents> {
   );
   /** Where each written path led when it entered the policy: later links are not followed. */
   private readonly pins = new LinkPins();
+  /**
+   * The last change someone asked for (a grant, a reload, lockdown, an expiry), settled: what
+   * answers wait for. Background recomputes (the watcher's) are not in it.
+   */
+  private asked: Promise<unknown> = Promise.resolve();
   private readonly timer: ExpiryTimer;
   private readonly now: () => number;
 
@@ -132,12 +137,14 @@ export class PolicyState extends EventEmitter<StateEvents> {
   /**
    * Re-read policy files and/or the grants file, then recompute. `repin` (the person asked:
    * `rootsctl reload`, SIGHUP) follows every symlink on the policy's paths as it is now.
+   * A `background` reload (the watcher saw a file change) is not waited for by answers.
    */
   reload(
     what: { policy?: boolean; grants?: boolean; repin?: boolean },
     reason: string,
+    background = false,
   ): Promise<{ ok: boolean }> {
-    return this.queue.run(async () => {
+    return this.enqueue(background, async () => {
       const started = performance.now();
       if (what.repin) this.pins.clear();
       const ctx = this.context();
@@ -179,24 +186,33 @@ export class PolicyState extends EventEmitter<StateEvents> {
     });
   }
 
-  /** Resolve the policy in force again (directories changed, an expiry, a rescan). */
-  recompute(reason: string): Promise<void> {
-    return this.queue.run(async () => {
+  /**
+   * Resolve the policy in force again (directories changed, an expiry, a rescan). A `background`
+   * recompute (directory changes, rescans) is not waited for by answers: the snapshot in force
+   * keeps answering until the new one is complete, and then is replaced whole.
+   */
+  recompute(reason: string, background = false): Promise<void> {
+    return this.enqueue(background, async () => {
       this.opts.log.debug(`recomputing (${reason})`);
       await this.resolveNow(this.context());
     });
   }
 
-  /** Before any answer: if the clock has passed the next expiry (a sleeping machine), recompute first. */
+  /**
+   * Before any answer: if the clock has passed the next expiry (a sleeping machine), recompute
+   * first; else wait for the changes someone asked for, so that a client sees its own change in
+   * every answer after its reply. Background recomputes are not waited for: one server churning
+   * a large tree must not stall every other server's answers.
+   */
   async fresh(): Promise<void> {
     const next = this.current.nextExpiry;
     if (next !== undefined && this.now() >= next) await this.recompute('expiry passed');
-    else await this.queue.idle(); // an answer never reflects a half-applied change
+    else await this.asked;
   }
 
   /** Turn lockdown on or off; it survives restarts (a file in the state directory). */
   setLockdown(on: boolean): Promise<void> {
-    return this.queue.run(async () => {
+    return this.enqueue(false, async () => {
       const file = join(this.opts.stateDir, LOCKDOWN_FILE);
       if (on) {
         await mkdir(this.opts.stateDir, { recursive: true, mode: 0o700 });
@@ -281,6 +297,13 @@ export class PolicyState extends EventEmitter<StateEvents> {
   /** Stop the expiry timer. */
   close(): void {
     this.timer.clear();
+  }
+
+  /** Queue a state change; unless it is `background`, answers from now on wait for it. */
+  private enqueue<T>(background: boolean, op: () => Promise<T>): Promise<T> {
+    const run = this.queue.run(op);
+    if (!background) this.asked = run.catch(() => {});
+    return run;
   }
 
   private context(): PolicyContext {

@@ -386,7 +386,7 @@ export class PolicyWatcher {
     let reloaded = false;
     if (due.policy || due.grants) reloaded = await this.checkFiles(due.policy, due.grants);
     if (this.closed) return;
-    if (due.roots && !reloaded) await this.opts.state.recompute(reason);
+    if (due.roots && !reloaded) await this.opts.state.recompute(reason, true);
     // A symlinked policy file may point elsewhere now.
     if (due.policy || due.grants) await this.requestPlan();
   }
@@ -426,7 +426,7 @@ export class PolicyWatcher {
     if (first && state.errors.length > 0) return false;
     if (this.closed) return false;
     const both = grantsFile === undefined || (changed.policy && changed.grants);
-    await state.reload(both ? { policy: true, grants: true } : changed, 'file changed');
+    await state.reload(both ? { policy: true, grants: true } : changed, 'file changed', true);
     return true;
   }
 

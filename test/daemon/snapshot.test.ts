@@ -1,0 +1,78 @@
+/**
+ * Answers come from the last complete snapshot while a background recompute runs: one server
+ * churning a large tree must not hold up another server's `roots/check` or `roots/list`.
+ */
+import { mkdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import t from 'tap';
+import { shortDir, startDaemon } from '../helpers/daemon.js';
+import { waitFor } from '../helpers/poll.js';
+
+/**
+ * B's `**` root: chains of nested folders. A recompute walks them a level at a time, so it spans
+ * many event-loop turns without flooding libuv's thread pool (which a check's realpath shares).
+ */
+const CHAINS = 20;
+const DEPTH = 200;
+const FOLDERS = CHAINS * DEPTH;
+
+void t.test('a roots/check and a roots/list are answered while a recompute runs', async (t) => {
+  const dir = shortDir();
+  const a = join(dir, 'a');
+  const b = join(dir, 'b');
+  mkdirSync(a);
+  for (let i = 0; i < CHAINS; i++)
+    mkdirSync(join(b, `c${i}`, ...Array<string>(DEPTH - 1).fill('x')), { recursive: true });
+  const td = await startDaemon(
+    t,
+    `version: 1\nservers:\n  a:\n    roots:\n      - path: ${a}\n  b:\n    roots:\n      - path: ${b}/**\n`,
+    { dir },
+  );
+  t.teardown(async () => {
+    await td.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const client = await td.connect();
+  const before = (await client.listRoots('b')).roots.length;
+  t.ok(before >= FOLDERS, `B starts with ${before} roots`);
+
+  // Opening the watches recomputes once (to catch what changed meanwhile): let that finish.
+  // A recompute asked for here waits behind every one queued before it.
+  await td.daemon.state.recompute('test: settle');
+  const starts = (): number =>
+    td.logs.filter((l) => l.includes('recomputing (directories changed)')).length;
+  const settled = starts();
+
+  mkdirSync(join(b, 'new'));
+  await waitFor(() => starts() > settled, 30_000, 'a recompute for the new folder started');
+  const events = ['recompute started'];
+  const resolved = new Promise<void>((resolve) =>
+    td.daemon.state.once('resolved', () => {
+      events.push('recompute done');
+      resolve();
+    }),
+  );
+
+  const check = await client.check('a', join(a, 'f.txt'), 'write');
+  events.push('check answered');
+  const during = (await client.listRoots('b')).roots.map((r) => r.uri);
+  events.push('list answered');
+  await resolved;
+
+  t.same(
+    events,
+    ['recompute started', 'check answered', 'list answered', 'recompute done'],
+    'both answers came before the recompute ended',
+  );
+  t.equal(check.allowed, true, "A's check is answered correctly");
+  t.equal(during.length, before, "B's list is the last complete snapshot");
+  t.notOk(
+    during.some((u) => u.endsWith('/b/new')),
+    'which does not have the folder yet',
+  );
+  const after = (await client.listRoots('b')).roots.map((r) => r.uri);
+  t.ok(
+    after.some((u) => u.endsWith('/b/new')),
+    'the finished recompute replaced the snapshot whole',
+  );
+});
