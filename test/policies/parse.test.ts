@@ -114,7 +114,7 @@ const BROKEN: Record<string, [string, string]> = {
   ],
   'top-level-roots.yaml': [
     '2:1',
-    'roots: unknown key; the keys allowed here are version, include, defaults, deny or servers',
+    'roots: unknown key; the keys allowed here are version, include, defaults, ask, deny or servers',
   ],
   'top-level-server.yaml': ['2:1', 'server: unknown key (did you mean "servers"?)'],
   'two-documents.yaml': [
@@ -417,7 +417,7 @@ void t.test('odd inputs get plain answers', (t) => {
   ]);
   t.same(firstError('version: 1\n__proto__: {x: 1}\n'), [
     '2:1',
-    '__proto__: unknown key; the keys allowed here are version, include, defaults, deny or servers',
+    '__proto__: unknown key; the keys allowed here are version, include, defaults, ask, deny or servers',
   ]);
   t.equal(
     firstError(`version: 1\nx: ${'['.repeat(100000)}${']'.repeat(100000)}\n`)?.[1],
