@@ -109,7 +109,8 @@ void t.test('calls in flight and calls held during a restart', async (t) => {
   t.same(await argv(), [`${w}/p/a`]);
 
   // A call in flight when the roots change is answered by the old server before it is stopped.
-  const flag = join(dir, 'go');
+  // Inside a root: the proxy checks absolute paths by value, whatever the argument's name.
+  const flag = join(w, 'p/a/go');
   const slow = h.call('attempt', { action: 'wait-for', ref: flag });
   await waitFor(() => h.stderr().includes('hostile: attempt wait-for'), 30_000, 'the call sent');
   mkdirSync(join(w, 'p/b'));
