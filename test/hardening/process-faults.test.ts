@@ -117,9 +117,13 @@ void t.test(
     const args = ['--config', config, '--socket', socket, '--state-dir', join(dir, 'state')];
     const start = async (): Promise<DaemonProcess> => {
       const d = await spawnDaemon([...args, '--settle-ms', '20'], { socket, t });
-      if (d.child.exitCode !== null || !/listening on/.test(d.stderr())) {
-        throw new Error(`the daemon did not start: ${d.stderr()}`);
-      }
+      // The socket answers a moment before the daemon logs that it listens: wait for the line.
+      await waitFor(
+        () => d.child.exitCode !== null || /listening on/.test(d.stderr()),
+        30_000,
+        'the daemon saying it listens',
+      );
+      if (d.child.exitCode !== null) throw new Error(`the daemon did not start: ${d.stderr()}`);
       return d;
     };
     let daemon = await start();
