@@ -90,8 +90,11 @@ function waitForList(
   });
 }
 
-/** Poll a condition (a state the daemon reaches, not a guess at timing) until true or `ms`. */
-async function until(what: string, cond: () => boolean | Promise<boolean>, ms = 5000) {
+/**
+ * Poll a condition (a state the daemon reaches, not a guess at timing) until true or `ms`. The
+ * limit is only a ceiling: on a loaded 2-core machine setting the first watches has taken over 5 s.
+ */
+async function until(what: string, cond: () => boolean | Promise<boolean>, ms = 30_000) {
   const end = Date.now() + ms;
   while (!(await cond())) {
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
