@@ -1,6 +1,6 @@
 /** mcp-rootsd assembled: state, socket, watchers, grants; one owner closes each of them. */
 import { dirname } from 'node:path';
-import type { Logger } from 'winston';
+import type { Logger } from './logger.js';
 import { decisionLogFile, grantsFile } from '../common/locations.js';
 import { packageVersion } from '../common/package-info.js';
 import { nodeFs } from '../policies/index.js';

@@ -8,7 +8,7 @@
 import { constants } from 'node:fs';
 import { mkdir, open, rename, rm, type FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import type { Logger } from 'winston';
+import type { Logger } from './logger.js';
 import type { DecisionInput } from '../common/decision.js';
 
 export interface DecisionLogOptions {

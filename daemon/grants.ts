@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
 import { mkdir, open, readFile, realpath, rename, rm } from 'node:fs/promises';
 import { dirname, isAbsolute } from 'node:path';
-import type { Logger } from 'winston';
+import type { Logger } from './logger.js';
 import { stringify } from 'yaml';
 import { errnoCode, ignoreMissing, RootsError } from '../common/errors.js';
 import { SerialQueue } from '../common/serial-queue.js';

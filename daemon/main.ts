@@ -32,7 +32,7 @@ async function run(): Promise<number> {
   } catch (err) {
     const message = err instanceof RootsError ? err.message : `cannot start: ${String(err)}`;
     log.error(message);
-    await new Promise((resolve) => log.on('finish', resolve).end());
+    await log.flush();
     return 1;
   }
   let code = 0;

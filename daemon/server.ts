@@ -1,6 +1,6 @@
 /** The socket side of the daemon: one JSON-RPC connection per client, subscriptions, pushes. */
 import type { Server, Socket } from 'node:net';
-import type { Logger } from 'winston';
+import type { Logger } from './logger.js';
 import { JsonRpcConnection } from '../protocol/connection.js';
 import {
   DAEMON_NAME,

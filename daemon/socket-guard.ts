@@ -3,7 +3,7 @@ import { watch, type FSWatcher } from 'node:fs';
 import { chmod, lstat, rename, unlink } from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
 import { dirname, join } from 'node:path';
-import type { Logger } from 'winston';
+import type { Logger } from './logger.js';
 import { errnoCode, ignoreMissing, RootsError } from '../common/errors.js';
 import { ensureSocketDir } from '../protocol/socket-path.js';
 import type { Listener } from './listen.js';

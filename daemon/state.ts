@@ -3,7 +3,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { readFile, rm, writeFile, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Logger } from 'winston';
+import type { Logger } from './logger.js';
 import { errnoCode, ignoreMissing } from '../common/errors.js';
 import { SerialQueue } from '../common/serial-queue.js';
 import type { Access, CheckResult, ExplainResult, PolicyError, Root } from '../common/types.js';

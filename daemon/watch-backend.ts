@@ -1,7 +1,6 @@
 /** The two ways the daemon watches a directory: chokidar to a depth, @parcel/watcher recursively. */
 import { realpath, stat } from 'node:fs/promises';
 import { join, sep } from 'node:path';
-import parcel from '@parcel/watcher';
 import { watch as chokidarWatch } from 'chokidar';
 import { errnoCode } from '../common/errors.js';
 
@@ -109,6 +108,8 @@ export const defaultBackend: WatchBackend = {
   async recursive(path, ignore, onEvent, onError) {
     const real = await realpath(path);
     const name = respell(real, path);
+    // Loaded on first use: a policy without `**` never pays for the native watcher (~6 MB).
+    const parcel = await import('@parcel/watcher');
     const subscription = await parcel.subscribe(
       real,
       (err, events) => {

@@ -2,7 +2,7 @@
 import { createHash } from 'node:crypto';
 import { lstat } from 'node:fs/promises';
 import { sep } from 'node:path';
-import type { Logger } from 'winston';
+import type { Logger } from './logger.js';
 import { errnoCode } from '../common/errors.js';
 import { isGlob, splitGlob } from '../policies/expand.js';
 import { MAX_TIMEOUT_MS } from './expiry-timer.js';
