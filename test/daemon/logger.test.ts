@@ -32,7 +32,7 @@ void t.test('a message cannot forge a line of its own in any format', async (t) 
     t.equal(lines.length, 1, `${format}: one line`);
     t.notMatch(lines[0], /\n|\r/, `${format}: no raw line break`);
     if (format === 'json') {
-      const entry = JSON.parse(lines[0]) as Record<string, string>;
+      const entry = JSON.parse(lines[0] ?? '') as Record<string, string>;
       t.equal(entry.message, 'denied read for /home/a/x\n<3>forged line', 'json keeps the text');
       t.equal(entry.level, 'warn');
       t.equal(entry.path, 'p\r\nq');
