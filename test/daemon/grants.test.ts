@@ -4,7 +4,7 @@ import { mkdirSync, readFileSync, realpathSync, statSync, writeFileSync } from '
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import t from 'tap';
-import { parsePolicyText } from '../../policies/parse.js';
+import { parsePolicyText } from '../../policies/index.js';
 import { bin } from '../helpers/bin.js';
 import { nextEvent, shortDir, startDaemon } from '../helpers/daemon.js';
 

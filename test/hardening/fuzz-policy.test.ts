@@ -9,7 +9,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import t, { type Test } from 'tap';
 import type { PolicyError } from '../../common/types.js';
-import { parsePolicyText } from '../../policies/parse.js';
+import { parsePolicyText } from '../../policies/index.js';
 import { rootsctl } from '../helpers/cli.js';
 import { startDaemon } from '../helpers/daemon.js';
 import { fuzzSeed, Rng } from '../../bench/fuzz-rng.js';
