@@ -2,7 +2,7 @@
 import { mkdirSync, realpathSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { evaluatePolicy, nodeFs, type PolicyContext } from '../../policies/index.js';
+import { loadAndResolve, nodeFs, type PolicyContext } from '../../policies/index.js';
 
 export const NOW = Date.parse('2026-11-29T12:00:00Z');
 
@@ -40,7 +40,7 @@ export async function evaluate(
 ) {
   const file = join(dir, name);
   writeFileSync(file, yaml);
-  return evaluatePolicy({ configFile: file }, ctx);
+  return loadAndResolve({ configFile: file }, ctx);
 }
 
 /** The file:// URI of a path under the (canonical) fixture dir. */

@@ -506,8 +506,8 @@ void t.test(
         `3:5: include: included file ${dir}/nope.yaml does not exist (create it, or remove it from include)`,
       ],
     );
-    const { evaluatePolicy } = await import('../../policies/index.js');
-    const none = await evaluatePolicy({ configFile: join(dir, 'absent.yaml') }, contextFor(dir));
+    const { loadAndResolve } = await import('../../policies/index.js');
+    const none = await loadAndResolve({ configFile: join(dir, 'absent.yaml') }, contextFor(dir));
     t.same(none.errors, []);
     t.ok(none.sources.missingMain);
     t.same(none.resolved.roots('anything'), []);
