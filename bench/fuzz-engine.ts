@@ -119,7 +119,7 @@ const KINDS: readonly Kind[] = [
   'nan-ish',
 ];
 
-/** Every method of PROTOCOL.md with a valid value (as JSON text) for each param. */
+/** Every method of docs/protocol.md with a valid value (as JSON text) for each param. */
 const METHODS: Record<string, Record<string, string>> = {
   initialize: {
     protocolVersion: '"mcp-roots/1"',

@@ -1,5 +1,5 @@
 /**
- * Issue 3: roots/list round trips from a separate client process against the daemon and a bare
+ * Roots/list round trips from a separate client process against the daemon and a bare
  * line-JSON echo server measured in the same run (p50 within 1.3x, p99 within 2x), and 1,000
  * subscribed connections all receiving one change.
  */

@@ -1,4 +1,4 @@
-/** Temporary grants and lockdown: the grants file, written only by the daemon (PROTOCOL.md grants/*). */
+/** Temporary grants and lockdown: the grants file, written only by the daemon (docs/protocol.md grants/*). */
 import { randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
 import { mkdir, open, readFile, realpath, rename, rm } from 'node:fs/promises';

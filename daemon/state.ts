@@ -285,7 +285,7 @@ export class PolicyState extends EventEmitter<StateEvents> {
   }
 
   explain(server: string): ExplainResult {
-    // The tool rules ride along for mcp-roots-proxy's enforcement (PROTOCOL.md, policy/explain).
+    // The tool rules ride along for mcp-roots-proxy's enforcement (docs/protocol.md, policy/explain).
     const result = {
       ...this.current.explain(server),
       tools: this.current.tools(server),

@@ -1,4 +1,4 @@
-/** Watching policy files and root directories so that every change reaches the subscribers (issue 4). */
+/** Watching policy files and root directories so that every change reaches the subscribers. */
 import { lstat } from 'node:fs/promises';
 import { sep } from 'node:path';
 import type { Logger } from 'winston';

@@ -1,4 +1,4 @@
-/** From parsed policy files to each server's roots and access decisions (POLICY.md "Meaning"). */
+/** From parsed policy files to each server's roots and access decisions (docs/policy.md "Meaning"). */
 import { isAbsolute } from 'node:path';
 import { errnoCode } from '../common/errors.js';
 import type {

@@ -1,4 +1,4 @@
-/** The one rule for finding the daemon's socket, and the checks that keep it safe (PROTOCOL.md, "Transport"). */
+/** The one rule for finding the daemon's socket, and the checks that keep it safe (docs/protocol.md, "Transport"). */
 import { createHash } from 'node:crypto';
 import { statSync, type Stats } from 'node:fs';
 import { lstat, mkdir } from 'node:fs/promises';

@@ -1,4 +1,4 @@
-/** Temporary grants against a real daemon (issue 6). */
+/** Temporary grants against a real daemon (docs/protocol.md grants/*). */
 import { spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, realpathSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';

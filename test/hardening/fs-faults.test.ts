@@ -1,5 +1,5 @@
 /**
- * Issue 8, item 3: filesystem faults. Where permissions matter the built daemon runs as a user the
+ * Filesystem faults. Where permissions matter the built daemon runs as a user the
  * test creates (root reads everything); elsewhere it runs in this process.
  */
 import { spawn, spawnSync } from 'node:child_process';

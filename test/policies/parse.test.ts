@@ -353,7 +353,7 @@ void t.test('an alias bomb errors instead of expanding', (t) => {
   t.end();
 });
 
-void t.test('the brief cases from POLICY.md read exactly', (t) => {
+void t.test('the brief cases from docs/policy.md read exactly', (t) => {
   const doc = (roots: string) =>
     `version: 1\nservers:\n  filesystem:\n    roots:\n${roots}`.replace(/\|/g, '\n');
   t.same(firstError(doc('      - path: ~/a|        readonly: true|')), [

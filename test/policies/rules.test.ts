@@ -1,6 +1,6 @@
 /**
- * POLICY.md "Meaning", one table per numbered rule, on real fixture trees.
- * Read this file side by side with POLICY.md.
+ * docs/policy.md "Meaning", one table per numbered rule, on real fixture trees.
+ * Read this file side by side with docs/policy.md.
  */
 import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
