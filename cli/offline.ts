@@ -15,7 +15,7 @@ import {
   type LoadedAndResolved,
   type PolicyContext,
 } from '../policies/index.js';
-import type { Backend } from './backend.js';
+import type { Backend } from './backend-api.js';
 import { problemLines, sortProblems } from './format.js';
 import type { Io } from './io.js';
 
