@@ -23,17 +23,17 @@ import { dotted, Locator } from './yaml-locate.js';
 
 export { MAX_ERRORS } from './error-list.js';
 
-/** The largest policy file accepted, in bytes. */
-export const MAX_POLICY_BYTES = 1024 * 1024;
-
-/** How many alias expansions a file may make before it is taken for a "billion laughs" file. */
-export const MAX_ALIAS_COUNT = 100;
-
 /**
  * The schema's validator, compiled from roots.schema.json at build time (scripts/build-validator.mjs):
  * compiling it here at start-up would cost every process ajv and tens of megabytes.
  */
 const validateSchema = compiledValidator as unknown as ValidateFunction<RawPolicy>;
+
+/** The largest policy file accepted, in bytes. */
+export const MAX_POLICY_BYTES = 1024 * 1024;
+
+/** How many alias expansions a file may make before it is taken for a "billion laughs" file. */
+export const MAX_ALIAS_COUNT = 100;
 
 /**
  * Parse and validate the text of one policy file. Pure: no filesystem, environment or clock.
