@@ -43,7 +43,7 @@ export default tseslint.config(
         {
           patterns: [
             {
-              regex: '(^|/)policies/(?!index\\.js$)[^/]+$',
+              regex: '(^|/)policies/(?!index\\.js$).+$',
               message:
                 'Import the policy engine through policies/index.js; export what you need there.',
             },
