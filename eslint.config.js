@@ -32,6 +32,27 @@ export default tseslint.config(
     },
   },
   {
+    // policies/index.ts is the engine's only door: what lies behind it may change without the
+    // daemon, CLI or proxy noticing. The engine's own unit tests (test/policies/) test its
+    // parts one by one and may open them.
+    files: ['**/*.ts', '**/*.js', '**/*.mjs'],
+    ignores: ['policies/**', 'test/policies/**'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: '(^|/)policies/(?!index\\.js$).+$',
+              message:
+                'Import the policy engine through policies/index.js; export what you need there.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
     files: ['test/**/*.ts'],
     rules: {
       '@typescript-eslint/no-unsafe-assignment': 'off',

@@ -5,5 +5,5 @@ export { resolveSocketPath } from './protocol/socket-path.js';
 export type * from './protocol/methods.js';
 export { RootsError, type ErrorCode } from './common/errors.js';
 export type * from './common/types.js';
-export { evaluatePolicy, parsePolicyText, nodeFs } from './policies/index.js';
+export { loadAndResolve, parsePolicyText, nodeFs } from './policies/index.js';
 export { attachRoots, type AttachRootsOptions, type AttachedRoots } from './proxy/attach-roots.js';

@@ -5,7 +5,7 @@
  */
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { evaluatePolicy, nodeFs } from '../policies/index.js';
+import { loadAndResolve, nodeFs } from '../policies/index.js';
 import { report, summary, tempDir } from './common.js';
 
 const RUNS = 500;
@@ -21,7 +21,7 @@ try {
     `version: 1\ndeny:\n${deny}servers:\n  s:\n    roots:\n      - path: ${root}\n`,
   );
   const ctx = { home: join(dir, 'home'), env: {}, now: Date.now(), fs: nodeFs() };
-  const { resolved, errors } = await evaluatePolicy({ configFile: file }, ctx);
+  const { resolved, errors } = await loadAndResolve({ configFile: file }, ctx);
   const prefix = join(root, 'src');
   const missing = Math.floor((4000 - prefix.length) / 2);
   const deep = `${prefix}/${'a/'.repeat(missing)}x`;

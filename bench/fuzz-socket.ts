@@ -1,5 +1,5 @@
 /**
- * Issue 8: the long socket-fuzzing run. Starts the built daemon as a child, runs fuzz rounds
+ * The long socket-fuzzing run. Starts the built daemon as a child, runs fuzz rounds
  * (FUZZ_CONNECTIONS connections at once, FUZZ_MESSAGES payloads each) for FUZZ_SECONDS seconds
  * or FUZZ_ROUNDS rounds, checks the daemon after every round (alive, `roots/list` exact), and
  * reports messages, connections, crashes and peak memory. FUZZ_SEED replays a run.

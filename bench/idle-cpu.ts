@@ -1,5 +1,5 @@
 /**
- * Issue 4: CPU time used by an idle daemon with a 100-root policy (plain roots, dir/* and
+ * CPU time used by an idle daemon with a 100-root policy (plain roots, dir/* and
  * dir/**\/x globs) and a subscribed client, over 60 seconds. Target: below 100 ms. Runs the
  * built daemon as a child process and reads its CPU time from /proc.
  */

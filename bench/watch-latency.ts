@@ -1,5 +1,5 @@
 /**
- * Issue 4: from `mkdir` of a directory matching a glob to the subscriber's list_changed, p50 and
+ * From `mkdir` of a directory matching a glob to the subscriber's list_changed, p50 and
  * p99 over 200 tries, beside the raw OS event (fs.watch) for the same mkdir. Target: p50 within
  * the settle window + 25 ms. Runs the built daemon as a child process.
  */

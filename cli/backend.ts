@@ -1,23 +1,10 @@
 /** Where list, check and explain get their answers: the daemon, or a policy evaluated offline. */
-import type { Access, CheckResult, ExplainResult } from '../common/types.js';
-import type { ListRootsResult } from '../protocol/methods.js';
 import { connect } from './connect.js';
 import type { Io } from './io.js';
 import type { Options } from './options.js';
+import type { Backend } from './backend-api.js';
 
-export interface Backend {
-  list(server: string): Promise<ListRootsResult>;
-  check(server: string, path: string, access: Access): Promise<CheckResult>;
-  explain(server: string): Promise<ExplainResult>;
-  /** The server names the policy has entries for, sorted (for "did you mean"). */
-  serverNames(): Promise<string[]>;
-  /**
-   * Why there is no policy to answer from, when there is none: the daemon has never loaded a
-   * valid one (an empty answer would read as "the policy names no servers").
-   */
-  noPolicy(): Promise<string | undefined>;
-  close(): Promise<void>;
-}
+export type { Backend } from './backend-api.js';
 
 /** `--config FILE`: the file evaluated here; else the running daemon. */
 export async function openBackend(io: Io, opts: Options): Promise<Backend> {

@@ -1,5 +1,6 @@
 /** Reaching the daemon as rootsctl. */
 import { resolve } from 'node:path';
+import { closing } from '../common/closing.js';
 import { packageVersion } from '../common/package-info.js';
 import { RootsClient } from '../protocol/client.js';
 import type { Io } from './io.js';
@@ -19,10 +20,5 @@ export async function withClient<T>(
   socket: string | undefined,
   use: (client: RootsClient) => Promise<T>,
 ): Promise<T> {
-  const client = await connect(io, socket);
-  try {
-    return await use(client);
-  } finally {
-    await client.close();
-  }
+  return closing(await connect(io, socket), use);
 }

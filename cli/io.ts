@@ -12,7 +12,7 @@ export interface Io {
   interrupted?: () => Promise<void>;
 }
 
-/** Exit codes of rootsctl (ARCHITECTURE.md "Around it"). */
+/** Exit codes of rootsctl (README.md "rootsctl"). */
 export const EXIT = { ok: 0, fail: 1, usage: 2, unreachable: 3 } as const;
 export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
 

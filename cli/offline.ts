@@ -9,8 +9,13 @@ import {
   type Env,
 } from '../common/locations.js';
 import { packageRoot } from '../common/package-info.js';
-import { evaluatePolicy, nodeFs, type Evaluation, type PolicyContext } from '../policies/index.js';
-import type { Backend } from './backend.js';
+import {
+  loadAndResolve,
+  nodeFs,
+  type LoadedAndResolved,
+  type PolicyContext,
+} from '../policies/index.js';
+import type { Backend } from './backend-api.js';
 import { problemLines, sortProblems } from './format.js';
 import type { Io } from './io.js';
 
@@ -33,11 +38,11 @@ export function processContext(env: Env, extra: Partial<PolicyContext> = {}): Po
 export async function evaluateOffline(
   io: Io,
   opts: { config?: string; stateDir?: string; socketDir?: string; withGrants?: boolean },
-): Promise<{ evaluation: Evaluation; file: string }> {
+): Promise<{ evaluation: LoadedAndResolved; file: string }> {
   const file = configFile(io.env, io.cwd, opts.config);
   const state = stateDir(io.env, io.cwd, opts.stateDir);
   const ctx = processContext(io.env, { stateDir: state, runtimeDir: opts.socketDir });
-  const evaluation = await evaluatePolicy(
+  const evaluation = await loadAndResolve(
     {
       configFile: file,
       ...(opts.withGrants === false ? {} : { grantsFile: grantsFile(state) }),

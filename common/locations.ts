@@ -1,4 +1,4 @@
-/** Where mcp-roots keeps its files (POLICY.md "Where policies live"); the environment is passed in. */
+/** Where mcp-roots keeps its files (docs/policy.md "Where policies live"); the environment is passed in. */
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 

@@ -1,4 +1,4 @@
-/** Shapes shared by the policy engine, the wire protocol and every client (PROTOCOL.md). */
+/** Shapes shared by the policy engine, the wire protocol and every client (docs/protocol.md). */
 
 export type Access = 'read' | 'write';
 export type DenyAccess = 'all' | 'write';

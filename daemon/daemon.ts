@@ -124,7 +124,7 @@ export class Daemon {
     }
   }
 
-  /** `daemon/status`, every field of PROTOCOL.md. */
+  /** `daemon/status`, every field of docs/protocol.md. */
   async status(): Promise<DaemonStatus> {
     const { state } = this;
     await state.fresh();

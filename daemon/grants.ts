@@ -1,4 +1,4 @@
-/** Temporary grants and lockdown: the grants file, written only by the daemon (PROTOCOL.md grants/*). */
+/** Temporary grants and lockdown: the grants file, written only by the daemon (docs/protocol.md grants/*). */
 import { randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
 import { mkdir, open, readFile, realpath, rename, rm } from 'node:fs/promises';
@@ -9,8 +9,7 @@ import { errnoCode, ignoreMissing, RootsError } from '../common/errors.js';
 import { SerialQueue } from '../common/serial-queue.js';
 import { parseRfc3339, RFC3339_WANTED } from '../common/rfc3339.js';
 import type { Grant } from '../common/types.js';
-import { parsePolicyText } from '../policies/parse.js';
-import { toUri } from '../policies/paths.js';
+import { parsePolicyText, toUri } from '../policies/index.js';
 import type { GrantAddParams, Methods } from '../protocol/methods.js';
 import type { DecisionSink } from './decision-log.js';
 import type { PolicyState } from './state.js';

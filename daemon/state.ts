@@ -1,5 +1,5 @@
 /** The daemon's state: the last good policy, the resolved snapshot, its revision, and what changed. */
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { readFile, rm, writeFile, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -8,6 +8,9 @@ import { errnoCode, ignoreMissing } from '../common/errors.js';
 import { SerialQueue } from '../common/serial-queue.js';
 import type { Access, CheckResult, ExplainResult, PolicyError, Root } from '../common/types.js';
 import {
+  combinedHash,
+  compareUtf8,
+  LinkPins,
   loadGrantsSource,
   loadPolicySources,
   resolvePolicy,
@@ -16,8 +19,6 @@ import {
   type PolicyContext,
   type ResolvedPolicy,
 } from '../policies/index.js';
-import { LinkPins } from '../policies/anchor.js';
-import { compareUtf8 } from '../policies/paths.js';
 import { packageRoot } from '../common/package-info.js';
 import { ExpiryTimer } from './expiry-timer.js';
 
@@ -284,7 +285,7 @@ export class PolicyState extends EventEmitter<StateEvents> {
   }
 
   explain(server: string): ExplainResult {
-    // The tool rules ride along for mcp-roots-proxy's enforcement (PROTOCOL.md, policy/explain).
+    // The tool rules ride along for mcp-roots-proxy's enforcement (docs/protocol.md, policy/explain).
     const result = {
       ...this.current.explain(server),
       tools: this.current.tools(server),
@@ -326,9 +327,7 @@ export class PolicyState extends EventEmitter<StateEvents> {
       pins: this.pins,
     });
     this.warnings = [...this.base.warnings, ...this.grants.warnings, ...this.current.warnings];
-    this.sha256 = createHash('sha256')
-      .update(files.map((f) => f.sha256).join('\n'))
-      .digest('hex');
+    this.sha256 = combinedHash(files.map((f) => f.sha256));
     this.timer.set(this.current.nextExpiry, this.now);
     // A name the policy just started naming had the empty list before (deny by default).
     for (const name of this.current.serverNames())

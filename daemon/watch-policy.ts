@@ -1,12 +1,8 @@
 /** Which files make up the policy on disk, and a fingerprint of their bytes to tell a real edit from noise. */
-import { createHash } from 'node:crypto';
-import { readFile, realpath, stat } from 'node:fs/promises';
+import { readFile, realpath } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import picomatch from 'picomatch';
 import { errnoCode } from '../common/errors.js';
-import { GLOB_OPTIONS, isGlob } from '../policies/expand.js';
-import { expandGlob } from '../policies/glob.js';
-import { nodeFs } from '../policies/index.js';
+import { expandGlob, fileHash, nearestExisting, nodeFs } from '../policies/index.js';
 
 /** The hash of a file that does not exist (or cannot be read): a state of its own. */
 export const MISSING = 'missing';
@@ -14,9 +10,7 @@ export const MISSING = 'missing';
 /** sha256 of the file's bytes, or MISSING. */
 export async function hashFile(file: string): Promise<string> {
   try {
-    return createHash('sha256')
-      .update(await readFile(file))
-      .digest('hex');
+    return fileHash(await readFile(file));
   } catch (err) {
     const code = errnoCode(err);
     return code === 'ENOENT' || code === 'ENOTDIR' ? MISSING : `unreadable:${code ?? String(err)}`;
@@ -51,21 +45,6 @@ export function vanished(before: Fingerprint | undefined, after: Fingerprint): b
   return false;
 }
 
-/** The closest directory at or above `path` that exists (a file not yet created is watched from there). */
-export async function nearestDir(path: string): Promise<string> {
-  let cur = path;
-  for (;;) {
-    try {
-      if ((await stat(cur)).isDirectory()) return cur;
-    } catch {
-      // not there (yet): climb
-    }
-    const up = dirname(cur);
-    if (up === cur) return cur;
-    cur = up;
-  }
-}
-
 /** Directories to watch for a set of policy files: each one's directory and, for a symlink, its target's. */
 export async function policyDirs(
   files: string[],
@@ -84,12 +63,6 @@ export async function policyDirs(
     }
   }
   const watch = new Set<string>(includeDirs);
-  for (const d of wanted) watch.add(await nearestDir(d));
+  for (const d of wanted) watch.add(await nearestExisting(nodeFs(), d));
   return { watch: [...watch], wanted: [...wanted], names: [...names] };
-}
-
-/** A test for paths an include glob could load. */
-export function includeMatcher(patterns: string[]): (path: string) => boolean {
-  const globs = patterns.filter(isGlob).map((p) => picomatch(p, GLOB_OPTIONS));
-  return (path) => globs.some((m) => m(path));
 }

@@ -1,10 +1,16 @@
-/** Watching policy files and root directories so that every change reaches the subscribers (issue 4). */
-import { createHash } from 'node:crypto';
+/** Watching policy files and root directories so that every change reaches the subscribers. */
 import { lstat } from 'node:fs/promises';
 import { sep } from 'node:path';
 import type { Logger } from './logger.js';
 import { errnoCode } from '../common/errors.js';
-import { isGlob, splitGlob } from '../policies/expand.js';
+import {
+  combinedHash,
+  includeBase,
+  includeMatcher,
+  includeWatchDir,
+  isGlob,
+  nodeFs,
+} from '../policies/index.js';
 import { MAX_TIMEOUT_MS } from './expiry-timer.js';
 import type { PolicyState } from './state.js';
 import {
@@ -18,9 +24,7 @@ import {
 import {
   fingerprint,
   hashFile,
-  includeMatcher,
   MISSING,
-  nearestDir,
   policyDirs,
   printKey,
   vanished,
@@ -176,8 +180,10 @@ export class PolicyWatcher {
     this.includeGlobs = state.includePatterns.filter(isGlob);
     this.isInclude = includeMatcher(this.includeGlobs);
     const policyFiles = wp.policyFiles.filter((f) => f !== grantsFile);
-    const includeBases = this.includeGlobs.map((p) => splitGlob(p).base);
-    const includeDirs = await Promise.all(includeBases.map(nearestDir));
+    const includeBases = this.includeGlobs.map(includeBase);
+    const includeDirs = await Promise.all(
+      this.includeGlobs.map((p) => includeWatchDir(nodeFs(), p)),
+    );
     const pol = await policyDirs(policyFiles, [...includeDirs, ...wp.includeDirs]);
     const gr = await policyDirs(grantsFile === undefined ? [] : [grantsFile], []);
     if (this.closed) return;
@@ -441,7 +447,7 @@ export class PolicyWatcher {
       }),
     );
     if (hashes.includes(MISSING)) return false;
-    if (createHash('sha256').update(hashes.join('\n')).digest('hex') !== state.sha256) return false;
+    if (combinedHash(hashes) !== state.sha256) return false;
     const set = new Set(loaded);
     for (const [f, h] of all) if (h !== MISSING && !set.has(f)) return false;
     return true;

@@ -1,4 +1,4 @@
-/** Deny rules and protected paths as patterns over canonical paths (POLICY.md rules 5 and 6). */
+/** Deny rules and protected paths as patterns over canonical paths (docs/policy.md rules 5 and 6). */
 import { sep } from 'node:path';
 import picomatch from 'picomatch';
 import type { DenyAccess } from '../common/types.js';

@@ -7,6 +7,7 @@ import type { Anchor } from './anchor.js';
 import { isGlob } from './expand.js';
 import { expandGlob, globShape, HEAVY_DIRS } from './glob.js';
 import type { PolicyContext, Pos, RootEntry, WatchPlan } from './model.js';
+import { nearestExisting } from './watch-targets.js';
 
 /** One root entry of one server block, resolved against the filesystem. */
 export interface EntryResult {
@@ -19,20 +20,6 @@ export interface EntryResult {
 
 /** Where a written path leads, once per path and resolution (see anchor.ts). */
 export type AnchorOf = (written: string) => Promise<Anchor>;
-
-export async function nearestExisting(fs: PolicyContext['fs'], path: string): Promise<string> {
-  let cur = path;
-  for (;;) {
-    try {
-      if ((await fs.stat(cur)).isDirectory()) return cur;
-    } catch {
-      // keep climbing
-    }
-    const up = dirname(cur);
-    if (up === cur) return cur;
-    cur = up;
-  }
-}
 
 /** What one path or glob yields on the filesystem, shared by every entry that names it. */
 export interface Expansion {

@@ -1,4 +1,4 @@
-/** Turning a path as written in a policy into an absolute path or glob (POLICY.md rule 1). */
+/** Turning a path as written in a policy into an absolute path or glob (docs/policy.md rule 1). */
 import { dirname, isAbsolute } from 'node:path';
 import picomatch from 'picomatch';
 import { normalizeLexically } from './paths.js';

@@ -1,4 +1,4 @@
-/** Expanding a policy glob to existing entries (POLICY.md rule 3). */
+/** Expanding a policy glob to existing entries (docs/policy.md rule 3). */
 import { sep } from 'node:path';
 import picomatch from 'picomatch';
 import { errnoCode } from '../common/errors.js';

@@ -1,4 +1,4 @@
-/** Reading the policy files: the main file, its includes, and the grants file (POLICY.md rule 10). */
+/** Reading the policy files: the main file, its includes, and the grants file (docs/policy.md rule 10). */
 import { errnoCode } from '../common/errors.js';
 import type { PolicyError } from '../common/types.js';
 import { expandPath, isGlob, policyDir } from './expand.js';

@@ -1,4 +1,4 @@
-/** The paths no policy can open for writing (POLICY.md rule 6). */
+/** The paths no policy can open for writing (docs/policy.md rule 6). */
 import { dirname, join } from 'node:path';
 import type { FsView } from './model.js';
 import { compileDeny, type DenyRule } from './deny.js';

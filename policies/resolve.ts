@@ -1,4 +1,4 @@
-/** From parsed policy files to each server's roots and access decisions (POLICY.md "Meaning"). */
+/** From parsed policy files to each server's roots and access decisions (docs/policy.md "Meaning"). */
 import { isAbsolute } from 'node:path';
 import { errnoCode } from '../common/errors.js';
 import type {
@@ -19,11 +19,10 @@ import {
   applyExpansion,
   dedupeDirs,
   expandEntry,
-  nearestExisting,
   type EntryResult,
   type Expansion,
 } from './entry.js';
-import { isGlob, splitGlob } from './expand.js';
+import { isGlob } from './expand.js';
 import { memoFs } from './fs.js';
 import { launchRules } from './launch-rules.js';
 import type {
@@ -46,6 +45,7 @@ import {
 } from './paths.js';
 import { protectedRules } from './protected.js';
 import { compileServerPattern, hasWildcard, unescapeStars } from './server-pattern.js';
+import { includeWatchDir } from './watch-targets.js';
 
 interface Block {
   block: ServerBlock;
@@ -103,7 +103,7 @@ export async function resolvePolicy(
   const policyFiles = files.map((f) => f.file);
   const includePatterns = options.includePatterns ?? [];
   for (const pattern of includePatterns) {
-    if (isGlob(pattern)) plan.includeDirs.push(await nearestExisting(fs, splitGlob(pattern).base));
+    if (isGlob(pattern)) plan.includeDirs.push(await includeWatchDir(fs, pattern));
     else plan.policyFiles.push(pattern);
   }
   const protectedList = await protectedRules(fs, {

@@ -1,4 +1,4 @@
-/** Server-name patterns (POLICY.md rule 2): only `*` is special, `\*` is a literal star. */
+/** Server-name patterns (docs/policy.md rule 2): only `*` is special, `\*` is a literal star. */
 
 /** Compile a server pattern to a predicate over names. */
 export function compileServerPattern(pattern: string): (name: string) => boolean {

@@ -36,7 +36,7 @@ const START_HINT = 'Start it with `systemctl --user start mcp-rootsd.socket` or 
 
 /** Options for `RootsClient.connect`. */
 export interface ConnectOptions {
-  /** `--socket PATH`; else the environment decides (PROTOCOL.md's order). */
+  /** `--socket PATH`; else the environment decides (docs/protocol.md's order). */
   socket?: string | undefined;
   /** The environment to resolve the socket from (default `process.env`). */
   env?: Readonly<Record<string, string | undefined>>;
@@ -154,7 +154,7 @@ export class RootsClient extends EventEmitter<ClientEvents> {
   }
 
   /**
-   * Find the socket (PROTOCOL.md's order; then the daemon's pointer), check its directory, connect
+   * Find the socket (docs/protocol.md's order; then the daemon's pointer), check its directory, connect
    * and `initialize`.
    */
   static async connect(options: ConnectOptions = {}): Promise<RootsClient> {

@@ -28,7 +28,7 @@ import {
   validateParams,
 } from './validate-params.js';
 
-/** The default cap on output queued for a peer that does not read (PROTOCOL.md: 1 MiB). */
+/** The default cap on output queued for a peer that does not read (docs/protocol.md: 1 MiB). */
 export const DEFAULT_MAX_QUEUED_BYTES = 1024 * 1024;
 
 /** How long `close()` waits for queued output to flush before it destroys the streams. */

@@ -1,9 +1,9 @@
 /** One JSON-RPC message per line: split incoming bytes on `\n`, cap line length, encode outgoing messages. */
 
-/** The default cap on one incoming line, in bytes (PROTOCOL.md: 1 MiB for what the daemon reads). */
+/** The default cap on one incoming line, in bytes (docs/protocol.md: 1 MiB for what the daemon reads). */
 export const DEFAULT_MAX_LINE_BYTES = 1024 * 1024;
 
-/** What the client side accepts (PROTOCOL.md: answers up to 64 MiB). */
+/** What the client side accepts (docs/protocol.md: answers up to 64 MiB). */
 export const CLIENT_MAX_LINE_BYTES = 64 * 1024 * 1024;
 
 const LF = 0x0a;

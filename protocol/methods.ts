@@ -1,4 +1,4 @@
-/** The typed method map of mcp-roots/1 (PROTOCOL.md): every request, its params and its result. */
+/** The typed method map of mcp-roots/1 (docs/protocol.md): every request, its params and its result. */
 import type {
   Access,
   CheckResult,
@@ -107,7 +107,7 @@ export interface ConnectionStatus {
   subscriptions: string[];
 }
 
-/** Result of `daemon/status` (PROTOCOL.md, "daemon/status"). */
+/** Result of `daemon/status` (docs/protocol.md, "daemon/status"). */
 export interface DaemonStatus {
   version: string;
   pid: number;

@@ -1,9 +1,10 @@
-/** The one rule for finding the daemon's socket, and the checks that keep it safe (PROTOCOL.md, "Transport"). */
+/** The one rule for finding the daemon's socket, and the checks that keep it safe (docs/protocol.md, "Transport"). */
 import { createHash } from 'node:crypto';
 import { statSync, type Stats } from 'node:fs';
 import { lstat, mkdir } from 'node:fs/promises';
 import { isAbsolute, join, resolve } from 'node:path';
 import { errnoCode, ignoreMissing, RootsError } from '../common/errors.js';
+import { checkOwned } from './owned-path.js';
 
 /** The longest socket path Linux accepts in `sun_path`, in bytes (108 with the terminating NUL). */
 export const MAX_SOCKET_PATH_BYTES = 107;
@@ -58,42 +59,18 @@ export function checkSocketPathLength(path: string): void {
   }
 }
 
-/** `s` as one word for a shell command shown to a person. */
-export function shellQuote(s: string): string {
-  return /^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
-}
-
-function unsafe(dir: string, what: string, fix: string): RootsError {
-  return new RootsError(
-    'SOCKET_DIR_UNSAFE',
-    `the socket directory ${dir} is unsafe: ${what}, so another local user could plant a fake daemon there. ${fix}, or choose another --socket.`,
-    { hint: fix },
-  );
-}
-
+/** The socket directory's check: a directory of the user's own that nobody else can write. */
 function checkStats(dir: string, st: Stats, uid: number): void {
-  const q = shellQuote(dir);
-  if (st.isSymbolicLink()) {
-    throw unsafe(dir, 'it is a symbolic link, not a directory', `Remove it (rm ${q})`);
-  }
-  if (!st.isDirectory()) {
-    throw unsafe(dir, 'it is not a directory', `Remove it (rm ${q})`);
-  }
-  if (st.uid !== uid) {
-    throw unsafe(
-      dir,
-      `it is owned by uid ${st.uid}, not by you (uid ${uid})`,
-      `Remove it as its owner (rm -r ${q})`,
-    );
-  }
-  const mode = st.mode & 0o7777;
-  if ((mode & 0o022) !== 0) {
-    throw unsafe(
-      dir,
-      `its mode is ${mode.toString(8).padStart(4, '0')}, writable by group or others`,
-      `Run \`chmod 700 ${q}\``,
-    );
-  }
+  checkOwned(dir, st, uid, {
+    kind: 'directory',
+    chmod: '700',
+    unsafe: (what, fix) =>
+      new RootsError(
+        'SOCKET_DIR_UNSAFE',
+        `the socket directory ${dir} is unsafe: ${what}, so another local user could plant a fake daemon there. ${fix}, or choose another --socket.`,
+        { hint: fix },
+      ),
+  });
 }
 
 /** For the daemon: create `dir` (mode 0700, with parents) if needed, then refuse it unless it is safe. */

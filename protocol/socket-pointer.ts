@@ -9,7 +9,9 @@ import type { Stats } from 'node:fs';
 import { lstat, mkdir, readFile, rename, unlink, writeFile } from 'node:fs/promises';
 import { isAbsolute, join } from 'node:path';
 import { errnoCode, ignoreMissing, RootsError } from '../common/errors.js';
-import { MAX_SOCKET_PATH_BYTES, shellQuote } from './socket-path.js';
+import { shellQuote } from '../common/shell-quote.js';
+import { checkOwned } from './owned-path.js';
+import { MAX_SOCKET_PATH_BYTES } from './socket-path.js';
 
 /** The pointer's name inside the state directory. */
 export const POINTER_NAME = 'socket-path';
@@ -43,36 +45,18 @@ export async function removeSocketPointer(stateDir: string, socketPath: string):
   if (text !== undefined && text.trim() === socketPath) await ignoreMissing(unlink(file));
 }
 
-function unsafe(path: string, what: string, fix: string): RootsError {
-  return new RootsError(
-    'SOCKET_DIR_UNSAFE',
-    `the daemon's pointer ${path} is unsafe: ${what}, so another local user could point you at a fake daemon. ${fix}, or pass --socket (or set MCP_ROOTS_SOCKET).`,
-    { hint: fix },
-  );
-}
-
-/** Refuse anything but a file or directory owned by `uid` and writable by nobody else. */
-function checkOwned(path: string, st: Stats, uid: number, kind: 'file' | 'directory'): void {
-  const q = shellQuote(path);
-  if (st.isSymbolicLink()) throw unsafe(path, 'it is a symbolic link', `Remove it (rm ${q})`);
-  if (kind === 'file' ? !st.isFile() : !st.isDirectory()) {
-    throw unsafe(path, `it is not a ${kind}`, `Remove it (rm -r ${q})`);
-  }
-  if (st.uid !== uid) {
-    throw unsafe(
-      path,
-      `it is owned by uid ${st.uid}, not by you (uid ${uid})`,
-      `Remove it as its owner (rm -r ${q})`,
-    );
-  }
-  const mode = st.mode & 0o7777;
-  if ((mode & 0o022) !== 0) {
-    throw unsafe(
-      path,
-      `its mode is ${mode.toString(8).padStart(4, '0')}, writable by group or others`,
-      `Run \`chmod go-w ${q}\``,
-    );
-  }
+/** The pointer's and its directory's check: the user's own, writable by nobody else. */
+function checkOwnedByUser(path: string, st: Stats, uid: number, kind: 'file' | 'directory'): void {
+  checkOwned(path, st, uid, {
+    kind,
+    chmod: 'go-w',
+    unsafe: (what, fix) =>
+      new RootsError(
+        'SOCKET_DIR_UNSAFE',
+        `the daemon's pointer ${path} is unsafe: ${what}, so another local user could point you at a fake daemon. ${fix}, or pass --socket (or set MCP_ROOTS_SOCKET).`,
+        { hint: fix },
+      ),
+  });
 }
 
 /**
@@ -86,11 +70,11 @@ export async function readSocketPointer(
 ): Promise<string | undefined> {
   const dirStats = await ignoreMissing(lstat(stateDir));
   if (dirStats === undefined) return undefined;
-  checkOwned(stateDir, dirStats, uid, 'directory');
+  checkOwnedByUser(stateDir, dirStats, uid, 'directory');
   const file = pointerFile(stateDir);
   const st = await ignoreMissing(lstat(file));
   if (st === undefined) return undefined;
-  checkOwned(file, st, uid, 'file');
+  checkOwnedByUser(file, st, uid, 'file');
   let text: string;
   try {
     // Checked above, in a directory no one else can write: it cannot be swapped in between.

@@ -62,6 +62,14 @@ function fieldsOf(method: string, params: unknown): Fields {
   return params;
 }
 
+/** The validator of a method that takes no params: nothing, or an object whose fields are not read. */
+function noParams(method: string): (params: unknown) => Record<string, never> {
+  return (params) => {
+    fieldsOf(method, params);
+    return {};
+  };
+}
+
 function name(method: string, p: Fields, field: string, code?: ErrorCode): string {
   const value = p[field];
   if (!isValidServerName(value)) fail(method, field, NAME_RULE, code);
@@ -192,14 +200,8 @@ export const paramValidators: Validators = {
     const m = 'policy/explain';
     return { server: server(m, fieldsOf(m, params)) };
   },
-  'policy/reload'(params) {
-    fieldsOf('policy/reload', params);
-    return {};
-  },
-  'daemon/status'(params) {
-    fieldsOf('daemon/status', params);
-    return {};
-  },
+  'policy/reload': noParams('policy/reload'),
+  'daemon/status': noParams('daemon/status'),
   'grants/add'(params) {
     const m = 'grants/add';
     const p = fieldsOf(m, params);
@@ -208,10 +210,7 @@ export const paramValidators: Validators = {
     const label = p.name === undefined ? undefined : name(m, p, 'name');
     return withOptional(withOptional(base, 'readOnly', readOnly), 'name', label) as GrantAddParams;
   },
-  'grants/list'(params) {
-    fieldsOf('grants/list', params);
-    return {};
-  },
+  'grants/list': noParams('grants/list'),
   'grants/revoke'(params) {
     const m = 'grants/revoke';
     const p = fieldsOf(m, params);

@@ -29,7 +29,7 @@ function isV2(client: Client | V2RootsClient): client is V2RootsClient {
 export interface AttachRootsOptions {
   /** The server's name in the policy (`servers.<name>`). */
   server: string;
-  /** The daemon's socket; else `MCP_ROOTS_SOCKET` and the usual places (PROTOCOL.md). */
+  /** The daemon's socket; else `MCP_ROOTS_SOCKET` and the usual places (docs/protocol.md). */
   socket?: string;
   /** The environment to resolve the socket from (default `process.env`). */
   env?: Readonly<Record<string, string | undefined>>;

@@ -1,4 +1,5 @@
 /** One line of MCP traffic as the proxy relays it: its bytes, its text, and what parsing found. */
+import { isObject } from '../common/is-object.js';
 import { memberText } from '../protocol/json-text.js';
 import { idKey, isRequest, isResponse, type JsonObject } from '../protocol/messages.js';
 
@@ -71,7 +72,5 @@ export class McpLine {
   }
 }
 
-/** A JSON object (not null, not an array). */
-export function isObject(v: unknown): v is JsonObject {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
+// The proxy's parts take the one object test from here, beside the line type they read it on.
+export { isObject };

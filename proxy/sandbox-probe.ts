@@ -1,5 +1,5 @@
 /** Whether bubblewrap can run here, and if not, why and how to fix it. Never a fallback. */
-import { spawn } from 'node:child_process';
+import { probeBwrap } from '../common/bwrap.js';
 import { findOnPath } from './program.js';
 
 /** bwrap found and working, or the reason it cannot be used. */
@@ -8,18 +8,6 @@ export type SandboxSupport =
 
 const INSTALL =
   'install the package bubblewrap (Debian/Ubuntu: sudo apt install bubblewrap; Fedora: sudo dnf install bubblewrap; Arch: sudo pacman -S bubblewrap)';
-
-function run(file: string, args: string[]): Promise<{ code: number | null; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(file, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-    let stderr = '';
-    let stdout = '';
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-    child.on('error', (err) => resolve({ code: 127, stderr: err.message }));
-    child.on('close', (code) => resolve({ code, stderr: stderr + stdout }));
-  });
-}
 
 /** Why user namespaces were refused, and the fix people use for that cause. */
 function namespaceAdvice(stderr: string): string {
@@ -45,21 +33,7 @@ export async function probeSandbox(
       reason: `bubblewrap (bwrap) is not on PATH (${env.PATH ?? 'PATH is not set'}): ${INSTALL}`,
     };
   }
-  const help = await run(bwrap, ['--help']);
-  const disableUserns = help.stderr.includes('--disable-userns');
-  const probe = await run(bwrap, [
-    '--unshare-user',
-    '--unshare-pid',
-    ...(disableUserns ? ['--disable-userns'] : []),
-    '--ro-bind',
-    '/',
-    '/',
-    '--dev',
-    '/dev',
-    '--proc',
-    '/proc',
-    'true',
-  ]);
-  if (probe.code !== 0) return { ok: false, reason: namespaceAdvice(probe.stderr) };
-  return { ok: true, bwrap, disableUserns };
+  const probe = await probeBwrap(bwrap, env);
+  if (!probe.ok) return { ok: false, reason: namespaceAdvice(probe.output) };
+  return { ok: true, bwrap, disableUserns: probe.disableUserns };
 }

@@ -4,6 +4,7 @@
  * the schema cannot be read (no schema, `true`, `{}`, a `$ref` that is not local, a cycle, too
  * much branching) the view is open: anything may be there, and the caller fails closed.
  */
+import { isObject } from '../common/is-object.js';
 
 type Schema = Record<string, unknown>;
 
@@ -43,10 +44,6 @@ const ANNOTATIONS = new Set([
   'default',
   'examples',
 ]);
-
-function isObject(v: unknown): v is Schema {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 
 /** The type of a JSON value, as schemas name it. */
 export function jsonType(value: unknown): JsonType {

@@ -1,4 +1,5 @@
 /** What the proxy knows about each tool: its input schema (which says where paths are), and whether it only reads. */
+import { isObject } from '../common/is-object.js';
 import type { ToolRule } from '../common/types.js';
 
 /** A tool as enforcement sees it; `proxy/arguments.ts` finds the paths in a call from it. */
@@ -11,10 +12,6 @@ export interface ToolInfo {
 }
 
 type Schema = Record<string, unknown>;
-
-function isObject(v: unknown): v is Schema {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 
 /** Learn a tool from its `tools/list` entry. */
 export function learnTool(tool: Schema): ToolInfo {

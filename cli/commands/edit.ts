@@ -12,7 +12,7 @@ import { basename, join } from 'node:path';
 import { errnoCode, ignoreMissing, RootsError } from '../../common/errors.js';
 import { configFile, homeDir, tildify } from '../../common/locations.js';
 import { formatPolicyError, type PolicyError } from '../../common/types.js';
-import { evaluatePolicy, nodeFs } from '../../policies/index.js';
+import { loadAndResolve, nodeFs } from '../../policies/index.js';
 import { sortProblems } from '../format.js';
 import { EXIT, type ExitCode, type Io } from '../io.js';
 import { processContext } from '../offline.js';
@@ -67,7 +67,7 @@ async function check(io: Io, target: string, text: string) {
     readFile: (p: string) => (p === target ? Promise.resolve(bytes) : fs.readFile(p)),
     realpath: async (p: string) => (p === target ? target : fs.realpath(p)),
   };
-  const evaluation = await evaluatePolicy(
+  const evaluation = await loadAndResolve(
     { configFile: target },
     processContext(io.env, { fs: view }),
   );

@@ -1,5 +1,6 @@
 /** `list`, `check` and `explain`: the same answers from the daemon or offline. */
 import { resolve } from 'node:path';
+import { closing } from '../../common/closing.js';
 import { homeDir } from '../../common/locations.js';
 import { openBackend, type Backend } from '../backend.js';
 import { checkLine, explainTable, noEntryLine, rootsTable } from '../format.js';
@@ -11,12 +12,7 @@ async function withBackend(
   opts: Options,
   use: (backend: Backend) => Promise<ExitCode>,
 ): Promise<ExitCode> {
-  const backend = await openBackend(io, opts);
-  try {
-    return await use(backend);
-  } finally {
-    await backend.close();
-  }
+  return closing(await openBackend(io, opts), use);
 }
 
 /**

@@ -61,7 +61,7 @@ export async function validate(io: Io, [given]: string[], opts: Options): Promis
   return result.ok && !evaluation.sources.missingMain ? EXIT.ok : EXIT.fail;
 }
 
-/** A warning for each writable root that contains a policy file (POLICY.md rule 6). */
+/** A warning for each writable root that contains a policy file (docs/policy.md rule 6). */
 function writableProtected(
   evaluation: Awaited<ReturnType<typeof evaluateOffline>>['evaluation'],
 ): PolicyError[] {

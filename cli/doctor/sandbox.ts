@@ -2,9 +2,9 @@
  * Whether bubblewrap can sandbox a server here: the program is on PATH, and an unprivileged user
  * namespace can be made. When it cannot, which of the kernel's switches is off, and how to turn it on.
  */
-import { spawn } from 'node:child_process';
 import { access, constants, readFile } from 'node:fs/promises';
 import { delimiter, join } from 'node:path';
+import { probeBwrap } from '../../common/bwrap.js';
 import type { Env } from '../../common/locations.js';
 import { fail, ok, warn, type Check } from './check.js';
 
@@ -30,32 +30,6 @@ async function readSysctl(procSys: string, key: string): Promise<string | undefi
     return undefined;
   }
 }
-
-function run(file: string, args: string[], env: Env): Promise<{ code: number; output: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(file, args, { env, stdio: ['ignore', 'pipe', 'pipe'], timeout: 10_000 });
-    let output = '';
-    child.stdout.on('data', (b: Buffer) => (output += b.toString()));
-    child.stderr.on('data', (b: Buffer) => (output += b.toString()));
-    child.once('error', (err) => resolve({ code: 127, output: err.message }));
-    child.once('close', (code) => resolve({ code: code ?? 1, output: output.trim() }));
-  });
-}
-
-/** The same kind of sandbox a server gets: a new user, PID and mount namespace, fresh /proc and /dev. */
-export const BWRAP_PROBE = [
-  '--ro-bind',
-  '/',
-  '/',
-  '--dev',
-  '/dev',
-  '--proc',
-  '/proc',
-  '--unshare-user',
-  '--unshare-pid',
-  '--die-with-parent',
-  'true',
-];
 
 /** The kernel switches that refuse unprivileged user namespaces, with the fix for each. */
 async function userNamespaceFixes(procSys: string): Promise<string[]> {
@@ -94,12 +68,12 @@ export async function sandboxCheck(env: Env, procSys: string, needed: boolean): 
       'sudo apt-get install bubblewrap   (Debian, Ubuntu; dnf install bubblewrap on Fedora)',
     ]);
   }
-  const probe = await run(bwrap, BWRAP_PROBE, env);
-  if (probe.code === 0) return ok(name, `${bwrap} can make user namespaces here`);
+  const probe = await probeBwrap(bwrap, env);
+  if (probe.ok) return ok(name, `${bwrap} can make user namespaces here`);
   const fixes = await userNamespaceFixes(procSys);
   return bad(
     name,
-    `${bwrap} is installed but cannot make a sandbox here${why}: ${probe.output.split('\n')[0] ?? `exit ${probe.code}`}`,
+    `${bwrap} is installed but cannot make a sandbox here${why}: ${probe.output.trim().split('\n')[0] || `exit ${probe.code}`}`,
     fixes.length > 0
       ? fixes
       : [

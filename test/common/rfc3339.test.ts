@@ -7,7 +7,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import { parseRfc3339 } from '../../common/rfc3339.js';
-import { parsePolicyText } from '../../policies/parse.js';
+import { parsePolicyText } from '../../policies/index.js';
 import { RpcCode } from '../../protocol/rpc-errors.js';
 import { rootsctl } from '../helpers/cli.js';
 import { shortDir, startDaemon } from '../helpers/daemon.js';

@@ -1,10 +1,10 @@
-/** Temporary grants against a real daemon (issue 6). */
+/** Temporary grants against a real daemon (docs/protocol.md grants/*). */
 import { spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, realpathSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import t from 'tap';
-import { parsePolicyText } from '../../policies/parse.js';
+import { parsePolicyText } from '../../policies/index.js';
 import { bin } from '../helpers/bin.js';
 import { nextEvent, shortDir, startDaemon } from '../helpers/daemon.js';
 

@@ -1,4 +1,4 @@
-/** Every method and error of PROTOCOL.md against a real daemon, in raw bytes and through RootsClient. */
+/** Every method and error of docs/protocol.md against a real daemon, in raw bytes and through RootsClient. */
 import { mkdirSync, realpathSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -27,7 +27,7 @@ async function setup(t: { teardown(fn: () => unknown): void }) {
   return { d, dir, real: realpathSync(dir) };
 }
 
-void t.test('every method answers as PROTOCOL.md says', async (t) => {
+void t.test('every method answers as docs/protocol.md says', async (t) => {
   const { d, dir, real } = await setup(t);
   const raw = await rawConnect(d.socket);
   raw.send(

@@ -1,5 +1,5 @@
 /**
- * Issue 8, item 3: filesystem faults. Where permissions matter the built daemon runs as a user the
+ * Filesystem faults. Where permissions matter the built daemon runs as a user the
  * test creates (root reads everything); elsewhere it runs in this process.
  */
 import { spawn, spawnSync } from 'node:child_process';
@@ -19,7 +19,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import t from 'tap';
-import { evaluatePolicy, nodeFs, type FsView } from '../../policies/index.js';
+import { loadAndResolve, nodeFs, type FsView } from '../../policies/index.js';
 import { RootsClient } from '../../protocol/client.js';
 import { startDaemon } from '../helpers/daemon.js';
 import { ownedShortDir, real, waitFor } from '../helpers/proxy.js';
@@ -166,7 +166,7 @@ void t.test('a tree deleted while a ** glob walks it', async (t) => {
     };
     const config = join(dir, 'walk.yaml');
     writeFileSync(config, `version: 1\nservers:\n  s:\n    roots:\n      - path: ${tree2}/**\n`);
-    const e = await evaluatePolicy({ configFile: config }, contextFor(dir, { fs }));
+    const e = await loadAndResolve({ configFile: config }, contextFor(dir, { fs }));
     t.same(e.errors, []);
     t.equal(removed, 10, 'ten subtrees vanished mid-walk');
     const got = e.resolved.roots('s').map((r) => r.uri);

@@ -1,5 +1,5 @@
 /**
- * Issue 8, item 2: mutated policies (character edits, deleted, duplicated and swapped lines,
+ * Mutated policies (character edits, deleted, duplicated and swapped lines,
  * type swaps, indentation, truncation at every Nth byte) through the parser, `rootsctl validate`
  * and live reloads of a daemon. Every result is valid or has errors with a position in the file;
  * the daemon keeps serving the last good policy. Replay with FUZZ_SEED=<seed>.
@@ -9,7 +9,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import t, { type Test } from 'tap';
 import type { PolicyError } from '../../common/types.js';
-import { parsePolicyText } from '../../policies/parse.js';
+import { parsePolicyText } from '../../policies/index.js';
 import { rootsctl } from '../helpers/cli.js';
 import { startDaemon } from '../helpers/daemon.js';
 import { fuzzSeed, Rng } from '../../bench/fuzz-rng.js';

@@ -1,5 +1,5 @@
 /**
- * Issue 8, item 1: a seeded, bounded socket fuzzer against the built daemon running as a child
+ * A seeded, bounded socket fuzzer against the built daemon running as a child
  * process (so that a crash is an exit and memory is the child's). Replay a failure with
  * FUZZ_SEED=<seed>; FUZZ_SECONDS makes the run longer (bench/fuzz-socket.ts is the long run).
  */

@@ -1,5 +1,5 @@
 /**
- * Issue 8, item 5: other local users. The daemon runs as one throwaway user, the intruder is
+ * Other local users. The daemon runs as one throwaway user, the intruder is
  * another; the only boundary is the socket directory's 0700 (Node cannot read SO_PEERCRED), and the
  * state directory's 0700.
  */

@@ -1,5 +1,5 @@
 /**
- * Issue 8, item 4: process faults. The built daemon SIGKILLed at random moments under load and
+ * Process faults. The built daemon SIGKILLed at random moments under load and
  * restarted (stale socket, grants, reconnecting subscribers, the proxy); and the proxy's child
  * server crashing, hanging or writing garbage (the host gets MCP errors, the proxy exits).
  */

@@ -1,5 +1,5 @@
 /**
- * Issue 8, item 6: boundary attacks through the enforcing proxy. A real daemon, the real proxy and
+ * Boundary attacks through the enforcing proxy. A real daemon, the real proxy and
  * the real `@modelcontextprotocol/server-filesystem`, driven by an SDK Client as the host. Every
  * forbidden file holds a marker; a row passes when the marker never comes back and the proxy (or,
  * for a path that names nothing outside the policy, the server) refuses.

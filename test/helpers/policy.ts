@@ -2,7 +2,12 @@
 import { mkdirSync, realpathSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { evaluatePolicy, nodeFs, type PolicyContext } from '../../policies/index.js';
+import {
+  loadAndResolve,
+  nodeFs,
+  parsePolicyText,
+  type PolicyContext,
+} from '../../policies/index.js';
 
 export const NOW = Date.parse('2026-11-29T12:00:00Z');
 
@@ -40,10 +45,23 @@ export async function evaluate(
 ) {
   const file = join(dir, name);
   writeFileSync(file, yaml);
-  return evaluatePolicy({ configFile: file }, ctx);
+  return loadAndResolve({ configFile: file }, ctx);
 }
 
 /** The file:// URI of a path under the (canonical) fixture dir. */
 export function uri(dir: string, rel: string): string {
   return pathToFileURL(join(realpathSync(dir), rel)).href;
+}
+
+/** Where the parser tests say a policy lives (the parser never reads it; messages name it). */
+export const PARSED_FILE = '/home/u/.config/mcp-roots.yaml';
+
+/** The first error of parsing `text` as [`line:column`, message], or undefined when it parses. */
+export function firstError(
+  text: string | Buffer,
+  name = PARSED_FILE,
+): [string, string] | undefined {
+  const r = parsePolicyText(text, name);
+  const e = r.errors[0];
+  return e === undefined ? undefined : [`${e.line}:${e.column}`, e.message];
 }

@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
-import { proxyCommand } from './proxy.js';
+import { proxyFor, stdioWithStderr } from './proxy.js';
 
 /** The hostile fixture server's entry. */
 export const HOSTILE_SERVER = fileURLToPath(
@@ -35,31 +35,18 @@ export function proxiedTransport(opts: ProxiedOptions): {
   transport: StdioClientTransport;
   stderr: () => string;
 } {
-  const base = proxyCommand(
-    [
-      '--server',
-      opts.server,
-      '--socket',
-      opts.socket,
-      '--log-level',
-      'debug',
-      ...(opts.proxyArgs ?? []),
-    ],
+  const base = proxyFor(
+    { server: opts.server, socket: opts.socket, extra: opts.proxyArgs ?? [] },
     opts.command ?? [],
   );
-  // proxyCommand always writes `--`; without a command the policy's launch is wanted.
+  // proxyFor always writes `--`; without a command the policy's launch is wanted.
   const args = opts.command === undefined ? base.args.slice(0, -1) : base.args;
   const env = { ...base.env };
   for (const [k, v] of Object.entries(opts.env ?? {})) {
     if (v === undefined) delete env[k];
     else env[k] = v;
   }
-  const transport = new StdioClientTransport({ command: base.command, args, env, stderr: 'pipe' });
-  let err = '';
-  transport.stderr?.on('data', (chunk: Buffer) => {
-    err += chunk.toString();
-  });
-  return { transport, stderr: () => err };
+  return stdioWithStderr({ command: base.command, args, env });
 }
 
 /** Start the proxy and connect a host to it; closed at the end of `t`. */

@@ -40,6 +40,40 @@ export function proxyCommand(
   };
 }
 
+/** What every test's proxy is given: its server name, the daemon's socket, and debug logging. */
+export interface ProxyTarget {
+  server: string;
+  socket: string;
+  /** More options, after those three. */
+  extra?: string[];
+}
+
+/** `proxyCommand` for `target`, in front of `serverCommand`. */
+export function proxyFor(
+  target: ProxyTarget,
+  serverCommand: string[],
+): { command: string; args: string[]; env: Record<string, string> } {
+  const { server, socket, extra = [] } = target;
+  return proxyCommand(
+    ['--server', server, '--socket', socket, '--log-level', 'debug', ...extra],
+    serverCommand,
+  );
+}
+
+/** An SDK stdio transport to `cmd`, not yet started, and everything its process writes to stderr. */
+export function stdioWithStderr(cmd: {
+  command: string;
+  args: string[];
+  env: Record<string, string>;
+}): { transport: StdioClientTransport; stderr: () => string } {
+  const transport = new StdioClientTransport({ ...cmd, stderr: 'pipe' });
+  let err = '';
+  transport.stderr?.on('data', (chunk: Buffer) => {
+    err += chunk.toString();
+  });
+  return { transport, stderr: () => err };
+}
+
 /** Every source file the proxy is built from (its own, and the layers below it). */
 const PROXY_SOURCES = ['proxy', 'protocol', 'common', 'policies'].flatMap((dir) =>
   readdirSync(join(REPO, dir))
@@ -72,23 +106,12 @@ export async function startProxiedFs(
     elicit?: (params: ElicitRequest['params']) => Promise<ElicitResult>;
   },
 ): Promise<ProxiedServer> {
-  const { command, args, env } = proxyCommand(
-    [
-      '--server',
-      opts.server,
-      '--socket',
-      opts.socket,
-      '--log-level',
-      'debug',
-      ...(opts.extra ?? []),
-    ],
-    [process.execPath, FS_SERVER],
+  const { transport, stderr } = stdioWithStderr(
+    proxyFor({ server: opts.server, socket: opts.socket, extra: opts.extra ?? [] }, [
+      process.execPath,
+      FS_SERVER,
+    ]),
   );
-  const transport = new StdioClientTransport({ command, args, env, stderr: 'pipe' });
-  let err = '';
-  transport.stderr?.on('data', (chunk: Buffer) => {
-    err += chunk.toString();
-  });
   const hostRoots = opts.hostRoots ?? true;
   const client = new Client(
     { name: 'test-host', version: '0' },
@@ -119,7 +142,7 @@ export async function startProxiedFs(
   };
   const ps: ProxiedServer = {
     client,
-    stderr: () => err,
+    stderr,
     hostRootsCalls: () => rootsCalls,
     async allowed() {
       const { text } = await call('list_allowed_directories', {});
@@ -136,7 +159,8 @@ export async function startProxiedFs(
     await ps.close();
     // For a failing run: PROXY_TEST_STDERR=dir keeps each proxy's stderr.
     const keep = process.env.PROXY_TEST_STDERR;
-    if (keep) writeFileSync(join(keep, `${opts.server}-${process.pid}-${Date.now()}.log`), err);
+    if (keep)
+      writeFileSync(join(keep, `${opts.server}-${process.pid}-${Date.now()}.log`), stderr());
   });
   return ps;
 }

@@ -3,7 +3,7 @@ import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { proxyCommand, waitFor } from './proxy.js';
+import { proxyFor, waitFor } from './proxy.js';
 
 /** A fixture server in `test/fixtures/servers/` by file name; each takes its log file as first argument. */
 export function fixtureServer(name: string): string {
@@ -42,16 +42,8 @@ export function startRawSession(opts: {
 }): RawSession {
   const log = join(opts.dir, `received-${Date.now()}-${Math.random()}.log`);
   writeFileSync(log, '');
-  const { command, args, env } = proxyCommand(
-    [
-      '--server',
-      opts.server,
-      '--socket',
-      opts.socket,
-      '--log-level',
-      'debug',
-      ...(opts.proxyArgs ?? []),
-    ],
+  const { command, args, env } = proxyFor(
+    { server: opts.server, socket: opts.socket, extra: opts.proxyArgs ?? [] },
     [process.execPath, opts.fixture, log],
   );
   const child = spawn(command, args, { env });

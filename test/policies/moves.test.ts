@@ -11,7 +11,7 @@ import t from 'tap';
 import { starterPolicy } from '../../cli/commands/init.js';
 import { compileDeny } from '../../policies/deny.js';
 import { expandSlashBraces, positionDependent } from '../../policies/descendants.js';
-import { evaluatePolicy, nodeFs } from '../../policies/index.js';
+import { loadAndResolve, nodeFs } from '../../policies/index.js';
 import { contextFor, evaluate, makeTree } from '../helpers/policy.js';
 
 /** [pattern (H = a fixed absolute prefix), path (H-relative), position-dependent?] */
@@ -206,7 +206,7 @@ void t.test('ordinary work under the example policies stays allowed', async (t) 
     'time-boxed.yaml',
     'work-personal.yaml',
   ]) {
-    const ev = await evaluatePolicy({ configFile: join(examples, file) }, ctx);
+    const ev = await loadAndResolve({ configFile: join(examples, file) }, ctx);
     t.same(ev.errors, [], `${file} loads`);
     for (const server of names) {
       for (const root of ev.resolved.roots(server)) {

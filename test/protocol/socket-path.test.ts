@@ -13,7 +13,7 @@ import {
 
 const uid = process.getuid!();
 
-void t.test('resolution order (PROTOCOL.md, "Socket path")', (t) => {
+void t.test('resolution order (docs/protocol.md, "Socket path")', (t) => {
   const rows: {
     name: string;
     socket?: string;

@@ -1,10 +1,10 @@
-/** One call from file names to a resolved policy, for the offline CLI and tests. */
+/** Loading and resolving in one call, from file names to a resolved policy: for the offline CLI, benches and tests. */
 import type { PolicyError } from '../common/types.js';
 import { loadGrantsSource, loadPolicySources } from './load.js';
 import type { LoadedSources, PolicyContext, ResolvedPolicy } from './model.js';
 import { resolvePolicy } from './resolve.js';
 
-export interface Evaluation {
+export interface LoadedAndResolved {
   sources: LoadedSources;
   grants: LoadedSources | undefined;
   errors: PolicyError[];
@@ -16,10 +16,10 @@ export interface Evaluation {
  * Load and resolve. Files with errors contribute nothing (the daemon keeps its last good
  * snapshot instead; offline there is none, so an invalid policy resolves to no roots).
  */
-export async function evaluatePolicy(
+export async function loadAndResolve(
   input: { configFile: string; grantsFile?: string },
   ctx: PolicyContext,
-): Promise<Evaluation> {
+): Promise<LoadedAndResolved> {
   const sources = await loadPolicySources(input.configFile, ctx);
   const grants =
     input.grantsFile === undefined ? undefined : await loadGrantsSource(input.grantsFile, ctx);

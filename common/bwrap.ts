@@ -1,0 +1,61 @@
+/**
+ * Trying bubblewrap once, the way the proxy will run a server in it: a new user, PID and mount
+ * namespace, fresh /proc and /dev. The proxy asks before sandboxing a server and `rootsctl doctor`
+ * asks to report; both ask here, so the doctor's verdict is the proxy's.
+ */
+import { spawn } from 'node:child_process';
+
+/** A probe that hangs (a stuck FUSE mount, a wedged kernel) is a failure, not a wait forever. */
+const PROBE_TIMEOUT_MS = 10_000;
+
+/** The outcome of running `bwrap` with the proxy's namespaces around `true`. */
+export type BwrapProbe =
+  { ok: true; disableUserns: boolean } | { ok: false; code: number; output: string };
+
+/** Run `file args`, collecting stderr and stdout; a spawn failure is exit code 127. */
+function run(
+  file: string,
+  args: string[],
+  env: Readonly<Record<string, string | undefined>>,
+): Promise<{ code: number; output: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(file, args, {
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      timeout: PROBE_TIMEOUT_MS,
+    });
+    let stderr = '';
+    let stdout = '';
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+    child.once('error', (err) => resolve({ code: 127, output: err.message }));
+    child.once('close', (code) => resolve({ code: code ?? 1, output: stderr + stdout }));
+  });
+}
+
+/** Run the bwrap at `bwrap` once; `disableUserns` when it can also forbid nested namespaces. */
+export async function probeBwrap(
+  bwrap: string,
+  env: Readonly<Record<string, string | undefined>>,
+): Promise<BwrapProbe> {
+  const help = await run(bwrap, ['--help'], env);
+  const disableUserns = help.output.includes('--disable-userns');
+  const probe = await run(
+    bwrap,
+    [
+      '--unshare-user',
+      '--unshare-pid',
+      ...(disableUserns ? ['--disable-userns'] : []),
+      '--ro-bind',
+      '/',
+      '/',
+      '--dev',
+      '/dev',
+      '--proc',
+      '/proc',
+      'true',
+    ],
+    env,
+  );
+  return probe.code === 0 ? { ok: true, disableUserns } : { ok: false, ...probe };
+}

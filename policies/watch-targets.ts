@@ -1,0 +1,40 @@
+/**
+ * What the daemon must watch to see a policy change, computed by the engine once: the resolution
+ * puts these directories in its watch plan and the daemon's watcher plans its watches with the
+ * same functions, so the two never disagree.
+ */
+import { dirname } from 'node:path';
+import picomatch from 'picomatch';
+import { GLOB_OPTIONS, isGlob, splitGlob } from './expand.js';
+import type { FsView } from './model.js';
+
+/** The closest directory at or above `path` that exists (a path not yet created is watched from there). */
+export async function nearestExisting(fs: FsView, path: string): Promise<string> {
+  let cur = path;
+  for (;;) {
+    try {
+      if ((await fs.stat(cur)).isDirectory()) return cur;
+    } catch {
+      // not there (yet): climb
+    }
+    const up = dirname(cur);
+    if (up === cur) return cur;
+    cur = up;
+  }
+}
+
+/** The static directory an include glob's matches live under (`/etc/mcp/*.yaml` → `/etc/mcp`). */
+export function includeBase(pattern: string): string {
+  return splitGlob(pattern).base;
+}
+
+/** The directory to watch for an include glob: its base, or the closest ancestor that exists. */
+export function includeWatchDir(fs: FsView, pattern: string): Promise<string> {
+  return nearestExisting(fs, includeBase(pattern));
+}
+
+/** A test for paths the include globs among `patterns` could load. */
+export function includeMatcher(patterns: string[]): (path: string) => boolean {
+  const globs = patterns.filter(isGlob).map((p) => picomatch(p, GLOB_OPTIONS));
+  return (path) => globs.some((m) => m(path));
+}
