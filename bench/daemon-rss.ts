@@ -42,9 +42,13 @@ for (let i = 0; i < 10; i++) {
 bare.kill();
 
 // 1,000 clients, each subscribed to a server's list, held open while the daemon is sampled.
-const subscribers = spawn(process.execPath, [dist('bench/subscribers.js'), socket, String(CLIENTS)], {
-  stdio: ['pipe', 'pipe', 'inherit'],
-});
+const subscribers = spawn(
+  process.execPath,
+  [dist('bench/subscribers.js'), socket, String(CLIENTS)],
+  {
+    stdio: ['pipe', 'pipe', 'inherit'],
+  },
+);
 await new Promise<void>((resolve, reject) => {
   subscribers.stdout.on('data', (chunk: Buffer) => {
     if (chunk.toString().includes('ready')) resolve();
