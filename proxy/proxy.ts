@@ -463,6 +463,7 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
       detach: () => this.detach(),
       attach: (server) => this.attach(server),
       request: (method, params) => this.own.request(method, this.withOwnMeta(params)),
+      withEnvelope: (params) => this.withOwnMeta(params),
       initializeParams: () =>
         this.initializeParamsText === undefined
           ? undefined

@@ -8,12 +8,17 @@
  * gets the same `initialize` and `notifications/initialized`. A 2026-07-28 host sent no handshake
  * (each request carries its own envelope): the new server gets the `server/discover` probe, whose
  * answer tells the proxy what the new server declares and that it is ready.
+ *
+ * The new server's own start is most of a restart (bench/restart-latency.ts), so it is started
+ * and opened while the old one finishes its calls and stops; the host's calls are held from the
+ * start, so none reaches the old server once the policy has changed.
  */
 import type { Readable, Writable } from 'node:stream';
 import { notificationLine, type JsonObject } from '../protocol/messages.js';
 import { SUBSCRIPTION_ID_KEY, type HostSubscriptions } from './host-subscriptions.js';
 import type { ProxyLogger } from './log.js';
 import { isObject } from './mcp-line.js';
+import { openServer, type Opening } from './server-opening.js';
 
 /** A server as the router talks to it: a child's pipes, or the stand-in's. */
 export interface ServerEndpoint {
@@ -41,6 +46,8 @@ export interface SwapRouter {
   request(method: string, params: JsonObject): Promise<unknown>;
   /** The host's `initialize` params as sent to the server; undefined in a 2026-07-28 session. */
   initializeParams(): JsonObject | undefined;
+  /** `params` with the host's per-request envelope in a 2026-07-28 session. */
+  withEnvelope(params: JsonObject): JsonObject;
   /** Learn the new server's `initialize` or `server/discover` result (its capabilities). */
   initialized(result: unknown): void;
   /** The current server's declared capabilities. */
@@ -64,6 +71,8 @@ export interface SwapPlan {
   /** Start the new one. */
   start(): Promise<ServerEndpoint>;
   log: ProxyLogger;
+  /** When (performance.now()) the first change behind this restart reached the proxy. */
+  changedAt?: number;
 }
 
 const LISTS = [
@@ -125,18 +134,6 @@ async function discover(r: SwapRouter, log: ProxyLogger): Promise<JsonObject | u
   }
 }
 
-/** Open the host's session on the new server, as the host opened it on the old one. */
-async function openSession(r: SwapRouter, log: ProxyLogger): Promise<void> {
-  const params = r.initializeParams();
-  if (params === undefined) {
-    await discover(r, log);
-    return;
-  }
-  // 2025-era session: the new server must hear the host's handshake; the host has had its answer.
-  r.initialized(await r.request('initialize', params));
-  r.toServer(notificationLine('notifications/initialized'));
-}
-
 /** Give the new server the host's subscriptions: 2025-era URIs, 2026-07-28 streams. */
 async function restoreSubscriptions(r: SwapRouter, log: ProxyLogger): Promise<void> {
   for (const uri of r.subscriptions.resourceUris()) {
@@ -159,18 +156,65 @@ function listChanged(r: SwapRouter, list: string, modern: boolean): void {
   }
 }
 
+/** How long the new server may take to answer its opening request. */
+const OPENING_TIMEOUT_MS = 60_000;
+
 /** How long each step of a restart took, for the log (and bench/restart-latency.ts). */
 class Phases {
-  private last = performance.now();
   private readonly parts: string[] = [];
+  constructor(private last = performance.now()) {}
+  /** The step `name` ended now. */
   mark(name: string): void {
     const now = performance.now();
-    this.parts.push(`${name} ${Math.round(now - this.last)}`);
+    this.add(name, now - this.last);
     this.last = now;
+  }
+  /** A step that ran beside the others. */
+  add(name: string, ms: number): void {
+    this.parts.push(`${name} ${Math.round(ms)}`);
   }
   toString(): string {
     return this.parts.join(', ');
   }
+}
+
+/** Start the new server and open the host's session on it, as the host opened it on the old one. */
+async function startNext(r: SwapRouter, plan: SwapPlan): Promise<Opening & { ms: number }> {
+  const t0 = performance.now();
+  const server = await plan.start();
+  const params = r.initializeParams();
+  // 2025 era: the host's own handshake (the host has had its answer); 2026-07-28: the probe.
+  const opening =
+    params === undefined
+      ? await openServer(server, 'server/discover', r.withEnvelope({}), OPENING_TIMEOUT_MS)
+      : await openServer(server, 'initialize', params, OPENING_TIMEOUT_MS);
+  return { ...opening, ms: Math.round(performance.now() - t0) };
+}
+
+/** Let the old server finish its calls, read its lists, stop it; resolves with the lists. */
+async function retireOld(
+  r: SwapRouter,
+  plan: SwapPlan,
+  modern: boolean,
+  phases: Phases,
+): Promise<Record<string, string | undefined>> {
+  if (r.inFlight() > 0) {
+    plan.log.info(`waiting up to ${plan.drainMs} ms for ${r.inFlight()} call(s) in flight`);
+    if (!(await settle(r.whenAnswered(), plan.drainMs))) {
+      r.failInFlight(
+        `mcp-roots-proxy restarted the server (${plan.reason}) before it answered; call again`,
+      );
+    }
+  }
+  phases.mark('drain');
+  // A 2026-07-28 session has no initialize result to read the old server's lists from.
+  const oldCaps = (modern ? await discover(r, plan.log) : undefined) ?? r.capabilities();
+  const before = await snapshot(r, oldCaps);
+  phases.mark('old lists');
+  r.detach();
+  await plan.stopOld();
+  phases.mark('stop');
+  return before;
 }
 
 /** Put a new server behind the host; resolves once the held messages are on their way. */
@@ -178,28 +222,24 @@ export async function swapServer(r: SwapRouter, plan: SwapPlan): Promise<void> {
   const { log } = plan;
   const release = r.holdHost();
   const modern = r.initializeParams() === undefined;
-  const phases = new Phases();
+  const phases = new Phases(plan.changedAt);
+  if (plan.changedAt !== undefined) phases.mark('settle and plan');
   try {
-    if (r.inFlight() > 0) {
-      log.info(`waiting up to ${plan.drainMs} ms for ${r.inFlight()} call(s) in flight`);
-      if (!(await settle(r.whenAnswered(), plan.drainMs))) {
-        r.failInFlight(
-          `mcp-roots-proxy restarted the server (${plan.reason}) before it answered; call again`,
-        );
-      }
-    }
-    phases.mark('drain');
-    // A 2026-07-28 session has no initialize result to read the old server's lists from.
-    const oldCaps = (modern ? await discover(r, log) : undefined) ?? r.capabilities();
-    const before = await snapshot(r, oldCaps);
-    phases.mark('old lists');
-    r.detach();
-    await plan.stopOld();
-    phases.mark('stop');
-    r.attach(await plan.start());
-    phases.mark('spawn');
-    await openSession(r, log);
-    phases.mark(modern ? 'discover' : 'initialize');
+    const next = startNext(r, plan);
+    const [old, opened] = await Promise.allSettled([retireOld(r, plan, modern, phases), next]);
+    if (opened.status === 'rejected') throw opened.reason;
+    phases.mark('wait for the new server');
+    phases.add('new server start alongside', opened.value.ms);
+    r.attach(opened.value.server);
+    opened.value.server.serverOut.resume();
+    const { answer } = opened.value;
+    if ('error' in answer && !modern) throw answer.error;
+    if ('error' in answer)
+      log.warn(`the server did not answer server/discover: ${answer.error.message}`);
+    else r.initialized(answer.result);
+    if (!modern) r.toServer(notificationLine('notifications/initialized'));
+    if (old.status === 'rejected') throw old.reason;
+    const before = old.value;
     await restoreSubscriptions(r, log);
     const after = await snapshot(r, r.capabilities());
     phases.mark('subscriptions and new lists');
