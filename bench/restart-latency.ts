@@ -88,6 +88,8 @@ const restarts: number[] = [];
 const floor: number[] = [];
 const decide: number[] = [];
 const answer: number[] = [];
+/** Each restart less its new server's own start: what the daemon and the proxy add. */
+const overhead: number[] = [];
 /** The proxy's share of the decision: settling wait and planning. */
 const decidedIn: number[] = [];
 let ok: boolean;
@@ -118,6 +120,7 @@ try {
     );
     answer.push(done - restartSeen[before]! - after.reduce((a, [, ms]) => a + ms, 0));
     decidedIn.push(s['settle and plan'] ?? 0);
+    overhead.push(done - t0 - (s['new server start alongside'] ?? 0));
   }
   const r = summary(restarts);
   const f = summary(floor);
@@ -134,11 +137,16 @@ try {
     ...names.map((n): [string, number] => [n, p50(steps.map((s) => s[n] ?? 0))]),
     ['the rest (log to bench, the held call answered)', p50(answer)],
   ];
+  process.stdout.write(
+    `  less the new server's own start (what mcp-rootsd and the proxy add), p50: ${p50(overhead)} ms\n`,
+  );
   process.stdout.write('  where the time goes (p50 of each step, ms):\n');
   for (const [what, ms] of breakdown) process.stdout.write(`    ${what}: ${ms}\n`);
-  ok = report('restart-latency', { tries: TRIES, restart: r, coldStart: f, breakdown }, [
-    ['restart to first answer p50 < 1000 ms', r.p50 < 1000],
-  ]);
+  ok = report(
+    'restart-latency',
+    { tries: TRIES, restart: r, coldStart: f, addedP50: p50(overhead), breakdown },
+    [['restart to first answer p50 < 1000 ms', r.p50 < 1000]],
+  );
 } finally {
   await host.close();
   await admin.close();
