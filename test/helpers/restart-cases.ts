@@ -110,7 +110,8 @@ function recorded(file: string): { pid: number; method: string; id: unknown; par
  * The host's subscriptions reach the restarted server (2025: `resources/subscribe` replayed; 2026:
  * the `subscriptions/listen` stream sent again under the host's id, its second acknowledgement
  * kept from the host), the host hears `list_changed` only for the list that differs (resources,
- * one per directory; the tools stay the same), and a call in flight completes.
+ * one per directory; the tools stay the same), a call in flight completes, and one that never
+ * would fails with a clear error.
  */
 export async function subscriptionsCase(t: Test, kind: HostKind): Promise<void> {
   const dir = ownedShortDir(t);
@@ -182,16 +183,32 @@ export async function subscriptionsCase(t: Test, kind: HostKind): Promise<void> 
     t.match(again[0]?.params, { uri: watched }, 'the same resource');
   }
 
+  // A call that never finishes fails with a clear error once the restart stops waiting for it.
+  const hung = host.call('wait-for', { ref: join(w, 'p/a/never') }).then(
+    () => undefined,
+    (err: unknown) => err as Error,
+  );
+  const calls = () => host.stderr().split('subscriptions-fixture: tools/call wait-for').length - 1;
+  await waitFor(() => calls() >= 2, 30_000, 'the second call sent');
+  mkdirSync(join(w, 'p/c'));
+  t.match(
+    (await hung)?.message,
+    /restarted the server \(its roots changed \(\+.*\/p\/c\)\) before it answered; call again/,
+    'a call that never finishes fails, saying why',
+  );
+  t.same(JSON.parse((await host.call('argv')).text), [`${w}/p/a`, `${w}/p/b`, `${w}/p/c`]);
+
   await waitFor(
     () => host.notices().some((n) => n.method === 'notifications/resources/list_changed'),
     30_000,
     'resources/list_changed',
   );
   // The proxy tells the lists in a fixed order (tools, prompts, resources): nothing more can come.
+  await waitFor(() => host.notices().length >= 2, 30_000, 'the second resources/list_changed');
   t.same(
     host.notices().map((n) => n.method),
-    ['notifications/resources/list_changed'],
-    'only the list that differs',
+    ['notifications/resources/list_changed', 'notifications/resources/list_changed'],
+    'only the list that differs, once per restart',
   );
   if (modern) {
     t.match(
