@@ -16,6 +16,8 @@ const ALL = [
   'decision-log',
   'cli-startup',
   'daemon-rss',
+  'sandbox-start',
+  'restart-latency',
 ];
 const chosen = process.argv.slice(2).length > 0 ? process.argv.slice(2) : ALL;
 const env = { ...process.env, FUZZ_SECONDS: process.env.FUZZ_SECONDS ?? '60' };

@@ -11,6 +11,7 @@ import { batchElements, looksLikeBatch, splitHostBatch } from './batch.js';
 import { AskPerson } from './ask-person.js';
 import { CallGate } from './call-gate.js';
 import { SessionEra, withModernRootsCapability, type Era } from './era.js';
+import { HostSubscriptions } from './host-subscriptions.js';
 import { InOrder } from './in-order.js';
 import { INPUT_REQUIRED_METHODS, InputRequired } from './input-required.js';
 import { LineSplitter } from './line-splitter.js';
@@ -46,8 +47,8 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
   /** The host's `initialize` params as sent to the server, for a restarted server's handshake. */
   private initializeParamsText: string | undefined;
   private serverCaps: JsonObject = {};
-  /** Resources the host subscribed to, restored on a restarted server. */
-  private readonly subscribed = new Set<string>();
+  /** What the host subscribed to, restored on a restarted server. */
+  private readonly subscriptions = new HostSubscriptions();
   /** Host lines wait here so that a call being checked keeps its place in the order. */
   private readonly hostLines: InOrder<McpLine>;
 
@@ -234,6 +235,7 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
             this.toServer(notificationLine(method, `{"requestId":${retry}}`));
           }
           this.relayed.settled(key);
+          this.subscriptions.ended(key);
         }
         if (this.answeredHost.has(key)) return;
         break;
@@ -255,13 +257,10 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
         }
         break;
       case 'resources/subscribe':
-      case 'resources/unsubscribe': {
-        const uri = line.params.uri;
-        if (typeof uri !== 'string') break;
-        if (method === 'resources/subscribe') this.subscribed.add(uri);
-        else this.subscribed.delete(uri);
+      case 'resources/unsubscribe':
+      case 'subscriptions/listen':
+        this.subscriptions.onHost(line);
         break;
-      }
     }
     // A restart may have begun while the call was being checked: it goes to the new server.
     await this.whileHeld();
@@ -374,6 +373,8 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
     }
     if (method === 'roots/list' && line.isRequest) return this.roots.onRootsList(line);
     if (method === 'notifications/cancelled' && this.roots.consumeCancel(line.cancelledKey)) return;
+    // A restarted server acknowledges the host's stream again; the host has had its answer.
+    if (this.subscriptions.consumeAck(line)) return;
     if (
       method === 'notifications/tools/list_changed' &&
       this.settings.enforce &&
@@ -401,7 +402,10 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
     if (this.inputs.onAnswer(line)) return;
     if (this.own.isOwn(msg)) return this.own.settle(msg);
     const key = line.idKey;
-    if (key !== undefined) this.relayed.settled(key);
+    if (key !== undefined) {
+      this.relayed.settled(key);
+      this.subscriptions.ended(key);
+    }
     if (key !== undefined && key === this.initializeKey) this.onInitializeResult(msg.result);
     this.toHost(line.bytes);
   }
@@ -458,7 +462,8 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
       failInFlight: (why) => this.relayed.failAll(this.toHost, this.settings.log, why),
       detach: () => this.detach(),
       attach: (server) => this.attach(server),
-      request: (method, params) => this.own.request(method, params),
+      request: (method, params) => this.own.request(method, this.withOwnMeta(params)),
+      withEnvelope: (params) => this.withOwnMeta(params),
       initializeParams: () =>
         this.initializeParamsText === undefined
           ? undefined
@@ -467,9 +472,11 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
       capabilities: () => this.serverCaps,
       toServer: (line) => this.toServer(line),
       toHost: (line) => this.toHost(line),
-      subscriptions: () => [...this.subscribed],
+      subscriptions: this.subscriptions,
       refreshTools: () => {
-        if (this.settings.enforce && this.initialized && this.serverHasTools) {
+        // A 2026-07-28 session has no `initialized`: its tools were learnt at its first call.
+        const learnt = this.initialized || this.catalog.started;
+        if (this.settings.enforce && learnt && this.serverHasTools) {
           void this.catalog.refresh();
         }
       },

@@ -6,19 +6,27 @@ import type { ProxyLogger } from './log.js';
 /** Why a request got no answer from the server. */
 export const SERVER_GONE = 'the MCP server exited or closed its output (see the proxy’s stderr)';
 
+/**
+ * Requests that stay open for the whole session (a 2026-07-28 subscription stream): they are not
+ * calls a restart waits for, since they never finish; a restarted server gets them again.
+ */
+const STREAMS = new Set(['subscriptions/listen']);
+
 /** The host's requests on their way to or at the server, by id key. */
 export class RelayedRequests {
   private readonly waiting = new Map<string, { idText: string; method: string }>();
   private emptied: (() => void)[] = [];
 
-  /** How many requests await the server's answer. */
+  /** How many requests await the server's answer (open subscription streams aside). */
   get size(): number {
-    return this.waiting.size;
+    let n = 0;
+    for (const w of this.waiting.values()) if (!STREAMS.has(w.method)) n++;
+    return n;
   }
 
-  /** Resolves once no request awaits an answer (at once when none does). */
+  /** Resolves once no request awaits an answer (at once when none does; streams aside). */
   whenEmpty(): Promise<void> {
-    if (this.waiting.size === 0) return Promise.resolve();
+    if (this.size === 0) return Promise.resolve();
     return new Promise((resolve) => this.emptied.push(resolve));
   }
 
@@ -31,7 +39,7 @@ export class RelayedRequests {
   /** The server answered request `key`, or the host cancelled it. */
   settled(key: string): void {
     this.waiting.delete(key);
-    if (this.waiting.size === 0) this.wake();
+    if (this.size === 0) this.wake();
   }
 
   private wake(): void {

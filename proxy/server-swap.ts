@@ -1,13 +1,24 @@
 /**
  * Replacing the server behind the host's back, the host's session going on: hold new calls, let
  * the calls in flight finish (for a while; then they fail with a clear error), stop the old
- * server, start the new one, replay the host's handshake to it (its answer stays with the proxy),
- * restore the host's resource subscriptions, tell the host which lists changed, release.
+ * server, start the new one, open the host's session on it (its answers stay with the proxy),
+ * restore the host's subscriptions, tell the host which lists changed, release.
+ *
+ * The session is opened as the host opened it. A 2025-era host sent `initialize`: the new server
+ * gets the same `initialize` and `notifications/initialized`. A 2026-07-28 host sent no handshake
+ * (each request carries its own envelope): the new server gets the `server/discover` probe, whose
+ * answer tells the proxy what the new server declares and that it is ready.
+ *
+ * The new server's own start is most of a restart (bench/restart-latency.ts), so it is started
+ * and opened while the old one finishes its calls and stops; the host's calls are held from the
+ * start, so none reaches the old server once the policy has changed.
  */
 import type { Readable, Writable } from 'node:stream';
 import { notificationLine, type JsonObject } from '../protocol/messages.js';
+import { SUBSCRIPTION_ID_KEY, type HostSubscriptions } from './host-subscriptions.js';
 import type { ProxyLogger } from './log.js';
 import { isObject } from './mcp-line.js';
+import { openServer, type Opening } from './server-opening.js';
 
 /** A server as the router talks to it: a child's pipes, or the stand-in's. */
 export interface ServerEndpoint {
@@ -28,18 +39,23 @@ export interface SwapRouter {
   /** Stop listening to the current server (its exit is then no longer the session's end). */
   detach(): void;
   attach(server: ServerEndpoint): void;
-  /** Ask the current server (the proxy's own request; the host never sees the answer). */
+  /**
+   * Ask the current server (the proxy's own request; the host never sees the answer), with the
+   * host's per-request envelope in a 2026-07-28 session.
+   */
   request(method: string, params: JsonObject): Promise<unknown>;
   /** The host's `initialize` params as sent to the server; undefined in a 2026-07-28 session. */
   initializeParams(): JsonObject | undefined;
-  /** Learn the new server's `initialize` result (capabilities, version). */
+  /** `params` with the host's per-request envelope in a 2026-07-28 session. */
+  withEnvelope(params: JsonObject): JsonObject;
+  /** Learn the new server's `initialize` or `server/discover` result (its capabilities). */
   initialized(result: unknown): void;
   /** The current server's declared capabilities. */
   capabilities(): JsonObject;
   toServer(line: string): void;
   toHost(line: string): void;
-  /** URIs the host subscribed to with `resources/subscribe`. */
-  subscriptions(): string[];
+  /** What the host subscribed to. */
+  subscriptions: HostSubscriptions;
   /** Learn the new server's tools for the call checks. */
   refreshTools(): void;
 }
@@ -55,6 +71,8 @@ export interface SwapPlan {
   /** Start the new one. */
   start(): Promise<ServerEndpoint>;
   log: ProxyLogger;
+  /** When (performance.now()) the first change behind this restart reached the proxy. */
+  changedAt?: number;
 }
 
 const LISTS = [
@@ -67,8 +85,10 @@ const LISTS = [
 const MAX_PAGES = 100;
 
 /** Each list the server declares, as JSON text ('' when it declares none, undefined if unknown). */
-async function snapshot(r: SwapRouter): Promise<Record<string, string | undefined>> {
-  const caps = r.capabilities();
+async function snapshot(
+  r: SwapRouter,
+  caps: JsonObject,
+): Promise<Record<string, string | undefined>> {
   const out: Record<string, string | undefined> = {};
   for (const [cap, method, member] of LISTS) {
     if (caps[cap] === undefined) {
@@ -102,42 +122,132 @@ const settle = (p: Promise<void>, ms: number): Promise<boolean> => {
   ]).finally(() => clearTimeout(timer));
 };
 
+/** The server's capabilities from `server/discover` (2026-07-28), or undefined if it would not say. */
+async function discover(r: SwapRouter, log: ProxyLogger): Promise<JsonObject | undefined> {
+  try {
+    const result = await r.request('server/discover', {});
+    r.initialized(result);
+    return isObject(result) && isObject(result.capabilities) ? result.capabilities : undefined;
+  } catch (err) {
+    log.warn(`the server did not answer server/discover: ${(err as Error).message}`);
+    return undefined;
+  }
+}
+
+/** Give the new server the host's subscriptions: 2025-era URIs, 2026-07-28 streams. */
+async function restoreSubscriptions(r: SwapRouter, log: ProxyLogger): Promise<void> {
+  for (const uri of r.subscriptions.resourceUris()) {
+    await r.request('resources/subscribe', { uri }).catch((err: unknown) => {
+      log.warn(`could not subscribe the new server to ${uri}: ${(err as Error).message}`);
+    });
+  }
+  for (const stream of r.subscriptions.listenStreams()) {
+    r.subscriptions.replaying(stream);
+    r.toServer(stream.text);
+  }
+}
+
+/** Tell the host a list changed: unasked in a 2025-era session, on its streams in a 2026 one. */
+function listChanged(r: SwapRouter, list: string, modern: boolean): void {
+  const method = `notifications/${list}/list_changed`;
+  if (!modern) return r.toHost(notificationLine(method));
+  for (const s of r.subscriptions.streamsFor(list)) {
+    r.toHost(notificationLine(method, JSON.stringify({ _meta: { [SUBSCRIPTION_ID_KEY]: s.id } })));
+  }
+}
+
+/** How long the new server may take to answer its opening request. */
+const OPENING_TIMEOUT_MS = 60_000;
+
+/** How long each step of a restart took, for the log (and bench/restart-latency.ts). */
+class Phases {
+  private readonly parts: string[] = [];
+  constructor(private last = performance.now()) {}
+  /** The step `name` ended now. */
+  mark(name: string): void {
+    const now = performance.now();
+    this.add(name, now - this.last);
+    this.last = now;
+  }
+  /** A step that ran beside the others. */
+  add(name: string, ms: number): void {
+    this.parts.push(`${name} ${Math.round(ms)}`);
+  }
+  toString(): string {
+    return this.parts.join(', ');
+  }
+}
+
+/** Start the new server and open the host's session on it, as the host opened it on the old one. */
+async function startNext(r: SwapRouter, plan: SwapPlan): Promise<Opening & { ms: number }> {
+  const t0 = performance.now();
+  const server = await plan.start();
+  const params = r.initializeParams();
+  // 2025 era: the host's own handshake (the host has had its answer); 2026-07-28: the probe.
+  const opening =
+    params === undefined
+      ? await openServer(server, 'server/discover', r.withEnvelope({}), OPENING_TIMEOUT_MS)
+      : await openServer(server, 'initialize', params, OPENING_TIMEOUT_MS);
+  return { ...opening, ms: Math.round(performance.now() - t0) };
+}
+
+/** Let the old server finish its calls, read its lists, stop it; resolves with the lists. */
+async function retireOld(
+  r: SwapRouter,
+  plan: SwapPlan,
+  modern: boolean,
+  phases: Phases,
+): Promise<Record<string, string | undefined>> {
+  if (r.inFlight() > 0) {
+    plan.log.info(`waiting up to ${plan.drainMs} ms for ${r.inFlight()} call(s) in flight`);
+    if (!(await settle(r.whenAnswered(), plan.drainMs))) {
+      r.failInFlight(
+        `mcp-roots-proxy restarted the server (${plan.reason}) before it answered; call again`,
+      );
+    }
+  }
+  phases.mark('drain');
+  // A 2026-07-28 session has no initialize result to read the old server's lists from.
+  const oldCaps = (modern ? await discover(r, plan.log) : undefined) ?? r.capabilities();
+  const before = await snapshot(r, oldCaps);
+  phases.mark('old lists');
+  r.detach();
+  await plan.stopOld();
+  phases.mark('stop');
+  return before;
+}
+
 /** Put a new server behind the host; resolves once the held messages are on their way. */
 export async function swapServer(r: SwapRouter, plan: SwapPlan): Promise<void> {
   const { log } = plan;
   const release = r.holdHost();
+  const modern = r.initializeParams() === undefined;
+  const phases = new Phases(plan.changedAt);
+  if (plan.changedAt !== undefined) phases.mark('settle and plan');
   try {
-    if (r.inFlight() > 0) {
-      log.info(`waiting up to ${plan.drainMs} ms for ${r.inFlight()} call(s) in flight`);
-      if (!(await settle(r.whenAnswered(), plan.drainMs))) {
-        r.failInFlight(
-          `mcp-roots-proxy restarted the server (${plan.reason}) before it answered; call again`,
-        );
-      }
-    }
-    const before = await snapshot(r);
-    r.detach();
-    await plan.stopOld();
-    r.attach(await plan.start());
-
-    const params = r.initializeParams();
-    if (params !== undefined) {
-      // 2025-era session: the new server must hear the host's handshake; the host has had its answer.
-      r.initialized(await r.request('initialize', params));
-      r.toServer(notificationLine('notifications/initialized'));
-    }
-    for (const uri of r.subscriptions()) {
-      await r.request('resources/subscribe', { uri }).catch((err: unknown) => {
-        log.warn(`could not subscribe the new server to ${uri}: ${(err as Error).message}`);
-      });
-    }
-    const after = await snapshot(r);
-    for (const [cap] of LISTS) {
-      if (before[cap] === undefined || before[cap] !== after[cap]) {
-        r.toHost(notificationLine(`notifications/${cap}/list_changed`));
-      }
+    const next = startNext(r, plan);
+    const [old, opened] = await Promise.allSettled([retireOld(r, plan, modern, phases), next]);
+    if (opened.status === 'rejected') throw opened.reason;
+    phases.mark('wait for the new server');
+    phases.add('new server start alongside', opened.value.ms);
+    r.attach(opened.value.server);
+    opened.value.server.serverOut.resume();
+    const { answer } = opened.value;
+    if ('error' in answer && !modern) throw answer.error;
+    if ('error' in answer)
+      log.warn(`the server did not answer server/discover: ${answer.error.message}`);
+    else r.initialized(answer.result);
+    if (!modern) r.toServer(notificationLine('notifications/initialized'));
+    if (old.status === 'rejected') throw old.reason;
+    const before = old.value;
+    await restoreSubscriptions(r, log);
+    const after = await snapshot(r, r.capabilities());
+    phases.mark('subscriptions and new lists');
+    for (const [list] of LISTS) {
+      if (before[list] === undefined || before[list] !== after[list]) listChanged(r, list, modern);
     }
     r.refreshTools();
+    log.info(`restarted the server (ms: ${phases.toString()})`);
   } catch (err) {
     log.error(`the restarted server did not take the host's session: ${(err as Error).message}`);
   } finally {

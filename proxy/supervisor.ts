@@ -39,6 +39,8 @@ export class Supervisor {
   private running: Running | undefined;
   private router: Swappable | undefined;
   private pending: RootsChange[] = [];
+  /** When the first of the pending changes came (for the restart's log). */
+  private changedAt: number | undefined;
   private timer: NodeJS.Timeout | undefined;
   private busy = false;
   private again = false;
@@ -64,6 +66,7 @@ export class Supervisor {
   /** The roots changed: restart if that changes what would run (after the burst settles). */
   onRoots(change: RootsChange): void {
     if (this.closed) return;
+    if (this.pending.length === 0) this.changedAt = performance.now();
     this.pending.push(change);
     if (this.router !== undefined) this.schedule();
   }
@@ -143,15 +146,16 @@ export class Supervisor {
       do {
         this.again = false;
         const changes = this.pending;
+        const changedAt = this.changedAt;
         this.pending = [];
-        await this.restartIfChanged(changes);
+        await this.restartIfChanged(changes, changedAt);
       } while (this.again && !this.closed);
     } finally {
       this.busy = false;
     }
   }
 
-  private async restartIfChanged(changes: RootsChange[]): Promise<void> {
+  private async restartIfChanged(changes: RootsChange[], changedAt?: number): Promise<void> {
     const plan = await planLaunch(this.o.planInput());
     const old = this.running;
     if (this.closed || old === undefined || keyOf(plan) === old.key) return;
@@ -159,6 +163,7 @@ export class Supervisor {
     this.o.log.info(`restarting the server: ${reason}`);
     await this.router!.swapServer({
       reason,
+      ...(changedAt === undefined ? {} : { changedAt }),
       drainMs: this.o.drainMs ?? 5000,
       log: this.o.log,
       stopOld: async () => {

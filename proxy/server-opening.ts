@@ -1,0 +1,87 @@
+/**
+ * One request to a server that nobody listens to yet: a restarted server's `initialize` (2025 era)
+ * or `server/discover` (2026-07-28), sent while the old server still finishes its calls, so that
+ * the new one's start overlaps the old one's drain and stop. Whatever else the new server writes
+ * meanwhile is put back on its output, unread, for the router to read once it is attached.
+ */
+import { PassThrough } from 'node:stream';
+import { idText, requestLine, type JsonObject } from '../protocol/messages.js';
+import { LineSplitter } from './line-splitter.js';
+import { isObject, McpLine } from './mcp-line.js';
+import type { ServerEndpoint } from './server-swap.js';
+
+/** The id of the opening request; the proxy's own prefix, so no host id can be the same. */
+const OPENING_ID = 'mcp-roots-proxy:opening';
+
+/** The answer to the opening, and the server to attach (its output holding what it wrote). */
+export interface Opening {
+  answer: { result: unknown } | { error: Error };
+  server: ServerEndpoint;
+}
+
+/**
+ * Send `method` to `server`; resolves with its answer (an error for an error answer, for an output
+ * that ended, or after `timeoutMs`). The output to attach is left paused, holding every byte the
+ * server wrote besides the answer; the caller resumes it once the router listens. An output that
+ * ended is replaced by one that holds those bytes and then ends, so that the router still sees
+ * the end.
+ */
+export function openServer(
+  server: ServerEndpoint,
+  method: string,
+  params: JsonObject,
+  timeoutMs: number,
+): Promise<Opening> {
+  const out = server.serverOut;
+  const splitter = new LineSplitter();
+  const kept: Buffer[] = [];
+  const keep = (bytes: Buffer): void => void kept.push(bytes, Buffer.from('\n'));
+  return new Promise<Opening>((resolve) => {
+    const finish = (answer: Opening['answer'], ended = false): void => {
+      clearTimeout(timer);
+      out.off('data', onData).off('end', onEnd).off('close', onEnd).off('error', onError);
+      const tail = splitter.end();
+      if (tail !== undefined) kept.push(tail);
+      const bytes = Buffer.concat(kept);
+      if (ended) {
+        const rest = new PassThrough();
+        rest.end(bytes);
+        rest.pause();
+        return resolve({ answer, server: { serverIn: server.serverIn, serverOut: rest } });
+      }
+      out.pause();
+      if (bytes.length > 0) out.unshift(bytes);
+      resolve({ answer, server });
+    };
+    let answer: Opening['answer'] | undefined;
+    const onData = (chunk: Buffer): void => {
+      for (const bytes of splitter.push(chunk)) {
+        const line = new McpLine(bytes);
+        const msg = line.msg;
+        if (
+          answer !== undefined ||
+          msg === undefined ||
+          !line.isResponse ||
+          msg.id !== OPENING_ID
+        ) {
+          keep(bytes);
+        } else if (isObject(msg.error)) {
+          const message = typeof msg.error.message === 'string' ? msg.error.message : 'an error';
+          answer = { error: new Error(`${method} answered: ${message}`) };
+        } else {
+          answer = { result: msg.result };
+        }
+      }
+      if (answer !== undefined) finish(answer);
+    };
+    const onEnd = (): void =>
+      finish({ error: new Error(`the new server ended before it answered ${method}`) }, true);
+    const onError = (err: Error): void => finish({ error: err });
+    const timer = setTimeout(
+      () => finish({ error: new Error(`no answer to ${method} in ${timeoutMs} ms`) }),
+      timeoutMs,
+    );
+    out.on('data', onData).once('end', onEnd).once('close', onEnd).once('error', onError);
+    server.serverIn.write(`${requestLine(idText(OPENING_ID), method, JSON.stringify(params))}\n`);
+  });
+}
