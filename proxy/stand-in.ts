@@ -5,6 +5,8 @@
  * answers every request with an error that says why and how to fix it.
  */
 import { PassThrough, type Readable, type Writable } from 'node:stream';
+import { PROTOCOL_VERSION_KEY } from './era.js';
+import { SUBSCRIPTION_ID_KEY } from './host-subscriptions.js';
 import { LineSplitter } from './line-splitter.js';
 
 /** Why the server is not running. */
@@ -21,6 +23,8 @@ export interface StandIn {
 /** The latest protocol revision the stand-in speaks when the host asks for one it does not know. */
 const FALLBACK_VERSION = '2025-06-18';
 const KNOWN_VERSIONS = ['2024-11-05', '2025-03-26', '2025-06-18', '2025-11-25'];
+/** The revisions without a handshake the stand-in speaks (`server/discover`, per-request `_meta`). */
+const MODERN_VERSIONS = ['2026-07-28'];
 
 const EMPTY_LISTS: Record<string, object> = {
   'tools/list': { tools: [] },
@@ -40,7 +44,15 @@ export function startStandIn(server: string, version: string, mode: StandInMode)
   };
   const message = `mcp-roots-proxy: the MCP server ${JSON.stringify(server)} is not running: ${mode.reason}`;
   const onLine = (bytes: Buffer): void => {
-    let msg: { id?: unknown; method?: unknown; params?: { protocolVersion?: unknown } };
+    let msg: {
+      id?: unknown;
+      method?: unknown;
+      params?: {
+        protocolVersion?: unknown;
+        notifications?: unknown;
+        _meta?: Record<string, unknown>;
+      };
+    };
     try {
       msg = JSON.parse(bytes.toString('utf8')) as typeof msg;
     } catch {
@@ -51,6 +63,31 @@ export function startStandIn(server: string, version: string, mode: StandInMode)
     const id = msg.id;
     if (mode.kind === 'refuse') {
       send({ id, error: { code: -32603, message } });
+      return;
+    }
+    // A 2026-07-28 request names its revision in `_meta`, and every result to it says it is
+    // complete: a host of that era rejects a result without `resultType`.
+    const modern = typeof msg.params?._meta?.[PROTOCOL_VERSION_KEY] === 'string';
+    const answer = (result: object): void =>
+      send({ id, result: modern ? { resultType: 'complete', ...result } : result });
+    if (msg.method === 'server/discover') {
+      answer({
+        supportedVersions: [...MODERN_VERSIONS, ...[...KNOWN_VERSIONS].reverse()],
+        capabilities: { tools: { listChanged: true } },
+        serverInfo: { name: `${server} (not started yet)`, version },
+        instructions: `${message}. Its tools appear when the policy gives it a root.`,
+      });
+      return;
+    }
+    if (msg.method === 'subscriptions/listen') {
+      // The stream stays open: the proxy replays it to the real server once that starts, and
+      // tells the host on it that the tools changed.
+      const notifications =
+        typeof msg.params?.notifications === 'object' ? msg.params.notifications : {};
+      send({
+        method: 'notifications/subscriptions/acknowledged',
+        params: { notifications, _meta: { [SUBSCRIPTION_ID_KEY]: id } },
+      });
       return;
     }
     if (msg.method === 'initialize') {
@@ -68,9 +105,9 @@ export function startStandIn(server: string, version: string, mode: StandInMode)
       });
       return;
     }
-    if (msg.method === 'ping') return send({ id, result: {} });
+    if (msg.method === 'ping') return answer({});
     const empty = EMPTY_LISTS[msg.method];
-    if (empty !== undefined) return send({ id, result: empty });
+    if (empty !== undefined) return answer(empty);
     send({ id, error: { code: -32603, message } });
   };
   serverIn.on('data', (chunk: Buffer) => {
