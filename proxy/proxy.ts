@@ -17,10 +17,12 @@ import { LineSplitter } from './line-splitter.js';
 import { writeLine } from './line-writer.js';
 import { isObject, McpLine } from './mcp-line.js';
 import { OWN_ID_PREFIX, OwnRequests } from './own-requests.js';
+import { PendingCalls, type PendingCall } from './pending-calls.js';
 import { RecentKeys } from './recent-keys.js';
 import { RelayedRequests, SERVER_GONE } from './relayed.js';
 import { RootsHold } from './roots-hold.js';
 import { ServerRoots, withRootsCapability } from './server-roots.js';
+import { SessionHealth } from './session-health.js';
 import { swapServer, type ServerEndpoint, type SwapPlan, type SwapRouter } from './server-swap.js';
 import { ToolCatalog } from './tool-catalog.js';
 import { PROXY_DEFAULTS, type RootsProxyEvents, type RootsProxyOptions } from './proxy-options.js';
@@ -48,8 +50,12 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
   private serverCaps: JsonObject = {};
   /** Resources the host subscribed to, restored on a restarted server. */
   private readonly subscribed = new Set<string>();
-  /** Host lines wait here so that a call being checked keeps its place in the order. */
+  /** Host lines are admitted here in arrival order; checks run beside it (in-order.ts). */
   private readonly hostLines: InOrder<McpLine>;
+  /** Host requests admitted but not yet relayed or answered: what a cancellation stops. */
+  private readonly pending = new PendingCalls();
+  /** An unknown `--server` name and an unreachable daemon, as the host sees them. */
+  private readonly session: SessionHealth;
 
   private initialized = false;
   /** The id key of the host's `initialize`; undefined in a 2026-07-28 session, which has none. */
@@ -128,6 +134,13 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
     });
     this.toServer = toServer;
     this.toHost = toHost;
+    this.session = new SessionHealth({
+      server: this.settings.server,
+      link,
+      allowUnknownServer: this.settings.allowUnknownServer,
+      log,
+      toHost,
+    });
     this.hostLines = new InOrder(
       (line) => this.onHostLine(line),
       (err) => log.error(`handling a host message: ${(err as Error).stack ?? String(err)}`),
@@ -199,6 +212,11 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
     this.hostLines.push(line);
   }
 
+  /**
+   * Admit one host line (in-order.ts says what keeps its order). Everything here is synchronous
+   * but the wait for a restart: a request whose handling must wait (a checked call, a 2026-07-28
+   * retry that waits for the roots) is registered as pending and goes on beside the queue.
+   */
   private async onHostLine(line: McpLine): Promise<void> {
     await this.whileHeld();
     const { method, isRequest } = line;
@@ -210,6 +228,14 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
     if (isRequest && this.serverGone) {
       const message = `mcp-roots-proxy: ${method} not sent: ${SERVER_GONE}`;
       this.answerHost(line, { error: { code: RpcCode.INTERNAL_ERROR, message } });
+      return;
+    }
+    if (this.session.refusesUnknownServer(line)) return;
+    if (isRequest && this.pending.has(line.idKey)) {
+      // Two requests in flight under one id: whichever answer came first, the host could not tell
+      // whose it is. The first keeps the id; the second is refused without being checked.
+      const message = `mcp-roots-proxy: request id ${line.idText} is already in use by a request that has not been answered; ids must be unique among requests in flight`;
+      this.toHost(errorLine(line.idText ?? 'null', { code: RpcCode.INVALID_REQUEST, message }));
       return;
     }
     const { enforce } = this.settings;
@@ -225,33 +251,29 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
         // The host's own roots are not the policy's.
         this.settings.log.debug('dropped the host’s notifications/roots/list_changed');
         return;
-      case 'notifications/cancelled': {
-        const key = line.cancelledKey;
-        if (key !== undefined) {
-          const retry = this.inputs.forget(key);
-          // The server knows the request by the proxy's retry id, not the host's.
-          if (retry !== undefined) {
-            this.toServer(notificationLine(method, `{"requestId":${retry}}`));
-          }
-          this.relayed.settled(key);
-        }
-        if (this.answeredHost.has(key)) return;
-        break;
-      }
+      case 'notifications/cancelled':
+        return this.onHostCancel(line);
       case 'notifications/progress':
         // Progress on a server request that the proxy answered: the server never asked the host.
         if (this.roots.answeredToken(line.progressTokenKey)) return;
         break;
+      case 'logging/setLevel':
+        if (isRequest && this.session.answersSetLevel(line)) return;
+        break;
       case 'tools/call':
         if (isRequest && enforce) {
           this.learnTools();
-          if (await this.gate.refusedToolCall(line, era)) return;
+          return this.admitPending(line, era, (signal) =>
+            this.gate.refusedToolCall(line, era, signal),
+          );
         }
         break;
       case 'resources/read':
         if (isRequest && enforce) {
           this.learnTools();
-          if (await this.gate.refusedResourceRead(line, era)) return;
+          return this.admitPending(line, era, (signal) =>
+            this.gate.refusedResourceRead(line, era, signal),
+          );
         }
         break;
       case 'resources/subscribe':
@@ -263,10 +285,63 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
         break;
       }
     }
-    // A restart may have begun while the call was being checked: it goes to the new server.
-    await this.whileHeld();
-    if (isRequest) await this.relayRequest(line, era);
-    else this.toServer(line.bytes);
+    if (!isRequest) return this.toServer(line.bytes);
+    // A 2026-07-28 request that may be answered `input_required` may wait for the policy's roots.
+    if (era === 'modern' && INPUT_REQUIRED_METHODS.has(method)) return this.admitPending(line, era);
+    void this.relayRequest(line, era);
+  }
+
+  /**
+   * A request whose handling waits: pending under its id from now (a cancellation stops it), then
+   * checked (`check` true: refused and answered, or cancelled) and relayed beside the queue.
+   */
+  private admitPending(
+    line: McpLine,
+    era: Era,
+    check?: (signal: AbortSignal) => Promise<boolean>,
+  ): void {
+    const call = this.pending.start(line.idKey);
+    const task = (async () => {
+      try {
+        if (check !== undefined && (await check(call.signal))) return;
+        // A restart may have begun while the call was being checked: it goes to the new server.
+        await this.whileHeld();
+        if (call.signal.aborted) return;
+        if (this.serverGone) {
+          const message = `mcp-roots-proxy: ${line.method} not sent: ${SERVER_GONE}`;
+          this.answerHost(line, { error: { code: RpcCode.INTERNAL_ERROR, message } });
+          return;
+        }
+        await this.relayRequest(line, era, call);
+      } finally {
+        this.pending.finish(call);
+      }
+    })();
+    this.hostLines.besideQueue(task);
+  }
+
+  /**
+   * The host cancelled a request. One still pending here never reached the server: its check
+   * stops, and neither the cancellation nor any answer is sent. Otherwise the server is told.
+   */
+  private onHostCancel(line: McpLine): void {
+    const key = line.cancelledKey;
+    if (this.pending.cancel(key)) {
+      this.settings.log.debug(
+        `the host cancelled request ${key} before it reached the server: it is not sent, and not answered`,
+      );
+      return;
+    }
+    if (key !== undefined) {
+      const retry = this.inputs.forget(key);
+      // The server knows the request by the proxy's retry id, not the host's.
+      if (retry !== undefined) {
+        this.toServer(notificationLine(line.method!, `{"requestId":${retry}}`));
+      }
+      this.relayed.settled(key);
+    }
+    if (this.answeredHost.has(key)) return;
+    this.toServer(line.bytes);
   }
 
   /** Resolves once no restart holds the host's messages. */
@@ -311,14 +386,28 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
   }
 
   /**
-   * Relay a host request. A 2026-07-28 one carries the client's capabilities: the server is told
-   * of roots as the policy says, and a request that may come back `input_required` is followed.
+   * Relay a host request, in one step with `call`'s end as pending (so that a cancellation that
+   * comes next is passed on to the server). A 2026-07-28 one carries the client's capabilities:
+   * the server is told of roots as the policy says, and a request that may come back
+   * `input_required` is followed.
    */
-  private async relayRequest(line: McpLine, era: Era): Promise<void> {
-    this.relayed.track(line.idText, line.method ?? 'a request');
-    if (era === 'legacy') return this.toServer(line.bytes);
+  private relayRequest(line: McpLine, era: Era, call?: PendingCall): Promise<void> | void {
+    const sent = (): void => {
+      if (call !== undefined) this.pending.finish(call);
+      // The id may have been a refused call's before: a cancellation of this one must go on.
+      this.answeredHost.delete(line.idKey);
+      this.relayed.track(line.idText, line.method ?? 'a request');
+    };
+    if (era === 'legacy') {
+      sent();
+      return this.toServer(line.bytes);
+    }
     const text = withModernRootsCapability(line.text, this.roots.hasRoots);
-    if (INPUT_REQUIRED_METHODS.has(line.method ?? '')) return this.inputs.relay(line, text);
+    if (INPUT_REQUIRED_METHODS.has(line.method ?? '')) {
+      const signal = call?.signal ?? new AbortController().signal;
+      return this.inputs.relay(line, text, { signal, sent });
+    }
+    sent();
     this.toServer(text === line.text ? line.bytes : text);
   }
 
@@ -402,7 +491,13 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
     if (this.own.isOwn(msg)) return this.own.settle(msg);
     const key = line.idKey;
     if (key !== undefined) this.relayed.settled(key);
-    if (key !== undefined && key === this.initializeKey) this.onInitializeResult(msg.result);
+    if (key !== undefined && key === this.initializeKey) {
+      this.onInitializeResult(msg.result);
+      const text = this.session.initializeResult(line.text);
+      this.toHost(text === line.text ? line.bytes : text);
+      this.session.opened();
+      return;
+    }
     this.toHost(line.bytes);
   }
 
