@@ -34,9 +34,9 @@ export function untilCancelled<T>(
         signal.removeEventListener('abort', onAbort);
         resolve(value);
       },
-      (err: unknown) => {
+      (err: Error) => {
         signal.removeEventListener('abort', onAbort);
-        reject(err as Error);
+        reject(err);
       },
     );
   });

@@ -40,7 +40,7 @@ interface Ctx {
   daemon: DaemonProcess;
   w: string;
   /** Resolves once the server lists `dir` among its allowed directories. */
-  serverAllows(dir: string): Promise<void>;
+  serverAllows: (dir: string) => Promise<void>;
 }
 
 type Row = [what: string, run: (c: Ctx, t: Test) => Promise<void>];
