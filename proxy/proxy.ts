@@ -5,21 +5,20 @@
 import { EventEmitter } from 'node:events';
 import { errnoCode } from '../common/errors.js';
 import { memberText } from '../protocol/json-text.js';
-import { errorLine, notificationLine, resultLine, type JsonObject } from '../protocol/messages.js';
-import { RpcCode, type RpcErrorObject } from '../protocol/rpc-errors.js';
+import { errorLine, type JsonObject } from '../protocol/messages.js';
+import { RpcCode } from '../protocol/rpc-errors.js';
 import { batchElements, looksLikeBatch, splitHostBatch } from './batch.js';
 import { AskPerson } from './ask-person.js';
 import { CallGate } from './call-gate.js';
-import { SessionEra, withModernRootsCapability, type Era } from './era.js';
+import { SessionEra } from './era.js';
+import { HostRequests } from './host-requests.js';
 import { InOrder } from './in-order.js';
 import { INPUT_REQUIRED_METHODS, InputRequired } from './input-required.js';
 import { LineSplitter } from './line-splitter.js';
 import { writeLine } from './line-writer.js';
 import { isObject, McpLine } from './mcp-line.js';
 import { OWN_ID_PREFIX, OwnRequests } from './own-requests.js';
-import { PendingCalls, type PendingCall } from './pending-calls.js';
-import { RecentKeys } from './recent-keys.js';
-import { RelayedRequests, SERVER_GONE } from './relayed.js';
+import { RelayedRequests } from './relayed.js';
 import { RootsHold } from './roots-hold.js';
 import { ServerRoots, withRootsCapability } from './server-roots.js';
 import { SessionHealth } from './session-health.js';
@@ -52,8 +51,8 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
   private readonly subscribed = new Set<string>();
   /** Host lines are admitted here in arrival order; checks run beside it (in-order.ts). */
   private readonly hostLines: InOrder<McpLine>;
-  /** Host requests admitted but not yet relayed or answered: what a cancellation stops. */
-  private readonly pending = new PendingCalls();
+  /** The host's requests: pending while checked, relayed, or answered by the proxy. */
+  private readonly requests: HostRequests;
   /** An unknown `--server` name and an unreachable daemon, as the host sees them. */
   private readonly session: SessionHealth;
 
@@ -65,8 +64,6 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
   private serverHasTools = true;
   /** Set once the server has closed its output: nothing it was asked will be answered. */
   private serverGone = false;
-  /** Host requests the proxy answered itself (refused calls). */
-  private readonly answeredHost = new RecentKeys();
 
   /** Write one line to the server (back-pressure on the host's input). */
   private readonly toServer: (data: Buffer | string) => void;
@@ -122,7 +119,7 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
       catalog: this.catalog,
       hold,
       log,
-      answerHost: (line, answer) => this.answerHost(line, answer),
+      answerHost: (line, answer) => this.requests.answer(line, answer),
     });
     this.inputs = new InputRequired({
       log,
@@ -134,6 +131,17 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
     });
     this.toServer = toServer;
     this.toHost = toHost;
+    this.requests = new HostRequests({
+      log,
+      toServer,
+      toHost,
+      inputs: this.inputs,
+      relayed: this.relayed,
+      hasRoots: () => this.roots.hasRoots,
+      whileHeld: () => this.whileHeld(),
+      serverGone: () => this.serverGone,
+      beside: (task) => this.hostLines.besideQueue(task),
+    });
     this.session = new SessionHealth({
       server: this.settings.server,
       link,
@@ -196,7 +204,7 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
     }
     const { alone, refusal, refusedKeys } = splitHostBatch(elements);
     // Only request ids: a response's id is the server's, a different namespace.
-    for (const key of refusedKeys) this.answeredHost.add(key);
+    for (const key of refusedKeys) this.requests.answeredInBatch(key);
     if (refusal !== undefined) this.toHost(refusal);
     for (const line of alone) this.acceptHostMessage(line);
   }
@@ -225,19 +233,9 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
       return;
     }
     const era = this.era.of(line);
-    if (isRequest && this.serverGone) {
-      const message = `mcp-roots-proxy: ${method} not sent: ${SERVER_GONE}`;
-      this.answerHost(line, { error: { code: RpcCode.INTERNAL_ERROR, message } });
-      return;
-    }
+    if (isRequest && this.serverGone) return this.requests.refuseServerGone(line);
     if (this.session.refusesUnknownServer(line)) return;
-    if (isRequest && this.pending.has(line.idKey)) {
-      // Two requests in flight under one id: whichever answer came first, the host could not tell
-      // whose it is. The first keeps the id; the second is refused without being checked.
-      const message = `mcp-roots-proxy: request id ${line.idText} is already in use by a request that has not been answered; ids must be unique among requests in flight`;
-      this.toHost(errorLine(line.idText ?? 'null', { code: RpcCode.INVALID_REQUEST, message }));
-      return;
-    }
+    if (this.requests.refusedDuplicate(line)) return;
     const { enforce } = this.settings;
     switch (method) {
       case 'initialize':
@@ -252,7 +250,7 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
         this.settings.log.debug('dropped the host’s notifications/roots/list_changed');
         return;
       case 'notifications/cancelled':
-        return this.onHostCancel(line);
+        return this.requests.cancel(line);
       case 'notifications/progress':
         // Progress on a server request that the proxy answered: the server never asked the host.
         if (this.roots.answeredToken(line.progressTokenKey)) return;
@@ -263,7 +261,7 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
       case 'tools/call':
         if (isRequest && enforce) {
           this.learnTools();
-          return this.admitPending(line, era, (signal) =>
+          return this.requests.admitPending(line, era, (signal) =>
             this.gate.refusedToolCall(line, era, signal),
           );
         }
@@ -271,7 +269,7 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
       case 'resources/read':
         if (isRequest && enforce) {
           this.learnTools();
-          return this.admitPending(line, era, (signal) =>
+          return this.requests.admitPending(line, era, (signal) =>
             this.gate.refusedResourceRead(line, era, signal),
           );
         }
@@ -287,61 +285,9 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
     }
     if (!isRequest) return this.toServer(line.bytes);
     // A 2026-07-28 request that may be answered `input_required` may wait for the policy's roots.
-    if (era === 'modern' && INPUT_REQUIRED_METHODS.has(method)) return this.admitPending(line, era);
-    void this.relayRequest(line, era);
-  }
-
-  /**
-   * A request whose handling waits: pending under its id from now (a cancellation stops it), then
-   * checked (`check` true: refused and answered, or cancelled) and relayed beside the queue.
-   */
-  private admitPending(
-    line: McpLine,
-    era: Era,
-    check?: (signal: AbortSignal) => Promise<boolean>,
-  ): void {
-    const call = this.pending.start(line.idKey);
-    const task = (async () => {
-      try {
-        if (check !== undefined && (await check(call.signal))) return;
-        // A restart may have begun while the call was being checked: it goes to the new server.
-        await this.whileHeld();
-        if (call.signal.aborted) return;
-        if (this.serverGone) {
-          const message = `mcp-roots-proxy: ${line.method} not sent: ${SERVER_GONE}`;
-          this.answerHost(line, { error: { code: RpcCode.INTERNAL_ERROR, message } });
-          return;
-        }
-        await this.relayRequest(line, era, call);
-      } finally {
-        this.pending.finish(call);
-      }
-    })();
-    this.hostLines.besideQueue(task);
-  }
-
-  /**
-   * The host cancelled a request. One still pending here never reached the server: its check
-   * stops, and neither the cancellation nor any answer is sent. Otherwise the server is told.
-   */
-  private onHostCancel(line: McpLine): void {
-    const key = line.cancelledKey;
-    if (this.pending.cancel(key)) {
-      this.settings.log.debug(
-        `the host cancelled request ${key} before it reached the server: it is not sent, and not answered`,
-      );
-      return;
-    }
-    if (key !== undefined) {
-      const retry = this.inputs.forget(key);
-      // The server knows the request by the proxy's retry id, not the host's.
-      if (retry !== undefined) {
-        this.toServer(notificationLine(line.method!, `{"requestId":${retry}}`));
-      }
-      this.relayed.settled(key);
-    }
-    if (this.answeredHost.has(key)) return;
-    this.toServer(line.bytes);
+    if (era === 'modern' && INPUT_REQUIRED_METHODS.has(method))
+      return this.requests.admitPending(line, era);
+    void this.requests.relay(line, era);
   }
 
   /** Resolves once no restart holds the host's messages. */
@@ -383,46 +329,6 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
     this.initialized = true;
     if (this.settings.enforce && this.serverHasTools) void this.catalog.refresh();
     this.roots.onInitialized();
-  }
-
-  /**
-   * Relay a host request, in one step with `call`'s end as pending (so that a cancellation that
-   * comes next is passed on to the server). A 2026-07-28 one carries the client's capabilities:
-   * the server is told of roots as the policy says, and a request that may come back
-   * `input_required` is followed.
-   */
-  private relayRequest(line: McpLine, era: Era, call?: PendingCall): Promise<void> | void {
-    const sent = (): void => {
-      if (call !== undefined) this.pending.finish(call);
-      // The id may have been a refused call's before: a cancellation of this one must go on.
-      this.answeredHost.delete(line.idKey);
-      this.relayed.track(line.idText, line.method ?? 'a request');
-    };
-    if (era === 'legacy') {
-      sent();
-      return this.toServer(line.bytes);
-    }
-    const text = withModernRootsCapability(line.text, this.roots.hasRoots);
-    if (INPUT_REQUIRED_METHODS.has(line.method ?? '')) {
-      const signal = call?.signal ?? new AbortController().signal;
-      return this.inputs.relay(line, text, { signal, sent });
-    }
-    sent();
-    this.toServer(text === line.text ? line.bytes : text);
-  }
-
-  /** Answer a host request in the server's place. */
-  private answerHost(
-    line: McpLine,
-    answer: { result: JsonObject } | { error: RpcErrorObject },
-  ): void {
-    const idText = line.idText ?? 'null';
-    this.answeredHost.add(line.idKey);
-    this.toHost(
-      'result' in answer
-        ? resultLine(idText, JSON.stringify(answer.result))
-        : errorLine(idText, answer.error),
-    );
   }
 
   // ---- server to host ----
