@@ -332,6 +332,6 @@ export function unknownServerText(server: string, known: readonly string[]): str
     (known.length > 0
       ? ` The policy's servers: ${known.join(', ')}.`
       : ' The policy names no servers.') +
-    " Fix --server in the host's configuration, or add the server to the policy (`rootsctl edit`); `--allow-unknown-server` starts it anyway, for a policy about to gain it."
+    " Fix --server in the host's configuration, or give the server roots (`rootsctl edit`, or `rootsctl grant`); `--allow-unknown-server` starts it anyway, for a policy about to gain it."
   );
 }

@@ -214,7 +214,7 @@ void t.test('--no-enforce relays every call; SIGTERM reaches the server', async 
     warnings,
     [
       'mcp-roots-proxy[raw] warn: enforcement is off (--no-enforce): tool calls are not checked against the policy; the server sees only its roots, which MCP servers are free to ignore',
-      'mcp-roots-proxy[raw] warn: no entry of the policy names the server "raw" (--server raw), so it would get no roots and every call with a path would be refused. The policy names no servers. Fix --server in the host\'s configuration, or add the server to the policy (`rootsctl edit`); `--allow-unknown-server` starts it anyway, for a policy about to gain it.',
+      'mcp-roots-proxy[raw] warn: no entry of the policy names the server "raw" (--server raw), so it would get no roots and every call with a path would be refused. The policy names no servers. Fix --server in the host\'s configuration, or give the server roots (`rootsctl edit`, or `rootsctl grant`); `--allow-unknown-server` starts it anyway, for a policy about to gain it.',
     ],
     'each warning once: --no-enforce, and a name no entry matches',
   );
