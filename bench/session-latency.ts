@@ -51,7 +51,7 @@ const timePing = async (): Promise<number> => {
 const text = (r: Record<string, unknown>): string =>
   ((r.content ?? []) as { text?: string }[]).map((c) => c.text ?? '').join('\n');
 
-let ok = false;
+let ok: boolean;
 try {
   // The server has its roots, and the proxy its tools, before anything is measured.
   for (;;) {
