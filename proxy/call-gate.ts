@@ -134,7 +134,7 @@ export class CallGate {
         };
       }
       // A cancelled call stops waiting for the answer; the question itself runs its course.
-      if (!(await untilCancelled(asker.ask(q), signal))) return refusal;
+      if (!(await untilCancelled(asker.ask(q, signal), signal))) return refusal;
     }
   }
 

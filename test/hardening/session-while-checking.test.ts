@@ -142,6 +142,25 @@ const ROWS: Row[] = [
     },
   ],
   [
+    'a call cancelled while its question waits behind another is never asked about',
+    async ({ host, w }, t) => {
+      host.send(call('h8', 'write_file', { path: `${w}/out7/x.txt`, content: 'x' }));
+      const first = await host.request('elicitation/create');
+      host.send(call('q8', 'write_file', { path: `${w}/out8/x.txt`, content: 'x' }));
+      host.send(cancel('q8'));
+      await host.logged(/cancelled request s:q8 before it reached the server/);
+      host.send(answerAsk(first, 'decline'));
+      await host.answer('h8');
+      // Questions are put one at a time, in order: the next one is the next call's.
+      host.send(call('h9', 'write_file', { path: `${w}/out9/x.txt`, content: 'x' }));
+      const next = await host.request('elicitation/create');
+      t.match(JSON.stringify(next.params), 'out9', 'the cancelled call’s question was skipped');
+      host.send(answerAsk(next, 'decline'));
+      await host.answer('h9');
+      t.same(host.answers('q8'), [], 'and it was never answered');
+    },
+  ],
+  [
     'a ping during the check of 250 deep missing paths is answered, and the call is checked',
     async ({ host, w }, t) => {
       // About 1 KB each: 250 of them stay under the 256 KiB of paths one call may hold.
@@ -160,7 +179,7 @@ void t.test('the session keeps answering while a call is checked or held', async
   const dir = ownedShortDir(t);
   const w = join(dir, 'w');
   mkdirSync(join(w, 'in'), { recursive: true });
-  for (let i = 1; i <= 6; i++) mkdirSync(join(w, `out${i}`));
+  for (let i = 1; i <= 9; i++) mkdirSync(join(w, `out${i}`));
   writeFileSync(join(w, 'in/a.txt'), 'a text');
   const config = join(dir, 'mcp-roots.yaml');
   writeFileSync(
