@@ -8,6 +8,7 @@ import { dist } from './common.js';
 const ALL = [
   'resolve',
   'deep-path',
+  'session-latency',
   'socket',
   'watch-latency',
   'stall',

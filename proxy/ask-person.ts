@@ -76,10 +76,12 @@ export class AskPerson {
 
   /**
    * Ask (after any question already pending: one at a time); true once an accepted answer's grant
-   * reached the server's roots. A question an earlier answer settled is not asked again.
+   * reached the server's roots. A question an earlier answer settled is not asked again, nor one
+   * whose call `signal` says was cancelled before its turn came.
    */
-  ask(q: AskQuestion): Promise<boolean> {
-    const mine = this.turn.then(() => this.askNow(q));
+  ask(q: AskQuestion, signal?: AbortSignal): Promise<boolean> {
+    // A call the host cancelled while its question waited for its turn is not asked about.
+    const mine = this.turn.then(() => (signal?.aborted === true ? false : this.askNow(q)));
     this.turn = mine.catch(() => undefined);
     return mine;
   }

@@ -3,9 +3,10 @@ import { RootsError } from '../common/errors.js';
 import type { Access } from '../common/types.js';
 import type { JsonObject } from '../protocol/messages.js';
 import { RpcCode, type RpcErrorObject } from '../protocol/rpc-errors.js';
+import { CallCancelled, throwIfCancelled, untilCancelled } from './abortable.js';
 import type { ArgumentRefusal, PathValue } from './arguments.js';
 import { grantCommand, type AskPerson } from './ask-person.js';
-import type { DaemonLink } from './daemon-link.js';
+import { DAEMON_AWAY_HINT, type DaemonLink } from './daemon-link.js';
 import type { Era } from './era.js';
 import { checkValues, showPath, type Refusal } from './enforce.js';
 import type { ProxyLogger } from './log.js';
@@ -25,22 +26,50 @@ export interface CallGateOptions {
   answerHost: (line: McpLine, answer: { result: JsonObject } | { error: RpcErrorObject }) => void;
 }
 
-/** Decides whether a call may go on to the server; answers the host itself when it may not. */
+/**
+ * Decides whether a call may go on to the server; answers the host itself when it may not. Each
+ * check watches the call's cancellation signal: once the host cancels the call, the check stops at
+ * its next step (a daemon check, the roots hold, the person's answer), and the call is neither
+ * relayed nor answered (MCP: no answer is owed for a cancelled request).
+ */
 export class CallGate {
   constructor(private readonly options: CallGateOptions) {}
 
-  /** Check a `tools/call`; true when it was refused (and answered), false when it may be relayed. */
-  async refusedToolCall(line: McpLine, era: Era): Promise<boolean> {
+  /**
+   * Check a `tools/call`; true when it must not be relayed (refused and answered, or cancelled),
+   * false when it may be relayed.
+   */
+  async refusedToolCall(line: McpLine, era: Era, signal?: AbortSignal): Promise<boolean> {
+    try {
+      return await this.checkToolCall(line, era, signal);
+    } catch (err) {
+      if (err instanceof CallCancelled) return true;
+      throw err;
+    }
+  }
+
+  /** Check a `resources/read` of a `file:` URI; true when it must not be relayed. */
+  async refusedResourceRead(line: McpLine, era: Era, signal?: AbortSignal): Promise<boolean> {
+    try {
+      return await this.checkResourceRead(line, era, signal);
+    } catch (err) {
+      if (err instanceof CallCancelled) return true;
+      throw err;
+    }
+  }
+
+  private async checkToolCall(line: McpLine, era: Era, signal?: AbortSignal): Promise<boolean> {
     const { hold, catalog, log, answerHost } = this.options;
-    if (hold.closed) await hold.passed();
+    if (hold.closed) await untilCancelled(hold.passed(), signal);
     const { params } = line;
     const name = typeof params.name === 'string' ? params.name : '';
     const args = isObject(params.arguments) ? params.arguments : {};
-    const { values, access } = await catalog.callPaths(name, args);
+    const { values, access } = await untilCancelled(catalog.callPaths(name, args), signal);
     // An array of no paths needs no check; a refusal of the arguments themselves is answered.
     if (Array.isArray(values) && values.length === 0) return false;
-    const refusal = await this.checkAsking(name, values, access);
+    const refusal = await this.checkAsking(name, values, access, signal);
     if (refusal === undefined) return false;
+    throwIfCancelled(signal);
     log.info(`refused ${name}: ${refusal.reason}`);
     const text = `mcp-roots-proxy refused ${name} on ${showPath(refusal.path)}: ${refusal.reason}${this.hint(refusal)}`;
     // A tool's refusal is a tool result, so that the model reads why and can try another path.
@@ -54,14 +83,15 @@ export class CallGate {
     return true;
   }
 
-  /** Check a `resources/read` of a `file:` URI; true when it was refused (and answered). */
-  async refusedResourceRead(line: McpLine, era: Era): Promise<boolean> {
+  private async checkResourceRead(line: McpLine, era: Era, signal?: AbortSignal): Promise<boolean> {
     const { hold, log, answerHost } = this.options;
-    if (hold.closed) await hold.passed();
+    if (hold.closed) await untilCancelled(hold.passed(), signal);
     const uri = line.params.uri;
     if (typeof uri !== 'string' || !/^file:/i.test(uri)) return false;
-    const refusal = await this.checkPaths([{ value: uri, uri: true, where: 'uri' }], 'read');
+    const values = [{ value: uri, uri: true, where: 'uri' }];
+    const refusal = await this.checkPaths(values, 'read', undefined, signal);
     if (refusal === undefined) return false;
+    throwIfCancelled(signal);
     log.info(`refused resources/read: ${refusal.reason}`);
     answerHost(line, {
       error: {
@@ -81,11 +111,12 @@ export class CallGate {
     tool: string,
     values: PathValue[] | ArgumentRefusal,
     access: Access,
+    signal: AbortSignal | undefined,
   ): Promise<Refusal | undefined> {
     const { asker } = this.options;
     const asked = new Set<string>();
     for (;;) {
-      const refusal = await this.checkPaths(values, access, tool);
+      const refusal = await this.checkPaths(values, access, tool, signal);
       const c = refusal?.checked;
       if (c === undefined || !asker.hostElicits || !asker.askable(c.refusal, c.access)) {
         return refusal;
@@ -102,7 +133,8 @@ export class CallGate {
           reason: `${refusal!.reason}; the person refused it and is not asked again before ${again}`,
         };
       }
-      if (!(await asker.ask(q))) return refusal;
+      // A cancelled call stops waiting for the answer; the question itself runs its course.
+      if (!(await untilCancelled(asker.ask(q, signal), signal))) return refusal;
     }
   }
 
@@ -116,17 +148,19 @@ export class CallGate {
   private checkPaths(
     values: PathValue[] | ArgumentRefusal,
     access: Access,
-    tool?: string,
+    tool: string | undefined,
+    signal: AbortSignal | undefined,
   ): Promise<Refusal | undefined> {
     const { link, asker } = this.options;
     const context = {
       ...(tool !== undefined ? { tool } : {}),
       ...(asker.client !== undefined ? { client: asker.client } : {}),
     };
-    return checkValues(values, access, async (path, a) => {
+    const check = async (path: string, a: Access) => {
       try {
-        return await link.check(path, a, context);
+        return await link.check(path, a, context, signal);
       } catch (err) {
+        if (err instanceof CallCancelled) throw err;
         // A path too long to send: that call alone is refused; the link stays up.
         if (err instanceof RootsError && err.code === 'PATH_INVALID') {
           return { allowed: false, access: a, reason: err.message };
@@ -135,9 +169,10 @@ export class CallGate {
         return {
           allowed: false,
           access: a,
-          reason: `${(err as Error).message}; every call with a path is refused until mcp-rootsd answers (start it with \`systemctl --user start mcp-rootsd\` or \`mcp-rootsd\`)`,
+          reason: `${(err as Error).message}; ${DAEMON_AWAY_HINT}`,
         };
       }
-    });
+    };
+    return checkValues(values, access, check, signal);
   }
 }

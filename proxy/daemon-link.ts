@@ -11,11 +11,17 @@ import type {
   SandboxRule,
   ToolRule,
 } from '../common/types.js';
+import { levenshtein } from '../common/levenshtein.js';
 import { RootsClient } from '../protocol/client.js';
 import { DEFAULT_MAX_LINE_BYTES } from '../protocol/framer.js';
 import type { ListChangedParams, ParamsOf } from '../protocol/methods.js';
 import { Reconnector } from '../protocol/reconnect.js';
+import { untilCancelled } from './abortable.js';
 import type { ProxyLogger } from './log.js';
+
+/** What a refusal says while mcp-rootsd is away, and how to bring it back (README, Troubleshooting). */
+export const DAEMON_AWAY_HINT =
+  'every call with a path is refused until mcp-rootsd answers (start it with `systemctl --user start mcp-rootsd.socket` or `mcp-rootsd`)';
 
 /** Options for `DaemonLink`. */
 export interface DaemonLinkOptions {
@@ -61,6 +67,11 @@ export class DaemonLink extends EventEmitter<DaemonLinkEvents> {
   sandbox: SandboxRule | undefined;
   /** The policy's `ask:` for the server (from `policy/explain`); never asking until known. */
   ask: AskRule = { outside: false, write: false };
+  /**
+   * Whether an entry of the policy names this server: undefined until the daemon has answered,
+   * then true, or the names the policy has (a typo in `--server` is the likely cause).
+   */
+  named: true | { policyServers: string[] } | undefined;
   private revision = -1;
   private instance: string | undefined;
   private closed = false;
@@ -129,11 +140,15 @@ export class DaemonLink extends EventEmitter<DaemonLinkEvents> {
     });
   }
 
-  /** `roots/check` for this link's server; throws `DAEMON_UNREACHABLE` while there is no daemon. */
+  /**
+   * `roots/check` for this link's server; throws `DAEMON_UNREACHABLE` while there is no daemon,
+   * and `CallCancelled` as soon as `signal` aborts (the daemon's answer is then dropped).
+   */
   async check(
     path: string,
     access: Access,
     context: { tool?: string; client?: string } = {},
+    signal?: AbortSignal,
   ): Promise<CheckResult> {
     const client = this.connected();
     const params = { server: this.options.server, path, access, ...context };
@@ -146,7 +161,10 @@ export class DaemonLink extends EventEmitter<DaemonLinkEvents> {
         `the path is too long to ask mcp-rootsd about: its roots/check would be ${bytes} bytes, over the daemon's ${DEFAULT_MAX_LINE_BYTES}-byte line cap`,
       );
     }
-    return client.request('roots/check', params, { timeoutMs: this.timeoutMs });
+    return untilCancelled(
+      client.request('roots/check', params, { timeoutMs: this.timeoutMs }),
+      signal,
+    );
   }
 
   /** `grants/add` for this link's server: what a person's accepted answer grants. */
@@ -231,12 +249,15 @@ export class DaemonLink extends EventEmitter<DaemonLinkEvents> {
       this.launch = explained.launch;
       this.sandbox = explained.sandbox;
       this.ask = explained.ask ?? { outside: false, write: false };
+      if (explained.rules.some((r) => r.kind === 'root')) {
+        this.named = true;
+        return;
+      }
+      this.named = { policyServers: await policyServers(client, this.options.server) };
       // A name no entry matches is most likely a typo in --server: say so once, not at each reconnect.
-      if (connecting && !this.warnedNoEntry && !explained.rules.some((r) => r.kind === 'root')) {
+      if (connecting && !this.warnedNoEntry) {
         this.warnedNoEntry = true;
-        this.log.warn(
-          `no entry of the policy names ${JSON.stringify(this.options.server)}; it gets no roots — check --server`,
-        );
+        this.log.warn(unknownServerText(this.options.server, this.named.policyServers));
       }
     } catch (err) {
       this.log.debug(`policy/explain failed, no tool rules: ${(err as Error).message}`);
@@ -270,9 +291,47 @@ export class DaemonLink extends EventEmitter<DaemonLinkEvents> {
   private onClose(reason: string): void {
     const wasKnown = this.roots !== undefined;
     this.roots = undefined;
+    this.named = undefined;
     this.revision = -1;
     if (this.closed) return;
     this.log.warn(`lost mcp-rootsd (${reason}); failing closed until it is back`);
     if (wasKnown) this.emit('lost', reason);
   }
+}
+
+/**
+ * The servers some entry of the policy gives roots. `daemon/status` also lists names that are
+ * only subscribed to (this proxy's own among them): keep those an entry names.
+ */
+async function policyServers(client: RootsClient, self: string): Promise<string[]> {
+  const names = (await client.status()).servers.map((s) => s.name).filter((n) => n !== self);
+  const explained = await Promise.all(names.map((n) => client.explain(n)));
+  return names.filter((_, i) => explained[i]!.rules.some((r) => r.kind === 'root')).sort();
+}
+
+/** The name of `known` closest to `name` within two edits, or undefined. */
+export function likelyServer(name: string, known: readonly string[]): string | undefined {
+  let best: string | undefined;
+  let bestDistance = 3;
+  for (const k of known) {
+    const d = levenshtein(name, k);
+    if (d < bestDistance) {
+      best = k;
+      bestDistance = d;
+    }
+  }
+  return best;
+}
+
+/** What the person reads when `--server` names no entry of the policy. */
+export function unknownServerText(server: string, known: readonly string[]): string {
+  const near = likelyServer(server, known);
+  return (
+    `no entry of the policy names the server ${JSON.stringify(server)} (--server ${server}), so it would get no roots and every call with a path would be refused.` +
+    (near === undefined ? '' : ` Did you mean ${JSON.stringify(near)}?`) +
+    (known.length > 0
+      ? ` The policy's servers: ${known.join(', ')}.`
+      : ' The policy names no servers.') +
+    " Fix --server in the host's configuration, or give the server roots (`rootsctl edit`, or `rootsctl grant`); `--allow-unknown-server` starts it anyway, for a policy about to gain it."
+  );
 }

@@ -1,5 +1,6 @@
 /** The checks on one call's path values; every decision comes from the daemon's `roots/check`. */
 import type { Access, CheckResult, RefusalKind } from '../common/types.js';
+import { throwIfCancelled } from './abortable.js';
 import type { ArgumentRefusal, PathValue } from './arguments.js';
 import { fileUriPath, isFileUri } from './file-uri.js';
 
@@ -130,12 +131,14 @@ function costProblem(values: PathValue[]): Refusal | undefined {
 
 /**
  * Check every value: first the shapes and the call's cost (no daemon needed), then each path with
- * the daemon. The first refusal, or undefined when all are allowed.
+ * the daemon. The first refusal, or undefined when all are allowed. Once `signal` aborts (the host
+ * cancelled the call), no further path is asked about: `CallCancelled` is thrown.
  */
 export async function checkValues(
   values: PathValue[] | ArgumentRefusal,
   access: Access,
   check: Checker,
+  signal?: AbortSignal,
 ): Promise<Refusal | undefined> {
   if (!Array.isArray(values)) return values;
   const cost = costProblem(values);
@@ -148,6 +151,7 @@ export async function checkValues(
     asks.push({ value: v.value, path: local.path });
   }
   for (const { value, path } of asks) {
+    throwIfCancelled(signal);
     const result = await check(path, access);
     if (!result.allowed) {
       // The daemon's reason names the path as it is; escape it here too.

@@ -66,14 +66,24 @@ export class InputRequired {
 
   constructor(private readonly options: InputRequiredOptions) {}
 
-  /** Relay a host request (`text`: its line as the server should see it), adding owed roots answers. */
-  async relay(line: McpLine, text: string): Promise<void> {
+  /**
+   * Relay a host request (`text`: its line as the server should see it), adding owed roots answers;
+   * nothing is sent once `pending.signal` aborts (the host cancelled it while the roots were
+   * awaited), and `pending.sent` runs in the same step as the send.
+   */
+  async relay(
+    line: McpLine,
+    text: string,
+    pending?: { signal: AbortSignal; sent: () => void },
+  ): Promise<void> {
     const hostKey = line.idKey;
     const hostIdText = line.idText;
     const responses = line.params.inputResponses;
     if (isObject(responses) || typeof line.params.requestState === 'string') {
       text = await this.withRootsAnswers(text, isObject(responses) ? responses : {});
+      if (pending?.signal.aborted === true) return;
     }
+    pending?.sent();
     if (hostKey !== undefined && hostIdText !== undefined) {
       const flight = { hostIdText, hostKey, method: line.method ?? 'a request', text, rounds: 0 };
       this.legs.set(hostKey, flight);

@@ -20,12 +20,14 @@ export interface ProxyOptions {
   command: string | undefined;
   /** How long an ask waits for the person's answer (`--ask-timeout SECONDS`, default 60). */
   askWaitMs: number | undefined;
+  /** `--allow-unknown-server`: start even though no entry of the policy names the server. */
+  allowUnknownServer: boolean;
   args: string[];
 }
 
 /** The usage line, for errors and `--help`. */
 export const USAGE =
-  'usage: mcp-roots-proxy --server NAME [--socket PATH] [--no-enforce] [--log-level LEVEL] [--ask-timeout SECONDS] [--sandbox] [--env NAME=VALUE]... [--cwd DIR] [-- COMMAND [ARGS...]]\n' +
+  'usage: mcp-roots-proxy --server NAME [--socket PATH] [--no-enforce] [--log-level LEVEL] [--ask-timeout SECONDS] [--allow-unknown-server] [--sandbox] [--env NAME=VALUE]... [--cwd DIR] [-- COMMAND [ARGS...]]\n' +
   "  ARGS, VALUE and DIR may hold {roots}, {roots:rw}, {roots:ro} (whole arguments) and {root}; without a COMMAND the policy's servers.NAME.launch starts the server";
 
 function usage(message: string): RootsError {
@@ -62,6 +64,7 @@ export function parseProxyArgs(argv: readonly string[]): ProxyOptions | undefine
   const env: [string, string][] = [];
   let cwd: string | undefined;
   let askWaitMs: number | undefined;
+  let allowUnknownServer = false;
   let i = 0;
   const value = (flag: string, inline: string | undefined): string => {
     if (inline !== undefined) return inline;
@@ -87,6 +90,9 @@ export function parseProxyArgs(argv: readonly string[]): ProxyOptions | undefine
         break;
       case '--sandbox':
         sandbox = true;
+        break;
+      case '--allow-unknown-server':
+        allowUnknownServer = true;
         break;
       case '--env': {
         const v = value(flag, inline);
@@ -129,5 +135,17 @@ export function parseProxyArgs(argv: readonly string[]): ProxyOptions | undefine
       "the server's command is missing after -- (leave out -- to use the policy's launch)",
     );
   }
-  return { server, socket, enforce, logLevel, askWaitMs, sandbox, env, cwd, command, args };
+  return {
+    server,
+    socket,
+    enforce,
+    logLevel,
+    askWaitMs,
+    allowUnknownServer,
+    sandbox,
+    env,
+    cwd,
+    command,
+    args,
+  };
 }

@@ -7,6 +7,8 @@ import type { ProxyLogger } from './log.js';
 export interface RootsProxyOptions {
   server: string;
   enforce: boolean;
+  /** `--allow-unknown-server`: a name the policy lacks only warns (default: fails every request). */
+  allowUnknownServer?: boolean;
   link: DaemonLink;
   log: ProxyLogger;
   /** The host's side: the proxy's stdin and stdout. */
@@ -45,4 +47,5 @@ export const PROXY_DEFAULTS = {
   requestTimeoutMs: 30_000,
   askWaitMs: 60_000,
   askRememberMs: 600_000,
+  allowUnknownServer: false,
 } as const;

@@ -5,12 +5,13 @@
 import { EventEmitter } from 'node:events';
 import { errnoCode } from '../common/errors.js';
 import { memberText } from '../protocol/json-text.js';
-import { errorLine, notificationLine, resultLine, type JsonObject } from '../protocol/messages.js';
-import { RpcCode, type RpcErrorObject } from '../protocol/rpc-errors.js';
+import { errorLine, type JsonObject } from '../protocol/messages.js';
+import { RpcCode } from '../protocol/rpc-errors.js';
 import { batchElements, looksLikeBatch, splitHostBatch } from './batch.js';
 import { AskPerson } from './ask-person.js';
 import { CallGate } from './call-gate.js';
-import { SessionEra, withModernRootsCapability, type Era } from './era.js';
+import { SessionEra } from './era.js';
+import { HostRequests } from './host-requests.js';
 import { HostSubscriptions } from './host-subscriptions.js';
 import { InOrder } from './in-order.js';
 import { INPUT_REQUIRED_METHODS, InputRequired } from './input-required.js';
@@ -18,10 +19,10 @@ import { LineSplitter } from './line-splitter.js';
 import { writeLine } from './line-writer.js';
 import { isObject, McpLine } from './mcp-line.js';
 import { OWN_ID_PREFIX, OwnRequests } from './own-requests.js';
-import { RecentKeys } from './recent-keys.js';
-import { RelayedRequests, SERVER_GONE } from './relayed.js';
+import { RelayedRequests } from './relayed.js';
 import { RootsHold } from './roots-hold.js';
 import { ServerRoots, withRootsCapability } from './server-roots.js';
+import { SessionHealth } from './session-health.js';
 import { swapServer, type ServerEndpoint, type SwapPlan, type SwapRouter } from './server-swap.js';
 import { ToolCatalog } from './tool-catalog.js';
 import { PROXY_DEFAULTS, type RootsProxyEvents, type RootsProxyOptions } from './proxy-options.js';
@@ -49,8 +50,12 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
   private serverCaps: JsonObject = {};
   /** What the host subscribed to, restored on a restarted server. */
   private readonly subscriptions = new HostSubscriptions();
-  /** Host lines wait here so that a call being checked keeps its place in the order. */
+  /** Host lines are admitted here in arrival order; checks run beside it (in-order.ts). */
   private readonly hostLines: InOrder<McpLine>;
+  /** The host's requests: pending while checked, relayed, or answered by the proxy. */
+  private readonly requests: HostRequests;
+  /** An unknown `--server` name and an unreachable daemon, as the host sees them. */
+  private readonly session: SessionHealth;
 
   private initialized = false;
   /** The id key of the host's `initialize`; undefined in a 2026-07-28 session, which has none. */
@@ -60,8 +65,6 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
   private serverHasTools = true;
   /** Set once the server has closed its output: nothing it was asked will be answered. */
   private serverGone = false;
-  /** Host requests the proxy answered itself (refused calls). */
-  private readonly answeredHost = new RecentKeys();
 
   /** Write one line to the server (back-pressure on the host's input). */
   private readonly toServer: (data: Buffer | string) => void;
@@ -117,7 +120,7 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
       catalog: this.catalog,
       hold,
       log,
-      answerHost: (line, answer) => this.answerHost(line, answer),
+      answerHost: (line, answer) => this.requests.answer(line, answer),
     });
     this.inputs = new InputRequired({
       log,
@@ -129,6 +132,24 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
     });
     this.toServer = toServer;
     this.toHost = toHost;
+    this.requests = new HostRequests({
+      log,
+      toServer,
+      toHost,
+      inputs: this.inputs,
+      relayed: this.relayed,
+      hasRoots: () => this.roots.hasRoots,
+      whileHeld: () => this.whileHeld(),
+      serverGone: () => this.serverGone,
+      beside: (task) => this.hostLines.besideQueue(task),
+    });
+    this.session = new SessionHealth({
+      server: this.settings.server,
+      link,
+      allowUnknownServer: this.settings.allowUnknownServer,
+      log,
+      toHost,
+    });
     this.hostLines = new InOrder(
       (line) => this.onHostLine(line),
       (err) => log.error(`handling a host message: ${(err as Error).stack ?? String(err)}`),
@@ -184,7 +205,7 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
     }
     const { alone, refusal, refusedKeys } = splitHostBatch(elements);
     // Only request ids: a response's id is the server's, a different namespace.
-    for (const key of refusedKeys) this.answeredHost.add(key);
+    for (const key of refusedKeys) this.requests.answeredInBatch(key);
     if (refusal !== undefined) this.toHost(refusal);
     for (const line of alone) this.acceptHostMessage(line);
   }
@@ -200,6 +221,11 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
     this.hostLines.push(line);
   }
 
+  /**
+   * Admit one host line (in-order.ts says what keeps its order). Everything here is synchronous
+   * but the wait for a restart: a request whose handling must wait (a checked call, a 2026-07-28
+   * retry that waits for the roots) is registered as pending and goes on beside the queue.
+   */
   private async onHostLine(line: McpLine): Promise<void> {
     await this.whileHeld();
     const { method, isRequest } = line;
@@ -208,11 +234,9 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
       return;
     }
     const era = this.era.of(line);
-    if (isRequest && this.serverGone) {
-      const message = `mcp-roots-proxy: ${method} not sent: ${SERVER_GONE}`;
-      this.answerHost(line, { error: { code: RpcCode.INTERNAL_ERROR, message } });
-      return;
-    }
+    if (isRequest && this.serverGone) return this.requests.refuseServerGone(line);
+    if (this.session.refusesUnknownServer(line)) return;
+    if (this.requests.refusedDuplicate(line)) return;
     const { enforce } = this.settings;
     switch (method) {
       case 'initialize':
@@ -226,34 +250,31 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
         // The host's own roots are not the policy's.
         this.settings.log.debug('dropped the host’s notifications/roots/list_changed');
         return;
-      case 'notifications/cancelled': {
-        const key = line.cancelledKey;
-        if (key !== undefined) {
-          const retry = this.inputs.forget(key);
-          // The server knows the request by the proxy's retry id, not the host's.
-          if (retry !== undefined) {
-            this.toServer(notificationLine(method, `{"requestId":${retry}}`));
-          }
-          this.relayed.settled(key);
-          this.subscriptions.ended(key);
-        }
-        if (this.answeredHost.has(key)) return;
-        break;
-      }
+      case 'notifications/cancelled':
+        // A cancelled subscriptions/listen stream is no longer the host's to restore.
+        if (line.cancelledKey !== undefined) this.subscriptions.ended(line.cancelledKey);
+        return this.requests.cancel(line);
       case 'notifications/progress':
         // Progress on a server request that the proxy answered: the server never asked the host.
         if (this.roots.answeredToken(line.progressTokenKey)) return;
         break;
+      case 'logging/setLevel':
+        if (isRequest && this.session.answersSetLevel(line)) return;
+        break;
       case 'tools/call':
         if (isRequest && enforce) {
           this.learnTools();
-          if (await this.gate.refusedToolCall(line, era)) return;
+          return this.requests.admitPending(line, era, (signal) =>
+            this.gate.refusedToolCall(line, era, signal),
+          );
         }
         break;
       case 'resources/read':
         if (isRequest && enforce) {
           this.learnTools();
-          if (await this.gate.refusedResourceRead(line, era)) return;
+          return this.requests.admitPending(line, era, (signal) =>
+            this.gate.refusedResourceRead(line, era, signal),
+          );
         }
         break;
       case 'resources/subscribe':
@@ -262,10 +283,11 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
         this.subscriptions.onHost(line);
         break;
     }
-    // A restart may have begun while the call was being checked: it goes to the new server.
-    await this.whileHeld();
-    if (isRequest) await this.relayRequest(line, era);
-    else this.toServer(line.bytes);
+    if (!isRequest) return this.toServer(line.bytes);
+    // A 2026-07-28 request that may be answered `input_required` may wait for the policy's roots.
+    if (era === 'modern' && INPUT_REQUIRED_METHODS.has(method))
+      return this.requests.admitPending(line, era);
+    void this.requests.relay(line, era);
   }
 
   /** Resolves once no restart holds the host's messages. */
@@ -307,32 +329,6 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
     this.initialized = true;
     if (this.settings.enforce && this.serverHasTools) void this.catalog.refresh();
     this.roots.onInitialized();
-  }
-
-  /**
-   * Relay a host request. A 2026-07-28 one carries the client's capabilities: the server is told
-   * of roots as the policy says, and a request that may come back `input_required` is followed.
-   */
-  private async relayRequest(line: McpLine, era: Era): Promise<void> {
-    this.relayed.track(line.idText, line.method ?? 'a request');
-    if (era === 'legacy') return this.toServer(line.bytes);
-    const text = withModernRootsCapability(line.text, this.roots.hasRoots);
-    if (INPUT_REQUIRED_METHODS.has(line.method ?? '')) return this.inputs.relay(line, text);
-    this.toServer(text === line.text ? line.bytes : text);
-  }
-
-  /** Answer a host request in the server's place. */
-  private answerHost(
-    line: McpLine,
-    answer: { result: JsonObject } | { error: RpcErrorObject },
-  ): void {
-    const idText = line.idText ?? 'null';
-    this.answeredHost.add(line.idKey);
-    this.toHost(
-      'result' in answer
-        ? resultLine(idText, JSON.stringify(answer.result))
-        : errorLine(idText, answer.error),
-    );
   }
 
   // ---- server to host ----
@@ -406,7 +402,13 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
       this.relayed.settled(key);
       this.subscriptions.ended(key);
     }
-    if (key !== undefined && key === this.initializeKey) this.onInitializeResult(msg.result);
+    if (key !== undefined && key === this.initializeKey) {
+      this.onInitializeResult(msg.result);
+      const text = this.session.initializeResult(line.text);
+      this.toHost(text === line.text ? line.bytes : text);
+      this.session.opened();
+      return;
+    }
     this.toHost(line.bytes);
   }
 

@@ -12,6 +12,11 @@ export class RecentKeys {
     }
   }
 
+  /** Forget `key` (a host request id used again for a request that went on to the server). */
+  delete(key: string | undefined): void {
+    if (key !== undefined) this.keys.delete(key);
+  }
+
   has(key: string | undefined): boolean {
     return key !== undefined && this.keys.has(key);
   }

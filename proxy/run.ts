@@ -66,6 +66,7 @@ export async function runProxy(options: ProxyOptions, io: ProxyIo): Promise<numb
   const proxy = new RootsProxy({
     server: options.server,
     enforce: options.enforce,
+    allowUnknownServer: options.allowUnknownServer,
     link,
     log,
     hostIn: io.stdin,

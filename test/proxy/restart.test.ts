@@ -145,6 +145,8 @@ void t.test('a server with no root yet is not started; it starts when it gets on
   const h = await startProxied(t, {
     server: 'none-yet',
     socket: d.socket,
+    // Only a grant will name it: the policy is about to gain it.
+    proxyArgs: ['--allow-unknown-server'],
     command: [process.execPath, HOSTILE_SERVER, '--mark=' + join(dir, 'started'), '{roots}'],
   });
   t.match(h.client.getServerVersion()?.name, /not started yet/);

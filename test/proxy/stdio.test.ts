@@ -186,7 +186,7 @@ servers:
 
 void t.test('--no-enforce relays every call; SIGTERM reaches the server', async (t) => {
   const d = await startDaemon(t, 'version: 1\n');
-  const s = start(t, d.dir, d.socket, ['--no-enforce']);
+  const s = start(t, d.dir, d.socket, ['--no-enforce', '--allow-unknown-server']);
   s.send(
     '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{}}}',
   );
@@ -214,7 +214,7 @@ void t.test('--no-enforce relays every call; SIGTERM reaches the server', async 
     warnings,
     [
       'mcp-roots-proxy[raw] warn: enforcement is off (--no-enforce): tool calls are not checked against the policy; the server sees only its roots, which MCP servers are free to ignore',
-      'mcp-roots-proxy[raw] warn: no entry of the policy names "raw"; it gets no roots — check --server',
+      'mcp-roots-proxy[raw] warn: no entry of the policy names the server "raw" (--server raw), so it would get no roots and every call with a path would be refused. The policy names no servers. Fix --server in the host\'s configuration, or give the server roots (`rootsctl edit`, or `rootsctl grant`); `--allow-unknown-server` starts it anyway, for a policy about to gain it.',
     ],
     'each warning once: --no-enforce, and a name no entry matches',
   );

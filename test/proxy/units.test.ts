@@ -103,12 +103,18 @@ void t.test('the command line', (t) => {
     socket: undefined,
     enforce: true,
     logLevel: 'info',
+    allowUnknownServer: false,
     sandbox: false,
     env: [],
     cwd: undefined,
     command: 'npx',
     args: ['-y', 'x', '--server', 'y'],
   });
+  t.equal(
+    parseProxyArgs(['--server', 'fss', '--allow-unknown-server', '--', 'x'])?.allowUnknownServer,
+    true,
+    '--allow-unknown-server',
+  );
   t.match(
     parseProxyArgs([
       '--server=fs',
