@@ -4,6 +4,7 @@ import type { Access } from '../common/types.js';
 import type { JsonObject } from '../protocol/messages.js';
 import { RpcCode, type RpcErrorObject } from '../protocol/rpc-errors.js';
 import type { ArgumentRefusal, PathValue } from './arguments.js';
+import type { AskByInput } from './ask-by-input.js';
 import { grantCommand, type AskPerson } from './ask-person.js';
 import type { DaemonLink } from './daemon-link.js';
 import type { Era } from './era.js';
@@ -21,6 +22,8 @@ export interface CallGateOptions {
   hold: RootsHold;
   log: ProxyLogger;
   asker: AskPerson;
+  /** The asks of a 2026-07-28 request, which answers the call with the question. */
+  askByInput: AskByInput;
   /** Answer a host request in the server's place, with a result or an error. */
   answerHost: (line: McpLine, answer: { result: JsonObject } | { error: RpcErrorObject }) => void;
 }
@@ -39,10 +42,11 @@ export class CallGate {
     const { values, access } = await catalog.callPaths(name, args);
     // An array of no paths needs no check; a refusal of the arguments themselves is answered.
     if (Array.isArray(values) && values.length === 0) return false;
-    const refusal = await this.checkAsking(name, values, access);
+    const refusal = await this.checkAsking(line, era, name, values, access);
     if (refusal === undefined) return false;
+    if (refusal === 'asked') return true;
     log.info(`refused ${name}: ${refusal.reason}`);
-    const text = `mcp-roots-proxy refused ${name} on ${showPath(refusal.path)}: ${refusal.reason}${this.hint(refusal)}`;
+    const text = `mcp-roots-proxy refused ${name} on ${showPath(refusal.path)}: ${refusal.reason}${this.hint(refusal, line, era)}`;
     // A tool's refusal is a tool result, so that the model reads why and can try another path.
     const content = [{ type: 'text', text }];
     // A 2026-07-28 client rejects a result without resultType; an older one ignores it.
@@ -75,19 +79,23 @@ export class CallGate {
 
   /**
    * Check a call's paths; a refusal the person may lift is put to them (once per path), and the
-   * call is checked again after a grant, so an accepted answer lets the same call through.
+   * call is checked again after a grant, so an accepted answer lets the same call through. In a
+   * 2026-07-28 request the question is the call's answer ('asked'); the host's retry resumes it.
    */
   private async checkAsking(
+    line: McpLine,
+    era: Era,
     tool: string,
     values: PathValue[] | ArgumentRefusal,
     access: Access,
-  ): Promise<Refusal | undefined> {
-    const { asker } = this.options;
-    const asked = new Set<string>();
+  ): Promise<Refusal | 'asked' | undefined> {
+    const { asker, askByInput } = this.options;
+    const elicits = asker.elicits(line, era);
+    const asked = new Set<string>(askByInput.askedBefore(line));
     for (;;) {
       const refusal = await this.checkPaths(values, access, tool);
       const c = refusal?.checked;
-      if (c === undefined || !asker.hostElicits || !asker.askable(c.refusal, c.access)) {
+      if (c === undefined || !elicits || !asker.askable(c.refusal, c.access)) {
         return refusal;
       }
       const key = `${c.access}\0${c.local}`;
@@ -102,14 +110,22 @@ export class CallGate {
           reason: `${refusal!.reason}; the person refused it and is not asked again before ${again}`,
         };
       }
-      if (!(await asker.ask(q))) return refusal;
+      if (era === 'modern') {
+        const question = askByInput.ask(line, q, [...asked]);
+        if (typeof question === 'string')
+          return { ...refusal!, reason: `${refusal!.reason}; ${question}` };
+        this.options.answerHost(line, { result: question });
+        return 'asked';
+      }
+      // Checked again whatever the answer: the refusal then says what holds now (lockdown, say).
+      await asker.ask(q);
     }
   }
 
   /** For a refusal a grant would lift, the command that grants it (when nobody was asked). */
-  private hint(refusal: Refusal): string {
+  private hint(refusal: Refusal, line: McpLine, era: Era): string {
     const c = refusal.checked;
-    if (c?.refusal !== 'outside' || this.options.asker.hostElicits) return '';
+    if (c?.refusal !== 'outside' || this.options.asker.elicits(line, era)) return '';
     return `; to allow it, run: ${grantCommand(this.options.server, c.local, c.access)}`;
   }
 

@@ -6,7 +6,7 @@ import type { DaemonLink, RootsChange } from './daemon-link.js';
 import type { ProxyLogger } from './log.js';
 import type { McpLine } from './mcp-line.js';
 import { RecentKeys } from './recent-keys.js';
-import type { RootsHold } from './roots-hold.js';
+import { APPLY_GRACE_MS, type RootsHold } from './roots-hold.js';
 
 /** The first MCP revision whose `Root` has `_meta`. */
 const ROOT_META_SINCE = '2025-06-18';
@@ -30,6 +30,9 @@ export class ServerRoots {
   /** Set when the daemon's list changed after the server fetched it but before `initialized`. */
   private notifyPending = false;
   private served = false;
+  /** The URIs of the list the server fetched last, and who waits for one of them. */
+  private servedUris = new Set<string>();
+  private readonly servedWaiters = new Set<() => void>();
   /** Server requests the proxy answers (or is about to): their ids, and their progress tokens. */
   private readonly answered = new RecentKeys();
   private readonly cancelled = new RecentKeys();
@@ -98,7 +101,36 @@ export class ServerRoots {
     }
     this.served = true;
     toServer(resultLine(idText, JSON.stringify({ roots: this.shaped(roots ?? []) })));
+    this.servedUris = new Set((roots ?? []).map((r) => r.uri));
+    for (const wake of [...this.servedWaiters]) wake();
     if (roots !== undefined) hold.open();
+  }
+
+  /**
+   * Resolves once the server has fetched a list holding `uri`, and had a moment to apply it; at
+   * once for a server that never fetches its roots (it is told them some other way, or not at
+   * all), and after `limitMs` at the latest.
+   */
+  whenServed(uri: string, limitMs: number): Promise<void> {
+    if (!this.initialized || !this.served) return Promise.resolve();
+    if (this.servedUris.has(uri)) return Promise.resolve();
+    return new Promise<void>((resolve) => {
+      const done = (): void => {
+        clearTimeout(timer);
+        this.servedWaiters.delete(wake);
+        resolve();
+      };
+      const wake = (): void => {
+        if (this.servedUris.has(uri)) setTimeout(done, APPLY_GRACE_MS);
+      };
+      const timer = setTimeout(() => {
+        this.options.log.debug(
+          `the server did not fetch the roots with ${uri} within ${limitMs} ms`,
+        );
+        done();
+      }, limitMs);
+      this.servedWaiters.add(wake);
+    });
   }
 
   private shaped(roots: Root[]): object[] {
