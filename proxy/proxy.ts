@@ -112,6 +112,7 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
       log,
       rootsWaitMs: this.settings.rootsWaitMs,
       toServer,
+      ping: () => this.own.request('ping', {}),
     });
     this.catalog = new ToolCatalog({
       request: (method, params) => this.own.request(method, this.withOwnMeta(params)),

@@ -20,7 +20,12 @@ export interface ServerRootsOptions {
   rootsWaitMs: number;
   /** Write one line to the server. */
   toServer: (line: string) => void;
+  /** Send the server a `ping` of the proxy's own; resolves on its answer. */
+  ping: () => Promise<unknown>;
 }
+
+/** The most pings `whenServed` sends to let a server apply a list. */
+const MAX_SETTLE_PINGS = 32;
 
 /** Answers the server's roots requests in the host's place. */
 export class ServerRoots {
@@ -107,27 +112,41 @@ export class ServerRoots {
   }
 
   /**
-   * Resolves once the server has fetched a list holding `uri`, and had a moment to apply it; at
-   * once for a server that never fetches its roots (it is told them some other way, or not at
-   * all), and after `limitMs` at the latest.
+   * Resolves once the server has fetched a list holding `uri` and most likely applied it; at once
+   * for a server that never fetches its roots (it is told them some other way, or not at all).
+   * Each wait is limited to `limitMs`.
    */
-  whenServed(uri: string, limitMs: number): Promise<void> {
-    if (!this.initialized || !this.served) return Promise.resolve();
-    if (this.servedUris.has(uri)) return Promise.resolve();
-    return new Promise<void>((resolve) => {
-      const done = (): void => {
+  async whenServed(uri: string, limitMs: number): Promise<void> {
+    if (!this.initialized || !this.served) return;
+    if (!this.servedUris.has(uri) && !(await this.fetched(uri, limitMs))) return;
+    // No message says a server has applied a list, and a fixed grace runs out on a busy machine:
+    // a server checks each root (the filesystem server awaits a realpath and a stat per root,
+    // one after the other). A ping's answer means the server's loop went round once more: two
+    // per root let those checks finish at the server's own pace.
+    const pings = Math.min(2 * this.servedUris.size, MAX_SETTLE_PINGS);
+    const deadline = Date.now() + limitMs;
+    for (let i = 0; i < pings && Date.now() < deadline; i++) {
+      await this.options.ping().catch(() => undefined);
+    }
+    await new Promise((resolve) => setTimeout(resolve, APPLY_GRACE_MS));
+  }
+
+  /** Whether the server fetched a list holding `uri` within `limitMs`. */
+  private fetched(uri: string, limitMs: number): Promise<boolean> {
+    return new Promise<boolean>((resolve) => {
+      const done = (got: boolean): void => {
         clearTimeout(timer);
         this.servedWaiters.delete(wake);
-        resolve();
+        resolve(got);
       };
       const wake = (): void => {
-        if (this.servedUris.has(uri)) setTimeout(done, APPLY_GRACE_MS);
+        if (this.servedUris.has(uri)) done(true);
       };
       const timer = setTimeout(() => {
         this.options.log.debug(
           `the server did not fetch the roots with ${uri} within ${limitMs} ms`,
         );
-        done();
+        done(false);
       }, limitMs);
       this.servedWaiters.add(wake);
     });

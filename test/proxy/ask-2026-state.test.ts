@@ -7,7 +7,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { startAskHost, type ElicitParams } from '../helpers/ask-host.js';
 import { startDaemon } from '../helpers/daemon.js';
 import { ownedShortDir, real } from '../helpers/proxy.js';
@@ -61,8 +61,8 @@ void t.test('the proxy’s question in a 2026-07-28 call, and its requestState',
     elicit: () => Promise.reject(new Error('the manual host answers nothing itself')),
   });
 
-  /** Ask `host` about `sub` and return the proxy's state (the call answered input_required). */
-  const question = async (sub: string): Promise<string> => {
+  /** Ask about `sub` and return the proxy's state (the call answered input_required). */
+  const question = async (t: Test, sub: string): Promise<string> => {
     const r = await manual.callRaw({ name: 'confirm_read', arguments: { location: uri(sub) } });
     t.equal(r.resultType, 'input_required', `${sub}: the call is answered with a question`);
     const inputs = r.inputRequests as Record<string, { method: string; params: ElicitParams }>;
@@ -93,7 +93,7 @@ void t.test('the proxy’s question in a 2026-07-28 call, and its requestState',
   });
 
   await t.test('an accepted retry goes on; the same state again is refused', async (t) => {
-    const state = await question('out2');
+    const state = await question(t, 'out2');
     const r = await retry('out2', state);
     // The call went on to the server, which asks its own question.
     t.equal(r.resultType, 'input_required');
@@ -119,7 +119,7 @@ void t.test('the proxy’s question in a 2026-07-28 call, and its requestState',
   });
 
   await t.test('a state used for another call is refused', async (t) => {
-    const state = await question('out4');
+    const state = await question(t, 'out4');
     await t.rejects(retry('out5', state), /issued for another call/);
     await t.rejects(retry('out4', state), /answered or expired already/, 'and it is spent');
     t.notOk(await granted('out4'));
@@ -127,7 +127,7 @@ void t.test('the proxy’s question in a 2026-07-28 call, and its requestState',
   });
 
   await t.test('a state from another session is unknown there', async (t) => {
-    const state = await question('out6');
+    const state = await question(t, 'out6');
     const other = await auto.client
       .callTool(
         {
