@@ -4,13 +4,13 @@
  * A forged state, a replayed one, one used for another call or in another session is refused
  * with an error, and never grants anything.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import t, { type Test } from 'tap';
 import { startAskHost, type ElicitParams } from '../helpers/ask-host.js';
 import { startDaemon } from '../helpers/daemon.js';
-import { ownedShortDir, real } from '../helpers/proxy.js';
+import { ownedShortDir, real, waitFor } from '../helpers/proxy.js';
 import { fixtureServer } from '../helpers/raw-session.js';
 
 const FIXTURE = fixtureServer('v2-ask.mjs');
@@ -23,7 +23,7 @@ const ACCEPT_DIR = {
 void t.test('the proxy’s question in a 2026-07-28 call, and its requestState', async (t) => {
   const dir = ownedShortDir(t);
   const w = join(real(dir), 'w');
-  const outs = ['in', 'out1', 'out2', 'out3', 'out4', 'out5', 'out6'];
+  const outs = ['in', 'out1', 'out2', 'out3', 'out4', 'out5', 'out6', 'out7'];
   for (const d of outs) {
     mkdirSync(join(w, d), { recursive: true });
     writeFileSync(join(w, d, 'f.txt'), d);
@@ -144,5 +144,47 @@ void t.test('the proxy’s question in a 2026-07-28 call, and its requestState',
       );
     t.match(other, /not one mcp-roots-proxy issued/);
     t.notOk(await granted('out6'));
+    // The question about out6 is still open there: one question per server at a time.
+    const busy = await manual.callRaw({
+      name: 'confirm_read',
+      arguments: { location: uri('out5') },
+    });
+    t.equal(busy.isError, true, 'another call is not asked about meanwhile');
+    t.match(JSON.stringify(busy.content), 'answering another question');
+  });
+
+  await t.test('a question nobody answers expires, and is not asked again at once', async (t) => {
+    const late = await startAskHost(t, {
+      server: 'v2',
+      socket: d.socket,
+      serverCommand: [process.execPath, FIXTURE],
+      manual: true,
+      proxyArgs: ['--ask-timeout', '1'],
+      elicit: () => Promise.reject(new Error('the manual host answers nothing itself')),
+    });
+    const r = await late.callRaw({ name: 'confirm_read', arguments: { location: uri('out7') } });
+    t.equal(r.resultType, 'input_required');
+    const log = join(d.stateDir, 'decisions.jsonl');
+    const expired = () =>
+      readFileSync(log, 'utf8')
+        .split('\n')
+        .some((l) => l.includes('"kind":"ask"') && l.includes('out7') && l.includes('"timeout"'));
+    await waitFor(expired, 30_000, 'the ask recorded as unanswered');
+    await t.rejects(
+      late.callRaw({
+        name: 'confirm_read',
+        arguments: { location: uri('out7') },
+        inputResponses: { [ASK_KEY]: ACCEPT_DIR },
+        requestState: r.requestState,
+      }),
+      /answered or expired already/,
+    );
+    const again = await late.callRaw({
+      name: 'confirm_read',
+      arguments: { location: uri('out7') },
+    });
+    t.equal(again.isError, true);
+    t.match(JSON.stringify(again.content), 'not asked again before');
+    t.notOk(await granted('out7'));
   });
 });
