@@ -495,7 +495,7 @@ class Resolution implements ResolvedPolicy {
       }
       if (best.readOnly)
         return no(
-          `${shown} is in the read-only root ${best.root.uri} (${describeRoot(best.rule)})`,
+          `${shown} is in the read-only root ${best.root.uri}, from ${describeRoot(best.rule)}`,
           best.root,
           'read-only',
         );
@@ -503,7 +503,7 @@ class Resolution implements ResolvedPolicy {
     return {
       allowed: true,
       access,
-      reason: `${shown} is inside the root ${best.root.uri} (${describeRoot(best.rule)})`,
+      reason: `${shown} is inside the root ${best.root.uri}, from ${describeRoot(best.rule)}`,
       root: best.root,
     };
   }
@@ -574,7 +574,7 @@ class Resolution implements ResolvedPolicy {
 /** How a root entry is named in a reason: what was written, and where. */
 function describeRoot(entry: RootEntry): string {
   const { file, line, column } = entry.pos;
-  return `root ${entry.path} at ${file}:${line}:${column}`;
+  return `root ${entry.path} (${file}:${line}:${column})`;
 }
 
 function posOf(pos: Pos): { file: string; line: number; column: number } {
