@@ -112,7 +112,10 @@ export class AskByInput {
     if (callKey(line) !== open.call) {
       // The question ends unanswered: a state is good for the call it was issued for only.
       await asker.settle(open.q, { answer: 'cancel', content: {} }).finally(open.release);
-      return this.refuse(line, 'the requestState was issued for another call (tool or arguments)');
+      return this.refuse(
+        line,
+        'the requestState was issued for another call (tool, arguments or client)',
+      );
     }
     const responses = line.params.inputResponses;
     const answer = readAnswer(isObject(responses) ? responses[ASK_INPUT_KEY] : undefined);
