@@ -1,4 +1,6 @@
 /** The server's roots: answering its `roots/list` with the policy's, and telling it when they change. */
+import { realpath, stat } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
 import type { Root } from '../common/types.js';
 import { memberText, setMember } from '../protocol/json-text.js';
 import { notificationLine, resultLine } from '../protocol/messages.js';
@@ -24,8 +26,19 @@ export interface ServerRootsOptions {
   ping: () => Promise<unknown>;
 }
 
-/** The most pings `whenServed` sends to let a server apply a list. */
+/** The most pings `whenServed` sends to let a server apply a list (and roots it checks itself). */
 const MAX_SETTLE_PINGS = 32;
+
+/** The checks a server makes of each root it is given, one after the other. */
+async function checkLikeAServer(uris: string[]): Promise<void> {
+  for (const uri of uris) {
+    try {
+      await stat(await realpath(fileURLToPath(uri)));
+    } catch {
+      // A root the server cannot check either: it skips it as fast.
+    }
+  }
+}
 
 /** Answers the server's roots requests in the host's place. */
 export class ServerRoots {
@@ -120,14 +133,19 @@ export class ServerRoots {
     if (!this.initialized || !this.served) return;
     if (!this.servedUris.has(uri) && !(await this.fetched(uri, limitMs))) return;
     // No message says a server has applied a list, and a fixed grace runs out on a busy machine:
-    // a server checks each root (the filesystem server awaits a realpath and a stat per root,
-    // one after the other). A ping's answer means the server's loop went round once more: two
-    // per root let those checks finish at the server's own pace.
-    const pings = Math.min(2 * this.servedUris.size, MAX_SETTLE_PINGS);
+    // a server checks each root first (the filesystem server awaits a realpath and a stat per
+    // root, one after the other, in its I/O threads). The proxy waits while the server's loop
+    // goes round twice per root (a ping's answer each) and while it makes the same checks itself
+    // on the same machine: no proof, but a wait that grows with the load instead of a constant.
+    const uris = [...this.servedUris];
     const deadline = Date.now() + limitMs;
-    for (let i = 0; i < pings && Date.now() < deadline; i++) {
-      await this.options.ping().catch(() => undefined);
-    }
+    const pings = async (): Promise<void> => {
+      for (let i = 0; i < Math.min(2 * uris.length, MAX_SETTLE_PINGS); i++) {
+        if (Date.now() >= deadline) return;
+        await this.options.ping().catch(() => undefined);
+      }
+    };
+    await Promise.all([pings(), checkLikeAServer(uris.slice(0, MAX_SETTLE_PINGS))]);
     await new Promise((resolve) => setTimeout(resolve, APPLY_GRACE_MS));
   }
 
