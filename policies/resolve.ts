@@ -31,6 +31,7 @@ import type {
   PolicyContext,
   Pos,
   ResolvedPolicy,
+  RootEntry,
   ServerBlock,
   WatchPlan,
 } from './model.js';
@@ -60,6 +61,8 @@ interface RootInfo {
   canonical: string;
   readOnly: boolean;
   root: Root;
+  /** The entry a decision names: one that makes the root writable, if any does. */
+  rule: RootEntry;
 }
 
 /** What one set of matching blocks resolves to (shared by every name that matches that set). */
@@ -313,6 +316,7 @@ class Resolution implements ResolvedPolicy {
     ];
     interface Agg {
       name: string;
+      rule: RootEntry;
       writable: boolean;
       expires: number | undefined;
       forever: boolean;
@@ -333,11 +337,13 @@ class Resolution implements ResolvedPolicy {
           if (!a) {
             agg.set(canonical, {
               name: m.name,
+              rule: e.entry,
               writable: !e.readOnly,
               expires: exp,
               forever: exp === undefined,
             });
           } else {
+            if (!a.writable && !e.readOnly) a.rule = e.entry;
             a.writable ||= !e.readOnly;
             a.forever ||= exp === undefined;
             if (exp !== undefined)
@@ -376,7 +382,7 @@ class Resolution implements ResolvedPolicy {
         root = { uri: toUri(canonical), name: a.name, _meta: meta };
         if (key !== undefined) this.rootObjects.set(key, root);
       }
-      info.push({ canonical, readOnly, root });
+      info.push({ canonical, readOnly, root, rule: a.rule });
     }
     info.sort((x, y) => compareUtf8(x.canonical, y.canonical));
     return { roots: info.map((i) => i.root), info, denies, dropped, nextExpiry };
@@ -488,12 +494,16 @@ class Resolution implements ResolvedPolicy {
         );
       }
       if (best.readOnly)
-        return no(`${shown} is in the read-only root ${best.root.uri}`, best.root, 'read-only');
+        return no(
+          `${shown} is in the read-only root ${best.root.uri}, from ${describeRoot(best.rule)}`,
+          best.root,
+          'read-only',
+        );
     }
     return {
       allowed: true,
       access,
-      reason: `${shown} is inside the root ${best.root.uri}`,
+      reason: `${shown} is inside the root ${best.root.uri}, from ${describeRoot(best.rule)}`,
       root: best.root,
     };
   }
@@ -559,6 +569,12 @@ class Resolution implements ResolvedPolicy {
     for (const b of this.matching(server)) if (b.block.ask !== undefined) rule = b.block.ask;
     return rule;
   }
+}
+
+/** How a root entry is named in a reason: what was written, and where. */
+function describeRoot(entry: RootEntry): string {
+  const { file, line, column } = entry.pos;
+  return `root ${entry.path} (${file}:${line}:${column})`;
 }
 
 function posOf(pos: Pos): { file: string; line: number; column: number } {

@@ -8,7 +8,8 @@ import { shellQuote } from '../common/shell-quote.js';
 import type { AskAnswer } from '../protocol/methods.js';
 import type { DaemonLink } from './daemon-link.js';
 import type { ProxyLogger } from './log.js';
-import { isObject } from './mcp-line.js';
+import { CLIENT_CAPABILITIES_KEY, CLIENT_INFO_KEY, type Era } from './era.js';
+import { isObject, type McpLine } from './mcp-line.js';
 import type { RootsHold } from './roots-hold.js';
 
 /** One refused path the person may be asked about. */
@@ -30,6 +31,22 @@ export interface AskPersonOptions {
   requestHost: (method: string, params: Record<string, unknown>) => Promise<unknown>;
   /** How long a refusal the person gave (or did not give) keeps the same question from coming back. */
   rememberMs: number;
+  /** Resolves once the server has fetched a roots list holding `uri` (at once if it fetches none). */
+  rootsServed: (uri: string) => Promise<void>;
+}
+
+/** A person's answer as the host's `ElicitResult` gave it, or none within the limit. */
+export interface PersonAnswer {
+  answer: AskAnswer;
+  content: Record<string, unknown>;
+}
+
+/** Read an `ElicitResult` the host sent (anything else is a cancel). */
+export function readAnswer(result: unknown): PersonAnswer {
+  const action = isObject(result) ? result.action : undefined;
+  const answer = action === 'accept' ? 'accept' : action === 'decline' ? 'decline' : 'cancel';
+  const content = isObject(result) && isObject(result.content) ? result.content : {};
+  return { answer, content };
 }
 
 /** The lifetimes a person may pick, in seconds. */
@@ -52,10 +69,26 @@ export class AskPerson {
   /** The host's `clientInfo.name`, for the question and the decision log. */
   client: string | undefined;
   private turn: Promise<unknown> = Promise.resolve();
+  /** Questions open or waiting their turn. */
+  private waiting = 0;
   /** `access\0path` → until when (ms) a refused question is not asked again. */
   private readonly refused = new Map<string, number>();
 
   constructor(private readonly options: AskPersonOptions) {}
+
+  /**
+   * Whether the host can be asked in answer to `line`: a 2025 host says so once in `initialize`,
+   * a 2026-07-28 one in each request's `_meta` (whose client name the decision log takes too).
+   */
+  elicits(line: McpLine, era: Era): boolean {
+    if (era === 'legacy') return this.hostElicits;
+    const meta = line.params._meta;
+    if (!isObject(meta)) return false;
+    const info = meta[CLIENT_INFO_KEY];
+    if (isObject(info) && typeof info.name === 'string') this.client = info.name.slice(0, 200);
+    const caps = meta[CLIENT_CAPABILITIES_KEY];
+    return isObject(caps) && formElicitation(caps.elicitation);
+  }
 
   /** Whether the policy lets this refusal be put to the person (the host aside). */
   askable(refusal: RefusalKind | undefined, access: Access): boolean {
@@ -82,8 +115,31 @@ export class AskPerson {
   ask(q: AskQuestion, signal?: AbortSignal): Promise<boolean> {
     // A call the host cancelled while its question waited for its turn is not asked about.
     const mine = this.turn.then(() => (signal?.aborted === true ? false : this.askNow(q)));
-    this.turn = mine.catch(() => undefined);
+    this.queue(mine);
     return mine;
+  }
+
+  /** Whether a question is open or waiting: a call that cannot wait for it is not asked now. */
+  get busy(): boolean {
+    return this.waiting > 0;
+  }
+
+  /**
+   * Take the turn for a question the proxy puts to the host some other way (a 2026-07-28 input
+   * request); the next question waits until `release` runs.
+   */
+  occupy(): () => void {
+    let release!: () => void;
+    this.queue(new Promise<void>((resolve) => (release = resolve)));
+    return release;
+  }
+
+  private queue(question: Promise<unknown>): void {
+    this.waiting++;
+    this.turn = question.then(
+      () => this.waiting--,
+      () => this.waiting--,
+    );
   }
 
   private async askNow(q: AskQuestion): Promise<boolean> {
@@ -94,17 +150,25 @@ export class AskPerson {
     if (now?.allowed === true) return true;
     if (now !== undefined && now.refusal !== q.refusal) return false;
 
-    let answer: AskAnswer;
-    let content: Record<string, unknown> = {};
+    let answer: PersonAnswer;
     try {
-      const result = await this.options.requestHost('elicitation/create', this.question(q));
-      const action = isObject(result) ? result.action : undefined;
-      answer = action === 'accept' ? 'accept' : action === 'decline' ? 'decline' : 'cancel';
-      if (isObject(result) && isObject(result.content)) content = result.content;
+      answer = readAnswer(
+        await this.options.requestHost('elicitation/create', askParams(this.options.server, q)),
+      );
     } catch (err) {
       log.info(`no answer to the ask about ${JSON.stringify(q.path)}: ${(err as Error).message}`);
-      answer = 'timeout';
+      answer = { answer: 'timeout', content: {} };
     }
+    return this.settle(q, answer);
+  }
+
+  /**
+   * Act on the person's answer: a refusal is remembered and recorded; an acceptance becomes a
+   * grant, and resolves true once the server has the new roots. The target is the question's own
+   * path or its directory, never a path the answer names.
+   */
+  async settle(q: AskQuestion, { answer, content }: PersonAnswer): Promise<boolean> {
+    const { link, log } = this.options;
     const context = { tool: q.tool, ...(this.client !== undefined ? { client: this.client } : {}) };
     if (answer !== 'accept') {
       this.refused.set(`${q.access}\0${q.path}`, Date.now() + this.options.rememberMs);
@@ -138,7 +202,7 @@ export class AskPerson {
 
   /** Wait until the daemon listed the granted root and the server fetched it (the roots hold). */
   private async rootsReached(uri: string): Promise<void> {
-    const { link, hold } = this.options;
+    const { link, hold, rootsServed } = this.options;
     if (!(link.roots ?? []).some((r) => r.uri === uri)) {
       await new Promise<void>((resolve) => {
         const onRoots = (): void => {
@@ -155,46 +219,54 @@ export class AskPerson {
         link.on('roots', onRoots);
       });
     }
+    // The hold lets every call go after its time limit; the call the person allowed waits for the
+    // server's own fetch of the list with its root, however busy the machine.
+    await rootsServed(uri);
     if (hold.closed) await hold.passed();
   }
+}
 
-  /** The `elicitation/create` params: every text the person reads is the proxy's own. */
-  private question(q: AskQuestion): Record<string, unknown> {
-    const { server } = this.options;
-    const path = JSON.stringify(q.path);
-    const why =
-      q.refusal === 'read-only' ? 'which is in a read-only root' : 'which is outside every root';
-    const message =
-      `mcp-roots: the MCP server ${JSON.stringify(server)} wants to ${q.access} ${path} ` +
-      `(tool ${JSON.stringify(q.tool)}), ${why} it may use. Allow it? Decline to refuse.`;
-    return {
-      message,
-      requestedSchema: {
-        type: 'object',
-        properties: {
-          scope: {
-            type: 'string',
-            title: 'What to allow',
-            oneOf: [
-              { const: 'path', title: `Only ${path}` },
-              { const: 'directory', title: `The directory ${JSON.stringify(dirname(q.path))}` },
-            ],
-            default: q.access === 'write' ? 'directory' : 'path',
-          },
-          duration: {
-            type: 'string',
-            title: 'For how long',
-            oneOf: Object.entries(DURATIONS).map(([key, d]) => ({ const: key, title: d.title })),
-            default: '10m',
-          },
-          readOnly: {
-            type: 'boolean',
-            title: 'Read-only',
-            default: q.access === 'read',
-          },
+/** The `elicitation/create` params: every text the person reads is the proxy's own. */
+export function askParams(server: string, q: AskQuestion): Record<string, unknown> {
+  const path = JSON.stringify(q.path);
+  const why =
+    q.refusal === 'read-only' ? 'which is in a read-only root' : 'which is outside every root';
+  const message =
+    `mcp-roots: the MCP server ${JSON.stringify(server)} wants to ${q.access} ${path} ` +
+    `(tool ${JSON.stringify(q.tool)}), ${why} it may use. Allow it? Decline to refuse.`;
+  return {
+    message,
+    requestedSchema: {
+      type: 'object',
+      properties: {
+        scope: {
+          type: 'string',
+          title: 'What to allow',
+          oneOf: [
+            { const: 'path', title: `Only ${path}` },
+            { const: 'directory', title: `The directory ${JSON.stringify(dirname(q.path))}` },
+          ],
+          default: q.access === 'write' ? 'directory' : 'path',
         },
-        required: ['scope', 'duration', 'readOnly'],
+        duration: {
+          type: 'string',
+          title: 'For how long',
+          oneOf: Object.entries(DURATIONS).map(([key, d]) => ({ const: key, title: d.title })),
+          default: '10m',
+        },
+        readOnly: {
+          type: 'boolean',
+          title: 'Read-only',
+          default: q.access === 'read',
+        },
       },
-    };
-  }
+      required: ['scope', 'duration', 'readOnly'],
+    },
+  };
+}
+
+/** Whether declared elicitation capabilities include forms (`{}` means form, 2025-06-18). */
+export function formElicitation(elicitation: unknown): boolean {
+  if (!isObject(elicitation)) return false;
+  return Object.keys(elicitation).length === 0 || elicitation.form !== undefined;
 }

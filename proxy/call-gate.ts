@@ -5,6 +5,7 @@ import type { JsonObject } from '../protocol/messages.js';
 import { RpcCode, type RpcErrorObject } from '../protocol/rpc-errors.js';
 import { CallCancelled, throwIfCancelled, untilCancelled } from './abortable.js';
 import type { ArgumentRefusal, PathValue } from './arguments.js';
+import type { AskByInput } from './ask-by-input.js';
 import { grantCommand, type AskPerson } from './ask-person.js';
 import { DAEMON_AWAY_HINT, type DaemonLink } from './daemon-link.js';
 import type { Era } from './era.js';
@@ -22,6 +23,8 @@ export interface CallGateOptions {
   hold: RootsHold;
   log: ProxyLogger;
   asker: AskPerson;
+  /** The asks of a 2026-07-28 request, which answers the call with the question. */
+  askByInput: AskByInput;
   /** Answer a host request in the server's place, with a result or an error. */
   answerHost: (line: McpLine, answer: { result: JsonObject } | { error: RpcErrorObject }) => void;
 }
@@ -67,11 +70,12 @@ export class CallGate {
     const { values, access } = await untilCancelled(catalog.callPaths(name, args), signal);
     // An array of no paths needs no check; a refusal of the arguments themselves is answered.
     if (Array.isArray(values) && values.length === 0) return false;
-    const refusal = await this.checkAsking(name, values, access, signal);
+    const refusal = await this.checkAsking(line, era, name, values, access, signal);
     if (refusal === undefined) return false;
+    if (refusal === 'asked') return true;
     throwIfCancelled(signal);
     log.info(`refused ${name}: ${refusal.reason}`);
-    const text = `mcp-roots-proxy refused ${name} on ${showPath(refusal.path)}: ${refusal.reason}${this.hint(refusal)}`;
+    const text = `mcp-roots-proxy refused ${name} on ${showPath(refusal.path)}: ${refusal.reason}${this.hint(refusal, line, era)}`;
     // A tool's refusal is a tool result, so that the model reads why and can try another path.
     const content = [{ type: 'text', text }];
     // A 2026-07-28 client rejects a result without resultType; an older one ignores it.
@@ -105,20 +109,24 @@ export class CallGate {
 
   /**
    * Check a call's paths; a refusal the person may lift is put to them (once per path), and the
-   * call is checked again after a grant, so an accepted answer lets the same call through.
+   * call is checked again after a grant, so an accepted answer lets the same call through. In a
+   * 2026-07-28 request the question is the call's answer ('asked'); the host's retry resumes it.
    */
   private async checkAsking(
+    line: McpLine,
+    era: Era,
     tool: string,
     values: PathValue[] | ArgumentRefusal,
     access: Access,
     signal: AbortSignal | undefined,
-  ): Promise<Refusal | undefined> {
-    const { asker } = this.options;
-    const asked = new Set<string>();
+  ): Promise<Refusal | 'asked' | undefined> {
+    const { asker, askByInput } = this.options;
+    const elicits = asker.elicits(line, era);
+    const asked = new Set<string>(askByInput.askedBefore(line));
     for (;;) {
       const refusal = await this.checkPaths(values, access, tool, signal);
       const c = refusal?.checked;
-      if (c === undefined || !asker.hostElicits || !asker.askable(c.refusal, c.access)) {
+      if (c === undefined || !elicits || !asker.askable(c.refusal, c.access)) {
         return refusal;
       }
       const key = `${c.access}\0${c.local}`;
@@ -133,15 +141,23 @@ export class CallGate {
           reason: `${refusal!.reason}; the person refused it and is not asked again before ${again}`,
         };
       }
+      if (era === 'modern') {
+        const question = askByInput.ask(line, q, [...asked]);
+        if (typeof question === 'string')
+          return { ...refusal!, reason: `${refusal!.reason}; ${question}` };
+        this.options.answerHost(line, { result: question });
+        return 'asked';
+      }
+      // Checked again whatever the answer: the refusal then says what holds now (lockdown, say).
       // A cancelled call stops waiting for the answer; the question itself runs its course.
-      if (!(await untilCancelled(asker.ask(q, signal), signal))) return refusal;
+      await untilCancelled(asker.ask(q, signal), signal);
     }
   }
 
   /** For a refusal a grant would lift, the command that grants it (when nobody was asked). */
-  private hint(refusal: Refusal): string {
+  private hint(refusal: Refusal, line: McpLine, era: Era): string {
     const c = refusal.checked;
-    if (c?.refusal !== 'outside' || this.options.asker.hostElicits) return '';
+    if (c?.refusal !== 'outside' || this.options.asker.elicits(line, era)) return '';
     return `; to allow it, run: ${grantCommand(this.options.server, c.local, c.access)}`;
   }
 

@@ -53,18 +53,24 @@ export class HostRequests {
 
   /**
    * A request whose handling waits: pending under its id from now (a cancellation stops it), then
-   * checked (`check` true: refused and answered, or cancelled) and relayed, beside the queue.
+   * checked and relayed, beside the queue. `check` gives the line to relay (the request itself,
+   * or the call a retry resumes), or undefined when the proxy answered it (refused, say).
    */
-  admitPending(line: McpLine, era: Era, check?: (signal: AbortSignal) => Promise<boolean>): void {
+  admitPending(
+    line: McpLine,
+    era: Era,
+    check?: (signal: AbortSignal) => Promise<McpLine | undefined>,
+  ): void {
     const call = this.pending.start(line.idKey);
     const task = (async () => {
       try {
-        if (check !== undefined && (await check(call.signal))) return;
+        const checked = check === undefined ? line : await check(call.signal);
+        if (checked === undefined) return;
         // A restart may have begun while the call was being checked: it goes to the new server.
         await this.o.whileHeld();
         if (call.signal.aborted) return;
         if (this.o.serverGone()) return this.refuseServerGone(line);
-        await this.relay(line, era, call);
+        await this.relay(checked, era, call);
       } finally {
         this.pending.finish(call);
       }

@@ -1,5 +1,6 @@
 /** The requests the proxy itself sends the server (its `tools/list`), and pairing their answers. */
-import { idText, requestLine, type JsonObject } from '../protocol/messages.js';
+import { RootsError } from '../common/errors.js';
+import { idText, notificationLine, requestLine, type JsonObject } from '../protocol/messages.js';
 import { PendingRequests } from '../protocol/pending.js';
 
 /** The prefix of the proxy's own request ids: the host's ids cannot collide with these. */
@@ -22,7 +23,16 @@ export class OwnRequests {
     const id = `${this.prefix}${this.nextId++}`;
     const answer = this.pending.wait(id, method, this.timeoutMs);
     this.send(requestLine(idText(id), method, JSON.stringify(params)));
-    return answer;
+    return answer.catch((err: unknown) => {
+      // Given up on: the peer may stop (a host closes the question's dialog).
+      if (err instanceof RootsError && err.code === 'TIMEOUT') {
+        const reason = `mcp-roots-proxy: no answer within ${this.timeoutMs} ms`;
+        this.send(
+          notificationLine('notifications/cancelled', JSON.stringify({ requestId: id, reason })),
+        );
+      }
+      throw err;
+    });
   }
 
   /** Whether an answer is to one of the proxy's own requests (answered or not: never for the host). */

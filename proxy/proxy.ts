@@ -8,7 +8,8 @@ import { memberText } from '../protocol/json-text.js';
 import { errorLine, type JsonObject } from '../protocol/messages.js';
 import { RpcCode } from '../protocol/rpc-errors.js';
 import { batchElements, looksLikeBatch, splitHostBatch } from './batch.js';
-import { AskPerson } from './ask-person.js';
+import { AskByInput } from './ask-by-input.js';
+import { AskPerson, formElicitation } from './ask-person.js';
 import { CallGate } from './call-gate.js';
 import { SessionEra } from './era.js';
 import { HostRequests } from './host-requests.js';
@@ -75,6 +76,8 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
   /** The proxy's own requests to the host: the asks. */
   private readonly hostOwn: OwnRequests;
   private readonly asker: AskPerson;
+  /** The asks of a 2026-07-28 session, as input requests. */
+  private readonly askByInput: AskByInput;
   private readonly relayed = new RelayedRequests();
   private readonly roots: ServerRoots;
   private readonly catalog: ToolCatalog;
@@ -98,6 +101,14 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
       log,
       requestHost: (method, params) => this.hostOwn.request(method, params),
       rememberMs: this.settings.askRememberMs,
+      rootsServed: (uri) => this.roots.whenServed(uri, this.settings.requestTimeoutMs),
+    });
+    this.askByInput = new AskByInput({
+      server: this.settings.server,
+      asker: this.asker,
+      log,
+      limitMs: this.settings.askWaitMs,
+      answerError: (line, error) => this.requests.answer(line, { error }),
     });
     this.roots = new ServerRoots({
       link,
@@ -105,6 +116,7 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
       log,
       rootsWaitMs: this.settings.rootsWaitMs,
       toServer,
+      ping: () => this.own.request('ping', {}),
     });
     this.catalog = new ToolCatalog({
       request: (method, params) => this.own.request(method, this.withOwnMeta(params)),
@@ -116,6 +128,7 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
     this.gate = new CallGate({
       server: this.settings.server,
       asker: this.asker,
+      askByInput: this.askByInput,
       link,
       catalog: this.catalog,
       hold,
@@ -264,16 +277,20 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
       case 'tools/call':
         if (isRequest && enforce) {
           this.learnTools();
-          return this.requests.admitPending(line, era, (signal) =>
-            this.gate.refusedToolCall(line, era, signal),
-          );
+          return this.requests.admitPending(line, era, async (signal) => {
+            // A retry bringing the answer to the proxy's own question goes on as the call asked
+            // about (undefined: the proxy answered it).
+            const call = await this.askByInput.resume(line);
+            if (call === undefined) return undefined;
+            return (await this.gate.refusedToolCall(call, era, signal)) ? undefined : call;
+          });
         }
         break;
       case 'resources/read':
         if (isRequest && enforce) {
           this.learnTools();
-          return this.requests.admitPending(line, era, (signal) =>
-            this.gate.refusedResourceRead(line, era, signal),
+          return this.requests.admitPending(line, era, async (signal) =>
+            (await this.gate.refusedResourceRead(line, era, signal)) ? undefined : line,
           );
         }
         break;
@@ -311,7 +328,8 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
 
   private onInitialize(line: McpLine): void {
     this.initializeKey = line.idKey;
-    this.asker.hostElicits = formElicitation(line.params.capabilities);
+    const caps = line.params.capabilities;
+    this.asker.hostElicits = isObject(caps) && formElicitation(caps.elicitation);
     const info = line.params.clientInfo;
     if (isObject(info) && typeof info.name === 'string')
       this.asker.client = info.name.slice(0, 200);
@@ -485,11 +503,4 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
     };
     return swapServer(router, plan);
   }
-}
-
-/** Whether an `initialize`'s capabilities declare form elicitation (`{}` means form, 2025-06-18). */
-function formElicitation(caps: unknown): boolean {
-  if (!isObject(caps) || !isObject(caps.elicitation)) return false;
-  const e = caps.elicitation;
-  return Object.keys(e).length === 0 || e.form !== undefined;
 }

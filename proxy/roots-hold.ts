@@ -2,7 +2,7 @@
 import type { ProxyLogger } from './log.js';
 
 /** How long the server may take to apply a list it fetched (realpath of each root). */
-const APPLY_GRACE_MS = 50;
+export const APPLY_GRACE_MS = 50;
 
 /**
  * A gate closed by `close` and opened by `open` or after `holdMs`, whichever comes first: a call

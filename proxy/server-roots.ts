@@ -1,4 +1,6 @@
 /** The server's roots: answering its `roots/list` with the policy's, and telling it when they change. */
+import { realpath, stat } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
 import type { Root } from '../common/types.js';
 import { memberText, setMember } from '../protocol/json-text.js';
 import { notificationLine, resultLine } from '../protocol/messages.js';
@@ -6,7 +8,7 @@ import type { DaemonLink, RootsChange } from './daemon-link.js';
 import type { ProxyLogger } from './log.js';
 import type { McpLine } from './mcp-line.js';
 import { RecentKeys } from './recent-keys.js';
-import type { RootsHold } from './roots-hold.js';
+import { APPLY_GRACE_MS, type RootsHold } from './roots-hold.js';
 
 /** The first MCP revision whose `Root` has `_meta`. */
 const ROOT_META_SINCE = '2025-06-18';
@@ -20,6 +22,22 @@ export interface ServerRootsOptions {
   rootsWaitMs: number;
   /** Write one line to the server. */
   toServer: (line: string) => void;
+  /** Send the server a `ping` of the proxy's own; resolves on its answer. */
+  ping: () => Promise<unknown>;
+}
+
+/** The most pings `whenServed` sends to let a server apply a list (and roots it checks itself). */
+const MAX_SETTLE_PINGS = 32;
+
+/** The checks a server makes of each root it is given, one after the other. */
+async function checkLikeAServer(uris: string[]): Promise<void> {
+  for (const uri of uris) {
+    try {
+      await stat(await realpath(fileURLToPath(uri)));
+    } catch {
+      // A root the server cannot check either: it skips it as fast.
+    }
+  }
 }
 
 /** Answers the server's roots requests in the host's place. */
@@ -30,6 +48,9 @@ export class ServerRoots {
   /** Set when the daemon's list changed after the server fetched it but before `initialized`. */
   private notifyPending = false;
   private served = false;
+  /** The URIs of the list the server fetched last, and who waits for one of them. */
+  private servedUris = new Set<string>();
+  private readonly servedWaiters = new Set<() => void>();
   /** Server requests the proxy answers (or is about to): their ids, and their progress tokens. */
   private readonly answered = new RecentKeys();
   private readonly cancelled = new RecentKeys();
@@ -98,7 +119,55 @@ export class ServerRoots {
     }
     this.served = true;
     toServer(resultLine(idText, JSON.stringify({ roots: this.shaped(roots ?? []) })));
+    this.servedUris = new Set((roots ?? []).map((r) => r.uri));
+    for (const wake of [...this.servedWaiters]) wake();
     if (roots !== undefined) hold.open();
+  }
+
+  /**
+   * Resolves once the server has fetched a list holding `uri` and most likely applied it; at once
+   * for a server that never fetches its roots (it is told them some other way, or not at all).
+   * Each wait is limited to `limitMs`.
+   */
+  async whenServed(uri: string, limitMs: number): Promise<void> {
+    if (!this.initialized || !this.served) return;
+    if (!this.servedUris.has(uri) && !(await this.fetched(uri, limitMs))) return;
+    // No message says a server has applied a list, and a fixed grace runs out on a busy machine:
+    // a server checks each root first (the filesystem server awaits a realpath and a stat per
+    // root, one after the other, in its I/O threads). The proxy waits while the server's loop
+    // goes round twice per root (a ping's answer each) and while it makes the same checks itself
+    // on the same machine: no proof, but a wait that grows with the load instead of a constant.
+    const uris = [...this.servedUris];
+    const deadline = Date.now() + limitMs;
+    const pings = async (): Promise<void> => {
+      for (let i = 0; i < Math.min(2 * uris.length, MAX_SETTLE_PINGS); i++) {
+        if (Date.now() >= deadline) return;
+        await this.options.ping().catch(() => undefined);
+      }
+    };
+    await Promise.all([pings(), checkLikeAServer(uris.slice(0, MAX_SETTLE_PINGS))]);
+    await new Promise((resolve) => setTimeout(resolve, APPLY_GRACE_MS));
+  }
+
+  /** Whether the server fetched a list holding `uri` within `limitMs`. */
+  private fetched(uri: string, limitMs: number): Promise<boolean> {
+    return new Promise<boolean>((resolve) => {
+      const done = (got: boolean): void => {
+        clearTimeout(timer);
+        this.servedWaiters.delete(wake);
+        resolve(got);
+      };
+      const wake = (): void => {
+        if (this.servedUris.has(uri)) done(true);
+      };
+      const timer = setTimeout(() => {
+        this.options.log.debug(
+          `the server did not fetch the roots with ${uri} within ${limitMs} ms`,
+        );
+        done(false);
+      }, limitMs);
+      this.servedWaiters.add(wake);
+    });
   }
 
   private shaped(roots: Root[]): object[] {

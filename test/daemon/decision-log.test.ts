@@ -72,6 +72,11 @@ void t.test('a real daemon records every kind of decision', async (t) => {
     (e) => e.kind === 'check' && e.allowed && e.path.endsWith('a.ts'),
   );
   t.match(allowed, { server: 'fs', access: 'read', tool: 'read_text_file', client: 'host 1.0' });
+  t.match(
+    allowed,
+    { reason: /inside the root file:.*\/work, from root .*\/work \(.*mcp-roots\.yaml:6:\d+\)/ },
+    'names the root entry with file:line, as refusals name theirs',
+  );
   const denied = await waitForEntry(
     d,
     'the denied check',
@@ -92,6 +97,12 @@ void t.test('a real daemon records every kind of decision', async (t) => {
   await c.listRoots('fs', { subscribe: true });
   const { grant } = await c.grant('fs', join(dir, 'dl'), { seconds: 1, readOnly: true });
   const added = await waitForEntry(d, 'grant-added', (e) => e.kind === 'grant-added');
+  const byGrant = await c.check('fs', join(dir, 'dl'), 'write');
+  t.match(
+    byGrant.reason,
+    /read-only root file:.*\/dl, from root .*\/dl \(.*grants\.yaml:\d+:\d+\)/,
+    'a grant is named by its entry in the grants file',
+  );
   t.match(added, { server: 'fs', path: grant.path, readOnly: true, expiresAt: grant.expires });
   const roots = await waitForEntry(
     d,

@@ -102,8 +102,11 @@ export async function startProxiedFs(
     socket: string;
     hostRoots?: boolean;
     extra?: string[];
-    /** Declare form elicitation and answer each `elicitation/create` with this. */
-    elicit?: (params: ElicitRequest['params']) => Promise<ElicitResult>;
+    /**
+     * Declare form elicitation and answer each `elicitation/create` with this; `signal` aborts
+     * when the proxy cancels its question.
+     */
+    elicit?: (params: ElicitRequest['params'], signal: AbortSignal) => Promise<ElicitResult>;
   },
 ): Promise<ProxiedServer> {
   const { transport, stderr } = stdioWithStderr(
@@ -123,7 +126,8 @@ export async function startProxiedFs(
     },
   );
   const elicit = opts.elicit;
-  if (elicit) client.setRequestHandler(ElicitRequestSchema, (req) => elicit(req.params));
+  if (elicit)
+    client.setRequestHandler(ElicitRequestSchema, (req, extra) => elicit(req.params, extra.signal));
   let rootsCalls = 0;
   if (hostRoots) {
     client.setRequestHandler(ListRootsRequestSchema, () => {

@@ -1,0 +1,139 @@
+/**
+ * Asking the person in a 2025 session, the cases around the plain question: a write in a
+ * read-only root under `ask: {write: true}`, lockdown while a question is open, calls that queue
+ * behind one question, and a question nobody answers, whose dialog the proxy closes.
+ */
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { ElicitRequest, ElicitResult } from '@modelcontextprotocol/sdk/types.js';
+import t from 'tap';
+import { startDaemon } from '../helpers/daemon.js';
+import { ownedShortDir, real, startProxiedFs, waitFor } from '../helpers/proxy.js';
+
+type Params = ElicitRequest['params'];
+
+const ACCEPT_DIR: ElicitResult = {
+  action: 'accept',
+  content: { scope: 'directory', duration: '10m', readOnly: false },
+};
+
+void t.test('asking the person: writes, lockdown, queues, no answer', async (t) => {
+  const dir = ownedShortDir(t);
+  const w = join(real(dir), 'w');
+  const files = [
+    'home/h.txt',
+    'ro/sub/x.txt',
+    'lock/l.txt',
+    'q1/a.txt',
+    'q1/b.txt',
+    'q2/c.txt',
+    'late/z.txt',
+  ];
+  for (const rel of files) {
+    mkdirSync(join(w, rel, '..'), { recursive: true });
+    writeFileSync(join(w, rel), rel);
+  }
+  const d = await startDaemon(
+    t,
+    `version: 1
+ask: true
+servers:
+  fs:
+    ask: {write: true}
+    roots:
+      - path: ${w}/home
+      - path: ${w}/ro
+        readOnly: true
+  silent:
+    roots:
+      - path: ${w}/home
+`,
+    { dir },
+  );
+  const admin = await d.connect('admin');
+  const granted = async (server: string, sub: string) =>
+    (await admin.grants()).grants.find((g) => g.server === server && g.path === join(w, sub));
+
+  const asked: Params[] = [];
+  let answer: (p: Params) => Promise<ElicitResult> = () => Promise.resolve(ACCEPT_DIR);
+  const fs = await startProxiedFs(t, {
+    server: 'fs',
+    socket: d.socket,
+    elicit: (p) => {
+      asked.push(p);
+      return answer(p);
+    },
+  });
+  let closed = 0;
+  const silent = await startProxiedFs(t, {
+    server: 'silent',
+    socket: d.socket,
+    extra: ['--ask-timeout', '1'],
+    // The person never answers; the dialog stays until the proxy withdraws the question.
+    elicit: (_p, signal) =>
+      new Promise<ElicitResult>((_resolve, reject) => {
+        signal.addEventListener('abort', () => {
+          closed++;
+          reject(new Error('withdrawn'));
+        });
+      }),
+  });
+  for (const p of [fs, silent]) {
+    await waitFor(async () => (await p.allowed()).includes(`${w}/home`), 30_000, 'first list');
+  }
+
+  await t.test('ask: {write: true}: a write in a read-only root is asked about', async (t) => {
+    const n = asked.length;
+    const r = await fs.call('write_file', { path: `${w}/ro/sub/x.txt`, content: 'written' });
+    t.equal(r.isError, false, r.text);
+    t.equal(asked.length, n + 1, 'asked once');
+    t.match(asked[n]!.message, 'write');
+    t.match(asked[n]!.message, 'read-only root');
+    t.equal((await granted('fs', 'ro/sub'))?.readOnly, false, 'a read-write grant inside it');
+    t.equal(readFileSync(`${w}/ro/sub/x.txt`, 'utf8'), 'written');
+    const read = await fs.call('read_text_file', { path: `${w}/ro/x.txt` });
+    t.match(read.text, 'ENOENT', 'reads in the read-only root were never asked about');
+    t.equal(asked.length, n + 1);
+  });
+
+  await t.test('lockdown while the question is open: the answer grants nothing', async (t) => {
+    answer = async () => {
+      await admin.lockdown(true);
+      return ACCEPT_DIR;
+    };
+    t.teardown(() => admin.lockdown(false));
+    const r = await fs.call('read_text_file', { path: `${w}/lock/l.txt` });
+    t.equal(r.isError, true);
+    t.match(r.text, 'lockdown');
+    t.notOk(await granted('fs', 'lock'), 'nothing was granted');
+    await admin.lockdown(false);
+  });
+
+  await t.test('calls queued on one question', async (t) => {
+    answer = () => Promise.resolve(ACCEPT_DIR);
+    const n = asked.length;
+    // Sent together: the second waits for the first's question and its answer covers it; the
+    // third, about another directory, is asked after.
+    const results = await Promise.all([
+      fs.call('read_text_file', { path: `${w}/q1/a.txt` }),
+      fs.call('read_text_file', { path: `${w}/q1/b.txt` }),
+      fs.call('read_text_file', { path: `${w}/q2/c.txt` }),
+    ]);
+    t.same(
+      results.map((r) => r.text),
+      ['q1/a.txt', 'q1/b.txt', 'q2/c.txt'],
+    );
+    const questions = asked.slice(n).map((p) => p.message);
+    t.equal(questions.length, 2, 'two questions, one after the other');
+    t.match(questions[0], `${w}/q1/a.txt`);
+    t.match(questions[1], `${w}/q2/c.txt`);
+  });
+
+  await t.test('no answer within the limit: the question is withdrawn', async (t) => {
+    const r = await silent.call('read_text_file', { path: `${w}/late/z.txt` });
+    t.equal(r.isError, true);
+    t.match(r.text, 'outside every root');
+    await waitFor(() => closed === 1, 30_000, 'the host was told to close the dialog');
+    t.notOk(await granted('silent', 'late'), 'nothing was granted');
+  });
+});
