@@ -152,7 +152,7 @@ async function until(what: string, cond: () => boolean | Promise<boolean>, ms = 
 }
 
 /** Count the notifications `action` causes, up to the sentinel's (see beforeSentinel). */
-async function none(c: RootsClient, action: () => Promise<void>): Promise<number> {
+async function none(c: RootsClient, action: () => void | Promise<void>): Promise<number> {
   const seen: ListChangedParams[] = [];
   const on = (p: ListChangedParams) => seen.push(p);
   c.on('list_changed', on);
@@ -400,9 +400,7 @@ void t.test('include added or removed changes what is watched', async (t) => {
     () => d.daemon.watcher.status().directories === before,
   );
   const loads = logCount(d, 'policy loaded');
-  const n = await none(c, async () => {
-    writeFileSync(inc, policy([`${d.dir}/a`]));
-  });
+  const n = await none(c, () => writeFileSync(inc, policy([`${d.dir}/a`])));
   t.equal(n, 0, 'an edit of a file no longer included sends nothing');
   t.equal(logCountBeforeSentinel(d, 'policy loaded'), loads, 'and reloads nothing');
 });
