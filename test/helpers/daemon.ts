@@ -102,7 +102,7 @@ export async function startDaemon(
 }
 
 /** Resolve with the next event, or reject after `ms`. */
-export function nextEvent<T>(emitter: NodeJS.EventEmitter, event: string, ms = 5000): Promise<T> {
+export function nextEvent<T>(emitter: NodeJS.EventEmitter, event: string, ms = 30_000): Promise<T> {
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
       emitter.off(event, on);
