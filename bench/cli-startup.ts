@@ -1,8 +1,9 @@
 /**
  * rootsctl start-up, hyperfine-style: warm-up runs, then N timed runs of each command line, with
- * `node -e 0` (Node's own start) as the floor measured in the same run. Target: rootsctl adds less
- * than 150 ms to that floor at p50 (under 200 ms in all where Node starts in about 40 ms). Also
- * times the ways the README could tell people to run it, to show which starts fastest.
+ * `node -e 0` (Node's own start) as the floor measured in the same run, printed beside each
+ * command. Target: each command starts and ends in under 200 ms at p50, Node's own start included
+ * (a figure taken on a loaded machine says so by its floor). Also times the ways the README could
+ * tell people to run it, to show which starts fastest.
  */
 import { spawnSync } from 'node:child_process';
 import { chmodSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
@@ -12,7 +13,7 @@ import { dist, report, ROOT, startDaemon, summary, tempDir } from './common.js';
 
 const RUNS = Number(process.env.STARTUP_RUNS ?? 20);
 const WARMUP = 3;
-const TARGET_OVER_FLOOR_MS = 150;
+const TARGET_MS = 200;
 
 function time(file: string, args: string[], env: NodeJS.ProcessEnv): number[] {
   const samples: number[] = [];
@@ -49,8 +50,8 @@ for (const [name, args] of commands) {
   const s = summary(time(node, [cli, ...args], env));
   rows[`node dist/cli/main.js ${name}`] = s;
   verdicts.push([
-    `rootsctl ${name}: p50 ${s.p50.toFixed(0)} ms, ${(s.p50 - floor.p50).toFixed(0)} ms over node -e 0 (target < ${TARGET_OVER_FLOOR_MS})`,
-    s.p50 - floor.p50 < TARGET_OVER_FLOOR_MS,
+    `rootsctl ${name}: p50 ${s.p50.toFixed(0)} ms beside node -e 0 at ${floor.p50.toFixed(0)} ms (${(s.p50 - floor.p50).toFixed(0)} ms over it); target < ${TARGET_MS} ms`,
+    s.p50 < TARGET_MS,
   ]);
 }
 // The forms a README can give; the npm ones add npm's own start-up. Informational: no target.

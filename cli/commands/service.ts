@@ -221,19 +221,21 @@ export async function uninstallService(io: Io, opts: ServiceOptions): Promise<Ex
   }
   const systemctl = opts.systemctl ?? realSystemctl(io);
   const reachable = await managerReachable(systemctl);
-  const stopped = reachable ? await runAll(io, systemctl, [stop]) : true;
+  const stopped = reachable && (await runAll(io, systemctl, [stop]));
   for (const path of present) {
     await ignoreMissing(unlink(path));
     io.out(`removed ${tildify(resolve(path), home)}\n`);
   }
-  if (reachable) {
-    if (!(await runAll(io, systemctl, [['daemon-reload']])) || !stopped) return EXIT.fail;
-  } else {
-    io.out(
-      'No systemd user manager is reachable from here. If mcp-rootsd runs in your login session, stop it there:\n' +
+  if (!reachable) {
+    // The files are gone, but a user manager elsewhere may still run the units from memory:
+    // what was asked for (the service stopped and gone) is not known to have happened.
+    io.err(
+      'rootsctl: the units are removed but not stopped: no systemd user manager is reachable from here (`systemctl --user` failed). If mcp-rootsd runs in your login session, run there:\n' +
         `  ${command(['stop', SOCKET_UNIT, SERVICE_UNIT])}\n  ${command(['daemon-reload'])}\n`,
     );
+    return EXIT.fail;
   }
+  if (!(await runAll(io, systemctl, [['daemon-reload']])) || !stopped) return EXIT.fail;
   return EXIT.ok;
 }
 

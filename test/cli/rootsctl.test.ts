@@ -400,10 +400,10 @@ void t.test('watch prints each change until interrupted', async (t) => {
     isTTY: false,
     interrupted: () => stopped,
   });
-  await waitFor(() => out !== '', 5000, 'the first list');
+  await waitFor(() => out !== '', 30_000, 'the first list');
   const c = await d.connect();
   await c.grant('fs', join(home, 'proj-evil'));
-  await waitFor(() => out.includes('proj-evil'), 5000, 'the list after the grant');
+  await waitFor(() => out.includes('proj-evil'), 30_000, 'the list after the grant');
   stop();
   t.equal(await code, 0);
   const lines = out
@@ -438,19 +438,19 @@ void t.test('watch follows the daemon across a restart', async (t) => {
   };
   const table = watcher(false);
   const json = watcher(true);
-  await waitFor(() => table.out !== '' && json.out !== '', 5000, 'the first lists');
+  await waitFor(() => table.out !== '' && json.out !== '', 30_000, 'the first lists');
   await d1.close();
   const d2 = await startDaemon(t, undefined, { dir, configFile, home });
   await waitFor(
     () => table.out.includes('following fs again') && json.out.split('\n').length === 3,
-    8000,
+    30_000,
     'the lists after the restart',
   );
   const c = await d2.connect();
   await c.grant('fs', join(home, 'proj-evil'));
   await waitFor(
     () => table.out.includes('proj-evil') && json.out.includes('proj-evil'),
-    5000,
+    30_000,
     'the change after the restart',
   );
   stop();

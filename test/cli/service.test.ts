@@ -279,7 +279,7 @@ void t.test('uninstall-service disables, removes the units and their enable link
 });
 
 void t.test(
-  'uninstall-service without a user manager removes the files and says what to stop',
+  'uninstall-service without a user manager removes the files, says what to stop, and exits 1',
   async (t) => {
     const { dir, env, units } = setup(t);
     await installService(capture(env, dir).io, {
@@ -288,10 +288,25 @@ void t.test(
     });
     const run = capture(env, dir);
     const systemctl = fakeSystemctl(false);
-    t.equal(await uninstallService(run.io, { dryRun: false, systemctl: systemctl.run }), 0);
+    t.equal(await uninstallService(run.io, { dryRun: false, systemctl: systemctl.run }), 1);
     t.same(systemctl.calls, ['show-environment']);
     t.notOk(existsSync(join(units, 'mcp-rootsd.service')));
+    t.notOk(existsSync(join(units, 'mcp-rootsd.socket')));
     t.notOk(lstatSync(units).isSymbolicLink());
-    t.match(run.out(), '  systemctl --user stop mcp-rootsd.socket mcp-rootsd.service\n');
+    t.equal(
+      run.out(),
+      `removed ${join(units, 'mcp-rootsd.socket')}\nremoved ${join(units, 'mcp-rootsd.service')}\n`,
+    );
+    t.equal(
+      run.err(),
+      'rootsctl: the units are removed but not stopped: no systemd user manager is reachable from here (`systemctl --user` failed). If mcp-rootsd runs in your login session, run there:\n' +
+        '  systemctl --user stop mcp-rootsd.socket mcp-rootsd.service\n  systemctl --user daemon-reload\n',
+    );
+    const again = capture(env, dir);
+    t.equal(
+      await uninstallService(again.io, { dryRun: false, systemctl: fakeSystemctl(false).run }),
+      0,
+      'a second run has nothing to remove: exit 0',
+    );
   },
 );

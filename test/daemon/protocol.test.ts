@@ -1,9 +1,11 @@
 /** Every method and error of docs/protocol.md against a real daemon, in raw bytes and through RootsClient. */
 import { mkdirSync, realpathSync, symlinkSync } from 'node:fs';
+import type { Socket } from 'node:net';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import t from 'tap';
 import { nextEvent, shortDir, startDaemon } from '../helpers/daemon.js';
+import { poll, waitFor } from '../helpers/poll.js';
 import { rawConnect } from '../helpers/raw.js';
 
 function policy(dir: string) {
@@ -173,13 +175,16 @@ void t.test(
   'a character split across two writes decodes; a 2 MiB line closes only that connection',
   async (t) => {
     const { d } = await setup(t);
+    // The daemon's end of the connection, to see the first half arrive there on its own.
+    const accepted = new Promise<Socket>((r) => d.daemon.listener.server.once('connection', r));
     const raw = await rawConnect(d.socket);
+    const daemonSide = await accepted;
     const msg = Buffer.from(
       '{"jsonrpc":"2.0","id":1,"method":"roots/list","params":{"server":"fé"}}\n',
     );
     const cut = msg.indexOf(0xc3) + 1; // inside the two bytes of é
     raw.send(msg.subarray(0, cut));
-    await new Promise((r) => setTimeout(r, 20));
+    await waitFor(() => daemonSide.bytesRead >= cut, 30_000, 'the first half read by the daemon');
     raw.send(msg.subarray(cut));
     t.same(((await raw.next()) as { result: { roots: unknown[] } }).result.roots, []);
     const big = await rawConnect(d.socket);
@@ -217,12 +222,23 @@ void t.test(
     t.equal(p.server, 'fs');
     t.equal(p.roots.length, 3);
     t.equal(p.instance, a.daemon ? (await a.listRoots('fs'))._meta['mcp-roots/instance'] : '');
-    await new Promise((r) => setTimeout(r, 200));
-    t.equal(aEvents.length, 1, 'one notification');
-    t.equal(bEvents.length, 0, 'none for a server whose list did not change');
+    // A reload that changes nothing, then a change to both servers as a sentinel: the daemon
+    // writes to each connection in order, so a notification the first change or the empty
+    // reload still had coming would arrive before the sentinel's.
     await a.reload();
-    await new Promise((r) => setTimeout(r, 100));
-    t.equal(aEvents.length, 1, 'a reload that changes nothing sends nothing');
+    mkdirSync(join(dir, 'more2'));
+    d.writePolicy(
+      policy(dir)
+        .replace('  other:', `      - path: ${dir}/more\n      - path: ${dir}/more2\n  other:`)
+        .replace(`[{path: ${dir}/other}]`, `[{path: ${dir}/other}, {path: ${dir}/more2}]`),
+    );
+    const aSentinel = nextEvent<{ roots: unknown[] }>(a, 'list_changed');
+    const bSentinel = nextEvent<{ roots: unknown[] }>(b, 'list_changed');
+    await a.reload();
+    t.equal((await aSentinel).roots.length, 4, "the sentinel's notification for fs");
+    t.equal((await bSentinel).roots.length, 2, 'and for other');
+    t.equal(aEvents.length, 2, 'one notification per change, none for the empty reload');
+    t.equal(bEvents.length, 1, 'none for a server whose list did not change');
   },
 );
 
@@ -240,9 +256,7 @@ void t.test('a client that stops reading is cut off once 1 MiB is queued', async
   const req = '{"jsonrpc":"2.0","id":1,"method":"roots/list","params":{"server":"fs"}}\n';
   for (let i = 0; i < 60; i++) raw.send(req);
   // A paused socket does not see its own close: watch the daemon's side instead.
-  for (let i = 0; i < 200 && d.daemon.server.connections.length > 0; i++) {
-    await new Promise((r) => setTimeout(r, 25));
-  }
+  await poll(() => d.daemon.server.connections.length === 0, 30_000);
   t.equal(d.daemon.server.connections.length, 0, 'the daemon closed the slow reader');
   raw.close();
   const c = await d.connect();

@@ -194,7 +194,7 @@ void t.test('moving whole directories through the enforcing proxy', async (t) =>
   makeWorkspace(dir);
   const d = await startDaemon(t, policy(dir), { dir });
   const fs = await startProxiedFs(t, { server: 'fs', socket: d.socket });
-  await waitFor(async () => (await fs.allowed()).length === 5, 5000, 'the first list');
+  await waitFor(async () => (await fs.allowed()).length === 5, 30_000, 'the first list');
 
   let refused = 0;
   for (const row of ROWS) {

@@ -433,7 +433,7 @@ void t.test('boundary attacks through the enforcing proxy', async (t) => {
   makeWorkspace(w);
   const d = await startDaemon(t, policy(w), { dir });
   const fs = await startProxiedFs(t, { server: 'fs', socket: d.socket });
-  await waitFor(async () => (await fs.allowed()).length === 3, 5000, 'the first list');
+  await waitFor(async () => (await fs.allowed()).length === 3, 30_000, 'the first list');
 
   t.same(await fs.call('read_text_file', { path: `${w}/alpha/a.txt` }), {
     text: 'alpha ok',

@@ -75,7 +75,14 @@ export async function startDaemon(
     stateDir,
     logs,
     async connect(name = 'test') {
-      const c = await RootsClient.connect({ socket, env, clientInfo: { name, version: '0' } });
+      // A generous ceiling on each answer: a loaded 2-core machine has taken over 10 s for a burst
+      // of grants, each written with fsync; no test here is about the client's own timeout.
+      const c = await RootsClient.connect({
+        socket,
+        env,
+        clientInfo: { name, version: '0' },
+        timeoutMs: 60_000,
+      });
       clients.push(c);
       return c;
     },
@@ -95,7 +102,7 @@ export async function startDaemon(
 }
 
 /** Resolve with the next event, or reject after `ms`. */
-export function nextEvent<T>(emitter: NodeJS.EventEmitter, event: string, ms = 5000): Promise<T> {
+export function nextEvent<T>(emitter: NodeJS.EventEmitter, event: string, ms = 30_000): Promise<T> {
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
       emitter.off(event, on);

@@ -12,10 +12,13 @@ export async function poll(cond: () => boolean | Promise<boolean>, ms: number): 
   }
 }
 
-/** Wait until `cond` holds and return the ms it took; throw naming `what` after `ms`. */
+/**
+ * Wait until `cond` holds and return the ms it took; throw naming `what` after `ms`, a ceiling
+ * only: on a loaded 2-core machine a few seconds is not enough for a child process to start.
+ */
 export async function waitFor(
   cond: () => boolean | Promise<boolean>,
-  ms = 5000,
+  ms = 30_000,
   what = 'condition',
 ): Promise<number> {
   const start = Date.now();

@@ -35,7 +35,7 @@ export function rawConnect(path: string): Promise<RawClient> {
       resolve({
         socket,
         send: (data) => socket.write(data),
-        next: (ms = 5000) =>
+        next: (ms = 30_000) =>
           new Promise((res, rej) => {
             const ready = lines.shift();
             if (ready) return res(ready);

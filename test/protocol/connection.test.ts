@@ -12,7 +12,8 @@ import type { ListChangedParams, ListRootsResult } from '../../protocol/methods.
 import { rawJson } from '../../protocol/raw-json.js';
 import { RpcError } from '../../protocol/rpc-errors.js';
 
-function within<T>(promise: Promise<T>, what: string, ms = 3000): Promise<T> {
+/** `promise`, or an error naming `what` after `ms` (only a ceiling: the machine may be loaded). */
+function within<T>(promise: Promise<T>, what: string, ms = 30_000): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new Error(`timed out waiting for ${what}`)), ms);
@@ -36,6 +37,7 @@ async function startServer(
   const connections: JsonRpcConnection[] = [];
   const errors: unknown[] = [];
   const server = createServer({ allowHalfOpen: true }, (socket) => {
+    const peerEnded = once(socket, 'end');
     const conn = new JsonRpcConnection(socket, socket, {
       onError: (err) => errors.push(err),
       ...options,
@@ -47,7 +49,8 @@ async function startServer(
         roots: [{ ...LIST.roots[0]!, name: server }],
       }))
       .onRequest('roots/check', async ({ server, path, access }) => {
-        await new Promise((resolve) => setTimeout(resolve, 30));
+        // A check still running when the peer half-closes: it answers only after that.
+        if (path === '/after-end') await peerEnded;
         return {
           allowed: false,
           access: access ?? 'read',
@@ -226,10 +229,13 @@ void t.test('answers still in flight are sent after the peer half-closes', async
   const { path } = await startServer(t);
   const c = await rawClient(t, path);
   c.send(
-    '{"jsonrpc":"2.0","id":"late","method":"roots/check","params":{"server":"fs","path":"/x"}}\n',
+    '{"jsonrpc":"2.0","id":"late","method":"roots/check","params":{"server":"fs","path":"/after-end"}}\n',
   );
   c.socket.end();
-  t.match(await c.next(), { id: 'late', result: { allowed: false, reason: 'fs may not see /x' } });
+  t.match(await c.next(), {
+    id: 'late',
+    result: { allowed: false, reason: 'fs may not see /after-end' },
+  });
   await within(once(c.socket, 'close'), 'the server to close');
 });
 
@@ -367,8 +373,10 @@ void t.test(
     const input = new PassThrough();
     const output = new PassThrough();
     const conn = new JsonRpcConnection(input, output);
+    const inputEnded = once(input, 'end');
     conn.onRequest('roots/check', async ({ path }) => {
-      await new Promise((resolve) => setTimeout(resolve, 20));
+      // Still running when the input ends: it answers only after that.
+      await inputEnded;
       return { allowed: true, access: 'read', reason: path };
     });
     const closed = once(conn, 'close');

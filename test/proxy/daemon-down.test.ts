@@ -15,7 +15,7 @@ void t.test('the daemon stopped, then restarted', async (t) => {
   const d1 = await startDaemon(t, policy(['alpha']), { dir });
 
   const fs = await startProxiedFs(t, { server: 'fs', socket: d1.socket });
-  await waitFor(async () => (await fs.allowed()).join() === `${w}/alpha`, 5000, 'first list');
+  await waitFor(async () => (await fs.allowed()).join() === `${w}/alpha`, 30_000, 'first list');
 
   await d1.close();
   // The proxy tells the server its roots changed; the server's roots/list waits 3 s, then gets [].

@@ -79,7 +79,7 @@ void t.test('no daemon: the first warning is whole sentences', async (t) => {
     log,
   }).start();
   t.teardown(() => link.close());
-  await waitFor(() => lines.length > 0, 5000, 'a warning');
+  await waitFor(() => lines.length > 0, 30_000, 'a warning');
   t.same(lines, [
     `mcp-roots-proxy[fs] warn: mcp-rootsd is not running (connect ENOENT ${dir}/none.sock). Start it with \`systemctl --user start mcp-rootsd.socket\` or \`mcp-rootsd\`. Retrying.\n`,
   ]);
