@@ -46,14 +46,24 @@ export async function updateGlob(
   const walker = globWalker(fs, pattern, kind, canonicalBase, result);
   const { depth, recursive } = globShape(pattern);
   const plans = await Promise.all(
-    regions.map((r) => planRegion(fs, canonicalBase, r, walker.enters, recursive, depth)),
+    regions.map((r) =>
+      planRegion(
+        fs,
+        canonicalBase,
+        r,
+        (name, level) => walker.enters(name, level),
+        recursive,
+        depth,
+      ),
+    ),
   );
   if (plans.includes(undefined)) return undefined;
   await Promise.all(
-    plans.map((plan) => {
-      if (plan === 'nothing' || plan === undefined) return undefined;
-      return walker.visit(plan.dir, plan.rel, plan.level, plan.entry);
-    }),
+    plans.flatMap((plan) =>
+      plan === 'nothing' || plan === undefined
+        ? []
+        : [walker.visit(plan.dir, plan.rel, plan.level, plan.entry)],
+    ),
   );
   const kept = old.links.filter((l) => !inRegion(l));
   result.links.push(...kept);
