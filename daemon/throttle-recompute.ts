@@ -20,15 +20,27 @@ export class RecomputeThrottle {
   private readonly pending = new Map<string, Set<string> | undefined>();
   /** When each root may recompute again. */
   private readonly nextAt = new Map<string, number>();
+  /** Paths to look at once more after the recompute that includes them. */
+  private readonly again = new Map<string, Set<string>>();
   private running = false;
   private timer: NodeJS.Timeout | undefined;
   private closed = false;
 
   constructor(private readonly run: RunRecompute) {}
 
-  /** `path` changed under the root watched as `key` (no path: anything under it may have). */
-  note(key: string, path?: string): void {
+  /**
+   * `path` changed under the root watched as `key` (no path: anything under it may have).
+   * `twice`: look at it once more after the recompute that includes it, for what was created
+   * inside it before its own watch was in place (a recursive watcher reports a new directory,
+   * not what appears in it before the watcher has caught up).
+   */
+  note(key: string, path?: string, twice = false): void {
     if (this.closed) return;
+    if (twice && path !== undefined) {
+      const set = this.again.get(key) ?? new Set();
+      if (set.size < MAX_PATHS) set.add(path);
+      this.again.set(key, set);
+    }
     if (!this.pending.has(key)) this.pending.set(key, path === undefined ? undefined : new Set());
     const paths = this.pending.get(key);
     if (paths !== undefined) {
@@ -75,6 +87,11 @@ export class RecomputeThrottle {
       else for (const p of set) paths.add(p);
     }
     for (const key of due) this.pending.delete(key);
+    const later = due.flatMap((key) => {
+      const set = this.again.get(key);
+      this.again.delete(key);
+      return set ? [...set].map((path) => [key, path] as const) : [];
+    });
     this.running = true;
     const started = performance.now();
     try {
@@ -87,6 +104,7 @@ export class RecomputeThrottle {
       if (this.nextAt.size > 1024)
         for (const [k, t] of this.nextAt) if (t < ended) this.nextAt.delete(k);
       this.running = false;
+      for (const [key, path] of later) this.note(key, path);
       this.schedule();
     }
   }

@@ -286,7 +286,7 @@ export class PolicyWatcher {
     if (w.roles.has('policy')) this.policyEvent(e.path);
     if (!w.roles.has('roots')) return;
     if (e.kind === 'change') void this.attributeCheck(w, e.path);
-    else this.throttle.note(w.key, e.path);
+    else this.throttle.note(w.key, e.path, e.kind === 'create' && w.depth === 'recursive');
   }
 
   /** Only the policy's own files, what an include glob could load, and their missing directories count. */
