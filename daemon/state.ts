@@ -198,7 +198,12 @@ export class PolicyState extends EventEmitter<StateEvents> {
   recompute(reason: string, background = false, changed?: string[]): Promise<void> {
     return this.enqueue(background, async () => {
       this.opts.log.debug(`recomputing (${reason})`);
+      const started = performance.now();
       await this.resolveNow(this.context(), changed);
+      const what = changed === undefined ? 'everything' : `${changed.length} changed paths`;
+      this.opts.log.debug(
+        `recomputed (${reason}, ${what}) in ${(performance.now() - started).toFixed(1)} ms`,
+      );
     });
   }
 

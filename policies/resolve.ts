@@ -217,6 +217,7 @@ export async function resolvePolicy(
     globalDenies,
     protectedList,
     expansions: expanded,
+    previous: options.previous instanceof Resolution ? options.previous : undefined,
   });
 }
 
@@ -232,7 +233,23 @@ interface ResolutionParts {
   protectedList: DenyRule[];
   /** What each (kind, path) expanded to, for the next resolution to bring up to date. */
   expansions: Map<string, Expansion>;
+  /** The resolution before, whose per-path results this one may share (same denies). */
+  previous: Resolution | undefined;
 }
+
+/** The denies every server shares, as text: equal text, equal effect on every path. */
+function denySignature(rules: DenyRule[]): string {
+  return rules
+    .map((d) =>
+      [d.source, d.access, d.display, d.literal, d.pattern, d.base, d.entriesOnly, d.inMeta].join(
+        '\0',
+      ),
+    )
+    .join('\n');
+}
+
+/** Past this many remembered paths, a resolution starts its caches afresh (deleted paths go). */
+const SHARED_CACHE_MAX = 400_000;
 
 class Resolution implements ResolvedPolicy {
   readonly files: string[];
@@ -258,7 +275,27 @@ class Resolution implements ResolvedPolicy {
     this.globalDenies = parts.globalDenies;
     this.protectedList = parts.protectedList;
     this.blocks.forEach((b, i) => this.order.set(b, i));
+    this.common = [...this.globalDenies, ...this.protectedList];
+    this.denySignature = denySignature(this.common);
+    // The common denies' effect on a path and the root objects built from it depend on nothing
+    // else: a recompute with the same denies shares them, so a 30,000-root list is not rebuilt.
+    const before = parts.previous;
+    if (
+      before !== undefined &&
+      before.denySignature === this.denySignature &&
+      before.effects.size + before.rootObjects.size < SHARED_CACHE_MAX
+    ) {
+      this.effects = before.effects;
+      this.rootObjects = before.rootObjects;
+    } else {
+      this.effects = new Map();
+      this.rootObjects = new Map();
+    }
   }
+
+  private readonly denySignature: string;
+  /** The denies every server shares: the policy's global ones, then the protected paths. */
+  private readonly common: DenyRule[];
 
   serverNames(): string[] {
     const names = new Set<string>();
@@ -324,26 +361,25 @@ class Resolution implements ResolvedPolicy {
     return v;
   }
 
-  private readonly rootObjects = new Map<string, Root>();
-  private readonly effects = new Map<
-    string,
-    { kill?: DenyRule; write: boolean; meta: DenyMeta[] }
-  >();
+  private readonly rootObjects: Map<string, Root>;
+  /** Per canonical path; `kill` is the index of the dropping rule among the common ones. */
+  private readonly effects: Map<string, { kill?: number; write: boolean; meta: DenyMeta[] }>;
 
   /** What the global denies and protected paths do to a root at this canonical path. */
   private commonEffect(canonical: string): { kill?: DenyRule; write: boolean; meta: DenyMeta[] } {
+    const common = this.common;
     let e = this.effects.get(canonical);
     if (!e) {
-      const common = [...this.globalDenies, ...this.protectedList];
-      const kill = common.find((d) => d.access === 'all' && covers(d, canonical));
+      const kill = common.findIndex((d) => d.access === 'all' && covers(d, canonical));
       e = {
-        ...(kill ? { kill } : {}),
+        ...(kill >= 0 ? { kill } : {}),
         write: common.some((d) => d.access === 'write' && !d.entriesOnly && covers(d, canonical)),
-        meta: kill ? [] : denyMeta(common, canonical),
+        meta: kill >= 0 ? [] : denyMeta(common, canonical),
       };
       this.effects.set(canonical, e);
     }
-    return e;
+    // A shared cache holds the index: the rule objects are this resolution's own.
+    return { ...e, kill: e.kill === undefined ? undefined : common[e.kill] };
   }
 
   private computeView(blocks: Block[]): ServerView {
