@@ -11,6 +11,7 @@ const ALL = [
   'socket',
   'watch-latency',
   'stall',
+  'big-glob',
   'idle-cpu',
   'fuzz-socket',
   'decision-log',
