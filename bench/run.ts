@@ -12,6 +12,7 @@ const ALL = [
   'socket',
   'watch-latency',
   'stall',
+  'big-glob',
   'idle-cpu',
   'fuzz-socket',
   'decision-log',

@@ -40,7 +40,17 @@ writeFileSync(
   `version: 1\nservers:\n  a:\n    roots:\n      - path: ${a}\n  b:\n    roots:\n      - path: ${b}/**\n`,
 );
 const env = { ...process.env, HOME: dir };
-const daemon = await startDaemon({ config, socket, stateDir: join(dir, 'state') }, env, 120_000);
+const daemon = await startDaemon(
+  {
+    config,
+    socket,
+    stateDir: join(dir, 'state'),
+    // STALL_LOG=debug shows each recompute and how long it took.
+    extra: process.env.STALL_LOG ? ['--log-level', process.env.STALL_LOG] : [],
+  },
+  env,
+  120_000,
+);
 
 /** How often A asks (ms). Asked on a clock, not one after another, so a stall counts fully. */
 const ASK_EVERY_MS = 10;

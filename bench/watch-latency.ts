@@ -1,7 +1,8 @@
 /**
- * From `mkdir` of a directory matching a glob to the subscriber's list_changed, p50 and
- * p99 over 200 tries, beside the raw OS event (fs.watch) for the same mkdir. Target: p50 within
- * the settle window + 25 ms. Runs the built daemon as a child process.
+ * From `mkdir` of a directory matching a glob to the subscriber's list_changed, p50 and p99 over
+ * 200 tries, beside the raw OS event (fs.watch) for the same mkdir (the floor). Directory events
+ * act on the leading edge, so the settle window (kept for policy files) is not in the path.
+ * Targets: `dir/*` p50 <= 5 ms, `dir/**\/x` p50 <= 15 ms. Runs the built daemon as a child process.
  */
 import { watch, mkdirSync, rmdirSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -74,6 +75,9 @@ async function measure(
       const removed = listChanged(c, (u) => !u.includes(uri));
       step.remove();
       await removed;
+      // Each try is a leading edge: a server's notifications are at most one per settle window,
+      // so the next mkdir waits until the removal's window has passed.
+      await new Promise((r) => setTimeout(r, SETTLE_MS + 5));
     }
   } finally {
     raw.close();
@@ -103,7 +107,8 @@ try {
     rawName: `a${i}`,
   }));
   await c.close();
-  const target = SETTLE_MS + 25;
+  const GLOB_TARGET_MS = 5;
+  const RECURSIVE_TARGET_MS = 15;
   ok = report(
     'watch-latency',
     {
@@ -117,12 +122,12 @@ try {
     },
     [
       [
-        `dir/* mkdir -> list_changed p50 ${glob.daemon.p50} ms (p99 ${glob.daemon.p99} ms; raw fs.watch p50 ${glob.raw.p50} ms) <= settle ${SETTLE_MS} + 25 ms`,
-        glob.daemon.p50 <= target,
+        `dir/* mkdir -> list_changed p50 ${glob.daemon.p50} ms (p99 ${glob.daemon.p99} ms; raw fs.watch p50 ${glob.raw.p50} ms) <= ${GLOB_TARGET_MS} ms`,
+        glob.daemon.p50 <= GLOB_TARGET_MS,
       ],
       [
-        `dir/**/x mkdir -> list_changed p50 ${deep.daemon.p50} ms, p99 ${deep.daemon.p99} ms (information: @parcel/watcher adds its own 50 ms debounce)`,
-        true,
+        `dir/**/x mkdir -> list_changed p50 ${deep.daemon.p50} ms (p99 ${deep.daemon.p99} ms; raw fs.watch p50 ${deep.raw.p50} ms; @parcel/watcher delivers after its own 50 ms debounce) <= ${RECURSIVE_TARGET_MS} ms`,
+        deep.daemon.p50 <= RECURSIVE_TARGET_MS,
       ],
     ],
   );

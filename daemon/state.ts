@@ -81,11 +81,13 @@ export class PolicyState extends EventEmitter<StateEvents> {
   private baseErrors: PolicyError[] = [];
   private grantsErrors: PolicyError[] = [];
   private current!: ResolvedPolicy;
-  /** Last sent JSON of every name we diff: literal names, subscribed names, recently listed names. */
-  private readonly lists = new Map<string, string>();
+  /** Last sent list of every name we diff: literal names, subscribed names, recently listed names. */
+  private readonly lists = new Map<string, Root[]>();
   private readonly recent = new Set<string>();
   private readonly subscribed = new Map<string, number>();
   private readonly jsonOf = new WeakMap<Root[], string>();
+  /** Each root's JSON: snapshots share unchanged root objects, so a list is joined, not re-encoded. */
+  private readonly rootJson = new WeakMap<Root, string>();
   /** State changes, one at a time; a failure is logged, never thrown at the event loop. */
   private readonly queue = new SerialQueue((err) =>
     this.opts.log.error(
@@ -190,12 +192,19 @@ export class PolicyState extends EventEmitter<StateEvents> {
   /**
    * Resolve the policy in force again (directories changed, an expiry, a rescan). A `background`
    * recompute (directory changes, rescans) is not waited for by answers: the snapshot in force
-   * keeps answering until the new one is complete, and then is replaced whole.
+   * keeps answering until the new one is complete, and then is replaced whole. `changed` names
+   * the paths that changed since the snapshot in force: only what they can affect is expanded
+   * again (without it, everything is).
    */
-  recompute(reason: string, background = false): Promise<void> {
+  recompute(reason: string, background = false, changed?: string[]): Promise<void> {
     return this.enqueue(background, async () => {
       this.opts.log.debug(`recomputing (${reason})`);
-      await this.resolveNow(this.context());
+      const started = performance.now();
+      await this.resolveNow(this.context(), changed);
+      const what = changed === undefined ? 'everything' : `${changed.length} changed paths`;
+      this.opts.log.debug(
+        `recomputed (${reason}, ${what}) in ${(performance.now() - started).toFixed(1)} ms`,
+      );
     });
   }
 
@@ -237,10 +246,21 @@ export class PolicyState extends EventEmitter<StateEvents> {
 
   /** The server's list as ready-to-send JSON, computed once per snapshot and view. */
   rootsJson(server: string): string {
-    const roots = this.roots(server);
+    return this.rootsJsonOf(this.roots(server));
+  }
+
+  private rootsJsonOf(roots: Root[]): string {
     let json = this.jsonOf.get(roots);
     if (json === undefined) {
-      json = JSON.stringify(roots);
+      const parts = roots.map((r) => {
+        let one = this.rootJson.get(r);
+        if (one === undefined) {
+          one = JSON.stringify(r);
+          this.rootJson.set(r, one);
+        }
+        return one;
+      });
+      json = `[${parts.join(',')}]`;
       this.jsonOf.set(roots, json);
     }
     return json;
@@ -255,13 +275,13 @@ export class PolicyState extends EventEmitter<StateEvents> {
       this.recent.delete(oldest);
       if (!this.subscribed.has(oldest)) this.lists.delete(oldest);
     }
-    this.lists.set(server, this.rootsJson(server));
+    this.lists.set(server, this.roots(server));
   }
 
   /** Count a subscription to a server (names with subscribers are always diffed). */
   subscribe(server: string): void {
     this.subscribed.set(server, (this.subscribed.get(server) ?? 0) + 1);
-    if (!this.lists.has(server)) this.lists.set(server, this.rootsJson(server));
+    if (!this.lists.has(server)) this.lists.set(server, this.roots(server));
   }
 
   unsubscribe(server: string): void {
@@ -319,19 +339,24 @@ export class PolicyState extends EventEmitter<StateEvents> {
     };
   }
 
-  private async resolveNow(ctx: PolicyContext): Promise<void> {
+  private async resolveNow(ctx: PolicyContext, changed?: string[]): Promise<void> {
     const files = [...this.base.files, ...this.grants.files];
     this.current = await resolvePolicy(files, ctx, {
       includePatterns: this.base.includePatterns,
       extraPolicyFiles: [this.opts.configFile, this.opts.grantsFile],
       pins: this.pins,
+      // Only the same files can reuse what the snapshot in force expanded.
+      ...(changed !== undefined &&
+      this.current?.files.join('\0') === files.map((f) => f.file).join('\0')
+        ? { previous: this.current, changed }
+        : {}),
     });
     this.warnings = [...this.base.warnings, ...this.grants.warnings, ...this.current.warnings];
     this.sha256 = combinedHash(files.map((f) => f.sha256));
     this.timer.set(this.current.nextExpiry, this.now);
     // A name the policy just started naming had the empty list before (deny by default).
     for (const name of this.current.serverNames())
-      if (!this.lists.has(name)) this.lists.set(name, '[]');
+      if (!this.lists.has(name)) this.lists.set(name, []);
     this.diff();
     this.emit('resolved', this.current);
   }
@@ -345,18 +370,20 @@ export class PolicyState extends EventEmitter<StateEvents> {
         this.lists.delete(server);
         continue;
       }
-      const json = this.rootsJson(server);
-      if (json === before) continue;
-      this.lists.set(server, json);
       const roots = this.roots(server);
-      const old = (JSON.parse(before) as Root[]).map((r) => r.uri);
-      const now = roots.map((r) => r.uri);
+      if (roots === before) continue;
+      const json = this.rootsJson(server);
+      const same = json === this.rootsJsonOf(before);
+      this.lists.set(server, roots);
+      if (same) continue;
+      const old = new Set(before.map((r) => r.uri));
+      const now = new Set(roots.map((r) => r.uri));
       changes.push({
         server,
         roots,
         json,
-        added: now.filter((u) => !old.includes(u)),
-        removed: old.filter((u) => !now.includes(u)),
+        added: [...now].filter((u) => !old.has(u)),
+        removed: [...old].filter((u) => !now.has(u)),
       });
     }
     if (changes.length === 0) return;

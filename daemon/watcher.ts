@@ -13,6 +13,7 @@ import {
 } from '../policies/index.js';
 import { MAX_TIMEOUT_MS } from './expiry-timer.js';
 import type { PolicyState } from './state.js';
+import { RecomputeThrottle } from './throttle-recompute.js';
 import {
   defaultBackend,
   degradeCode,
@@ -98,6 +99,10 @@ export class PolicyWatcher {
   /** Paths whose failure was logged (once per episode). */
   private readonly warned = new Set<string>();
   private readonly onResolved = () => void this.requestPlan();
+  /** Directory changes: on the leading edge, then one trailing recompute per root and gap. */
+  private readonly throttle = new RecomputeThrottle((paths) =>
+    this.enqueue({ roots: true, policy: false, grants: false }, 'directories changed', paths),
+  );
 
   constructor(private readonly opts: WatcherOptions) {
     this.backend = opts.backend ?? defaultBackend;
@@ -109,7 +114,7 @@ export class PolicyWatcher {
     await this.requestPlan();
     const every = Math.min(Math.max(this.opts.rescanMs, 1), MAX_TIMEOUT_MS);
     this.rescanTimer = setInterval(
-      () => this.enqueue({ roots: true, policy: true, grants: true }, 'rescan'),
+      () => void this.enqueue({ roots: true, policy: true, grants: true }, 'rescan'),
       every,
     );
     this.rescanTimer.unref();
@@ -139,6 +144,7 @@ export class PolicyWatcher {
     this.closing ??= (async () => {
       this.closed = true;
       this.opts.state.off('resolved', this.onResolved);
+      this.throttle.close();
       for (const t of [this.settleTimer, this.degradedTimer, this.rescanTimer]) clearTimeout(t);
       this.settleTimer = this.degradedTimer = this.rescanTimer = undefined;
       await this.planning;
@@ -285,8 +291,8 @@ export class PolicyWatcher {
     if (this.closed || w.removed) return;
     if (w.roles.has('policy')) this.policyEvent(e.path);
     if (!w.roles.has('roots')) return;
-    if (e.kind === 'change') void this.attributeCheck(e.path);
-    else this.poke({ roots: true });
+    if (e.kind === 'change') void this.attributeCheck(w, e.path);
+    else this.throttle.note(w.key, e.path, e.kind === 'create' && w.depth === 'recursive');
   }
 
   /** Only the policy's own files, what an include glob could load, and their missing directories count. */
@@ -303,10 +309,10 @@ export class PolicyWatcher {
    * Only those can change a list (a root becoming unreadable), so writes inside watched
    * directories cost one lstat and no resolution.
    */
-  private async attributeCheck(path: string): Promise<void> {
+  private async attributeCheck(w: Watch, path: string): Promise<void> {
     try {
       const st = await lstat(path);
-      if (st.ctimeMs > st.mtimeMs) this.poke({ roots: true });
+      if (st.ctimeMs > st.mtimeMs) this.throttle.note(w.key, path);
     } catch {
       // gone: its removal is an event of its own
     }
@@ -348,7 +354,7 @@ export class PolicyWatcher {
     await Promise.all(list.map((w) => this.retry(w)));
     const roots = list.some((w) => w.roles.has('roots'));
     const policy = list.some((w) => w.roles.has('policy'));
-    this.enqueue({ roots, policy, grants: policy }, 'degraded rescan');
+    void this.enqueue({ roots, policy, grants: policy }, 'degraded rescan');
     this.armDegraded();
   }
 
@@ -359,10 +365,15 @@ export class PolicyWatcher {
     if (!this.closed && !w.removed) await this.open(w);
   }
 
-  /** Note what an event may have changed and (re)start the settle window. */
+  /**
+   * Note what an event may have changed. Directory changes act on the leading edge (see
+   * throttle-recompute.ts); policy files wait for the settle window to restart and pass (an
+   * editor's save is several steps).
+   */
   private poke(what: Partial<Pending>, delay = this.opts.settleMs): void {
     if (this.closed) return;
-    this.pending.roots ||= what.roots ?? false;
+    if (what.roots) this.throttle.note('*');
+    if (!what.policy && !what.grants) return;
     this.pending.policy ||= what.policy ?? false;
     this.pending.grants ||= what.grants ?? false;
     const now = performance.now();
@@ -373,26 +384,27 @@ export class PolicyWatcher {
       this.settleTimer = undefined;
       const due = this.pending;
       this.pending = { roots: false, policy: false, grants: false };
-      this.enqueue(due, 'directories changed');
+      void this.enqueue(due, 'policy files changed');
     }, delay);
     this.settleTimer.unref();
   }
 
-  /** Apply what is due, one batch after another. */
-  private enqueue(due: Pending, reason: string): void {
+  /** Apply what is due, one batch after another; `paths` are the directory changes, if known. */
+  private enqueue(due: Pending, reason: string, paths?: string[]): Promise<void> {
     this.flushChain = this.flushChain
-      .then(() => this.apply(due, reason))
+      .then(() => this.apply(due, reason, paths))
       .catch((err: unknown) => {
         this.opts.log.error(`internal error while following changes: ${String(err)}`);
       });
+    return this.flushChain;
   }
 
-  private async apply(due: Pending, reason: string): Promise<void> {
+  private async apply(due: Pending, reason: string, paths?: string[]): Promise<void> {
     if (this.closed) return;
     let reloaded = false;
     if (due.policy || due.grants) reloaded = await this.checkFiles(due.policy, due.grants);
     if (this.closed) return;
-    if (due.roots && !reloaded) await this.opts.state.recompute(reason, true);
+    if (due.roots && !reloaded) await this.opts.state.recompute(reason, true, paths);
     // A symlinked policy file may point elsewhere now.
     if (due.policy || due.grants) await this.requestPlan();
   }

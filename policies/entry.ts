@@ -5,7 +5,7 @@ import { errnoCode } from '../common/errors.js';
 import type { ExplainReason } from '../common/types.js';
 import type { Anchor } from './anchor.js';
 import { isGlob } from './expand.js';
-import { expandGlob, globShape, HEAVY_DIRS } from './glob.js';
+import { expandGlob, globShape, HEAVY_DIRS, type GlobMatch, type GlobResult } from './glob.js';
 import type { PolicyContext, Pos, RootEntry, WatchPlan } from './model.js';
 import { nearestExisting } from './watch-targets.js';
 
@@ -32,6 +32,12 @@ export interface Expansion {
   defaultMatches?: { canonical: string; name: string }[];
   reason?: ExplainReason;
   watch: { dir?: WatchPlan['dirs'][number]; recursive?: WatchPlan['recursive'][number] };
+  /** Where the written path (and a glob's base) led: a later update reuses this only if unchanged. */
+  anchors: string;
+  /** A glob's walk from its canonical base, which a later update brings up to date. */
+  walked?: { canonicalBase: string; result: GlobResult };
+  /** Canonical paths of matches found unreadable. */
+  notReadable: Set<string>;
 }
 
 export async function expandEntry(
@@ -40,9 +46,17 @@ export async function expandEntry(
   kind: 'directory' | 'file' | 'any',
   anchor: AnchorOf,
 ): Promise<Expansion> {
-  const x: Expansion = { literal: false, candidates: [], notes: [], watch: {} };
+  const x: Expansion = {
+    literal: false,
+    candidates: [],
+    notes: [],
+    watch: {},
+    anchors: '',
+    notReadable: new Set(),
+  };
   // Pinned even when missing or a glob: a link later created at this very path is then refused.
   const anchored = await anchor(abs);
+  x.anchors = JSON.stringify(anchored);
   let lstatCode: string | undefined;
   try {
     await fs.lstat(abs);
@@ -70,6 +84,7 @@ export async function expandEntry(
   } else {
     const shape = globShape(abs);
     const base = await anchor(shape.base);
+    x.anchors += JSON.stringify(base);
     if (!base.ok && base.refused) {
       // Not walked: watch where the link lives, to see it removed or pointed back.
       x.watch.dir = { path: await nearestExisting(fs, dirname(shape.base)), depth: 0 };
@@ -84,33 +99,64 @@ export async function expandEntry(
       x.watch.dir = { path: watchBase, depth: watchBase === shape.base ? shape.depth : 0 };
     }
     const g = await expandGlob(fs, abs, kind, base.ok ? base.canonical : undefined);
-    for (const u of g.unreadable) x.notes.push(`cannot read ${u.path} (${u.code}); skipped`);
-    for (const o of g.outsideBase)
-      x.notes.push(`${o} is a symlink that leads outside what the glob matches; not granted`);
-    for (const n of g.notUtf8) x.notes.push(`${n} is not valid UTF-8 and cannot be a URI; skipped`);
-    found.push(...g.matches);
-    if (found.length === 0) {
-      x.reason =
-        g.outsideBase.length > 0
-          ? 'outside-base'
-          : g.unreadable.length > 0
-            ? 'not-readable'
-            : 'missing';
-      if (x.reason === 'missing') x.notes.push('matches nothing (yet); it is watched');
-      return x;
-    }
+    if (base.ok) x.walked = { canonicalBase: base.canonical, result: g };
+    return fromGlob(fs, x, g, () => undefined);
   }
-  const readable = await Promise.all(
-    found.map((c) =>
-      fs.access(c.canonical, constants.R_OK).then(
+  return withReadable(fs, x, found, () => undefined);
+}
+
+/**
+ * Fill `x` from a glob's walk. `known` tells a match's readability when an earlier expansion
+ * found it and nothing since can have changed it (undefined: ask the filesystem).
+ */
+export function fromGlob(
+  fs: PolicyContext['fs'],
+  x: Expansion,
+  g: GlobResult,
+  known: (match: GlobMatch) => boolean | undefined,
+): Promise<Expansion> {
+  for (const u of g.unreadable) x.notes.push(`cannot read ${u.path} (${u.code}); skipped`);
+  for (const o of g.outsideBase)
+    x.notes.push(`${o} is a symlink that leads outside what the glob matches; not granted`);
+  for (const n of g.notUtf8) x.notes.push(`${n} is not valid UTF-8 and cannot be a URI; skipped`);
+  if (g.matches.length === 0) {
+    x.reason =
+      g.outsideBase.length > 0
+        ? 'outside-base'
+        : g.unreadable.length > 0
+          ? 'not-readable'
+          : 'missing';
+    if (x.reason === 'missing') x.notes.push('matches nothing (yet); it is watched');
+    return Promise.resolve(x);
+  }
+  return withReadable(fs, x, g.matches, known);
+}
+
+/** Keep the readable matches as candidates; note the others. */
+async function withReadable(
+  fs: PolicyContext['fs'],
+  x: Expansion,
+  found: GlobMatch[],
+  known: (match: GlobMatch) => boolean | undefined,
+): Promise<Expansion> {
+  // Most matches of an update are known: ask the filesystem (and wait) only for the rest.
+  const readable = found.map(known);
+  const asked = readable.flatMap((r, i) => (r === undefined ? [i] : []));
+  const answers = await Promise.all(
+    asked.map((i) =>
+      fs.access(found[i]!.canonical, constants.R_OK).then(
         () => true,
         () => false,
       ),
     ),
   );
+  asked.forEach((at, n) => (readable[at] = answers[n]));
   found.forEach((c, i) => {
     if (readable[i]) x.candidates.push(c);
-    else x.notes.push(`${c.canonical} is not readable; not granted`);
+    else {
+      x.notReadable.add(c.canonical);
+      x.notes.push(`${c.canonical} is not readable; not granted`);
+    }
   });
   if (x.candidates.length === 0) x.reason = 'not-readable';
   return x;

@@ -17,6 +17,47 @@ export function nodeFs(): FsView {
 }
 
 /**
+ * How many filesystem calls one resolution keeps in flight. libuv runs them on a pool of four
+ * threads shared with every access decision: a walk of thousands of directories queued at once
+ * would put each check's own `realpath` behind all of them. A few more than the pool keeps the
+ * pool busy while a check waits behind at most this many calls.
+ */
+export const RESOLVE_IN_FLIGHT = 8;
+
+/** A view that lets at most `max` calls run at once; the rest wait their turn, in order. */
+export function limitFs(inner: FsView, max = RESOLVE_IN_FLIGHT): FsView {
+  let running = 0;
+  const waiting: (() => void)[] = [];
+  // A finished call hands its slot straight to the next waiting one.
+  const release = () => {
+    const next = waiting.shift();
+    if (next) next();
+    else running--;
+  };
+  function limited<A extends unknown[], T>(op: (...args: A) => Promise<T>) {
+    return async (...args: A): Promise<T> => {
+      if (running >= max) await new Promise<void>((resolve) => waiting.push(resolve));
+      else running++;
+      try {
+        return await op(...args);
+      } finally {
+        release();
+      }
+    };
+  }
+  const view: FsView = {
+    stat: limited((p: string) => inner.stat(p)),
+    lstat: limited((p: string) => inner.lstat(p)),
+    readdir: limited((p: string) => inner.readdir(p)),
+    realpath: limited((p: string) => inner.realpath(p)),
+    readFile: limited((p: string) => inner.readFile(p)),
+    access: limited((p: string, mode: number) => inner.access(p, mode)),
+  };
+  if (inner.readlink) view.readlink = limited((p: string) => inner.readlink!(p));
+  return view;
+}
+
+/**
  * A view that asks the underlying one at most once per path and operation, so that a
  * thousand rules over one tree walk it once. Use a fresh one for each resolution.
  */

@@ -23,6 +23,8 @@ export interface GlobResult {
   outsideBase: string[];
   /** Entries dropped because their name is not valid UTF-8. */
   notUtf8: string[];
+  /** Every symlink the pattern matched, kept or not (a later update looks at each again). */
+  links: string[];
   /** The static base directory, and whether the glob walks recursively (`**`). */
   base: string;
   recursive: boolean;
@@ -62,12 +64,13 @@ export async function expandGlob(
   kind: EntryKind,
   resolvedBase?: string,
 ): Promise<GlobResult> {
-  const { base, glob, segments, recursive, depth } = globShape(pattern);
+  const { base, recursive, depth } = globShape(pattern);
   const result: GlobResult = {
     matches: [],
     unreadable: [],
     outsideBase: [],
     notUtf8: [],
+    links: [],
     base,
     recursive,
     depth,
@@ -81,10 +84,69 @@ export async function expandGlob(
     result.unreadable.push({ path: base, code: code ?? 'EIO' });
     return result;
   }
+  await globWalker(fs, pattern, kind, canonicalBase, result).walk(canonicalBase, '', 0);
+  return result;
+}
+
+/** The part of a directory entry the walk reads (a `Dirent`, or built from `lstat`). */
+export interface EntryType {
+  name: string;
+  isDirectory(): boolean;
+  isSymbolicLink(): boolean;
+}
+
+/** The walk of one glob from its canonical base, adding what it finds to `result`. */
+export interface GlobWalker {
+  /** Read `dir` (`rel` below the base, `level` levels down) and everything the glob enters below. */
+  walk(dir: string, rel: string, level: number): Promise<void>;
+  /** One entry of `dir`, as `walk` treats each entry it reads. */
+  visit(dir: string, rel: string, level: number, entry: EntryType): Promise<void>;
+  /** A matched symlink, judged again (where it leads may have changed). */
+  consider(path: string, isLink: boolean, isDir: boolean): Promise<void>;
+  /** Whether the walk enters a directory named `name`, `level` levels below the base. */
+  enters(name: string, level: number): boolean;
+}
+
+export function globWalker(
+  fs: FsView,
+  pattern: string,
+  kind: EntryKind,
+  canonicalBase: string,
+  result: GlobResult,
+): GlobWalker {
+  const { glob, segments, recursive, depth } = globShape(pattern);
   const whole = picomatch(glob, GLOB_OPTIONS);
   const perSegment = recursive ? [] : segments.map((s) => picomatch(s, GLOB_OPTIONS));
   const spellsDot = segments.some((s) => s.startsWith('.'));
   const namesHeavy = new Set(HEAVY_DIRS.filter((h) => segments.includes(h)));
+
+  /** Whether the walk enters a directory of this name found `level` levels below the base. */
+  const enters = (name: string, level: number): boolean =>
+    recursive
+      ? (spellsDot || !name.startsWith('.')) && (namesHeavy.has(name) || !HEAVY_DIRS.includes(name))
+      : level < depth && perSegment[level]!(name);
+
+  /** One entry found in `dir` (`rel` below the base, `level` levels down): match it, enter it. */
+  const visit = async (dir: string, rel: string, level: number, entry: EntryType) => {
+    const name = entry.name;
+    const path = childPath(dir, name);
+    const relPath = rel === '' ? name : `${rel}/${name}`;
+    if (name.includes('\uFFFD') && !(await exists(fs, path))) {
+      result.notUtf8.push(path);
+      return;
+    }
+    const segmentOk = recursive ? true : perSegment[level]!(name);
+    if (!segmentOk) return;
+    const isLast = !recursive && level === depth;
+    const pending: Promise<void>[] = [];
+    if ((recursive || isLast) && whole(relPath)) {
+      if (entry.isSymbolicLink()) result.links.push(path);
+      pending.push(consider(path, entry.isSymbolicLink(), entry.isDirectory()));
+    }
+    if (entry.isDirectory() && !entry.isSymbolicLink() && enters(name, level))
+      pending.push(walk(path, relPath, level + 1));
+    await Promise.all(pending);
+  };
 
   const walk = async (dir: string, rel: string, level: number): Promise<void> => {
     let entries;
@@ -96,32 +158,7 @@ export async function expandGlob(
       result.unreadable.push({ path: dir, code: code ?? 'EIO' });
       return;
     }
-    const descend: Promise<void>[] = [];
-    for (const entry of entries) {
-      const name = entry.name;
-      const path = childPath(dir, name);
-      const relPath = rel === '' ? name : `${rel}/${name}`;
-      if (name.includes('\uFFFD') && !(await exists(fs, path))) {
-        result.notUtf8.push(path);
-        continue;
-      }
-      const segmentOk = recursive ? true : perSegment[level]!(name);
-      if (!segmentOk) continue;
-      const isLast = !recursive && level === depth;
-      if (recursive || isLast) {
-        if (whole(relPath))
-          descend.push(consider(path, entry.isSymbolicLink(), entry.isDirectory()));
-      }
-      const mayDescend =
-        entry.isDirectory() &&
-        !entry.isSymbolicLink() &&
-        (recursive
-          ? (spellsDot || !name.startsWith('.')) &&
-            (namesHeavy.has(name) || !HEAVY_DIRS.includes(name))
-          : level < depth);
-      if (mayDescend) descend.push(walk(path, relPath, level + 1));
-    }
-    await Promise.all(descend);
+    await Promise.all(entries.map((entry) => visit(dir, rel, level, entry)));
   };
 
   const consider = async (path: string, isLink: boolean, isDir: boolean): Promise<void> => {
@@ -155,8 +192,7 @@ export async function expandGlob(
     return false;
   };
 
-  await walk(canonicalBase, '', 0);
-  return result;
+  return { walk, visit, consider, enters };
 }
 
 async function exists(fs: FsView, path: string): Promise<boolean> {

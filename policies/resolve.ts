@@ -22,8 +22,9 @@ import {
   type EntryResult,
   type Expansion,
 } from './entry.js';
+import { updateEntry } from './entry-update.js';
 import { isGlob } from './expand.js';
-import { memoFs } from './fs.js';
+import { limitFs, memoFs } from './fs.js';
 import { launchRules } from './launch-rules.js';
 import type {
   DenyEntry,
@@ -85,6 +86,13 @@ export interface ResolveOptions {
    * these across resolutions). Without pins every resolution follows links as they are now.
    */
   pins?: LinkPins;
+  /**
+   * The resolution of the same files just before, and the paths that changed on disk since
+   * (as the watcher reports them): what those paths cannot affect is taken from `previous`,
+   * and a glob walks only the changed subtrees again. Both or neither.
+   */
+  previous?: ResolvedPolicy;
+  changed?: string[];
 }
 
 /** Resolve parsed policy files (in file order, grants last) at `ctx.now`. */
@@ -93,7 +101,7 @@ export async function resolvePolicy(
   ctx: PolicyContext,
   options: ResolveOptions = {},
 ): Promise<ResolvedPolicy> {
-  const fs = memoFs(ctx.fs);
+  const fs = memoFs(limitFs(ctx.fs));
   const warnings: PolicyError[] = [];
   const warn = (pos: Pos, message: string) =>
     warnings.push({ file: pos.file, line: pos.line, column: pos.column, message });
@@ -150,6 +158,11 @@ export async function resolvePolicy(
   const blocks: Block[] = [];
   // Many entries name the same path or glob: expand each (path, kind) once per resolution.
   const expansions = new Map<string, Promise<Expansion>>();
+  const changed = options.changed;
+  const earlier =
+    changed !== undefined && options.previous instanceof Resolution
+      ? options.previous.expansions
+      : undefined;
   const pending: Promise<void>[] = [];
   for (const file of files) {
     for (const block of file.servers) {
@@ -177,7 +190,10 @@ export async function resolvePolicy(
         const key = `${entry.kind ?? 'directory'}\0${abs}`;
         let expansion = expansions.get(key);
         if (!expansion) {
-          expansion = expandEntry(fs, abs, entry.kind ?? 'directory', anchor);
+          const kind = entry.kind ?? 'directory';
+          expansion = earlier
+            ? updateEntry(fs, abs, kind, anchor, earlier.get(key), changed!)
+            : expandEntry(fs, abs, kind, anchor);
           expansions.set(key, expansion);
         }
         pending.push(expansion.then((x) => applyExpansion(x, entry, result, warn)));
@@ -186,41 +202,103 @@ export async function resolvePolicy(
     }
   }
   await Promise.all(pending);
-  for (const x of await Promise.all(expansions.values())) {
+  const expanded = new Map<string, Expansion>();
+  for (const [key, x] of expansions) expanded.set(key, await x);
+  for (const x of expanded.values()) {
     if (x.watch.dir) plan.dirs.push(x.watch.dir);
     if (x.watch.recursive) plan.recursive.push(x.watch.recursive);
   }
   plan.dirs = dedupeDirs(plan.dirs);
   options.pins?.sweep();
-  return new Resolution(
+  return new Resolution({
     ctx,
-    files,
+    parsed: files,
     warnings,
     nextExpiry,
-    plan,
+    watchPlan: plan,
     blocks,
     globalDenies,
     protectedList,
-  );
+    expansions: expanded,
+    previous: options.previous instanceof Resolution ? options.previous : undefined,
+  });
 }
+
+/** What a resolution is made of. */
+interface ResolutionParts {
+  ctx: PolicyContext;
+  parsed: ParsedPolicyFile[];
+  warnings: PolicyError[];
+  nextExpiry: number | undefined;
+  watchPlan: WatchPlan;
+  blocks: Block[];
+  globalDenies: DenyRule[];
+  protectedList: DenyRule[];
+  /** What each (kind, path) expanded to, for the next resolution to bring up to date. */
+  expansions: Map<string, Expansion>;
+  /** The resolution before, whose per-path results this one may share (same denies). */
+  previous: Resolution | undefined;
+}
+
+/** The denies every server shares, as text: equal text, equal effect on every path. */
+function denySignature(rules: DenyRule[]): string {
+  return rules
+    .map((d) =>
+      [d.source, d.access, d.display, d.literal, d.pattern, d.base, d.entriesOnly, d.inMeta].join(
+        '\0',
+      ),
+    )
+    .join('\n');
+}
+
+/** Past this many remembered paths, a resolution starts its caches afresh (deleted paths go). */
+const SHARED_CACHE_MAX = 400_000;
 
 class Resolution implements ResolvedPolicy {
   readonly files: string[];
   private readonly views = new Map<string, ServerView>();
 
-  constructor(
-    private readonly ctx: PolicyContext,
-    private readonly parsed: ParsedPolicyFile[],
-    readonly warnings: PolicyError[],
-    readonly nextExpiry: number | undefined,
-    readonly watchPlan: WatchPlan,
-    private readonly blocks: Block[],
-    private readonly globalDenies: DenyRule[],
-    private readonly protectedList: DenyRule[],
-  ) {
-    this.files = parsed.map((f) => f.file);
-    blocks.forEach((b, i) => this.order.set(b, i));
+  readonly warnings: PolicyError[];
+  readonly nextExpiry: number | undefined;
+  readonly watchPlan: WatchPlan;
+  readonly expansions: Map<string, Expansion>;
+  private readonly ctx: PolicyContext;
+  private readonly blocks: Block[];
+  private readonly globalDenies: DenyRule[];
+  private readonly protectedList: DenyRule[];
+
+  constructor(parts: ResolutionParts) {
+    this.files = parts.parsed.map((f) => f.file);
+    this.warnings = parts.warnings;
+    this.nextExpiry = parts.nextExpiry;
+    this.watchPlan = parts.watchPlan;
+    this.expansions = parts.expansions;
+    this.ctx = parts.ctx;
+    this.blocks = parts.blocks;
+    this.globalDenies = parts.globalDenies;
+    this.protectedList = parts.protectedList;
+    this.blocks.forEach((b, i) => this.order.set(b, i));
+    this.common = [...this.globalDenies, ...this.protectedList];
+    this.denySignature = denySignature(this.common);
+    // The common denies' effect on a path and the root objects built from it depend on nothing
+    // else: a recompute with the same denies shares them, so a 30,000-root list is not rebuilt.
+    const before = parts.previous;
+    if (
+      before !== undefined &&
+      before.denySignature === this.denySignature &&
+      before.effects.size + before.rootObjects.size < SHARED_CACHE_MAX
+    ) {
+      this.effects = before.effects;
+      this.rootObjects = before.rootObjects;
+    } else {
+      this.effects = new Map();
+      this.rootObjects = new Map();
+    }
   }
+
+  private readonly denySignature: string;
+  /** The denies every server shares: the policy's global ones, then the protected paths. */
+  private readonly common: DenyRule[];
 
   serverNames(): string[] {
     const names = new Set<string>();
@@ -286,26 +364,25 @@ class Resolution implements ResolvedPolicy {
     return v;
   }
 
-  private readonly rootObjects = new Map<string, Root>();
-  private readonly effects = new Map<
-    string,
-    { kill?: DenyRule; write: boolean; meta: DenyMeta[] }
-  >();
+  private readonly rootObjects: Map<string, Root>;
+  /** Per canonical path; `kill` is the index of the dropping rule among the common ones. */
+  private readonly effects: Map<string, { kill?: number; write: boolean; meta: DenyMeta[] }>;
 
   /** What the global denies and protected paths do to a root at this canonical path. */
   private commonEffect(canonical: string): { kill?: DenyRule; write: boolean; meta: DenyMeta[] } {
+    const common = this.common;
     let e = this.effects.get(canonical);
     if (!e) {
-      const common = [...this.globalDenies, ...this.protectedList];
-      const kill = common.find((d) => d.access === 'all' && covers(d, canonical));
+      const kill = common.findIndex((d) => d.access === 'all' && covers(d, canonical));
       e = {
-        ...(kill ? { kill } : {}),
+        ...(kill >= 0 ? { kill } : {}),
         write: common.some((d) => d.access === 'write' && !d.entriesOnly && covers(d, canonical)),
-        meta: kill ? [] : denyMeta(common, canonical),
+        meta: kill >= 0 ? [] : denyMeta(common, canonical),
       };
       this.effects.set(canonical, e);
     }
-    return e;
+    // A shared cache holds the index: the rule objects are this resolution's own.
+    return { ...e, kill: e.kill === undefined ? undefined : common[e.kill] };
   }
 
   private computeView(blocks: Block[]): ServerView {
@@ -320,6 +397,8 @@ class Resolution implements ResolvedPolicy {
       writable: boolean;
       expires: number | undefined;
       forever: boolean;
+      /** The entry that named it first. */
+      from: EntryResult;
     }
     const agg = new Map<string, Agg>();
     let nextExpiry: number | undefined;
@@ -341,9 +420,13 @@ class Resolution implements ResolvedPolicy {
               writable: !e.readOnly,
               expires: exp,
               forever: exp === undefined,
+              from: e,
             });
           } else {
             if (!a.writable && !e.readOnly) a.rule = e.entry;
+            // One entry reaching a path twice (a link and its target): the smaller name, so
+            // that the name does not depend on the order the walk met them.
+            if (a.from === e && compareUtf8(m.name, a.name) < 0) a.name = m.name;
             a.writable ||= !e.readOnly;
             a.forever ||= exp === undefined;
             if (exp !== undefined)

@@ -1,0 +1,60 @@
+/**
+ * An entry's expansion brought up to date after directory changes, doing only the work the
+ * changes call for: an entry whose watched directories saw no change is reused whole, a glob
+ * whose base saw changes walks only the changed subtrees again (glob-update.ts), anything else
+ * is expanded again. The result is the one `expandEntry` would give now.
+ */
+import { isGlob } from './expand.js';
+import { expandEntry, fromGlob, type AnchorOf, type Expansion } from './entry.js';
+import { globShape } from './glob.js';
+import { updateGlob } from './glob-update.js';
+import type { PolicyContext } from './model.js';
+import { isInsideOrEqual, isStrictlyInside } from './paths.js';
+
+export async function updateEntry(
+  fs: PolicyContext['fs'],
+  abs: string,
+  kind: 'directory' | 'file' | 'any',
+  anchor: AnchorOf,
+  old: Expansion | undefined,
+  changed: string[],
+): Promise<Expansion> {
+  if (old === undefined) return expandEntry(fs, abs, kind, anchor);
+  // Where the written path leads is asked every time (so its pin stays in use), and a link
+  // appearing on it changes everything the entry yields.
+  let anchors = JSON.stringify(await anchor(abs));
+  const glob = !old.literal && isGlob(abs);
+  const shape = glob ? globShape(abs) : undefined;
+  if (shape) anchors += JSON.stringify(await anchor(shape.base));
+  if (anchors !== old.anchors) return expandEntry(fs, abs, kind, anchor);
+  const watched = old.watch.recursive?.path ?? old.watch.dir?.path;
+  const touched =
+    watched === undefined
+      ? changed
+      : changed.filter((p) => isInsideOrEqual(p, watched) || isStrictlyInside(watched, p));
+  if (touched.length === 0) return old;
+  // A name spelled like the glob itself, created on the way to it, makes the path a literal one.
+  if (touched.some((p) => isInsideOrEqual(abs, p))) return expandEntry(fs, abs, kind, anchor);
+  const walked = old.walked;
+  // Only an existing base watched as such can be walked in part; the rest is cheap to redo.
+  if (!shape || !walked || watched !== shape.base) return expandEntry(fs, abs, kind, anchor);
+  if (touched.some((p) => !isStrictlyInside(p, shape.base)))
+    return expandEntry(fs, abs, kind, anchor);
+  const canonical = touched.map((p) => walked.canonicalBase + p.slice(shape.base.length));
+  const g = await updateGlob(fs, abs, kind, walked.canonicalBase, walked.result, canonical);
+  if (g === undefined) return expandEntry(fs, abs, kind, anchor);
+  const x: Expansion = {
+    literal: false,
+    candidates: [],
+    notes: [],
+    watch: old.watch,
+    anchors,
+    walked: { canonicalBase: walked.canonicalBase, result: g },
+    notReadable: new Set(),
+  };
+  // A match outside the changed subtrees that is no link was judged by the last expansion.
+  const fresh = (path: string) => canonical.some((r) => isInsideOrEqual(path, r));
+  return fromGlob(fs, x, g, (m) =>
+    m.path !== m.canonical || fresh(m.path) ? undefined : !old.notReadable.has(m.canonical),
+  );
+}
