@@ -68,6 +68,11 @@ export interface ExplainRule {
 
 export interface ExplainResult {
   server: string;
+  /**
+   * Whether some block of the policy or a grant names the server, even with no roots (`roots: []`):
+   * a name none names is most likely a typo. Absent from daemons that predate it.
+   */
+  declared?: boolean;
   roots: Root[];
   rules: ExplainRule[];
   /** The policy's `servers.<name>.tools` rules that apply to this server, by tool name. */

@@ -643,7 +643,7 @@ class Resolution implements ResolvedPolicy {
         yielded: affected,
       });
     }
-    return { server, roots: view.roots, rules, ask: this.ask(server) };
+    return { server, declared: blocks.length > 0, roots: view.roots, rules, ask: this.ask(server) };
   }
 
   /** The `ask:` of the last block naming the server that says one; never asking by default. */

@@ -5,6 +5,7 @@ import type {
   Access,
   AskRule,
   CheckResult,
+  ExplainResult,
   Grant,
   LaunchRule,
   Root,
@@ -249,7 +250,7 @@ export class DaemonLink extends EventEmitter<DaemonLinkEvents> {
       this.launch = explained.launch;
       this.sandbox = explained.sandbox;
       this.ask = explained.ask ?? { outside: false, write: false };
-      if (explained.rules.some((r) => r.kind === 'root')) {
+      if (isDeclared(explained)) {
         this.named = true;
         return;
       }
@@ -299,14 +300,19 @@ export class DaemonLink extends EventEmitter<DaemonLinkEvents> {
   }
 }
 
+/** Whether the policy names the server (a daemon that predates `declared`: some root entry does). */
+function isDeclared(explained: ExplainResult): boolean {
+  return explained.declared ?? explained.rules.some((r) => r.kind === 'root');
+}
+
 /**
- * The servers some entry of the policy gives roots. `daemon/status` also lists names that are
- * only subscribed to (this proxy's own among them): keep those an entry names.
+ * The servers the policy names. `daemon/status` also lists names that are only subscribed to
+ * (this proxy's own among them): keep those the policy names.
  */
 async function policyServers(client: RootsClient, self: string): Promise<string[]> {
   const names = (await client.status()).servers.map((s) => s.name).filter((n) => n !== self);
   const explained = await Promise.all(names.map((n) => client.explain(n)));
-  return names.filter((_, i) => explained[i]!.rules.some((r) => r.kind === 'root')).sort();
+  return names.filter((_, i) => isDeclared(explained[i]!)).sort();
 }
 
 /** The name of `known` closest to `name` within two edits, or undefined. */

@@ -33,6 +33,9 @@ const EMPTY_LISTS: Record<string, object> = {
   'resources/templates/list': { resourceTemplates: [] },
 };
 
+/** The cache hint of a 2026-07-28 result that may not be kept. */
+const NO_CACHE = { ttlMs: 0, cacheScope: 'private' };
+
 /** A stand-in for `server`. */
 export function startStandIn(server: string, version: string, mode: StandInMode): StandIn {
   const serverIn = new PassThrough();
@@ -72,6 +75,7 @@ export function startStandIn(server: string, version: string, mode: StandInMode)
       send({ id, result: modern ? { resultType: 'complete', ...result } : result });
     if (msg.method === 'server/discover') {
       answer({
+        ...NO_CACHE,
         supportedVersions: [...MODERN_VERSIONS, ...[...KNOWN_VERSIONS].reverse()],
         capabilities: { tools: { listChanged: true } },
         serverInfo: { name: `${server} (not started yet)`, version },
@@ -107,7 +111,9 @@ export function startStandIn(server: string, version: string, mode: StandInMode)
     }
     if (msg.method === 'ping') return answer({});
     const empty = EMPTY_LISTS[msg.method];
-    if (empty !== undefined) return answer(empty);
+    // A 2026-07-28 list is cacheable and must say for how long: not at all, since it changes
+    // the moment the server starts.
+    if (empty !== undefined) return answer(modern ? { ...empty, ...NO_CACHE } : empty);
     send({ id, error: { code: -32603, message } });
   };
   serverIn.on('data', (chunk: Buffer) => {
