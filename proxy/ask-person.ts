@@ -124,6 +124,11 @@ export class AskPerson {
     return this.waiting > 0;
   }
 
+  /** Resolves once no question is open or waiting its turn. */
+  async idle(): Promise<void> {
+    while (this.waiting > 0) await this.turn;
+  }
+
   /**
    * Take the turn for a question the proxy puts to the host some other way (a 2026-07-28 input
    * request); the next question waits until `release` runs.

@@ -142,6 +142,14 @@ export class CallGate {
         };
       }
       if (era === 'modern') {
+        if (asker.busy) {
+          // Another question is open: its answer comes in the host's retry of that call, which
+          // is admitted beside this one. Wait for it, then check again: the answer may cover
+          // this call too, and otherwise this call asks next.
+          asked.delete(key);
+          await untilCancelled(asker.idle(), signal);
+          continue;
+        }
         const question = askByInput.ask(line, q, [...asked]);
         if (typeof question === 'string')
           return { ...refusal!, reason: `${refusal!.reason}; ${question}` };

@@ -144,13 +144,19 @@ void t.test('the proxy’s question in a 2026-07-28 call, and its requestState',
       );
     t.match(other, /not one mcp-roots-proxy issued/);
     t.notOk(await granted('out6'));
-    // The question about out6 is still open there: one question per server at a time.
-    const busy = await manual.callRaw({
+    // The question about out6 is still open there: one question per server at a time. A call
+    // about out5 waits for its answer, then asks its own.
+    const waiting = manual.callRaw({
       name: 'confirm_read',
       arguments: { location: uri('out5') },
     });
-    t.equal(busy.isError, true, 'another call is not asked about meanwhile');
-    t.match(JSON.stringify(busy.content), 'answering another question');
+    const answered = await retry('out6', state);
+    t.notOk(answered.isError, 'the open question answered in its own session goes on');
+    t.ok(await granted('out6'));
+    const next = await waiting;
+    t.equal(next.resultType, 'input_required', 'the waiting call is asked about next');
+    const inputs = next.inputRequests as Record<string, { params: ElicitParams }>;
+    t.match(inputs[ASK_KEY]!.params.message, JSON.stringify(join(w, 'out5', 'f.txt')));
   });
 
   await t.test('a question nobody answers expires, and is not asked again at once', async (t) => {
