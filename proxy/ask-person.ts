@@ -248,10 +248,15 @@ export function askParams(server: string, q: AskQuestion): Record<string, unknow
           type: 'string',
           title: 'What to allow',
           oneOf: [
-            { const: 'path', title: `Only ${path}` },
+            {
+              const: 'path',
+              title: `Only ${path} (a server that takes only directories, as the reference filesystem server does, cannot use a file alone)`,
+            },
             { const: 'directory', title: `The directory ${JSON.stringify(dirname(q.path))}` },
           ],
-          default: q.access === 'write' ? 'directory' : 'path',
+          // The directory by default: most servers (the reference filesystem server among them)
+          // skip a root that is a file, so a file alone would be granted and still not work.
+          default: 'directory',
         },
         duration: {
           type: 'string',

@@ -4,11 +4,16 @@
  * the new one's start overlaps the old one's drain and stop. Whatever else the new server writes
  * meanwhile is put back on its output, unread, for the router to read once it is attached.
  */
-import { PassThrough } from 'node:stream';
+import { PassThrough, type Readable, type Writable } from 'node:stream';
 import { idText, requestLine, type JsonObject } from '../protocol/messages.js';
 import { LineSplitter } from './line-splitter.js';
 import { isObject, McpLine } from './mcp-line.js';
-import type { ServerEndpoint } from './server-swap.js';
+
+/** A server as the router talks to it: a child's pipes, or the stand-in's. */
+export interface ServerEndpoint {
+  serverIn: Writable;
+  serverOut: Readable;
+}
 
 /** The id of the opening request; the proxy's own prefix, so no host id can be the same. */
 const OPENING_ID = 'mcp-roots-proxy:opening';

@@ -13,18 +13,13 @@
  * and opened while the old one finishes its calls and stops; the host's calls are held from the
  * start, so none reaches the old server once the policy has changed.
  */
-import type { Readable, Writable } from 'node:stream';
 import { notificationLine, type JsonObject } from '../protocol/messages.js';
 import { SUBSCRIPTION_ID_KEY, type HostSubscriptions } from './host-subscriptions.js';
 import type { ProxyLogger } from './log.js';
 import { isObject } from './mcp-line.js';
-import { openServer, type Opening } from './server-opening.js';
+import { openServer, type Opening, type ServerEndpoint } from './server-opening.js';
 
-/** A server as the router talks to it: a child's pipes, or the stand-in's. */
-export interface ServerEndpoint {
-  serverIn: Writable;
-  serverOut: Readable;
-}
+export type { ServerEndpoint };
 
 /** What the swap needs from the router (proxy.ts implements it). */
 export interface SwapRouter {
