@@ -115,5 +115,26 @@ export function errorLine(id: string, error: RpcErrorObject): string {
 export function idKey(raw: string | undefined): string | undefined {
   if (raw === undefined) return undefined;
   if (raw.startsWith('"')) return `s:${JSON.parse(raw) as string}`;
-  return raw === 'null' ? undefined : `n:${raw}`;
+  return raw === 'null' ? undefined : `n:${numberKey(raw)}`;
+}
+
+/**
+ * One spelling per number, exactly (no rounding through a double): `3`, `3.0`, `30e-1` and
+ * `0.3e1` are one id to a peer that parses them, so they must be one id to the proxy too, or a
+ * second request under `3.0` would pass as a different one while `3` is still pending.
+ */
+function numberKey(raw: string): string {
+  const m = /^(-?)(\d+)(?:\.(\d+))?(?:[eE]([+-]?\d+))?$/.exec(raw);
+  if (m === null) return raw;
+  const fraction = m[3] ?? '';
+  let digits = (m[2]! + fraction).replace(/^0+/, '');
+  if (digits === '') return '0';
+  let exponent = Number(m[4] ?? '0') - fraction.length;
+  const zeros = /0*$/.exec(digits)![0].length;
+  digits = digits.slice(0, digits.length - zeros);
+  exponent += zeros;
+  const sign = m[1]!;
+  // Integers in plain digits (the usual id), anything else as digits and an exponent.
+  if (exponent >= 0 && exponent < 64) return `${sign}${digits}${'0'.repeat(exponent)}`;
+  return `${sign}${digits}e${exponent}`;
 }

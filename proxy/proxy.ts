@@ -19,6 +19,7 @@ import { INPUT_REQUIRED_METHODS, InputRequired } from './input-required.js';
 import { LineSplitter } from './line-splitter.js';
 import { writeLine } from './line-writer.js';
 import { isObject, McpLine } from './mcp-line.js';
+import { OpenIds } from './open-ids.js';
 import { OWN_ID_PREFIX, OwnRequests } from './own-requests.js';
 import { RelayedRequests } from './relayed.js';
 import { RootsHold } from './roots-hold.js';
@@ -49,6 +50,8 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
   /** The host's `initialize` params as sent to the server, for a restarted server's handshake. */
   private initializeParamsText: string | undefined;
   private serverCaps: JsonObject = {};
+  /** Requests the server sent the host, by id: the only ones a host answer may go back to. */
+  private readonly serverAsked = new OpenIds();
   /** What the host subscribed to, restored on a restarted server. */
   private readonly subscriptions = new HostSubscriptions();
   /** Host lines are admitted here in arrival order; checks run beside it (in-order.ts). */
@@ -228,7 +231,27 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
     if (line.isResponse) {
       // The host's answer to an ask of the proxy's own is the proxy's, never the server's.
       if (line.msg !== undefined && this.hostOwn.isOwn(line.msg)) this.hostOwn.settle(line.msg);
-      else this.toServer(line.bytes);
+      // Only an answer to a request the server sent the host reaches the server: anything else
+      // (a `roots/list` answer of the host's own making, say) would stand in for the proxy's.
+      else if (this.serverAsked.take(line.idKey)) this.toServer(line.bytes);
+      else
+        this.settings.log.warn(
+          `dropped the host's answer to id ${line.idText ?? 'null'}: the server has no request open under it`,
+        );
+      return;
+    }
+    if (line.msg === undefined || line.method === undefined) {
+      // What the proxy cannot read it cannot check: a parser laxer than JSON.parse (NaN, a
+      // trailing comma) might still read a call in it. Never passed on.
+      const message = `mcp-roots-proxy: the line is not a JSON-RPC request or notification (${line.msg === undefined ? 'not JSON' : 'no method'}); it was not passed to the server`;
+      this.settings.log.warn(message);
+      const code = line.msg === undefined ? RpcCode.PARSE_ERROR : RpcCode.INVALID_REQUEST;
+      this.toHost(errorLine(line.idText ?? 'null', { code, message }));
+      return;
+    }
+    if (line.isRequest && reservedId(line)) {
+      const message = `mcp-roots-proxy: request ids that start with "${OWN_ID_PREFIX}" are the proxy's own; use another id`;
+      this.toHost(errorLine(line.idText!, { code: RpcCode.INVALID_REQUEST, message }));
       return;
     }
     this.hostLines.push(line);
@@ -242,10 +265,7 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
   private async onHostLine(line: McpLine): Promise<void> {
     await this.whileHeld();
     const { method, isRequest } = line;
-    if (method === undefined) {
-      this.toServer(line.bytes);
-      return;
-    }
+    if (method === undefined) return;
     const era = this.era.of(line);
     if (isRequest && this.serverGone) return this.requests.refuseServerGone(line);
     if (this.session.refusesUnknownServer(line)) return;
@@ -385,6 +405,13 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
       );
       return;
     }
+    if (line.isRequest && reservedId(line)) {
+      // The host's answer would be taken for one to the proxy's own question to the person.
+      const message = `mcp-roots-proxy: request ids that start with "${OWN_ID_PREFIX}" are the proxy's own; use another id`;
+      this.settings.log.warn(`refused the server's ${method}: ${message}`);
+      this.toServer(errorLine(line.idText!, { code: RpcCode.INVALID_REQUEST, message }));
+      return;
+    }
     if (method === 'roots/list' && line.isRequest) return this.roots.onRootsList(line);
     if (method === 'notifications/cancelled' && this.roots.consumeCancel(line.cancelledKey)) return;
     // A restarted server acknowledges the host's stream again; the host has had its answer.
@@ -396,6 +423,7 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
     ) {
       void this.catalog.refresh();
     }
+    if (line.isRequest) this.serverAsked.add(line.idKey);
     this.toHost(line.bytes);
   }
 
@@ -503,4 +531,9 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
     };
     return swapServer(router, plan);
   }
+}
+
+/** Whether a request's id is in the namespace of the proxy's own requests. */
+function reservedId(line: McpLine): boolean {
+  return line.idKey?.startsWith(`s:${OWN_ID_PREFIX}`) === true;
 }
