@@ -292,7 +292,23 @@ export class PolicyWatcher {
     if (w.roles.has('policy')) this.policyEvent(e.path);
     if (!w.roles.has('roots')) return;
     if (e.kind === 'change') void this.attributeCheck(w, e.path);
-    else this.throttle.note(w.key, e.path, e.kind === 'create' && w.depth === 'recursive');
+    // A removal or a rename can leave what a glob matched somewhere else, and a link in its
+    // place: only a full look at the root is sure to drop what went, so only a creation is
+    // followed by the changed path alone.
+    else if (e.kind !== 'create') this.throttle.note(w.key);
+    else void this.creationCheck(w, e.path);
+  }
+
+  /** A new directory is re-walked alone; anything else new (a link, a file) makes a full look. */
+  private async creationCheck(w: Watch, path: string): Promise<void> {
+    let directory = false;
+    try {
+      directory = (await lstat(path)).isDirectory();
+    } catch {
+      // gone again: its removal is an event of its own
+    }
+    if (directory) this.throttle.note(w.key, path, w.depth === 'recursive');
+    else this.throttle.note(w.key);
   }
 
   /** Only the policy's own files, what an include glob could load, and their missing directories count. */
