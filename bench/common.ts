@@ -100,3 +100,24 @@ export function report(
     process.stdout.write(`  ${pass ? 'PASS' : 'FAIL'} ${name}: ${what}\n`);
   return ok;
 }
+
+/** The reference filesystem server's entry file. */
+export const FS_SERVER = join(
+  ROOT,
+  'node_modules/@modelcontextprotocol/server-filesystem/dist/index.js',
+);
+
+/** The built proxy's arguments (after `node`) for server `fs` on `socket`, in front of the filesystem server. */
+export function proxyArgs(socket: string, serverArgs: string[] = []): string[] {
+  return [
+    dist('proxy/main.js'),
+    '--server',
+    'fs',
+    '--socket',
+    socket,
+    '--',
+    process.execPath,
+    FS_SERVER,
+    ...serverArgs,
+  ];
+}

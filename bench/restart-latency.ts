@@ -16,10 +16,9 @@ import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { RootsClient } from '../protocol/client.js';
-import { dist, report, ROOT, startDaemon, summary, tempDir } from './common.js';
+import { FS_SERVER, proxyArgs, report, startDaemon, summary, tempDir } from './common.js';
 
 const TRIES = Number(process.env.TRIES ?? 15);
-const FS_SERVER = join(ROOT, 'node_modules/@modelcontextprotocol/server-filesystem/dist/index.js');
 
 const dir = realpathSync(tempDir());
 const socket = join(dir, 'rootsd.sock');
@@ -50,17 +49,7 @@ const restartSeen: number[] = [];
 const steps: Record<string, number>[] = [];
 const transport = new StdioClientTransport({
   command: process.execPath,
-  args: [
-    dist('proxy/main.js'),
-    '--server',
-    'fs',
-    '--socket',
-    socket,
-    '--',
-    process.execPath,
-    FS_SERVER,
-    '{roots}',
-  ],
+  args: proxyArgs(socket, ['{roots}']),
   env,
   stderr: 'pipe',
 });

@@ -9,12 +9,11 @@ import { mkdirSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { dist, report, ROOT, startDaemon, summary, tempDir } from './common.js';
+import { proxyArgs, report, startDaemon, summary, tempDir } from './common.js';
 
 const CALLS = Number(process.env.CALLS ?? 10);
 const PATHS = 250;
 const SLACK_MS = 5;
-const FS_SERVER = join(ROOT, 'node_modules/@modelcontextprotocol/server-filesystem/dist/index.js');
 
 const dir = realpathSync(tempDir());
 const root = join(dir, 'w');
@@ -26,16 +25,7 @@ const env = { ...process.env, HOME: dir };
 const daemon = await startDaemon({ config, socket, stateDir: join(dir, 'state') }, env);
 const transport = new StdioClientTransport({
   command: process.execPath,
-  args: [
-    dist('proxy/main.js'),
-    '--server',
-    'fs',
-    '--socket',
-    socket,
-    '--',
-    process.execPath,
-    FS_SERVER,
-  ],
+  args: proxyArgs(socket),
   env,
   stderr: 'ignore',
 });
