@@ -299,15 +299,18 @@ export class PolicyWatcher {
     else void this.creationCheck(w, e.path);
   }
 
-  /** A new directory is re-walked alone; anything else new (a link, a file) makes a full look. */
+  /**
+   * A new directory or file is re-walked alone; a new link (it may lead anywhere, or stand where
+   * a matched directory was) or an entry already gone again makes a full look at the root.
+   */
   private async creationCheck(w: Watch, path: string): Promise<void> {
-    let directory = false;
+    let plain = false;
     try {
-      directory = (await lstat(path)).isDirectory();
+      plain = !(await lstat(path)).isSymbolicLink();
     } catch {
-      // gone again: its removal is an event of its own
+      // gone again: looked at whole below
     }
-    if (directory) this.throttle.note(w.key, path, w.depth === 'recursive');
+    if (plain) this.throttle.note(w.key, path, w.depth === 'recursive');
     else this.throttle.note(w.key);
   }
 
