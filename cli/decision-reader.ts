@@ -8,12 +8,30 @@ import { isObject } from '../common/is-object.js';
 /** How many rotated files a reader looks for (more than the daemon keeps by default). */
 const MAX_ROTATED = 9;
 
-/** Every entry in `file` and its rotated copies, oldest first; lines that are not entries are counted. */
-export async function readDecisions(file: string): Promise<{ entries: Decision[]; bad: number }> {
+/** Where a reader of the current file stopped: its inode, and the byte after the last whole line. */
+export interface ReadPosition {
+  ino: number | undefined;
+  offset: number;
+}
+
+/**
+ * Every entry in `file` and its rotated copies, oldest first; lines that are not entries are
+ * counted. `position` is where following should go on, so that nothing written meanwhile is
+ * lost (an unfinished last line is left for the follower).
+ */
+export async function readDecisions(
+  file: string,
+): Promise<{ entries: Decision[]; bad: number; position: ReadPosition }> {
   const entries: Decision[] = [];
   let bad = 0;
+  let position: ReadPosition = { ino: undefined, offset: 0 };
   for (let i = MAX_ROTATED; i >= 0; i--) {
-    const text = await readFile(i === 0 ? file : `${file}.${i}`, 'utf8').catch(missingAsEmpty);
+    let text: string;
+    if (i === 0) {
+      const current = await readCurrent(file);
+      position = current.position;
+      text = current.text;
+    } else text = await readFile(`${file}.${i}`, 'utf8').catch(missingAsEmpty);
     for (const line of text.split('\n')) {
       if (line === '') continue;
       const entry = parseDecision(line);
@@ -21,7 +39,26 @@ export async function readDecisions(file: string): Promise<{ entries: Decision[]
       else bad++;
     }
   }
-  return { entries, bad };
+  return { entries, bad, position };
+}
+
+/** The current file's whole lines, and where they end. */
+async function readCurrent(file: string): Promise<{ text: string; position: ReadPosition }> {
+  let handle;
+  try {
+    handle = await open(file, 'r');
+  } catch (err) {
+    missingAsEmpty(err);
+    return { text: '', position: { ino: undefined, offset: 0 } };
+  }
+  try {
+    const { ino } = await handle.stat();
+    const bytes = await handle.readFile();
+    const end = bytes.lastIndexOf(10) + 1;
+    return { text: bytes.subarray(0, end).toString('utf8'), position: { ino, offset: end } };
+  } finally {
+    await handle.close();
+  }
 }
 
 /** One line as an entry, or undefined for anything else (a torn last line, another program's text). */
@@ -39,16 +76,16 @@ export function parseDecision(line: string): Decision | undefined {
 }
 
 /**
- * Calls `onEntry` for each entry appended to `file` from now on, across rotations, until `stop`
- * resolves. Watches the directory, so a file that is rotated away or not yet created is followed.
+ * Calls `onEntry` for each entry appended to `file` after `from` (where `readDecisions` stopped),
+ * across rotations, until `stop` resolves. Watches the directory, so a file that is rotated away or not yet created is followed.
  */
 export async function followDecisions(
   file: string,
+  from: ReadPosition,
   onEntry: (d: Decision) => void,
   stop: Promise<void>,
 ): Promise<void> {
-  let offset = (await stat(file).catch(() => undefined))?.size ?? 0;
-  let ino = (await stat(file).catch(() => undefined))?.ino;
+  let { offset, ino } = from;
   let partial = '';
   let reading: Promise<void> = Promise.resolve();
   const readMore = async (): Promise<void> => {
@@ -81,6 +118,8 @@ export async function followDecisions(
     if (changed !== null && changed !== name) return;
     reading = reading.then(readMore, readMore);
   });
+  // What was written between the first read and the watch has no event of its own.
+  reading = reading.then(readMore, readMore);
   try {
     await stop;
   } finally {

@@ -21,7 +21,7 @@ export async function log(io: Io, _args: string[], opts: Options): Promise<ExitC
     if (opts.json) io.out(list.map((d) => `${JSON.stringify(d)}\n`).join(''));
     else io.out(decisionTable(list, home, header));
   };
-  const { entries, bad } = await readDecisions(file);
+  const { entries, bad, position } = await readDecisions(file);
   const shown = entries.filter(keep);
   show(shown, true);
   if (bad > 0)
@@ -42,6 +42,7 @@ export async function log(io: Io, _args: string[], opts: Options): Promise<ExitC
   let first = shown.length === 0;
   await followDecisions(
     file,
+    position,
     (d) => {
       if (!keep(d)) return;
       show([d], first);
