@@ -27,6 +27,10 @@ import { contextFor } from '../helpers/policy.js';
 import { spawnDaemon } from '../helpers/spawn-daemon.js';
 import { createUser, spawnDaemonAs } from '../helpers/users.js';
 
+// The 100,000-entry case starts and reloads a daemon over the whole tree: about two minutes
+// alone on a busy machine. A limit of its own, so that load does not cut it off at tap's 180 s.
+t.setTimeout(420_000);
+
 const uri = (p: string) => pathToFileURL(p).href;
 
 /** A directory on a tmpfs when there is one (100,000 mkdirs on a disk take seconds). */
