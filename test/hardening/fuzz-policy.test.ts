@@ -4,7 +4,7 @@
  * and live reloads of a daemon. Every result is valid or has errors with a position in the file;
  * the daemon keeps serving the last good policy. Replay with FUZZ_SEED=<seed>.
  */
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import t, { type Test } from 'tap';
@@ -257,7 +257,11 @@ servers:
       // Mutate the last good text, so that valid edits pile up as a person's would.
       const { text, kinds } = mutate(rng, rng.chance(0.2) ? good : base);
       const label = `reload ${i} ${kinds.join('+')}`;
-      td.writePolicy(text);
+      // Written whole (a temporary file renamed into place): the daemon's watcher also reloads
+      // on the change, and a read in the middle of an in-place write can see a prefix that is a
+      // valid policy of its own, which would then rightly be the last good one.
+      writeFileSync(`${td.config}.new`, text);
+      renameSync(`${td.config}.new`, td.config);
       const r = await client.reload();
       if (r.ok) {
         valid++;
