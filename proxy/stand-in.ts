@@ -5,6 +5,8 @@
  * answers every request with an error that says why and how to fix it.
  */
 import { PassThrough, type Readable, type Writable } from 'node:stream';
+import { memberText } from '../protocol/json-text.js';
+import { errorLine, resultLine } from '../protocol/messages.js';
 import { PROTOCOL_VERSION_KEY } from './era.js';
 import { SUBSCRIPTION_ID_KEY } from './host-subscriptions.js';
 import { LineSplitter } from './line-splitter.js';
@@ -41,10 +43,10 @@ export function startStandIn(server: string, version: string, mode: StandInMode)
   const serverIn = new PassThrough();
   const serverOut = new PassThrough();
   const splitter = new LineSplitter();
-  const send = (msg: object): void => {
-    if (!serverOut.writableEnded)
-      serverOut.write(`${JSON.stringify({ jsonrpc: '2.0', ...msg })}\n`);
+  const write = (line: string): void => {
+    if (!serverOut.writableEnded) serverOut.write(`${line}\n`);
   };
+  const send = (msg: object): void => write(JSON.stringify({ jsonrpc: '2.0', ...msg }));
   const message = `mcp-roots-proxy: the MCP server ${JSON.stringify(server)} is not running: ${mode.reason}`;
   const onLine = (bytes: Buffer): void => {
     let msg: {
@@ -63,16 +65,20 @@ export function startStandIn(server: string, version: string, mode: StandInMode)
     }
     if (typeof msg !== 'object' || msg === null || typeof msg.method !== 'string') return;
     if (!('id' in msg)) return;
-    const id = msg.id;
+    // The id as the host wrote it: a number beyond 2^53 must come back byte for byte.
+    const id = memberText(bytes.toString('utf8'), 'id') ?? 'null';
+    const fail = (): void => write(errorLine(id, { code: -32603, message }));
     if (mode.kind === 'refuse') {
-      send({ id, error: { code: -32603, message } });
+      fail();
       return;
     }
     // A 2026-07-28 request names its revision in `_meta`, and every result to it says it is
     // complete: a host of that era rejects a result without `resultType`.
     const modern = typeof msg.params?._meta?.[PROTOCOL_VERSION_KEY] === 'string';
     const answer = (result: object): void =>
-      send({ id, result: modern ? { resultType: 'complete', ...result } : result });
+      write(
+        resultLine(id, JSON.stringify(modern ? { resultType: 'complete', ...result } : result)),
+      );
     if (msg.method === 'server/discover') {
       answer({
         ...NO_CACHE,
@@ -90,7 +96,7 @@ export function startStandIn(server: string, version: string, mode: StandInMode)
         typeof msg.params?.notifications === 'object' ? msg.params.notifications : {};
       send({
         method: 'notifications/subscriptions/acknowledged',
-        params: { notifications, _meta: { [SUBSCRIPTION_ID_KEY]: id } },
+        params: { notifications, _meta: { [SUBSCRIPTION_ID_KEY]: msg.id } },
       });
       return;
     }
@@ -98,15 +104,17 @@ export function startStandIn(server: string, version: string, mode: StandInMode)
       const asked = msg.params?.protocolVersion;
       const protocolVersion =
         typeof asked === 'string' && KNOWN_VERSIONS.includes(asked) ? asked : FALLBACK_VERSION;
-      send({
-        id,
-        result: {
-          protocolVersion,
-          capabilities: { tools: { listChanged: true } },
-          serverInfo: { name: `${server} (not started yet)`, version },
-          instructions: `${message}. Its tools appear when the policy gives it a root.`,
-        },
-      });
+      write(
+        resultLine(
+          id,
+          JSON.stringify({
+            protocolVersion,
+            capabilities: { tools: { listChanged: true } },
+            serverInfo: { name: `${server} (not started yet)`, version },
+            instructions: `${message}. Its tools appear when the policy gives it a root.`,
+          }),
+        ),
+      );
       return;
     }
     if (msg.method === 'ping') return answer({});
@@ -114,7 +122,7 @@ export function startStandIn(server: string, version: string, mode: StandInMode)
     // A 2026-07-28 list is cacheable and must say for how long: not at all, since it changes
     // the moment the server starts.
     if (empty !== undefined) return answer(modern ? { ...empty, ...NO_CACHE } : empty);
-    send({ id, error: { code: -32603, message } });
+    fail();
   };
   serverIn.on('data', (chunk: Buffer) => {
     for (const line of splitter.push(chunk)) onLine(line);
