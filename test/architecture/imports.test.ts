@@ -5,10 +5,8 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import t from 'tap';
-
-const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+import { REPO } from '../helpers/repo.js';
 
 /** Which layers each may import (its own files aside); the table in docs/architecture.md. */
 const MAY_IMPORT: Record<string, readonly string[]> = {

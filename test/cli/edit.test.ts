@@ -14,11 +14,11 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import t, { type Test } from 'tap';
 import { rootsctl } from '../helpers/cli.js';
+import { FIXTURES } from '../helpers/repo.js';
 
-const EDITOR = fileURLToPath(new URL('../fixtures/editor/scripted-editor.mjs', import.meta.url));
+const EDITOR = join(FIXTURES, 'editor/scripted-editor.mjs');
 
 const GOOD = 'version: 1\nservers:\n  fs:\n    roots: [{path: ~/a}]\n';
 const EDITED = 'version: 1\nservers:\n  fs:\n    roots: [{path: ~/a}, {path: ~/b}]\n';

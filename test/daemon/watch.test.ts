@@ -17,6 +17,13 @@ import type { ListChangedParams } from '../../protocol/methods.js';
 import type { RootsClient } from '../../protocol/client.js';
 import { nextEvent, startDaemon, type TestDaemon } from '../helpers/daemon.js';
 
+/**
+ * A module beside this test's compiled file, by full URL, for `t.mockImport`: tap resolves a
+ * relative name against the caller's source-mapped location (the .ts file in test/), where no
+ * compiled module is.
+ */
+const compiled = (rel: string): string => new URL(rel, import.meta.url).href;
+
 /** Only a ceiling for waits on an event: on a loaded 2-core machine a watch has taken over 5 s. */
 const WAIT_MS = 30_000;
 
@@ -449,16 +456,18 @@ void t.test('a watch that cannot be set is rescanned, listed, and recovers', asy
     recursive: (path, ignore, onEvent, onError) =>
       real.defaultBackend.recursive(path, ignore, onEvent, onError),
   };
-  // Mock each level's own import: the daemon's watcher gets the failing backend.
-  const watcher = await t.mockImport('../../daemon/watcher.js', {
-    '../../daemon/watch-backend.js': { ...real, defaultBackend: backend },
+  // Mock each level's own import: the daemon's watcher gets the failing backend. Each module is
+  // named by its full URL: tap would resolve a relative name against the source-mapped test/
+  // file, while the compiled modules live in dist/.
+  const watcher = await t.mockImport(compiled('../../daemon/watcher.js'), {
+    [compiled('../../daemon/watch-backend.js')]: { ...real, defaultBackend: backend },
   });
-  const daemon = await t.mockImport('../../daemon/daemon.js', {
-    '../../daemon/watcher.js': watcher,
+  const daemon = await t.mockImport(compiled('../../daemon/daemon.js'), {
+    [compiled('../../daemon/watcher.js')]: watcher,
   });
   const { startDaemon: start } = await t.mockImport<typeof import('../helpers/daemon.js')>(
-    '../helpers/daemon.js',
-    { '../../daemon/daemon.js': daemon },
+    compiled('../helpers/daemon.js'),
+    { [compiled('../../daemon/daemon.js')]: daemon },
   );
   const d = await start(t, undefined);
   mkdirSync(join(d.dir, 'blocked'));

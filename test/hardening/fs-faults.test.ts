@@ -27,13 +27,23 @@ import { contextFor } from '../helpers/policy.js';
 import { spawnDaemon } from '../helpers/spawn-daemon.js';
 import { createUser, spawnDaemonAs } from '../helpers/users.js';
 
-// The 100,000-entry case starts and reloads a daemon over the whole tree: about two minutes
-// alone on a busy machine. A limit of its own, so that load does not cut it off at tap's 180 s.
-t.setTimeout(420_000);
+/**
+ * A module beside this test's compiled file, by full URL, for `t.mockImport`: tap resolves a
+ * relative name against the caller's source-mapped location (the .ts file in test/), where no
+ * compiled module is.
+ */
+const compiled = (rel: string): string => new URL(rel, import.meta.url).href;
+
+/**
+ * Entries in the huge-directory case: enough that the list answer (about 1.4 MB) is larger than
+ * any line the daemon reads and the start walks a directory far bigger than a real one. The
+ * 100,000-entry figure the daemon is held to is `bench/big-glob.ts`, which also checks the count.
+ */
+const HUGE = 20_000;
 
 const uri = (p: string) => pathToFileURL(p).href;
 
-/** A directory on a tmpfs when there is one (100,000 mkdirs on a disk take seconds). */
+/** A directory on a tmpfs when there is one (many thousand mkdirs on a disk take seconds). */
 function fastDir(t: { teardown(fn: () => unknown): void }): string {
   const shm = '/dev/shm';
   const base = existsSync(shm) && statSync(shm).isDirectory() ? shm : tmpdir();
@@ -228,12 +238,12 @@ servers:
   t.match(check.reason, /ELOOP/, 'a check through the loop is refused with the reason');
 });
 
-void t.test('100,000 entries under a dir/* glob', async (t) => {
+void t.test(`${HUGE} entries under a dir/* glob`, async (t) => {
   const base = fastDir(t);
   const huge = join(base, 'huge');
   mkdirSync(huge);
   let ms = Date.now();
-  for (let i = 0; i < 100_000; i++) mkdirSync(join(huge, `entry-${i}`));
+  for (let i = 0; i < HUGE; i++) mkdirSync(join(huge, `entry-${i}`));
   const made = Date.now() - ms;
   const dir = ownedShortDir(t);
   ms = Date.now();
@@ -249,23 +259,23 @@ void t.test('100,000 entries under a dir/* glob', async (t) => {
   ms = Date.now();
   const { roots } = await c.request('roots/list', { server: 's' }, { timeoutMs: 120_000 });
   const listMs = Date.now() - ms;
-  t.equal(roots.length, 100_000, 'every entry is a root');
+  t.equal(roots.length, HUGE, 'every entry is a root');
   t.equal(roots[0]!.uri, uri(join(huge, 'entry-0')), 'sorted by path');
   ms = Date.now();
-  // Re-reading 100,000 entries takes seconds, more on a loaded machine: wait as long as it takes
+  // Re-reading the entries takes seconds, more on a loaded machine: wait as long as it takes
   // (speed is the benchmarks' business; this test is about being served at all).
   const r = await c.request('policy/reload', {}, { timeoutMs: 120_000 });
   const reloadMs = Date.now() - ms;
   t.ok(r.ok);
   const check = await c.request(
     'roots/check',
-    { server: 's', path: join(huge, 'entry-99999', 'f.txt') },
+    { server: 's', path: join(huge, `entry-${HUGE - 1}`, 'f.txt') },
     { timeoutMs: 120_000 },
   );
   t.equal(check.allowed, true, 'a check in the last entry is allowed');
   const bytes = Buffer.byteLength(JSON.stringify(roots));
   t.comment(
-    `100,000 entries: mkdir ${made} ms, daemon start ${startMs} ms, roots/list ${listMs} ms ` +
+    `${HUGE} entries: mkdir ${made} ms, daemon start ${startMs} ms, roots/list ${listMs} ms ` +
       `(${(bytes / 1e6).toFixed(1)} MB), reload ${reloadMs} ms`,
   );
 });
@@ -385,7 +395,7 @@ void t.test('the disk full while writing the grants file', async (t) => {
       return Object.assign(Object.create(handle) as typeof handle, { writeFile });
     };
     const { writeAtomically } = await t.mockImport<typeof import('../../daemon/grants.js')>(
-      '../../daemon/grants.js',
+      compiled('../../daemon/grants.js'),
       { 'node:fs/promises': { ...fsp, open } },
     );
     writeFileSync(file, 'old grants\n');

@@ -5,8 +5,7 @@
  * the daemon keeps serving the last good policy. Replay with FUZZ_SEED=<seed>.
  */
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import type { PolicyError } from '../../common/types.js';
 import { parsePolicyText } from '../../policies/index.js';
@@ -16,8 +15,9 @@ import { fuzzSeed, Rng } from '../../bench/fuzz-rng.js';
 import { badPosition, mutate, MUTATIONS, mutateOnce } from '../helpers/fuzz-policy.js';
 import { ownedShortDir } from '../helpers/proxy.js';
 import { poll } from '../helpers/poll.js';
+import { REPO } from '../helpers/repo.js';
 
-const repo = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+const repo = REPO;
 const PARSES = Number(process.env.FUZZ_POLICY_PARSES ?? 2500);
 const VALIDATES = Number(process.env.FUZZ_POLICY_VALIDATES ?? 120);
 const RELOADS = Number(process.env.FUZZ_POLICY_RELOADS ?? 60);

@@ -15,8 +15,9 @@ import { startDaemon } from '../helpers/daemon.js';
 import { fuzzSeed, Rng } from '../../bench/fuzz-rng.js';
 import { ownedShortDir, proxyCommand, startProxiedFs, waitFor } from '../helpers/proxy.js';
 import { spawnDaemon, type DaemonProcess } from '../helpers/spawn-daemon.js';
+import { fixtureServer } from '../helpers/repo.js';
 
-const FAULTY = fileURLToPath(new URL('../fixtures/servers/faulty.mjs', import.meta.url));
+const FAULTY = fixtureServer('faulty.mjs');
 const KILLS = Number(process.env.FAULT_KILLS ?? 4);
 
 /** The pause between retries while the daemon is down, as a host library backs off; no check waits on it. */

@@ -12,7 +12,8 @@ import { join } from 'node:path';
 import t from 'tap';
 import { startDaemon } from '../helpers/daemon.js';
 import { FS_SERVER, ownedShortDir, proxyCommand, waitFor } from '../helpers/proxy.js';
-import { fixtureServer, startRawSession } from '../helpers/raw-session.js';
+import { startRawSession } from '../helpers/raw-session.js';
+import { fixtureServer } from '../helpers/repo.js';
 
 const MARK = 'MARK-FORBIDDEN';
 /** Generous: the machine running the tests may be loaded. */

@@ -9,7 +9,8 @@ import t from 'tap';
 import { idKey } from '../../protocol/messages.js';
 import { startDaemon } from '../helpers/daemon.js';
 import { ownedShortDir } from '../helpers/proxy.js';
-import { fixtureServer, startRawSession, type RawSession } from '../helpers/raw-session.js';
+import { startRawSession, type RawSession } from '../helpers/raw-session.js';
+import { fixtureServer } from '../helpers/repo.js';
 
 const WAIT_MS = 30_000;
 const MARK = 'MARK-FORBIDDEN';

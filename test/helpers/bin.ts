@@ -1,17 +1,16 @@
 /** The built executables, for tests that run them as real child processes. */
 import { existsSync, statSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { REPO } from './repo.js';
 
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+export { REPO };
+
+const ROOT = REPO + '/';
 
 const BINS = {
   daemon: ['dist/daemon/main.js', 'daemon'],
   rootsctl: ['dist/cli/main.js', 'cli'],
   proxy: ['dist/proxy/main.js', 'proxy'],
 } as const;
-
-/** The repository root. */
-export const REPO = ROOT;
 
 /**
  * The absolute path of a built bin. `npm test` builds before tap runs; a bare `tap` run after

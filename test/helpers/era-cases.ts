@@ -11,7 +11,7 @@ import { startDaemon } from './daemon.js';
 import { FS2_SERVER, HOST_ROOT, startEraHost, type HostKind } from './era-host.js';
 import { eraWorld } from './era-policy.js';
 import { ownedShortDir } from './proxy.js';
-import { fixtureServer } from './raw-session.js';
+import { fixtureServer } from './repo.js';
 
 const FIXTURE = fixtureServer('v2-roots.mjs');
 

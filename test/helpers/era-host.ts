@@ -1,7 +1,6 @@
 /** A host built on a real MCP SDK (the v2 client in either era, or the v1 client) in front of mcp-roots-proxy. */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Client as V2Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport as V2Transport } from '@modelcontextprotocol/client/stdio';
 import { Client as V1Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -14,11 +13,10 @@ import {
   ToolListChangedNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 import { proxyCommand } from './proxy.js';
+import { repoPath } from './repo.js';
 
 /** server-filesystem 2.0.1, which serves 2026-07-28 beside the 2025 revisions. */
-export const FS2_SERVER = fileURLToPath(
-  new URL('../../node_modules/server-filesystem-v2/dist/index.js', import.meta.url),
-);
+export const FS2_SERVER = repoPath('node_modules/server-filesystem-v2/dist/index.js');
 
 /** The kinds of host the tests drive. */
 export type HostKind = 'v2-auto' | 'v2-pin' | 'v1';

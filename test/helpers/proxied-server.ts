@@ -1,14 +1,12 @@
 /** Any stdio server under mcp-roots-proxy (from source), with an SDK v1 Client as a 2025-era host. */
-import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { proxyFor, stdioWithStderr } from './proxy.js';
+import { fixtureServer } from './repo.js';
 
 /** The hostile fixture server's entry. */
-export const HOSTILE_SERVER = fileURLToPath(
-  new URL('../fixtures/servers/hostile.mjs', import.meta.url),
-);
+export const HOSTILE_SERVER = fixtureServer('hostile.mjs');
 
 export interface Proxied {
   client: Client;

@@ -2,7 +2,6 @@
 import { mkdtempSync, readdirSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import {
@@ -12,12 +11,11 @@ import {
   type ElicitResult,
 } from '@modelcontextprotocol/sdk/types.js';
 import { assertFreshBuild, bin, REPO } from './bin.js';
-
-const here = (rel: string): string => fileURLToPath(new URL(rel, import.meta.url));
+import { repoPath } from './repo.js';
 
 /** The reference filesystem server (2025 era, SDK v1). */
-export const FS_SERVER = here(
-  '../../node_modules/@modelcontextprotocol/server-filesystem/dist/index.js',
+export const FS_SERVER = repoPath(
+  'node_modules/@modelcontextprotocol/server-filesystem/dist/index.js',
 );
 
 /**

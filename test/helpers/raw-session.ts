@@ -2,13 +2,7 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { proxyFor, waitFor } from './proxy.js';
-
-/** A fixture server in `test/fixtures/servers/` by file name; each takes its log file as first argument. */
-export function fixtureServer(name: string): string {
-  return fileURLToPath(new URL(`../fixtures/servers/${name}`, import.meta.url));
-}
 
 /**
  * How long `line` waits by default. A wait ends as soon as the line arrives; the limit is long

@@ -11,7 +11,7 @@ import type { Test } from 'tap';
 import { startDaemon } from './daemon.js';
 import { FS2_SERVER, startEraHost, type EraHost, type HostKind } from './era-host.js';
 import { ownedShortDir, waitFor } from './proxy.js';
-import { fixtureServer } from './raw-session.js';
+import { fixtureServer } from './repo.js';
 
 const SUBSCRIPTIONS_SERVER = fixtureServer('subscriptions.mjs');
 

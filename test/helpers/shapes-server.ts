@@ -1,13 +1,11 @@
 /** Run the schema-shapes fixture server under mcp-roots-proxy, with an SDK Client as the host. */
-import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { proxyCommand } from './proxy.js';
+import { fixtureServer } from './repo.js';
 
 /** The fixture server's entry. */
-export const SHAPES_SERVER = fileURLToPath(
-  new URL('../fixtures/servers/schema-shapes.mjs', import.meta.url),
-);
+export const SHAPES_SERVER = fixtureServer('schema-shapes.mjs');
 
 /** A tool call's or a resource read's text, and whether it is an error. */
 export interface Answer {

@@ -4,12 +4,12 @@
  */
 import { readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import t from 'tap';
 import { parsePolicyText } from '../../policies/parse.js';
 import { rootsctl } from '../helpers/cli.js';
+import { FIXTURES } from '../helpers/repo.js';
 
-const fixtures = resolve(fileURLToPath(new URL('../fixtures', import.meta.url)));
+const fixtures = FIXTURES;
 const loader = join(fixtures, 'loader');
 const broken = join(fixtures, 'broken');
 const env = { HOME: '/nonexistent-home', XDG_STATE_HOME: '/nonexistent-state' };

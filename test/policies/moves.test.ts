@@ -13,6 +13,7 @@ import { compileDeny } from '../../policies/deny.js';
 import { expandSlashBraces, positionDependent } from '../../policies/descendants.js';
 import { loadAndResolve, nodeFs } from '../../policies/index.js';
 import { contextFor, evaluate, makeTree } from '../helpers/policy.js';
+import { repoPath } from '../helpers/repo.js';
 
 /** [pattern (H = a fixed absolute prefix), path (H-relative), position-dependent?] */
 const PATTERN_ROWS: [string, string, boolean][] = [
@@ -197,7 +198,7 @@ void t.test('ordinary work under the example policies stays allowed', async (t) 
   ]);
   const home = join(dir, 'home');
   const ctx = contextFor(dir, { env: { HOME: home } });
-  const examples = join(import.meta.dirname, '../../examples');
+  const examples = repoPath('examples');
   const names = ['filesystem', 'contractor', 'work-editor', 'personal-notes', 'anyone'];
   let checked = 0;
   for (const file of [

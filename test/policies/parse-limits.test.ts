@@ -3,13 +3,13 @@
  * not UTF-8, alias bombs, odd values, many errors, and truncated or mangled policies.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import t from 'tap';
 import { MAX_ERRORS, MAX_POLICY_BYTES, parsePolicyText } from '../../policies/parse.js';
 import { firstError, PARSED_FILE as file } from '../helpers/policy.js';
+import { REPO } from '../helpers/repo.js';
 
-const repo = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+const repo = REPO;
 const examplePath = join(repo, 'examples/mcp-roots.yaml');
 
 void t.test('a file over 1 MiB is refused before parsing', (t) => {

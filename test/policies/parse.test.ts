@@ -1,14 +1,14 @@
 /** Parsing policy files: the examples, each broken fixture's exact first error, and the model built. */
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import t from 'tap';
 import { parsePolicyText } from '../../policies/parse.js';
 import schema from '../../roots.schema.json' with { type: 'json' };
 import { firstError, PARSED_FILE as file } from '../helpers/policy.js';
+import { REPO } from '../helpers/repo.js';
 
-const repo = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+const repo = REPO;
 const brokenDir = join(repo, 'test/fixtures/broken');
 const examplePath = join(repo, 'examples/mcp-roots.yaml');
 

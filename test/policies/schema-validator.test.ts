@@ -3,10 +3,10 @@
  * loads without ajv: a schema edit without a rebuild fails here, not in a user's daemon.
  */
 import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import t from 'tap';
+import { REPO } from '../helpers/repo.js';
 
-const root = fileURLToPath(new URL('../../', import.meta.url));
+const root = REPO + '/';
 
 void t.test('policies/schema-validator.ts matches roots.schema.json', async (t) => {
   const { generate } = (await import(`${root}scripts/build-validator.mjs`)) as {

@@ -11,7 +11,7 @@ import t, { type Test } from 'tap';
 import { startAskHost, type ElicitParams } from '../helpers/ask-host.js';
 import { startDaemon } from '../helpers/daemon.js';
 import { ownedShortDir, real, waitFor } from '../helpers/proxy.js';
-import { fixtureServer } from '../helpers/raw-session.js';
+import { fixtureServer } from '../helpers/repo.js';
 
 const FIXTURE = fixtureServer('v2-ask.mjs');
 const ASK_KEY = 'mcp-roots-proxy/ask';

@@ -7,7 +7,7 @@ import { attachRoots } from '../../index.js';
 import { startDaemon } from '../helpers/daemon.js';
 import { eraWorld } from '../helpers/era-policy.js';
 import { ownedShortDir } from '../helpers/proxy.js';
-import { fixtureServer } from '../helpers/raw-session.js';
+import { fixtureServer } from '../helpers/repo.js';
 
 for (const mode of ['legacy', 'pinned'] as const) {
   void t.test(`attachRoots gives a v2 client’s server the policy’s roots (${mode})`, async (t) => {

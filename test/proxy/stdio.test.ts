@@ -6,7 +6,8 @@ import { pathToFileURL } from 'node:url';
 import t, { type Test as Tap } from 'tap';
 import { startDaemon } from '../helpers/daemon.js';
 import { ownedShortDir, proxyCommand, waitFor } from '../helpers/proxy.js';
-import { fixtureServer, startRawSession, type RawSession } from '../helpers/raw-session.js';
+import { startRawSession, type RawSession } from '../helpers/raw-session.js';
+import { fixtureServer } from '../helpers/repo.js';
 
 const FIXTURE = fixtureServer('wire.mjs');
 

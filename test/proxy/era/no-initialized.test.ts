@@ -8,7 +8,8 @@ import t from 'tap';
 import { startDaemon } from '../../helpers/daemon.js';
 import { eraWorld } from '../../helpers/era-policy.js';
 import { ownedShortDir, waitFor } from '../../helpers/proxy.js';
-import { fixtureServer, startRawSession } from '../../helpers/raw-session.js';
+import { startRawSession } from '../../helpers/raw-session.js';
+import { fixtureServer } from '../../helpers/repo.js';
 
 interface Answer {
   id?: number;
