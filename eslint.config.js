@@ -60,7 +60,21 @@ export default tseslint.config(
       '@typescript-eslint/no-unsafe-argument': 'off',
       '@typescript-eslint/no-unsafe-call': 'off',
       '@typescript-eslint/no-non-null-assertion': 'off',
+      // Tests run compiled from dist/test, so a path relative to a test's own URL points into
+      // dist/, where no fixture or source is.
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: "MetaProperty[meta.name='import']",
+          message:
+            'Tests run compiled from dist/test: take repository paths from test/helpers/repo.ts.',
+        },
+      ],
     },
+  },
+  {
+    files: ['test/helpers/repo.ts'],
+    rules: { 'no-restricted-syntax': 'off' },
   },
   {
     // Fixture servers are plain JavaScript run by node, outside the TypeScript project.

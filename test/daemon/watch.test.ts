@@ -22,6 +22,7 @@ import { nextEvent, startDaemon, type TestDaemon } from '../helpers/daemon.js';
  * relative name against the caller's source-mapped location (the .ts file in test/), where no
  * compiled module is.
  */
+// eslint-disable-next-line no-restricted-syntax -- the compiled module is what is wanted here
 const compiled = (rel: string): string => new URL(rel, import.meta.url).href;
 
 /** Only a ceiling for waits on an event: on a loaded 2-core machine a watch has taken over 5 s. */

@@ -32,6 +32,7 @@ import { createUser, spawnDaemonAs } from '../helpers/users.js';
  * relative name against the caller's source-mapped location (the .ts file in test/), where no
  * compiled module is.
  */
+// eslint-disable-next-line no-restricted-syntax -- the compiled module is what is wanted here
 const compiled = (rel: string): string => new URL(rel, import.meta.url).href;
 
 /**
