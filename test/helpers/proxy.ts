@@ -12,6 +12,7 @@ import {
   type ElicitResult,
 } from '@modelcontextprotocol/sdk/types.js';
 import { assertFreshBuild, bin, REPO } from './bin.js';
+import { toolOutcome } from './tool-result.js';
 
 const here = (rel: string): string => fileURLToPath(new URL(rel, import.meta.url));
 
@@ -138,11 +139,7 @@ export async function startProxiedFs(
   await client.connect(transport);
   const call = async (name: string, a: Record<string, unknown>) => {
     const result = await client.callTool({ name, arguments: a }, undefined, { timeout: 60_000 });
-    const content = result.content as { type: string; text?: string }[];
-    return {
-      text: content.map((c) => c.text ?? '').join('\n'),
-      isError: result.isError === true,
-    };
+    return toolOutcome(result);
   };
   const ps: ProxiedServer = {
     client,
