@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { RootsClient } from '../protocol/client.js';
 import type { ListChangedParams } from '../protocol/methods.js';
-import { report, startDaemon, summary, tempDir } from './common.js';
+import { makeDirTree, report, startTreeDaemon, summary, tempDir } from './common.js';
 
 const ENTRIES = Number(process.env.BIG_ENTRIES ?? 100_000);
 const RELOADS = Number(process.env.BIG_RELOADS ?? 10);
@@ -21,8 +21,7 @@ const dir = realpathSync(tempDir());
 const socket = join(dir, 'rootsd.sock');
 const config = join(dir, 'mcp-roots.yaml');
 const big = join(dir, 'big');
-mkdirSync(big);
-for (let i = 0; i < ENTRIES; i++) mkdirSync(join(big, `e${i}`));
+makeDirTree(big, ENTRIES, { prefix: 'e' });
 writeFileSync(config, `version: 1\nservers:\n  big:\n    roots:\n      - path: ${big}/*\n`);
 const env = { ...process.env, HOME: dir };
 
@@ -32,17 +31,7 @@ const floorMs = performance.now() - r0;
 
 let ok: boolean;
 const started = performance.now();
-const daemon = await startDaemon(
-  {
-    config,
-    socket,
-    stateDir: join(dir, 'state'),
-    // BIG_LOG=debug shows each recompute and how long it took.
-    extra: process.env.BIG_LOG ? ['--log-level', process.env.BIG_LOG] : [],
-  },
-  env,
-  600_000,
-);
+const daemon = await startTreeDaemon({ dir, config, socket, logVar: 'BIG_LOG' }, env, 600_000);
 try {
   const c = await RootsClient.connect({ socket, env, clientInfo: { name: 'bench', version: '0' } });
   const first = await c.request(

@@ -1,6 +1,6 @@
 /** Small helpers shared by the benchmarks. */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -84,6 +84,49 @@ export function startDaemon(
     env,
     waitMs,
   );
+}
+
+/**
+ * The daemon on `config` and `socket` with its state in `<dir>/state`, for a benchmark that
+ * builds a large tree: the variable `logVar` (say `BIG_LOG=debug`) shows each recompute and how
+ * long it took.
+ */
+export function startTreeDaemon(
+  args: { dir: string; config: string; socket: string; logVar: string },
+  env: NodeJS.ProcessEnv,
+  waitMs: number,
+) {
+  const level = process.env[args.logVar];
+  return startDaemon(
+    {
+      config: args.config,
+      socket: args.socket,
+      stateDir: join(args.dir, 'state'),
+      extra: level ? ['--log-level', level] : [],
+    },
+    env,
+    waitMs,
+  );
+}
+
+/**
+ * `count` empty directories under `base` (created too): `<prefix><i>` side by side, or with
+ * `perGroup`, in groups of that many (`<groupPrefix><g>/<prefix><i>`), like a large checkout.
+ */
+export function makeDirTree(
+  base: string,
+  count: number,
+  layout: { prefix: string; perGroup?: number; groupPrefix?: string },
+): void {
+  mkdirSync(base, { recursive: true });
+  const per = layout.perGroup ?? count;
+  for (let g = 0; g * per < count; g++) {
+    const group =
+      layout.perGroup === undefined ? base : join(base, `${layout.groupPrefix ?? 'g'}${g}`);
+    mkdirSync(group, { recursive: true });
+    for (let i = 0; i < per && g * per + i < count; i++)
+      mkdirSync(join(group, `${layout.prefix}${i}`));
+  }
 }
 
 /** Print a result line for people and one JSON line for programs. */

@@ -9,7 +9,7 @@ import { mkdirSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { RootsClient } from '../protocol/client.js';
 import type { ListChangedParams } from '../protocol/methods.js';
-import { report, startDaemon, summary, tempDir } from './common.js';
+import { makeDirTree, report, startTreeDaemon, summary, tempDir } from './common.js';
 
 /** Folders under B's root (scaled with STALL_FOLDERS to stay in time on a slow machine). */
 const FOLDERS = Number(process.env.STALL_FOLDERS ?? 30_000);
@@ -27,30 +27,14 @@ const a = join(dir, 'a');
 const b = join(dir, 'b');
 mkdirSync(join(a, 'work'), { recursive: true });
 // 30,000 folders as 100 projects of 300: a tree like a large checkout.
-const perProject = 300;
-for (let p = 0; p * perProject < FOLDERS; p++) {
-  const proj = join(b, `p${p}`);
-  mkdirSync(proj, { recursive: true });
-  for (let i = 0; i < perProject && p * perProject + i < FOLDERS; i++)
-    mkdirSync(join(proj, `d${i}`));
-}
+makeDirTree(b, FOLDERS, { prefix: 'd', perGroup: 300, groupPrefix: 'p' });
 mkdirSync(join(b, 'churn'));
 writeFileSync(
   config,
   `version: 1\nservers:\n  a:\n    roots:\n      - path: ${a}\n  b:\n    roots:\n      - path: ${b}/**\n`,
 );
 const env = { ...process.env, HOME: dir };
-const daemon = await startDaemon(
-  {
-    config,
-    socket,
-    stateDir: join(dir, 'state'),
-    // STALL_LOG=debug shows each recompute and how long it took.
-    extra: process.env.STALL_LOG ? ['--log-level', process.env.STALL_LOG] : [],
-  },
-  env,
-  120_000,
-);
+const daemon = await startTreeDaemon({ dir, config, socket, logVar: 'STALL_LOG' }, env, 120_000);
 
 /** How often A asks (ms). Asked on a clock, not one after another, so a stall counts fully. */
 const ASK_EVERY_MS = 10;

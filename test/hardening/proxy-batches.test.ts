@@ -6,13 +6,13 @@
  * roots/list is answered with the policy's roots, never the host's). A row passes when the host
  * gets the answer given and the server received no array and none of the row's requests.
  */
-import { spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import { startDaemon } from '../helpers/daemon.js';
 import { FS_SERVER, ownedShortDir, proxyCommand, waitFor } from '../helpers/proxy.js';
-import { startRawSession } from '../helpers/raw-session.js';
+import { spawnLineChild } from '../helpers/child-lines.js';
+import { startFixtureSession } from '../helpers/raw-session.js';
 import { fixtureServer } from '../helpers/repo.js';
 
 const MARK = 'MARK-FORBIDDEN';
@@ -99,36 +99,12 @@ const ROWS: [string, Row][] = [
 ];
 
 void t.test('batches with a fixture server that speaks them', async (t) => {
-  const dir = ownedShortDir(t);
-  const w = join(dir, 'w');
-  mkdirSync(join(w, 'in'), { recursive: true });
-  mkdirSync(join(w, 'out'));
-  writeFileSync(join(w, 'in/a.txt'), 'a ok');
-  writeFileSync(join(w, 'out/o.txt'), MARK);
-  const d = await startDaemon(
-    t,
-    `version: 1\nservers:\n  batches:\n    roots:\n      - path: ${w}/in\n`,
-    { dir },
-  );
-  const s = startRawSession({
-    t,
-    dir: d.dir,
-    socket: d.socket,
+  const { s, w } = await startFixtureSession(t, {
     server: 'batches',
     fixture: fixtureServer('batches.mjs'),
+    mark: MARK,
+    files: { 'in/a.txt': 'a ok' },
   });
-  s.send({
-    jsonrpc: '2.0',
-    id: 0,
-    method: 'initialize',
-    params: {
-      protocolVersion: '2025-03-26',
-      capabilities: { roots: { listChanged: true } },
-      clientInfo: { name: 'host', version: '1' },
-    },
-  });
-  await s.line('"batches"', WAIT_MS);
-  s.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
 
   let n = 0;
   for (const [name, row] of ROWS) {
@@ -248,24 +224,10 @@ void t.test('batches with the real filesystem server', async (t) => {
     ['--server', 'fs', '--socket', d.socket],
     [process.execPath, FS_SERVER],
   );
-  const child = spawn(command, args, { env });
-  t.teardown(() => {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-  });
-  const lines: string[] = [];
-  let pending = '';
-  child.stdout.on('data', (c: Buffer) => {
-    pending += c.toString();
-    const parts = pending.split('\n');
-    pending = parts.pop() ?? '';
-    lines.push(...parts);
-  });
-  child.stderr.resume();
-  const send = (v: string | object): boolean =>
-    child.stdin.write((typeof v === 'string' ? v : JSON.stringify(v)) + '\n');
+  const { child, lines, send, exit } = spawnLineChild(t, { command, args, env });
   const line = async (needle: string): Promise<string> => {
-    await waitFor(() => lines.some((l) => l.includes(needle)), WAIT_MS, `a line with ${needle}`);
-    return lines.find((l) => l.includes(needle))!;
+    await waitFor(() => lines().some((l) => l.includes(needle)), WAIT_MS, `a line with ${needle}`);
+    return lines().find((l) => l.includes(needle))!;
   };
   send({
     jsonrpc: '2.0',
@@ -311,11 +273,11 @@ void t.test('batches with the real filesystem server', async (t) => {
         'every request refused',
       );
       t.notOk(
-        lines.some((l) => l.includes(MARK)),
+        lines().some((l) => l.includes(MARK)),
         'nothing forbidden came back',
       );
     });
   }
   child.stdin.end();
-  await new Promise((r) => child.once('exit', r));
+  await exit;
 });

@@ -3,48 +3,20 @@
  * the host; a line the proxy cannot read is never passed on; ids in the proxy's own namespace
  * are refused from either side, so nothing can pose as the answer to the proxy's own questions.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import t from 'tap';
 import { idKey } from '../../protocol/messages.js';
-import { startDaemon } from '../helpers/daemon.js';
-import { ownedShortDir } from '../helpers/proxy.js';
-import { startRawSession, type RawSession } from '../helpers/raw-session.js';
+import { startFixtureSession, type RawSession } from '../helpers/raw-session.js';
 import { fixtureServer } from '../helpers/repo.js';
 
 const WAIT_MS = 30_000;
 const MARK = 'MARK-FORBIDDEN';
 
 void t.test('ids and lines the proxy does not pass on', async (t) => {
-  const dir = ownedShortDir(t);
-  const w = join(dir, 'w');
-  mkdirSync(join(w, 'in'), { recursive: true });
-  mkdirSync(join(w, 'out'));
-  writeFileSync(join(w, 'out/o.txt'), MARK);
-  const d = await startDaemon(
-    t,
-    `version: 1\nservers:\n  batches:\n    roots:\n      - path: ${w}/in\n`,
-    { dir },
-  );
-  const s = startRawSession({
-    t,
-    dir: d.dir,
-    socket: d.socket,
+  const { s, w } = await startFixtureSession(t, {
     server: 'batches',
     fixture: fixtureServer('batches.mjs'),
+    mark: MARK,
   });
-  s.send({
-    jsonrpc: '2.0',
-    id: 0,
-    method: 'initialize',
-    params: {
-      protocolVersion: '2025-03-26',
-      capabilities: { roots: { listChanged: true } },
-      clientInfo: { name: 'host', version: '1' },
-    },
-  });
-  await s.line('"batches"', WAIT_MS);
-  s.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
 
   let n = 0;
   /** Send `line`, then a ping; resolves once the ping's answer shows everything before it was handled. */

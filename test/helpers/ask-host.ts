@@ -7,7 +7,8 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
-import { proxyCommand } from './proxy.js';
+import { proxyFor } from './proxy.js';
+import { toolOutcome } from './tool-result.js';
 
 /** The params of an `elicitation/create` as the host's handler gets them. */
 export interface ElicitParams {
@@ -47,16 +48,8 @@ export async function startAskHost(
     proxyArgs?: string[];
   },
 ): Promise<AskHost> {
-  const { command, args, env } = proxyCommand(
-    [
-      '--server',
-      opts.server,
-      '--socket',
-      opts.socket,
-      '--log-level',
-      'debug',
-      ...(opts.proxyArgs ?? []),
-    ],
+  const { command, args, env } = proxyFor(
+    { server: opts.server, socket: opts.socket, extra: opts.proxyArgs ?? [] },
     opts.serverCommand,
   );
   const transport = new StdioClientTransport({ command, args, env, stderr: 'pipe' });
@@ -88,11 +81,7 @@ export async function startAskHost(
     stderr: () => err,
     async call(name, a) {
       const result = await client.callTool({ name, arguments: a }, { timeout: TIMEOUT_MS });
-      const content = (result.content ?? []) as { type: string; text?: string }[];
-      return {
-        text: content.map((c) => c.text ?? '').join('\n'),
-        isError: result.isError === true,
-      };
+      return toolOutcome(result);
     },
     async callRaw(params) {
       const result = await client.callTool(params as { name: string }, {

@@ -14,6 +14,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { proxyCommand } from './proxy.js';
 import { repoPath } from './repo.js';
+import { toolOutcome } from './tool-result.js';
 
 /** server-filesystem 2.0.1, which serves 2026-07-28 beside the 2025 revisions. */
 export const FS2_SERVER = repoPath('node_modules/server-filesystem-v2/dist/index.js');
@@ -121,14 +122,7 @@ export async function startEraHost(
     stderr: () => err,
     hostRootsCalls: () => rootsCalls,
     async call(name, a = {}) {
-      const result = (await callTool(name, a)) as {
-        content?: { type: string; text?: string }[];
-        isError?: boolean;
-      };
-      return {
-        text: (result.content ?? []).map((c) => c.text ?? '').join('\n'),
-        isError: result.isError === true,
-      };
+      return toolOutcome((await callTool(name, a)) as object);
     },
   };
 }

@@ -4,6 +4,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { proxyFor, stdioWithStderr } from './proxy.js';
 import { fixtureServer } from './repo.js';
+import { toolOutcome } from './tool-result.js';
 
 /** The hostile fixture server's entry. */
 export const HOSTILE_SERVER = fixtureServer('hostile.mjs');
@@ -68,11 +69,7 @@ export async function startProxied(
       const result = await client.callTool({ name, arguments: args }, undefined, {
         timeout: 20_000,
       });
-      const content = result.content as { type: string; text?: string }[];
-      return {
-        text: content.map((c) => c.text ?? '').join('\n'),
-        isError: result.isError === true,
-      };
+      return toolOutcome(result);
     },
   };
 }

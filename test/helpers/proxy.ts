@@ -12,6 +12,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { assertFreshBuild, bin, REPO } from './bin.js';
 import { repoPath } from './repo.js';
+import { toolOutcome } from './tool-result.js';
 
 /** The reference filesystem server (2025 era, SDK v1). */
 export const FS_SERVER = repoPath(
@@ -136,11 +137,7 @@ export async function startProxiedFs(
   await client.connect(transport);
   const call = async (name: string, a: Record<string, unknown>) => {
     const result = await client.callTool({ name, arguments: a }, undefined, { timeout: 60_000 });
-    const content = result.content as { type: string; text?: string }[];
-    return {
-      text: content.map((c) => c.text ?? '').join('\n'),
-      isError: result.isError === true,
-    };
+    return toolOutcome(result);
   };
   const ps: ProxiedServer = {
     client,

@@ -3,8 +3,9 @@
  * parsed lines in, so that a test chooses every id (reusing one, cancelling one) and answers the
  * proxy's own requests (an ask) exactly when it wants to.
  */
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { proxyCommand } from './proxy.js';
+import type { ChildProcessWithoutNullStreams } from 'node:child_process';
+import { spawnLineChild } from './child-lines.js';
+import { proxyFor } from './proxy.js';
 import { waitFor } from './poll.js';
 
 /** One JSON-RPC message the proxy wrote to the host. */
@@ -47,37 +48,19 @@ export function startRawHost(opts: {
   serverCommand: string[];
   proxyArgs?: string[];
 }): RawHost {
-  const { command, args, env } = proxyCommand(
-    [
-      '--server',
-      opts.server,
-      '--socket',
-      opts.socket,
-      '--log-level',
-      'debug',
-      ...(opts.proxyArgs ?? []),
-    ],
-    opts.serverCommand,
-  );
-  const child = spawn(command, args, { env });
-  opts.t.teardown(() => {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-  });
   const got: HostMessage[] = [];
   const taken = new Set<HostMessage>();
-  let err = '';
-  let pending = Buffer.alloc(0);
-  child.stdout.on('data', (chunk: Buffer) => {
-    pending = Buffer.concat([pending, chunk]);
-    for (let nl = pending.indexOf(10); nl !== -1; nl = pending.indexOf(10)) {
-      got.push(JSON.parse(pending.subarray(0, nl).toString()) as HostMessage);
-      pending = pending.subarray(nl + 1);
-    }
-  });
-  child.stderr.on('data', (c: Buffer) => (err += c.toString()));
+  const { child, stderr, send } = spawnLineChild(
+    opts.t,
+    proxyFor(
+      { server: opts.server, socket: opts.socket, extra: opts.proxyArgs ?? [] },
+      opts.serverCommand,
+    ),
+    (line) => got.push(JSON.parse(line) as HostMessage),
+  );
   return {
     child,
-    send: (m) => child.stdin.write(`${typeof m === 'string' ? m : JSON.stringify(m)}\n`),
+    send,
     messages: () => [...got],
     answers: (id) => got.filter((m) => isAnswer(m, id)),
     async answer(id, ms = WAIT_MS) {
@@ -85,7 +68,7 @@ export function startRawHost(opts: {
       await waitFor(
         () => (found = got.find((m) => isAnswer(m, id))) !== undefined,
         ms,
-        `an answer to ${JSON.stringify(id)}\n${err.slice(-3000)}`,
+        `an answer to ${JSON.stringify(id)}\n${stderr().slice(-3000)}`,
       );
       return found!;
     },
@@ -96,14 +79,18 @@ export function startRawHost(opts: {
           (found = got.find((m) => m.method === method && 'id' in m && !taken.has(m))) !==
           undefined,
         ms,
-        `a ${method} request\n${err.slice(-3000)}`,
+        `a ${method} request\n${stderr().slice(-3000)}`,
       );
       taken.add(found!);
       return found!;
     },
-    stderr: () => err,
+    stderr,
     async logged(pattern, ms = WAIT_MS) {
-      await waitFor(() => pattern.test(err), ms, `${pattern} on stderr\n${err.slice(-3000)}`);
+      await waitFor(
+        () => pattern.test(stderr()),
+        ms,
+        `${pattern} on stderr\n${stderr().slice(-3000)}`,
+      );
     },
   };
 }

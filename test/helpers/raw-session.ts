@@ -1,8 +1,10 @@
 /** The proxy driven line by line, as a host would write raw JSON-RPC, in front of a fixture server that logs every line it receives. */
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import type { ChildProcessWithoutNullStreams } from 'node:child_process';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { proxyFor, waitFor } from './proxy.js';
+import { spawnLineChild } from './child-lines.js';
+import { startDaemon, type TestDaemon } from './daemon.js';
+import { ownedShortDir, proxyFor, waitFor } from './proxy.js';
 
 /**
  * How long `line` waits by default. A wait ends as soon as the line arrives; the limit is long
@@ -24,8 +26,7 @@ export interface RawSession {
   exit: Promise<number | null>;
 }
 
-/** Start the proxy as `--server server` (plus `proxyArgs`) in front of `fixture`, logging into `dir`. */
-export function startRawSession(opts: {
+export interface RawSessionOptions {
   /** The test that owns the session: its end kills a proxy a failed step left running. */
   t: { teardown(fn: () => unknown): void };
   dir: string;
@@ -33,45 +34,82 @@ export function startRawSession(opts: {
   server: string;
   fixture: string;
   proxyArgs?: string[];
-}): RawSession {
+}
+
+/** Start the proxy as `--server server` (plus `proxyArgs`) in front of `fixture`, logging into `dir`. */
+export function startRawSession(opts: RawSessionOptions): RawSession {
   const log = join(opts.dir, `received-${Date.now()}-${Math.random()}.log`);
   writeFileSync(log, '');
   const { command, args, env } = proxyFor(
     { server: opts.server, socket: opts.socket, extra: opts.proxyArgs ?? [] },
     [process.execPath, opts.fixture, log],
   );
-  const child = spawn(command, args, { env });
-  opts.t.teardown(() => {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-  });
-  const stdout: string[] = [];
-  let err = '';
-  let pending = Buffer.alloc(0);
-  child.stdout.on('data', (chunk: Buffer) => {
-    pending = Buffer.concat([pending, chunk]);
-    for (let nl = pending.indexOf(10); nl !== -1; nl = pending.indexOf(10)) {
-      stdout.push(pending.subarray(0, nl).toString());
-      pending = pending.subarray(nl + 1);
-    }
-  });
-  child.stderr.on('data', (c: Buffer) => (err += c.toString()));
-  const exit = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const { child, lines, stderr, send, exit } = spawnLineChild(opts.t, { command, args, env });
   return {
     child,
-    hostLines: () => [...stdout],
-    stderr: () => err,
-    send: (line) =>
-      child.stdin.write((typeof line === 'string' ? line : JSON.stringify(line)) + '\n'),
+    hostLines: lines,
+    stderr,
+    send,
     received: () => readFileSync(log, 'utf8').split('\n').filter(Boolean),
     async line(needle, ms = STARTUP_MS) {
       let found: string | undefined;
       await waitFor(
-        () => (found = stdout.find((l) => l.includes(needle))) !== undefined,
+        () => (found = lines().find((l) => l.includes(needle))) !== undefined,
         ms,
-        `a line with ${needle}\n${err}`,
+        `a line with ${needle}\n${stderr()}`,
       );
       return found!;
     },
     exit,
   };
+}
+
+/** A session whose server has one root, `<w>/in`, and a forbidden file outside it, initialized. */
+export interface FixtureSession {
+  s: RawSession;
+  daemon: TestDaemon;
+  /** The workspace: `in/` (the root), `out/o.txt` (outside every root, holding `mark`). */
+  w: string;
+}
+
+/**
+ * A daemon whose policy gives `server` the one root `<w>/in`, the proxy in front of `fixture`
+ * for it, and the MCP handshake done as a 2025-03-26 host that declares roots. `files` (paths
+ * relative to the workspace) are written before the daemon starts.
+ */
+export async function startFixtureSession(
+  t: { teardown(fn: () => unknown): void },
+  opts: { server: string; fixture: string; mark: string; files?: Record<string, string> },
+): Promise<FixtureSession> {
+  const dir = ownedShortDir(t);
+  const w = join(dir, 'w');
+  mkdirSync(join(w, 'in'), { recursive: true });
+  mkdirSync(join(w, 'out'));
+  writeFileSync(join(w, 'out/o.txt'), opts.mark);
+  for (const [rel, text] of Object.entries(opts.files ?? {})) writeFileSync(join(w, rel), text);
+  const daemon = await startDaemon(
+    t,
+    `version: 1\nservers:\n  ${opts.server}:\n    roots:\n      - path: ${w}/in\n`,
+    { dir },
+  );
+  const s = startRawSession({
+    t,
+    dir: daemon.dir,
+    socket: daemon.socket,
+    server: opts.server,
+    fixture: opts.fixture,
+  });
+  s.send({
+    jsonrpc: '2.0',
+    id: 0,
+    method: 'initialize',
+    params: {
+      protocolVersion: '2025-03-26',
+      capabilities: { roots: { listChanged: true } },
+      clientInfo: { name: 'host', version: '1' },
+    },
+  });
+  await s.line('"id":0');
+  s.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+  return { s, daemon, w };
 }

@@ -3,6 +3,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { proxyCommand } from './proxy.js';
 import { fixtureServer } from './repo.js';
+import { toolOutcome } from './tool-result.js';
 
 /** The fixture server's entry. */
 export const SHAPES_SERVER = fixtureServer('schema-shapes.mjs');
@@ -43,11 +44,7 @@ export async function startProxiedShapes(
     stderr: () => err,
     async call(name, a) {
       const result = await client.callTool({ name, arguments: a }, undefined, { timeout: 15_000 });
-      const content = result.content as { type: string; text?: string }[];
-      return {
-        text: content.map((c) => c.text ?? '').join('\n'),
-        isError: result.isError === true,
-      };
+      return toolOutcome(result);
     },
     async read(uri) {
       try {

@@ -4,54 +4,43 @@
  * A forged state, a replayed one, one used for another call or in another session is refused
  * with an error, and never grants anything.
  */
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import t, { type Test } from 'tap';
-import { startAskHost, type ElicitParams } from '../helpers/ask-host.js';
-import { startDaemon } from '../helpers/daemon.js';
-import { ownedShortDir, real, waitFor } from '../helpers/proxy.js';
+import { startAskHost, type ElicitAnswer, type ElicitParams } from '../helpers/ask-host.js';
+import { askPerson, startAskDaemon } from '../helpers/ask-setup.js';
+import { waitFor } from '../helpers/proxy.js';
 import { fixtureServer } from '../helpers/repo.js';
 
 const FIXTURE = fixtureServer('v2-ask.mjs');
 const ASK_KEY = 'mcp-roots-proxy/ask';
-const ACCEPT_DIR = {
+const ACCEPT_DIR: ElicitAnswer = {
   action: 'accept',
   content: { scope: 'directory', duration: '10m', readOnly: false },
 };
 
 void t.test('the proxy’s question in a 2026-07-28 call, and its requestState', async (t) => {
-  const dir = ownedShortDir(t);
-  const w = join(real(dir), 'w');
   const outs = ['in', 'out1', 'out2', 'out3', 'out4', 'out5', 'out6', 'out7'];
-  for (const d of outs) {
-    mkdirSync(join(w, d), { recursive: true });
-    writeFileSync(join(w, d, 'f.txt'), d);
-  }
-  const uri = (d: string) => pathToFileURL(join(w, d, 'f.txt')).href;
-  const d = await startDaemon(
+  const { w, d, admin } = await startAskDaemon(
     t,
-    `version: 1\nask: true\nservers:\n  v2:\n    roots:\n      - path: ${w}/in\n`,
-    { dir },
+    Object.fromEntries(outs.map((sub) => [`${sub}/f.txt`, sub])),
+    (w) => `version: 1\nask: true\nservers:\n  v2:\n    roots:\n      - path: ${w}/in\n`,
   );
-  const admin = await d.connect('admin');
+  const uri = (d: string) => pathToFileURL(join(w, d, 'f.txt')).href;
   const granted = async (sub: string) =>
     (await admin.grants()).grants.some((g) => g.path === join(w, sub));
 
-  const asked: ElicitParams[] = [];
+  // The person allows the directory; the server's own question is answered yes.
+  const person = askPerson<ElicitParams, ElicitAnswer>((p) =>
+    p.message.startsWith('mcp-roots:') ? ACCEPT_DIR : { action: 'accept', content: { ok: true } },
+  );
+  const { asked } = person;
   const auto = await startAskHost(t, {
     server: 'v2',
     socket: d.socket,
     serverCommand: [process.execPath, FIXTURE],
-    elicit: (p) => {
-      asked.push(p);
-      // The person allows the directory; the server's own question is answered yes.
-      return Promise.resolve(
-        p.message.startsWith('mcp-roots:')
-          ? ACCEPT_DIR
-          : { action: 'accept', content: { ok: true } },
-      ) as never;
-    },
+    elicit: person.elicit,
   });
   const manual = await startAskHost(t, {
     server: 'v2',

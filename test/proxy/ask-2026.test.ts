@@ -5,26 +5,18 @@
  * an input request in the call's answer; the host's retry brings the answer and the same call
  * goes on.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import t from 'tap';
 import { startAskHost, type ElicitAnswer, type ElicitParams } from '../helpers/ask-host.js';
 import { rootsctl } from '../helpers/cli.js';
-import { startDaemon } from '../helpers/daemon.js';
+import { askPerson, startAskDaemon } from '../helpers/ask-setup.js';
 import { FS2_SERVER } from '../helpers/era-host.js';
-import { ownedShortDir, real } from '../helpers/proxy.js';
 
 void t.test('asking the person through a 2026-07-28 host', async (t) => {
-  const dir = ownedShortDir(t);
-  const w = join(real(dir), 'w');
   const files = ['home/h.txt', 'out1/a.txt', 'out2/b.txt', 'secret/s.txt'];
-  for (const rel of files) {
-    mkdirSync(join(w, rel, '..'), { recursive: true });
-    writeFileSync(join(w, rel), `${rel} text`);
-  }
-  const d = await startDaemon(
+  const { w, d, admin } = await startAskDaemon(
     t,
-    `version: 1
+    Object.fromEntries(files.map((rel) => [rel, `${rel} text`])),
+    (w) => `version: 1
 ask: true
 deny:
   - ${w}/secret
@@ -33,25 +25,20 @@ servers:
     roots:
       - path: ${w}/home
 `,
-    { dir },
   );
-  const admin = await d.connect('admin');
-  const asked: ElicitParams[] = [];
-  let answer: () => ElicitAnswer = () => ({ action: 'decline' });
+  const person = askPerson<ElicitParams, ElicitAnswer>(() => ({ action: 'decline' }));
+  const { asked } = person;
   const host = await startAskHost(t, {
     server: 'fs2',
     socket: d.socket,
     serverCommand: [process.execPath, FS2_SERVER, w],
-    elicit: (p) => {
-      asked.push(p);
-      return Promise.resolve(answer());
-    },
+    elicit: person.elicit,
   });
 
   await t.test(
     'accepted for a directory: the same call succeeds, and the grant shows',
     async (t) => {
-      answer = () => ({
+      person.answer = () => ({
         action: 'accept',
         content: { scope: 'directory', duration: '10m', readOnly: false },
       });
@@ -75,7 +62,7 @@ servers:
   );
 
   await t.test('declined: refused, and not asked again at once', async (t) => {
-    answer = () => ({ action: 'decline' });
+    person.answer = () => ({ action: 'decline' });
     const n = asked.length;
     const r = await host.call('read_text_file', { path: `${w}/out2/b.txt` });
     t.equal(r.isError, true);
@@ -92,7 +79,7 @@ servers:
   });
 
   await t.test('denied paths are never asked about', async (t) => {
-    answer = () => ({ action: 'accept', content: { scope: 'directory', duration: '10m' } });
+    person.answer = () => ({ action: 'accept', content: { scope: 'directory', duration: '10m' } });
     const n = asked.length;
     const r = await host.call('read_text_file', { path: `${w}/secret/s.txt` });
     t.equal(r.isError, true);

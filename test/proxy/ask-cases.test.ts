@@ -3,12 +3,12 @@
  * read-only root under `ask: {write: true}`, lockdown while a question is open, calls that queue
  * behind one question, and a question nobody answers, whose dialog the proxy closes.
  */
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ElicitRequest, ElicitResult } from '@modelcontextprotocol/sdk/types.js';
 import t from 'tap';
-import { startDaemon } from '../helpers/daemon.js';
-import { ownedShortDir, real, startProxiedFs, waitFor } from '../helpers/proxy.js';
+import { askPerson, startAskDaemon } from '../helpers/ask-setup.js';
+import { startProxiedFs, waitFor } from '../helpers/proxy.js';
 
 type Params = ElicitRequest['params'];
 
@@ -18,8 +18,6 @@ const ACCEPT_DIR: ElicitResult = {
 };
 
 void t.test('asking the person: writes, lockdown, queues, no answer', async (t) => {
-  const dir = ownedShortDir(t);
-  const w = join(real(dir), 'w');
   const files = [
     'home/h.txt',
     'ro/sub/x.txt',
@@ -29,13 +27,10 @@ void t.test('asking the person: writes, lockdown, queues, no answer', async (t) 
     'q2/c.txt',
     'late/z.txt',
   ];
-  for (const rel of files) {
-    mkdirSync(join(w, rel, '..'), { recursive: true });
-    writeFileSync(join(w, rel), rel);
-  }
-  const d = await startDaemon(
+  const { w, d, admin } = await startAskDaemon(
     t,
-    `version: 1
+    Object.fromEntries(files.map((rel) => [rel, rel])),
+    (w) => `version: 1
 ask: true
 servers:
   fs:
@@ -48,22 +43,13 @@ servers:
     roots:
       - path: ${w}/home
 `,
-    { dir },
   );
-  const admin = await d.connect('admin');
   const granted = async (server: string, sub: string) =>
     (await admin.grants()).grants.find((g) => g.server === server && g.path === join(w, sub));
 
-  const asked: Params[] = [];
-  let answer: (p: Params) => Promise<ElicitResult> = () => Promise.resolve(ACCEPT_DIR);
-  const fs = await startProxiedFs(t, {
-    server: 'fs',
-    socket: d.socket,
-    elicit: (p) => {
-      asked.push(p);
-      return answer(p);
-    },
-  });
+  const person = askPerson<Params, ElicitResult>(() => ACCEPT_DIR);
+  const { asked } = person;
+  const fs = await startProxiedFs(t, { server: 'fs', socket: d.socket, elicit: person.elicit });
   let closed = 0;
   const silent = await startProxiedFs(t, {
     server: 'silent',
@@ -97,7 +83,7 @@ servers:
   });
 
   await t.test('lockdown while the question is open: the answer grants nothing', async (t) => {
-    answer = async () => {
+    person.answer = async () => {
       await admin.lockdown(true);
       return ACCEPT_DIR;
     };
@@ -110,7 +96,7 @@ servers:
   });
 
   await t.test('calls queued on one question', async (t) => {
-    answer = () => Promise.resolve(ACCEPT_DIR);
+    person.answer = () => Promise.resolve(ACCEPT_DIR);
     const n = asked.length;
     // Sent together: the second waits for the first's question and its answer covers it; the
     // third, about another directory, is asked after.

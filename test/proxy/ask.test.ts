@@ -2,41 +2,32 @@
  * Asking the person: an SDK host that declares elicitation, through the built proxy, to the real
  * filesystem server. Accepted answers become grants and the same call succeeds; refusals stick.
  */
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ElicitRequest, ElicitResult } from '@modelcontextprotocol/sdk/types.js';
 import t from 'tap';
 import { rootsctl } from '../helpers/cli.js';
-import { startDaemon } from '../helpers/daemon.js';
-import { ownedShortDir, real, startProxiedFs, waitFor } from '../helpers/proxy.js';
+import { askPerson, startAskDaemon } from '../helpers/ask-setup.js';
+import { startProxiedFs, waitFor } from '../helpers/proxy.js';
 
 type Params = ElicitRequest['params'];
 
-function makeWorkspace(dir: string): string {
-  const w = join(real(dir), 'w');
-  const files: Record<string, string> = {
-    'home/h.txt': 'home',
-    'out1/a.txt': 'a text',
-    'out2/b.txt': 'b text',
-    'out3/c.txt': 'c text',
-    'out4/d.txt': 'd text',
-    "o u't/e.txt": 'e text',
-    'home/private/p.txt': 'private',
-    'secret/s.txt': 'secret',
-  };
-  for (const [rel, text] of Object.entries(files)) {
-    mkdirSync(join(w, rel, '..'), { recursive: true });
-    writeFileSync(join(w, rel), text);
-  }
-  return w;
-}
+const FILES: Record<string, string> = {
+  'home/h.txt': 'home',
+  'out1/a.txt': 'a text',
+  'out2/b.txt': 'b text',
+  'out3/c.txt': 'c text',
+  'out4/d.txt': 'd text',
+  "o u't/e.txt": 'e text',
+  'home/private/p.txt': 'private',
+  'secret/s.txt': 'secret',
+};
 
 void t.test('asking the person through the host', async (t) => {
-  const dir = ownedShortDir(t);
-  const w = makeWorkspace(dir);
-  const d = await startDaemon(
+  const { w, d, admin } = await startAskDaemon(
     t,
-    `version: 1
+    FILES,
+    (w) => `version: 1
 ask: true
 deny:
   - ${w}/secret
@@ -47,21 +38,10 @@ servers:
     deny:
       - ${w}/home/private
 `,
-    { dir },
   );
-  const admin = await d.connect('admin');
-
-  // The person: each question is recorded, and answered by whatever the test set last.
-  const asked: Params[] = [];
-  let answer: (p: Params) => Promise<ElicitResult> = () => Promise.resolve({ action: 'decline' });
-  const fs = await startProxiedFs(t, {
-    server: 'fs',
-    socket: d.socket,
-    elicit: (p) => {
-      asked.push(p);
-      return answer(p);
-    },
-  });
+  const person = askPerson<Params, ElicitResult>(() => ({ action: 'decline' }));
+  const { asked } = person;
+  const fs = await startProxiedFs(t, { server: 'fs', socket: d.socket, elicit: person.elicit });
   let silentAsks = 0;
   const silent = await startProxiedFs(t, {
     server: 'silent',
@@ -78,7 +58,7 @@ servers:
   }
 
   await t.test('accepted for a directory, 10 minutes: the same call succeeds', async (t) => {
-    answer = () =>
+    person.answer = () =>
       Promise.resolve({
         action: 'accept',
         content: { scope: 'directory', duration: '10m', readOnly: false },
@@ -110,7 +90,7 @@ servers:
   });
 
   await t.test('accepted read-only: reads pass, writes are refused without asking', async (t) => {
-    answer = () =>
+    person.answer = () =>
       Promise.resolve({
         action: 'accept',
         // The filesystem server takes only directories as roots: a file's grant would not reach it.
@@ -130,7 +110,7 @@ servers:
   });
 
   await t.test('declined: refused, and not asked again at once', async (t) => {
-    answer = () => Promise.resolve({ action: 'decline' });
+    person.answer = () => Promise.resolve({ action: 'decline' });
     const n = asked.length;
     const r = await fs.call('read_text_file', { path: `${w}/out3/c.txt` });
     t.equal(r.isError, true);
@@ -143,7 +123,7 @@ servers:
   });
 
   await t.test('denied paths are never asked about', async (t) => {
-    answer = () =>
+    person.answer = () =>
       Promise.resolve({
         action: 'accept',
         content: { scope: 'directory', duration: '10m', readOnly: false },
