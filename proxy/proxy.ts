@@ -27,6 +27,7 @@ import { ServerRoots, withRootsCapability } from './server-roots.js';
 import { SessionHealth } from './session-health.js';
 import { swapServer, type ServerEndpoint, type SwapPlan, type SwapRouter } from './server-swap.js';
 import { ToolCatalog } from './tool-catalog.js';
+import { unreadableHostLine, unreadableServerLine } from './unreadable-line.js';
 import { PROXY_DEFAULTS, type RootsProxyEvents, type RootsProxyOptions } from './proxy-options.js';
 
 export { OWN_ID_PREFIX } from './own-requests.js';
@@ -227,6 +228,12 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
   }
 
   private acceptHostMessage(line: McpLine): void {
+    const unreadable = unreadableHostLine(line);
+    if (unreadable !== undefined) {
+      this.settings.log.warn(unreadable.message);
+      this.toHost(errorLine(line.idText ?? 'null', unreadable));
+      return;
+    }
     // Answers to the server's requests never wait behind a held call.
     if (line.isResponse) {
       // The host's answer to an ask of the proxy's own is the proxy's, never the server's.
@@ -238,15 +245,6 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
         this.settings.log.warn(
           `dropped the host's answer to id ${line.idText ?? 'null'}: the server has no request open under it`,
         );
-      return;
-    }
-    if (line.msg === undefined || line.method === undefined) {
-      // What the proxy cannot read it cannot check: a parser laxer than JSON.parse (NaN, a
-      // trailing comma) might still read a call in it. Never passed on.
-      const message = `mcp-roots-proxy: the line is not a JSON-RPC request or notification (${line.msg === undefined ? 'not JSON' : 'no method'}); it was not passed to the server`;
-      this.settings.log.warn(message);
-      const code = line.msg === undefined ? RpcCode.PARSE_ERROR : RpcCode.INVALID_REQUEST;
-      this.toHost(errorLine(line.idText ?? 'null', { code, message }));
       return;
     }
     if (line.isRequest && reservedId(line)) {
@@ -403,6 +401,16 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
       this.settings.log.warn(
         `dropped a JSON line from the server that is not a JSON-RPC message: ${line.text.slice(0, 200)}`,
       );
+      return;
+    }
+    const unreadable = unreadableServerLine(line);
+    if (unreadable !== undefined) {
+      // A host's reader might take it for another message (an id in the proxy's namespace).
+      const message = `mcp-roots-proxy: ${unreadable}; send each key once, spelled exactly`;
+      this.settings.log.warn(`refused the server's ${method}: ${message}`);
+      if (line.isRequest) {
+        this.toServer(errorLine(line.idText!, { code: RpcCode.INVALID_REQUEST, message }));
+      }
       return;
     }
     if (line.isRequest && reservedId(line)) {
