@@ -39,12 +39,14 @@ export function startRawSession(opts: {
   server: string;
   fixture: string;
   proxyArgs?: string[];
+  /** Arguments after the fixture's log file (`{roots}`, say). */
+  serverArgs?: string[];
 }): RawSession {
   const log = join(opts.dir, `received-${Date.now()}-${Math.random()}.log`);
   writeFileSync(log, '');
   const { command, args, env } = proxyFor(
     { server: opts.server, socket: opts.socket, extra: opts.proxyArgs ?? [] },
-    [process.execPath, opts.fixture, log],
+    [process.execPath, opts.fixture, log, ...(opts.serverArgs ?? [])],
   );
   const child = spawn(command, args, { env });
   opts.t.teardown(() => {
