@@ -31,7 +31,9 @@ const URL_WORDS = ['url', 'uri'] as const;
  * Case is folded as the loosest server reader folds it (`ſource` is `source` to Go).
  */
 function fold(name: string): string {
-  return looseKey(name).toLowerCase().replace(/[^a-z0-9]/g, '');
+  return looseKey(name)
+    .toLowerCase()
+    .replace(/[^a-z0-9]/g, '');
 }
 
 /**
