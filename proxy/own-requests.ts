@@ -6,6 +6,11 @@ import { PendingRequests } from '../protocol/pending.js';
 /** The prefix of the proxy's own request ids: the host's ids cannot collide with these. */
 export const OWN_ID_PREFIX = 'mcp-roots-proxy:';
 
+/** Whether an id key (`idKey`) is in the proxy's own namespace, whatever side uses it. */
+export function isOwnKey(key: string | undefined): boolean {
+  return key?.startsWith(`s:${OWN_ID_PREFIX}`) === true;
+}
+
 /** Sends the proxy's own requests through `send` and settles them from the server's answers. */
 export class OwnRequests {
   private nextId = 1;

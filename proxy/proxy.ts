@@ -20,7 +20,7 @@ import { LineSplitter } from './line-splitter.js';
 import { writeLine } from './line-writer.js';
 import { isObject, McpLine } from './mcp-line.js';
 import { OpenIds } from './open-ids.js';
-import { OWN_ID_PREFIX, OwnRequests } from './own-requests.js';
+import { isOwnKey, OWN_ID_PREFIX, OwnRequests } from './own-requests.js';
 import { RelayedRequests } from './relayed.js';
 import { RootsHold } from './roots-hold.js';
 import { ServerRoots, withRootsCapability } from './server-roots.js';
@@ -420,8 +420,10 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
       this.toServer(errorLine(line.idText!, { code: RpcCode.INVALID_REQUEST, message }));
       return;
     }
+    // An id the server uses again is no longer the open request the host may answer.
+    if (line.isRequest) this.serverAsked.take(line.idKey);
     if (method === 'roots/list' && line.isRequest) return this.roots.onRootsList(line);
-    if (method === 'notifications/cancelled' && this.roots.consumeCancel(line.cancelledKey)) return;
+    if (method === 'notifications/cancelled' && this.serverCancelled(line)) return;
     // A restarted server acknowledges the host's stream again; the host has had its answer.
     if (this.subscriptions.consumeAck(line)) return;
     if (
@@ -433,6 +435,14 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
     }
     if (line.isRequest) this.serverAsked.add(line.idKey);
     this.toHost(line.bytes);
+  }
+
+  /** A server's cancellation: true when it goes no further than the proxy. */
+  private serverCancelled(line: McpLine): boolean {
+    const key = line.cancelledKey;
+    this.serverAsked.take(key);
+    // The proxy's question to the host is the proxy's to withdraw.
+    return isOwnKey(key) || this.roots.consumeCancel(key);
   }
 
   /** Each element of a server's batch is handled as if it had come alone; nothing else passes. */
@@ -481,6 +491,7 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
   /** Listen to `server` as the one the host talks to. */
   private attach(server: ServerEndpoint): void {
     this.server = server;
+    this.serverAsked.clear();
     this.serverSplitter = new LineSplitter();
     this.serverGone = false;
     const out = server.serverOut;
@@ -543,5 +554,5 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
 
 /** Whether a request's id is in the namespace of the proxy's own requests. */
 function reservedId(line: McpLine): boolean {
-  return line.idKey?.startsWith(`s:${OWN_ID_PREFIX}`) === true;
+  return isOwnKey(line.idKey);
 }
