@@ -27,6 +27,8 @@ const ENVELOPE: Record<string, readonly string[]> = {
   _meta: ['progressToken'],
 };
 
+// eslint-disable-next-line no-control-regex -- NUL is what this excludes
+const PLAIN_ASCII = /^[\u0001-\u007f]*$/;
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
 
 /**
@@ -35,6 +37,8 @@ const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[
  * each: `ſ` → `S`, `K` → `K`, `İ` → `I`).
  */
 export function looseKey(key: string): string {
+  // Most keys: ASCII without NUL, where folding is upper case.
+  if (PLAIN_ASCII.test(key)) return key.toUpperCase();
   let out = '';
   for (const c of key.replace(/\0/g, '').replace(LONE_SURROGATE, '\ufffd')) {
     const lower = [...c.toLowerCase()];
