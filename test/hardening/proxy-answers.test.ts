@@ -105,6 +105,32 @@ void t.test('host answers and cancellations', async (t) => {
     t.equal(s.received().filter((l) => l.includes('"twice"')).length, 1);
   });
 
+  await t.test('answers inside a batch: each as if it came alone', async (t) => {
+    await serverSends(s, ['{"jsonrpc":"2.0","id":"b-open","method":"ping"}']);
+    await hostSends(
+      s,
+      `[{"jsonrpc":"2.0","id":"b-open","result":{}},{"jsonrpc":"2.0","id":"b-never","result":${HOST_ROOTS}}]`,
+    );
+    t.ok(answered(s, '"b-open"'), 'the answer to the open request reached the server');
+    t.notOk(answered(s, '"b-never"'), 'the answer to nothing did not');
+    t.notOk(
+      s.received().some((l) => l.startsWith('[')),
+      'no array reached the server',
+    );
+  });
+
+  await t.test('an answer with both a result and an error goes as one answer', async (t) => {
+    await serverSends(s, ['{"jsonrpc":"2.0","id":"both","method":"ping"}']);
+    const line = '{"jsonrpc":"2.0","id":"both","result":{},"error":{"code":1,"message":"x"}}';
+    await hostSends(s, line);
+    await hostSends(s, line);
+    t.equal(
+      s.received().filter((l) => l.includes('"both"')).length,
+      1,
+      'it answers the open request once (the server judges its shape)',
+    );
+  });
+
   await t.test('an answer after the server cancelled its request is dropped', async (t) => {
     await serverSends(s, [
       '{"jsonrpc":"2.0","id":"gone","method":"ping"}',
