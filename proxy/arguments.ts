@@ -5,6 +5,7 @@
  * fails closed: a path-like place it cannot read is a path, and one holding a value that is not a
  * string (nor an object or array to walk) refuses the call.
  */
+import { looseKey } from './ambiguous-keys.js';
 import { isPathName, looksLikePath } from './path-names.js';
 import {
   allows,
@@ -60,7 +61,12 @@ class Walker {
   readonly found: PathValue[] = [];
   private count = 0;
 
-  constructor(private readonly declared: DeclaredPaths) {}
+  /** The policy's path arguments as a server matches keys: `LOCATION` is `location` to Go. */
+  private readonly declaredKeys: Set<string> | undefined;
+
+  constructor(private readonly declared: DeclaredPaths) {
+    this.declaredKeys = declared === undefined ? undefined : new Set(declared.map(looseKey));
+  }
 
   /**
    * `name` is the nearest member name (an array's elements keep their array's); `byName` says
@@ -112,7 +118,7 @@ class Walker {
   /** Top level: the policy's list, if any, replaces the derived rules. */
   walkTop(args: Record<string, unknown>, view: SchemaView): void {
     for (const [key, v] of Object.entries(args)) {
-      if (this.declared !== undefined && !this.declared.includes(key)) continue;
+      if (this.declaredKeys !== undefined && !this.declaredKeys.has(looseKey(key))) continue;
       const child = memberView(view, key);
       const byName = this.declared !== undefined || isPathName(key);
       this.walk(v, child, memberWhere('', key), key, byName, 1);

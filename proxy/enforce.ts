@@ -29,6 +29,9 @@ const SCHEME = /^[a-zA-Z][a-zA-Z0-9+.-]*:/;
 // eslint-disable-next-line no-control-regex -- control characters are what this looks for
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
 
+/** Half of a UTF-16 surrogate pair: `\udcff` is U+FFFD to Node, the byte 0xff to Python's `open`. */
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
 /** `%2e`, `%2f`, `%5c`, `%00` in any case: what a server that decodes a path would split on. */
 const ENCODED_DOT_OR_SEPARATOR = /%(2e|2f|5c|00)/i;
 
@@ -54,6 +57,9 @@ export function shapeProblem(path: string): string | undefined {
   if (path.startsWith('~')) return `${shown} starts with ~; ${ask}`;
   if (!path.startsWith('/')) return `${shown} is a relative path; ${ask}`;
   if (path.includes('\0')) return `${shown} contains a NUL byte`;
+  if (LONE_SURROGATE.test(path)) {
+    return `${JSON.stringify(path)} has half of a UTF-16 pair, which is no character: the daemon would check U+FFFD where a Python server opens a raw byte; give the path as it is on disk`;
+  }
   const bytes = byteLength(path);
   if (bytes > MAX_PATH_BYTES) {
     return `${shown} is longer than Linux's PATH_MAX (${MAX_PATH_BYTES} bytes), so no server can open it (ENAMETOOLONG)`;

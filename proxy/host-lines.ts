@@ -10,6 +10,7 @@ import { LineSplitter } from './line-splitter.js';
 import type { ProxyLogger } from './log.js';
 import { McpLine } from './mcp-line.js';
 import type { OpenIds } from './open-ids.js';
+import { unreadableHostLine } from './unreadable-line.js';
 import { RESERVED_ID_MESSAGE, reservedId, type OwnRequests } from './own-requests.js';
 
 /** The parts a host line may go to, and the callbacks it is sent on with. */
@@ -66,6 +67,13 @@ export class HostLines {
 
   private onMessage(line: McpLine): void {
     const { log, toServer, toHost, hostOwn, serverAsked } = this.parts;
+    // A line another JSON reader could read as another message, or none at all, is never passed on.
+    const unreadable = unreadableHostLine(line);
+    if (unreadable !== undefined) {
+      log.warn(unreadable.message);
+      toHost(errorLine(line.idText ?? 'null', unreadable));
+      return;
+    }
     // Answers to the server's requests never wait behind a held call.
     if (line.isResponse) {
       // The host's answer to an ask of the proxy's own is the proxy's, never the server's.
@@ -77,15 +85,6 @@ export class HostLines {
         log.warn(
           `dropped the host's answer to id ${line.idText ?? 'null'}: the server has no request open under it`,
         );
-      return;
-    }
-    if (line.msg === undefined || line.method === undefined) {
-      // What the proxy cannot read it cannot check: a parser laxer than JSON.parse (NaN, a
-      // trailing comma) might still read a call in it. Never passed on.
-      const message = `mcp-roots-proxy: the line is not a JSON-RPC request or notification (${line.msg === undefined ? 'not JSON' : 'no method'}); it was not passed to the server`;
-      log.warn(message);
-      const code = line.msg === undefined ? RpcCode.PARSE_ERROR : RpcCode.INVALID_REQUEST;
-      toHost(errorLine(line.idText ?? 'null', { code, message }));
       return;
     }
     if (line.isRequest && reservedId(line.idKey)) {

@@ -9,6 +9,7 @@ import { withModernRootsCapability, type Era } from './era.js';
 import { INPUT_REQUIRED_METHODS, type InputRequired } from './input-required.js';
 import type { ProxyLogger } from './log.js';
 import type { McpLine } from './mcp-line.js';
+import { reservedId } from './own-requests.js';
 import { PendingCalls, type PendingCall } from './pending-calls.js';
 import { RecentKeys } from './recent-keys.js';
 import { SERVER_GONE, type RelayedRequests } from './relayed.js';
@@ -84,6 +85,11 @@ export class HostRequests {
    */
   cancel(line: McpLine): void {
     const key = line.cancelledKey;
+    // The proxy's own requests (its tools/list, a retry) are not the host's to stop.
+    if (reservedId(key)) {
+      this.o.log.warn(`dropped the host's cancellation of ${key}: it is the proxy's own request`);
+      return;
+    }
     if (this.pending.cancel(key)) {
       this.o.log.debug(
         `the host cancelled request ${key} before it reached the server: it is not sent, and not answered`,

@@ -15,6 +15,11 @@ export class OpenIds {
     if (this.ids.size > LIMIT) this.ids.delete(this.ids.values().next().value!);
   }
 
+  /** Forget them all: the peer that sent them is gone (a restarted server asked nothing yet). */
+  clear(): void {
+    this.ids.clear();
+  }
+
   /** True, and forgotten, if `key` was open. */
   take(key: string | undefined): boolean {
     return key !== undefined && this.ids.delete(key);

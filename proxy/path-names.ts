@@ -3,6 +3,7 @@
  * are derived, not listed per server, because servers name their arguments as they like
  * (`repo_path`, `filePath`, `notebook-path`, `cwd`, `dest`).
  */
+import { looseKey } from './ambiguous-keys.js';
 
 /** Words that make an argument name path-like wherever they appear in it. */
 const PATH_WORDS = [
@@ -25,9 +26,14 @@ const PATH_WORDS = [
 /** Names about URLs take any scheme; their `file:` values are still caught by `looksLikePath`. */
 const URL_WORDS = ['url', 'uri'] as const;
 
-/** A name with case and separators folded away: `filePath`, `file_path`, `File-Path` → `filepath`. */
+/**
+ * A name with case and separators folded away: `filePath`, `file_path`, `File-Path` → `filepath`.
+ * Case is folded as the loosest server reader folds it (`ſource` is `source` to Go).
+ */
 function fold(name: string): string {
-  return name.toLowerCase().replace(/[^a-z0-9]/g, '');
+  return looseKey(name)
+    .toLowerCase()
+    .replace(/[^a-z0-9]/g, '');
 }
 
 /**

@@ -344,6 +344,8 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
   /** Listen to `server` as the one the host talks to. */
   private attach(server: ServerEndpoint): void {
     this.server = server;
+    // The new server has asked the host nothing yet: no answer is owed to it.
+    this.serverAsked.clear();
     this.serverLines.restart();
     this.serverGone = false;
     const out = server.serverOut;

@@ -127,8 +127,10 @@ export async function sandboxMounts(input: {
   const hidden: SandboxMounts['hidden'] = [];
   const readOnly: string[] = [];
   for (const [i, r] of launchRoots(input.roots).entries()) {
-    // A root that vanished since the daemon listed it cannot be mounted; it is simply not there.
-    if ((await isDir(r.path)) === undefined) continue;
+    // The daemon lists each root by its canonical path. One that vanished since cannot be
+    // mounted; one that a link now stands in (its own place or an ancestor's) must not be:
+    // bwrap follows the link, and would show what it leads to with the root's access.
+    if ((await canonical(r.path)) !== r.path) continue;
     roots.push(r);
     const holes = await rootHoles(r.path, input.roots[i]!._meta['mcp-roots/deny'] ?? []);
     hidden.push(...holes.hidden);

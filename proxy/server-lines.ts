@@ -12,6 +12,7 @@ import { LineSplitter } from './line-splitter.js';
 import type { ProxyLogger } from './log.js';
 import { McpLine } from './mcp-line.js';
 import type { OpenIds } from './open-ids.js';
+import { unreadableServerLine } from './unreadable-line.js';
 import { RESERVED_ID_MESSAGE, reservedId, type OwnRequests } from './own-requests.js';
 import type { RelayedRequests } from './relayed.js';
 import type { ServerRoots } from './server-roots.js';
@@ -80,6 +81,16 @@ export class ServerLines {
       );
       return;
     }
+    const unreadable = unreadableServerLine(line);
+    if (unreadable !== undefined) {
+      // A host's reader might take it for another message (an id in the proxy's namespace).
+      const message = `mcp-roots-proxy: ${unreadable}; send each key once, spelled exactly`;
+      log.warn(`refused the server's ${method}: ${message}`);
+      if (line.isRequest) {
+        toServer(errorLine(line.idText!, { code: RpcCode.INVALID_REQUEST, message }));
+      }
+      return;
+    }
     if (line.isRequest && reservedId(line.idKey)) {
       // The host's answer would be taken for one to the proxy's own question to the person.
       log.warn(`refused the server's ${method}: ${RESERVED_ID_MESSAGE}`);
@@ -88,13 +99,23 @@ export class ServerLines {
       );
       return;
     }
+    // An id the server uses again is no longer the open request the host may answer.
+    if (line.isRequest) this.parts.serverAsked.take(line.idKey);
     if (method === 'roots/list' && line.isRequest) return roots.onRootsList(line);
-    if (method === 'notifications/cancelled' && roots.consumeCancel(line.cancelledKey)) return;
+    if (method === 'notifications/cancelled' && this.cancelled(line)) return;
     // A restarted server acknowledges the host's stream again; the host has had its answer.
     if (subscriptions.consumeAck(line)) return;
     if (method === 'notifications/tools/list_changed') this.parts.toolsChanged();
     if (line.isRequest) this.parts.serverAsked.add(line.idKey);
     toHost(line.bytes);
+  }
+
+  /** A server's cancellation: true when it goes no further than the proxy. */
+  private cancelled(line: McpLine): boolean {
+    const key = line.cancelledKey;
+    this.parts.serverAsked.take(key);
+    // The proxy's question to the host is the proxy's to withdraw.
+    return reservedId(key) || this.parts.roots.consumeCancel(key);
   }
 
   /** Each element of a server's batch is handled as if it had come alone; nothing else passes. */

@@ -34,6 +34,8 @@ export interface RawSessionOptions {
   server: string;
   fixture: string;
   proxyArgs?: string[];
+  /** Arguments after the fixture's log file (`{roots}`, say). */
+  serverArgs?: string[];
 }
 
 /** Start the proxy as `--server server` (plus `proxyArgs`) in front of `fixture`, logging into `dir`. */
@@ -42,7 +44,7 @@ export function startRawSession(opts: RawSessionOptions): RawSession {
   writeFileSync(log, '');
   const { command, args, env } = proxyFor(
     { server: opts.server, socket: opts.socket, extra: opts.proxyArgs ?? [] },
-    [process.execPath, opts.fixture, log],
+    [process.execPath, opts.fixture, log, ...(opts.serverArgs ?? [])],
   );
   const { child, lines, stderr, send, exit } = spawnLineChild(opts.t, { command, args, env });
   return {

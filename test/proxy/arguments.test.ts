@@ -40,6 +40,10 @@ void t.test('path-like argument names, whatever their case and separators', (t) 
     'src',
     'dst',
     'Input-File',
+    // As Go's encoding/json folds them: a long s, a dotted capital I.
+    '\u017fource',
+    'de\u017ft',
+    'f\u0130le',
   ];
   for (const name of paths) t.ok(isPathName(name), `${name} is path-like`);
   const others = [
@@ -346,6 +350,13 @@ const ROWS: Row[] = [
     args: { text: 'rel', path: '/a', other: '/etc/passwd' },
     declared: ['text'],
     expect: ['text'],
+  },
+  {
+    what: 'the policy lists the paths: a key a server folds to one of them is one',
+    schema: props({ location: str }),
+    args: { LOCATION: '/a', 'Locat\u0130on': '/b', 'location\u0000': 'c', other: '/etc/passwd' },
+    declared: ['location'],
+    expect: ['LOCATION', '"Locat\u0130on"', '"location\\u0000"'],
   },
   {
     what: 'odd member names are shown quoted',

@@ -44,6 +44,9 @@ void t.test('paths the proxy will not ask about', (t) => {
   t.match(shapeProblem('~/a'), /starts with ~/);
   t.match(shapeProblem('/a/../b'), /\.\. segment/);
   t.equal(shapeProblem('/a/..b/c'), undefined, 'a name starting with .. is not a .. segment');
+  for (const lone of ['/a/\udcff', '/a/\ud800x', '/a/\udc00\ud800', '/\ud83d'])
+    t.match(shapeProblem(lone), /half of a UTF-16 pair/, JSON.stringify(lone));
+  t.equal(shapeProblem('/a/\ud83d\ude00'), undefined, 'a whole pair is a character');
   t.same(toLocalPath('file:///a%20b', true), { path: '/a b' });
   t.equal(toLocalPath('https://x/', true), undefined);
   t.same(toLocalPath('https://x/', false), { path: 'https://x/' }, 'then refused as relative');

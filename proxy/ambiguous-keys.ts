@@ -1,0 +1,162 @@
+/**
+ * Object keys that another JSON reader may take for a different member than `JSON.parse` does.
+ * The proxy checks what `JSON.parse` reads: the last of a repeated key, keys compared exactly. A
+ * server may read the same bytes otherwise: a reader that keeps the first of a repeated key;
+ * Go's `encoding/json` (the Go MCP SDK before 1.3.1, and Go servers' own argument structs), which
+ * matches a key to a member without regard to case and folds `ſ` to `s`, `K` (Kelvin) to `k`, `İ`
+ * to `i`; a reader that took a key with NUL appended for the key itself (the Go MCP SDK up to
+ * 1.4.0); one that turns a lone surrogate into U+FFFD. In any of these, a line could mean one call
+ * to the proxy and another to the server, so such a line is refused, whatever it carries.
+ */
+
+/** Members a peer reads by name, at the levels where they mean something to every MCP reader. */
+const ENVELOPE: Record<string, readonly string[]> = {
+  message: ['jsonrpc', 'id', 'method', 'params', 'result', 'error'],
+  params: [
+    '_meta',
+    'name',
+    'arguments',
+    'uri',
+    'requestId',
+    'progressToken',
+    'cursor',
+    'protocolVersion',
+    'capabilities',
+    'clientInfo',
+  ],
+  _meta: ['progressToken'],
+};
+
+// eslint-disable-next-line no-control-regex -- NUL is what this excludes
+const PLAIN_ASCII = /^[\u0001-\u007f]*$/;
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+
+/**
+ * A key as the loosest reader above matches it: NULs dropped, lone surrogates as U+FFFD, and each
+ * code point folded as Go folds it (simple lower case, then simple upper case, one code point
+ * each: `ſ` → `S`, `K` → `K`, `İ` → `I`).
+ */
+export function looseKey(key: string): string {
+  // Most keys: ASCII without NUL, where folding is upper case.
+  if (PLAIN_ASCII.test(key)) return key.toUpperCase();
+  let out = '';
+  for (const c of key.replace(/\0/g, '').replace(LONE_SURROGATE, '\ufffd')) {
+    const lower = [...c.toLowerCase()];
+    const l = lower.length === 1 ? lower[0]! : (lower[0] ?? c);
+    const upper = [...l.toUpperCase()];
+    out += upper.length === 1 ? upper[0]! : l;
+  }
+  return out;
+}
+
+const LOOSE_ENVELOPE = Object.fromEntries(
+  Object.entries(ENVELOPE).map(([level, names]) => [
+    level,
+    new Map(names.map((n) => [looseKey(n), n])),
+  ]),
+);
+
+/** The end (one past the closing quote) of the string that opens at `i`. */
+function stringEnd(text: string, i: number): number {
+  let from = i + 1;
+  for (;;) {
+    const quote = text.indexOf('"', from);
+    if (quote === -1) return text.length;
+    let slashes = 0;
+    for (let b = quote - 1; text.charCodeAt(b) === 0x5c; b--) slashes++;
+    if (slashes % 2 === 0) return quote + 1;
+    from = quote + 1;
+  }
+}
+
+interface Frame {
+  /** Loose key → the key as written; undefined for an array. */
+  keys: Map<string, string> | undefined;
+  /** Where it is, for the message: `params.arguments`. */
+  where: string;
+  /** Which envelope level it is, if any. */
+  level: string | undefined;
+  /** The last key read: the name of the value that follows. */
+  last: string;
+  expectKey: boolean;
+}
+
+const LOOSE_READER =
+  "a reader that matches keys loosely (Go's encoding/json ignores case and folds ſ and K)";
+
+function describe(where: string): string {
+  return where === '' ? 'the message' : where;
+}
+
+/** The envelope level of the object under `key` in an object of level `parent`. */
+function childLevel(parent: string | undefined, key: string): string | undefined {
+  if (parent === 'message' && key === 'params') return 'params';
+  if (parent === 'params' && key === '_meta') return '_meta';
+  return undefined;
+}
+
+/** Check one key of `frame`; a problem's description, or undefined. */
+function keyProblem(frame: Frame, key: string): string | undefined {
+  const loose = looseKey(key);
+  const seen = frame.keys!.get(loose);
+  const at = describe(frame.where);
+  if (seen === key) {
+    return `the key ${JSON.stringify(key)} appears twice in ${at}: JSON.parse keeps the last, some readers the first`;
+  }
+  if (seen !== undefined) {
+    return `the keys ${JSON.stringify(seen)} and ${JSON.stringify(key)} in ${at} are one key to ${LOOSE_READER}`;
+  }
+  frame.keys!.set(loose, key);
+  const member = frame.level === undefined ? undefined : LOOSE_ENVELOPE[frame.level]!.get(loose);
+  if (member !== undefined && member !== key) {
+    return `the key ${JSON.stringify(key)} in ${at} is ${JSON.stringify(member)} to ${LOOSE_READER}`;
+  }
+  return undefined;
+}
+
+/**
+ * Why the JSON text `text` (already accepted by `JSON.parse`) could read differently to another
+ * reader, or undefined. `envelopeOnly` looks only at the message, its params and their `_meta`
+ * (what every reader reads by name), not into values such as a tool's arguments or a log's data.
+ * Iterative, so that no nesting depth can exhaust the stack.
+ */
+export function ambiguousKeys(text: string, envelopeOnly = false): string | undefined {
+  const stack: Frame[] = [];
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    const top = stack[stack.length - 1];
+    if (c === '"') {
+      const end = stringEnd(text, i);
+      if (top?.keys !== undefined && top.expectKey) {
+        const raw = text.slice(i + 1, end - 1);
+        const key = raw.includes('\\') ? (JSON.parse(text.slice(i, end)) as string) : raw;
+        const problem = envelopeOnly && top.level === undefined ? undefined : keyProblem(top, key);
+        if (problem !== undefined) return problem;
+        top.last = key;
+        top.expectKey = false;
+      }
+      i = end - 1;
+    } else if (c === '{' || c === '[') {
+      let where = '';
+      let level: string | undefined;
+      if (top === undefined) level = c === '{' ? 'message' : undefined;
+      else if (top.keys === undefined) where = `${top.where}[]`;
+      else {
+        where = top.where === '' ? top.last : `${top.where}.${top.last}`;
+        if (c === '{') level = childLevel(top.level, top.last);
+      }
+      stack.push({
+        keys: c === '{' ? new Map() : undefined,
+        where,
+        level,
+        last: '',
+        expectKey: true,
+      });
+    } else if (c === '}' || c === ']') {
+      stack.pop();
+    } else if (c === ',' && top?.keys !== undefined) {
+      top.expectKey = true;
+    }
+  }
+  return undefined;
+}

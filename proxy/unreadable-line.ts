@@ -1,0 +1,49 @@
+/**
+ * Host lines the proxy never passes on, because what it cannot read exactly it cannot check: a
+ * laxer reader in the server might find a call in them that the proxy never saw
+ * (docs/security.md, "Whose message is whose").
+ */
+import { isUtf8 } from 'node:buffer';
+import { RpcCode, type RpcErrorObject } from '../protocol/rpc-errors.js';
+import { ambiguousKeys } from './ambiguous-keys.js';
+import type { McpLine } from './mcp-line.js';
+
+/** Methods the proxy checks: one sent without an id would reach the server unchecked. */
+const CHECKED_METHODS = new Set(['tools/call', 'resources/read']);
+
+const refused = (code: number, why: string): RpcErrorObject => ({
+  code,
+  message: `mcp-roots-proxy: the line was not passed to the server: ${why}`,
+});
+
+/** Why a host line must not reach the server, as the error the host gets; undefined if it may. */
+export function unreadableHostLine(line: McpLine): RpcErrorObject | undefined {
+  // JSON between systems is UTF-8 (RFC 8259); another decoding of the same bytes is another path.
+  if (!isUtf8(line.bytes)) return refused(RpcCode.PARSE_ERROR, 'it is not UTF-8');
+  if (line.msg === undefined) {
+    return refused(RpcCode.PARSE_ERROR, 'it is not JSON (send one JSON-RPC message per line)');
+  }
+  const keys = ambiguousKeys(line.text);
+  if (keys !== undefined) {
+    return refused(RpcCode.INVALID_REQUEST, `${keys}; send each key once, spelled exactly`);
+  }
+  if (line.isResponse) return undefined;
+  if (line.method === undefined) {
+    return refused(RpcCode.INVALID_REQUEST, 'it is not a JSON-RPC request, notification or answer');
+  }
+  if (!line.isRequest && CHECKED_METHODS.has(line.method)) {
+    return refused(
+      RpcCode.INVALID_REQUEST,
+      `${line.method} without an id is never checked; send it as a request, with an id`,
+    );
+  }
+  return undefined;
+}
+
+/**
+ * Why a server's request or notification must not reach the host, or undefined: its keys could
+ * read differently to a host's reader (a request id in the proxy's own namespace, say).
+ */
+export function unreadableServerLine(line: McpLine): string | undefined {
+  return line.isResponse ? undefined : ambiguousKeys(line.text, true);
+}
