@@ -121,3 +121,18 @@ export const defaultBackend: WatchBackend = {
     return { close: () => subscription.unsubscribe() };
   },
 };
+
+/** One log line: what cannot be watched, what the daemon does instead, and how to fix it. */
+export function degradedMessage(path: string, code: DegradeCode, everyMs: number): string {
+  const every = `${everyMs / 1000} s`;
+  switch (code) {
+    case 'ENOSPC':
+      return `cannot watch ${path}: the inotify watch limit is reached (ENOSPC); rescanning it every ${every} instead. Raise the limit with \`sudo sysctl fs.inotify.max_user_watches=524288\` (add fs.inotify.max_user_watches=524288 to /etc/sysctl.d/90-inotify.conf to keep it)`;
+    case 'EMFILE':
+    case 'ENFILE':
+      return `cannot watch ${path}: too many open files or inotify instances (${code}); rescanning it every ${every} instead. Raise the limits with \`sudo sysctl fs.inotify.max_user_instances=1024\` and LimitNOFILE= in the service (or \`ulimit -n\`)`;
+    case 'EACCES':
+    case 'EPERM':
+      return `cannot watch ${path}: permission denied (${code}); rescanning it every ${every} instead. Give your user read and search permission on it, or remove it from the policy`;
+  }
+}

@@ -3,34 +3,22 @@ import { lstat } from 'node:fs/promises';
 import { sep } from 'node:path';
 import type { Logger } from './logger.js';
 import { errnoCode } from '../common/errors.js';
-import {
-  combinedHash,
-  includeBase,
-  includeMatcher,
-  includeWatchDir,
-  isGlob,
-  nodeFs,
-} from '../policies/index.js';
+import { includeBase, includeMatcher, includeWatchDir, isGlob, nodeFs } from '../policies/index.js';
 import { MAX_TIMEOUT_MS } from './expiry-timer.js';
 import type { PolicyState } from './state.js';
 import { RecomputeThrottle } from './throttle-recompute.js';
 import {
   defaultBackend,
   degradeCode,
+  degradedMessage,
   type DegradeCode,
   type WatchBackend,
   type WatchEvent,
   type WatchHandle,
 } from './watch-backend.js';
-import {
-  fingerprint,
-  hashFile,
-  MISSING,
-  policyDirs,
-  printKey,
-  vanished,
-  type Fingerprint,
-} from './watch-policy.js';
+import { PolicyEdits } from './policy-edits.js';
+import { policyDirs } from './watch-policy.js';
+import { wantedWatches, type Watch } from './watch-list.js';
 
 export interface WatcherOptions {
   state: PolicyState;
@@ -48,29 +36,11 @@ export interface WatcherOptions {
   backend?: WatchBackend;
 }
 
-/** What a watch is for: policy files (reload on a real edit) or root directories (resolve again). */
-type Role = 'policy' | 'roots';
-
-interface Watch {
-  key: string;
-  path: string;
-  /** Levels below `path` (chokidar), or 'recursive' (@parcel/watcher). */
-  depth: number | 'recursive';
-  ignore: string[];
-  roles: Set<Role>;
-  handle?: WatchHandle;
-  degraded?: DegradeCode;
-  removed?: boolean;
-}
-
 interface Pending {
   roots: boolean;
   policy: boolean;
   grants: boolean;
 }
-
-/** A delete followed by a write (some editors' save) gets this long to finish before it counts. */
-const VANISH_GRACE_MS = 100;
 
 /** Follows the state's watch plan: events settle, then policy files reload or roots resolve again. */
 export class PolicyWatcher {
@@ -86,10 +56,8 @@ export class PolicyWatcher {
   private planAgain = false;
   private closed = false;
   private closing: Promise<void> | undefined;
-  /** Fingerprints of the policy and grants files as last read, to tell an edit from noise. */
-  private last: { policy?: string; grants?: string } = {};
-  private lastPrint: Fingerprint | undefined;
-  private graceUsed = false;
+  /** Reloads when the policy's files really changed (policy-edits.ts). */
+  private readonly edits: PolicyEdits;
   private policyNames = new Set<string>();
   private grantNames = new Set<string>();
   /** Directories policy files or include globs live in, existing or not. */
@@ -106,6 +74,13 @@ export class PolicyWatcher {
 
   constructor(private readonly opts: WatcherOptions) {
     this.backend = opts.backend ?? defaultBackend;
+    this.edits = new PolicyEdits({
+      state: opts.state,
+      grantsFile: opts.grantsFile,
+      settleMs: opts.settleMs,
+      closed: () => this.closed,
+      again: (what, delayMs) => this.poke(what, delayMs),
+    });
   }
 
   /** Set every watch of the current plan; later plans follow the state's 'resolved' events. */
@@ -197,19 +172,7 @@ export class PolicyWatcher {
     this.grantNames = new Set(gr.names);
     this.wantedDirs = [...new Set([...pol.wanted, ...gr.wanted, ...includeBases])];
 
-    const wanted = new Map<string, Watch>();
-    const want = (path: string, depth: Watch['depth'], ignore: string[], role: Role) => {
-      const key = depth === 'recursive' ? `r:${path}\0${ignore.join('\0')}` : `d:${depth}:${path}`;
-      let w = wanted.get(key);
-      if (!w) {
-        w = { key, path, depth, ignore, roles: new Set() };
-        wanted.set(key, w);
-      }
-      w.roles.add(role);
-    };
-    for (const d of wp.dirs) want(d.path, d.depth, [], 'roots');
-    for (const r of wp.recursive) want(r.path, 'recursive', r.ignore, 'roots');
-    for (const d of [...pol.watch, ...gr.watch]) want(d, 0, [], 'policy');
+    const wanted = wantedWatches(wp, [...pol.watch, ...gr.watch]);
 
     const stale = [...this.watches.values()].filter((w) => !wanted.has(w.key));
     for (const w of stale) {
@@ -421,81 +384,11 @@ export class PolicyWatcher {
   private async apply(due: Pending, reason: string, paths?: string[]): Promise<void> {
     if (this.closed) return;
     let reloaded = false;
-    if (due.policy || due.grants) reloaded = await this.checkFiles(due.policy, due.grants);
+    if (due.policy || due.grants)
+      reloaded = await this.edits.reloadIfEdited(due.policy, due.grants, this.includeGlobs);
     if (this.closed) return;
     if (due.roots && !reloaded) await this.opts.state.recompute(reason, true, paths);
     // A symlinked policy file may point elsewhere now.
     if (due.policy || due.grants) await this.requestPlan();
-  }
-
-  /** Reload the policy and/or grants files when their bytes differ from what was last read. */
-  private async checkFiles(policy: boolean, grants: boolean): Promise<boolean> {
-    const { state, grantsFile } = this.opts;
-    const all = await fingerprint(state.resolved.watchPlan.policyFiles, this.includeGlobs);
-    if (this.closed) return false;
-    if (!this.graceUsed && vanished(this.lastPrint, all)) {
-      // An editor's delete-then-write, or a deliberate delete: give it a moment to tell.
-      this.graceUsed = true;
-      this.poke({ policy, grants }, Math.max(VANISH_GRACE_MS, this.opts.settleMs));
-      return false;
-    }
-    this.graceUsed = false;
-    this.lastPrint = all;
-    const groups: { policy: Fingerprint; grants: Fingerprint } = {
-      policy: new Map(),
-      grants: new Map(),
-    };
-    for (const [f, h] of all) groups[f === grantsFile ? 'grants' : 'policy'].set(f, h);
-    const changed = { policy: false, grants: false };
-    let first = false;
-    for (const g of ['policy', 'grants'] as const) {
-      if (!(g === 'policy' ? policy : grants)) continue;
-      const key = printKey(groups[g]);
-      if (this.last[g] === key) continue;
-      first ||= this.last[g] === undefined;
-      this.last[g] = key;
-      changed[g] = true;
-    }
-    if (!changed.policy && !changed.grants) return false;
-    // The state has read these very bytes already (at start, or a reload someone else asked for).
-    if (state.errors.length === 0 && (await this.matchesState(all))) return false;
-    // At start the state has just read these files and found them invalid.
-    if (first && state.errors.length > 0) return false;
-    if (this.closed) return false;
-    const both = grantsFile === undefined || (changed.policy && changed.grants);
-    await state.reload(both ? { policy: true, grants: true } : changed, 'file changed', true);
-    return true;
-  }
-
-  /** True when the files on disk are exactly those the state loaded last, byte for byte. */
-  private async matchesState(all: Fingerprint): Promise<boolean> {
-    const { state } = this.opts;
-    const loaded = state.files;
-    const hashes = await Promise.all(
-      loaded.map((f) => {
-        const known = all.get(f);
-        return known === undefined ? hashFile(f) : Promise.resolve(known);
-      }),
-    );
-    if (hashes.includes(MISSING)) return false;
-    if (combinedHash(hashes) !== state.sha256) return false;
-    const set = new Set(loaded);
-    for (const [f, h] of all) if (h !== MISSING && !set.has(f)) return false;
-    return true;
-  }
-}
-
-/** One log line: what cannot be watched, what the daemon does instead, and how to fix it. */
-function degradedMessage(path: string, code: DegradeCode, everyMs: number): string {
-  const every = `${everyMs / 1000} s`;
-  switch (code) {
-    case 'ENOSPC':
-      return `cannot watch ${path}: the inotify watch limit is reached (ENOSPC); rescanning it every ${every} instead. Raise the limit with \`sudo sysctl fs.inotify.max_user_watches=524288\` (add fs.inotify.max_user_watches=524288 to /etc/sysctl.d/90-inotify.conf to keep it)`;
-    case 'EMFILE':
-    case 'ENFILE':
-      return `cannot watch ${path}: too many open files or inotify instances (${code}); rescanning it every ${every} instead. Raise the limits with \`sudo sysctl fs.inotify.max_user_instances=1024\` and LimitNOFILE= in the service (or \`ulimit -n\`)`;
-    case 'EACCES':
-    case 'EPERM':
-      return `cannot watch ${path}: permission denied (${code}); rescanning it every ${every} instead. Give your user read and search permission on it, or remove it from the policy`;
   }
 }

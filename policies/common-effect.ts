@@ -30,7 +30,7 @@ interface ParentPart {
 
 const NONE = Number.MAX_SAFE_INTEGER;
 
-export class CommonEffects {
+export class EffectIndex {
   /** Rules a path's own spelling decides: a literal equal to it, a `**\/NAME` equal to its name. */
   private readonly byLiteral = new Map<string, number[]>();
   private readonly bySegment = new Map<string, number[]>();

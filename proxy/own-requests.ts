@@ -6,6 +6,14 @@ import { PendingRequests } from '../protocol/pending.js';
 /** The prefix of the proxy's own request ids: the host's ids cannot collide with these. */
 export const OWN_ID_PREFIX = 'mcp-roots-proxy:';
 
+/** What a peer is told when a request of its own uses an id in the proxy's namespace. */
+export const RESERVED_ID_MESSAGE = `mcp-roots-proxy: request ids that start with "${OWN_ID_PREFIX}" are the proxy's own; use another id`;
+
+/** Whether an id (by its key, `idKey`) is in the namespace of the proxy's own requests. */
+export function reservedId(key: string | undefined): boolean {
+  return key?.startsWith(`s:${OWN_ID_PREFIX}`) === true;
+}
+
 /** Sends the proxy's own requests through `send` and settles them from the server's answers. */
 export class OwnRequests {
   private nextId = 1;

@@ -4,26 +4,25 @@
  */
 import { EventEmitter } from 'node:events';
 import { errnoCode } from '../common/errors.js';
-import { memberText } from '../protocol/json-text.js';
-import { errorLine, type JsonObject } from '../protocol/messages.js';
-import { RpcCode } from '../protocol/rpc-errors.js';
-import { batchElements, looksLikeBatch, splitHostBatch } from './batch.js';
+import type { JsonObject } from '../protocol/messages.js';
 import { AskByInput } from './ask-by-input.js';
-import { AskPerson, formElicitation } from './ask-person.js';
+import { AskPerson } from './ask-person.js';
 import { CallGate } from './call-gate.js';
 import { SessionEra } from './era.js';
+import { Handshake } from './handshake.js';
+import { HostLines } from './host-lines.js';
 import { HostRequests } from './host-requests.js';
 import { HostSubscriptions } from './host-subscriptions.js';
 import { InOrder } from './in-order.js';
 import { INPUT_REQUIRED_METHODS, InputRequired } from './input-required.js';
-import { LineSplitter } from './line-splitter.js';
 import { writeLine } from './line-writer.js';
-import { isObject, McpLine } from './mcp-line.js';
+import type { McpLine } from './mcp-line.js';
 import { OpenIds } from './open-ids.js';
 import { OWN_ID_PREFIX, OwnRequests } from './own-requests.js';
 import { RelayedRequests } from './relayed.js';
 import { RootsHold } from './roots-hold.js';
-import { ServerRoots, withRootsCapability } from './server-roots.js';
+import { ServerLines } from './server-lines.js';
+import { ServerRoots } from './server-roots.js';
 import { SessionHealth } from './session-health.js';
 import { swapServer, type ServerEndpoint, type SwapPlan, type SwapRouter } from './server-swap.js';
 import { ToolCatalog } from './tool-catalog.js';
@@ -36,8 +35,10 @@ export type { RootsProxyEvents, RootsProxyOptions } from './proxy-options.js';
 export class RootsProxy extends EventEmitter<RootsProxyEvents> {
   /** The options with every default filled in. */
   private readonly settings: Required<RootsProxyOptions>;
-  private readonly hostSplitter = new LineSplitter();
-  private serverSplitter = new LineSplitter();
+  /** The host's lines up to their admission (host-lines.ts). */
+  private readonly hostLines: HostLines;
+  /** The server's lines, each to the part it belongs to (server-lines.ts). */
+  private readonly serverLines: ServerLines;
   /** The server the host talks to now; a restart puts another one here (server-swap.ts). */
   private server: ServerEndpoint;
   private readonly onOut: {
@@ -47,26 +48,21 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
   };
   /** While a restart runs, host messages wait on this. */
   private held: Promise<void> | undefined;
-  /** The host's `initialize` params as sent to the server, for a restarted server's handshake. */
-  private initializeParamsText: string | undefined;
-  private serverCaps: JsonObject = {};
   /** Requests the server sent the host, by id: the only ones a host answer may go back to. */
   private readonly serverAsked = new OpenIds();
   /** What the host subscribed to, restored on a restarted server. */
   private readonly subscriptions = new HostSubscriptions();
   /** Host lines are admitted here in arrival order; checks run beside it (in-order.ts). */
-  private readonly hostLines: InOrder<McpLine>;
+  private readonly admission: InOrder<McpLine>;
   /** The host's requests: pending while checked, relayed, or answered by the proxy. */
   private readonly requests: HostRequests;
   /** An unknown `--server` name and an unreachable daemon, as the host sees them. */
   private readonly session: SessionHealth;
 
-  private initialized = false;
-  /** The id key of the host's `initialize`; undefined in a 2026-07-28 session, which has none. */
-  private initializeKey: string | undefined;
+  /** What the host's `initialize` and the server's answer said. */
+  private readonly handshake: Handshake;
   /** The era of each host request, and the envelope the proxy's own requests copy. */
   private readonly era = new SessionEra();
-  private serverHasTools = true;
   /** Set once the server has closed its output: nothing it was asked will be answered. */
   private serverGone = false;
 
@@ -148,6 +144,22 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
     });
     this.toServer = toServer;
     this.toHost = toHost;
+    this.session = new SessionHealth({
+      server: this.settings.server,
+      link,
+      allowUnknownServer: this.settings.allowUnknownServer,
+      log,
+      toHost,
+    });
+    this.handshake = new Handshake({
+      asker: this.asker,
+      era: this.era,
+      roots: this.roots,
+      relayed: this.relayed,
+      session: this.session,
+      toServer,
+      toHost,
+    });
     this.requests = new HostRequests({
       log,
       toServer,
@@ -157,16 +169,9 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
       hasRoots: () => this.roots.hasRoots,
       whileHeld: () => this.whileHeld(),
       serverGone: () => this.serverGone,
-      beside: (task) => this.hostLines.besideQueue(task),
+      beside: (task) => this.admission.besideQueue(task),
     });
-    this.session = new SessionHealth({
-      server: this.settings.server,
-      link,
-      allowUnknownServer: this.settings.allowUnknownServer,
-      log,
-      toHost,
-    });
-    this.hostLines = new InOrder(
+    this.admission = new InOrder(
       (line) => this.onHostLine(line),
       (err) => log.error(`handling a host message: ${(err as Error).stack ?? String(err)}`),
       () => {
@@ -174,13 +179,40 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
         this.emit('hostClosed');
       },
     );
+    this.hostLines = new HostLines({
+      log,
+      toServer,
+      toHost,
+      hostOwn: this.hostOwn,
+      serverAsked: this.serverAsked,
+      answeredInBatch: (key) => this.requests.answeredInBatch(key),
+      admit: (line) => this.admission.push(line),
+    });
+    this.serverLines = new ServerLines({
+      log,
+      toServer,
+      toHost,
+      own: this.own,
+      inputs: this.inputs,
+      relayed: this.relayed,
+      subscriptions: this.subscriptions,
+      roots: this.roots,
+      serverAsked: this.serverAsked,
+      toolsChanged: () => {
+        if (this.settings.enforce && (this.handshake.initialized || this.catalog.started))
+          void this.catalog.refresh();
+      },
+      answered: (line, msg) => {
+        if (!this.handshake.answered(line, msg)) toHost(line.bytes);
+      },
+    });
     this.onOut = {
-      data: (chunk) => this.onServerData(chunk),
+      data: (chunk) => this.serverLines.push(chunk),
       end: () => this.onServerEnd(),
       error: (err) => log.debug(`server output: ${err.message}`),
     };
 
-    hostIn.on('data', (chunk: Buffer) => this.onHostData(chunk));
+    hostIn.on('data', (chunk: Buffer) => this.hostLines.push(chunk));
     hostIn.on('end', () => this.onHostEnd());
     hostIn.on('error', (err) => log.debug(`host input: ${err.message}`));
     this.attach(this.server);
@@ -194,67 +226,10 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
 
   // ---- host to server ----
 
-  private onHostData(chunk: Buffer): void {
-    for (const bytes of this.hostSplitter.push(chunk)) this.acceptHostLine(bytes);
-  }
-
   private onHostEnd(): void {
-    const rest = this.hostSplitter.end();
-    if (rest !== undefined) this.acceptHostLine(rest);
-    this.hostOwn.failAll('the host closed its output');
     this.hostLines.end();
-  }
-
-  private acceptHostLine(bytes: Buffer): void {
-    if (looksLikeBatch(bytes)) return this.acceptHostBatch(bytes);
-    this.acceptHostMessage(new McpLine(bytes));
-  }
-
-  /** A batch never reaches the server as one line: its requests are refused, the rest go alone. */
-  private acceptHostBatch(bytes: Buffer): void {
-    const elements = batchElements(bytes.toString('utf8'));
-    if (elements === undefined) {
-      // Not JSON: a server's lenient parser must not get to read it either.
-      const message = 'mcp-roots-proxy: a line that starts like a JSON-RPC batch is not valid JSON';
-      this.toHost(errorLine('null', { code: RpcCode.PARSE_ERROR, message }));
-      return;
-    }
-    const { alone, refusal, refusedKeys } = splitHostBatch(elements);
-    // Only request ids: a response's id is the server's, a different namespace.
-    for (const key of refusedKeys) this.requests.answeredInBatch(key);
-    if (refusal !== undefined) this.toHost(refusal);
-    for (const line of alone) this.acceptHostMessage(line);
-  }
-
-  private acceptHostMessage(line: McpLine): void {
-    // Answers to the server's requests never wait behind a held call.
-    if (line.isResponse) {
-      // The host's answer to an ask of the proxy's own is the proxy's, never the server's.
-      if (line.msg !== undefined && this.hostOwn.isOwn(line.msg)) this.hostOwn.settle(line.msg);
-      // Only an answer to a request the server sent the host reaches the server: anything else
-      // (a `roots/list` answer of the host's own making, say) would stand in for the proxy's.
-      else if (this.serverAsked.take(line.idKey)) this.toServer(line.bytes);
-      else
-        this.settings.log.warn(
-          `dropped the host's answer to id ${line.idText ?? 'null'}: the server has no request open under it`,
-        );
-      return;
-    }
-    if (line.msg === undefined || line.method === undefined) {
-      // What the proxy cannot read it cannot check: a parser laxer than JSON.parse (NaN, a
-      // trailing comma) might still read a call in it. Never passed on.
-      const message = `mcp-roots-proxy: the line is not a JSON-RPC request or notification (${line.msg === undefined ? 'not JSON' : 'no method'}); it was not passed to the server`;
-      this.settings.log.warn(message);
-      const code = line.msg === undefined ? RpcCode.PARSE_ERROR : RpcCode.INVALID_REQUEST;
-      this.toHost(errorLine(line.idText ?? 'null', { code, message }));
-      return;
-    }
-    if (line.isRequest && reservedId(line)) {
-      const message = `mcp-roots-proxy: request ids that start with "${OWN_ID_PREFIX}" are the proxy's own; use another id`;
-      this.toHost(errorLine(line.idText!, { code: RpcCode.INVALID_REQUEST, message }));
-      return;
-    }
-    this.hostLines.push(line);
+    this.hostOwn.failAll('the host closed its output');
+    this.admission.end();
   }
 
   /**
@@ -273,7 +248,7 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
     const { enforce } = this.settings;
     switch (method) {
       case 'initialize':
-        if (isRequest) return this.onInitialize(line);
+        if (isRequest) return this.handshake.onInitialize(line);
         break;
       case 'notifications/initialized':
         this.toServer(line.bytes);
@@ -337,7 +312,7 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
    * handshake (2026-07-28), or whose host never sent `initialized`, the call waits for the list.
    */
   private learnTools(): void {
-    if (!this.catalog.started && this.serverHasTools) void this.catalog.refresh();
+    if (!this.catalog.started && this.handshake.serverHasTools) void this.catalog.refresh();
   }
 
   /** `params` with the `_meta` envelope a 2026-07-28 server requires, when the host speaks it. */
@@ -346,39 +321,17 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
     return meta === undefined ? params : { ...params, _meta: meta };
   }
 
-  private onInitialize(line: McpLine): void {
-    this.initializeKey = line.idKey;
-    const caps = line.params.capabilities;
-    this.asker.hostElicits = isObject(caps) && formElicitation(caps.elicitation);
-    const info = line.params.clientInfo;
-    if (isObject(info) && typeof info.name === 'string')
-      this.asker.client = info.name.slice(0, 200);
-    this.era.noteInitialize();
-    const version = line.params.protocolVersion;
-    if (typeof version === 'string') this.roots.protocolVersion = version;
-    this.relayed.track(line.idText, 'initialize');
-    const text = withRootsCapability(line.text);
-    this.initializeParamsText = memberText(text, 'params');
-    this.toServer(text);
-  }
-
   private onInitialized(): void {
-    if (this.initialized) return;
-    this.initialized = true;
-    if (this.settings.enforce && this.serverHasTools) void this.catalog.refresh();
+    if (!this.handshake.noteInitialized()) return;
+    if (this.settings.enforce && this.handshake.serverHasTools) void this.catalog.refresh();
     this.roots.onInitialized();
   }
 
   // ---- server to host ----
 
-  private onServerData(chunk: Buffer): void {
-    for (const bytes of this.serverSplitter.push(chunk)) this.onServerLine(bytes);
-  }
-
   private onServerEnd(): void {
     if (this.serverGone) return;
-    const rest = this.serverSplitter.end();
-    if (rest !== undefined) this.onServerLine(rest);
+    this.serverLines.end();
     this.own.failAll();
     // The host would otherwise wait for ever for answers that cannot come.
     this.serverGone = true;
@@ -386,94 +339,12 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
     this.emit('serverClosed');
   }
 
-  private onServerLine(bytes: Buffer, inBatch = false): void {
-    if (bytes.length === 0 || (bytes.length === 1 && bytes[0] === 0x0d)) return;
-    if (looksLikeBatch(bytes)) return this.onServerBatch(bytes, inBatch);
-    const line = new McpLine(bytes);
-    const { msg, method } = line;
-    if (msg === undefined) {
-      this.settings.log.warn(
-        `dropped a line from the server that is not a JSON-RPC message: ${line.text.slice(0, 200)}`,
-      );
-      return;
-    }
-    if (line.isResponse) return this.onServerResponse(line, msg);
-    if (method === undefined) {
-      // The host's stdout carries only MCP frames: a JSON object that is none is garbage too.
-      this.settings.log.warn(
-        `dropped a JSON line from the server that is not a JSON-RPC message: ${line.text.slice(0, 200)}`,
-      );
-      return;
-    }
-    if (line.isRequest && reservedId(line)) {
-      // The host's answer would be taken for one to the proxy's own question to the person.
-      const message = `mcp-roots-proxy: request ids that start with "${OWN_ID_PREFIX}" are the proxy's own; use another id`;
-      this.settings.log.warn(`refused the server's ${method}: ${message}`);
-      this.toServer(errorLine(line.idText!, { code: RpcCode.INVALID_REQUEST, message }));
-      return;
-    }
-    if (method === 'roots/list' && line.isRequest) return this.roots.onRootsList(line);
-    if (method === 'notifications/cancelled' && this.roots.consumeCancel(line.cancelledKey)) return;
-    // A restarted server acknowledges the host's stream again; the host has had its answer.
-    if (this.subscriptions.consumeAck(line)) return;
-    if (
-      method === 'notifications/tools/list_changed' &&
-      this.settings.enforce &&
-      (this.initialized || this.catalog.started)
-    ) {
-      void this.catalog.refresh();
-    }
-    if (line.isRequest) this.serverAsked.add(line.idKey);
-    this.toHost(line.bytes);
-  }
-
-  /** Each element of a server's batch is handled as if it had come alone; nothing else passes. */
-  private onServerBatch(bytes: Buffer, inBatch: boolean): void {
-    const elements = inBatch ? undefined : batchElements(bytes.toString('utf8'));
-    if (elements === undefined) {
-      this.settings.log.warn(
-        `dropped a line from the server that is not a JSON-RPC message: ${bytes.toString('utf8').slice(0, 200)}`,
-      );
-      return;
-    }
-    for (const element of elements) this.onServerLine(Buffer.from(element, 'utf8'), true);
-  }
-
-  private onServerResponse(line: McpLine, msg: JsonObject): void {
-    // First: the proxy's retries of a host request carry ids of the proxy's own.
-    if (this.inputs.onAnswer(line)) return;
-    if (this.own.isOwn(msg)) return this.own.settle(msg);
-    const key = line.idKey;
-    if (key !== undefined) {
-      this.relayed.settled(key);
-      this.subscriptions.ended(key);
-    }
-    if (key !== undefined && key === this.initializeKey) {
-      this.onInitializeResult(msg.result);
-      const text = this.session.initializeResult(line.text);
-      this.toHost(text === line.text ? line.bytes : text);
-      this.session.opened();
-      return;
-    }
-    this.toHost(line.bytes);
-  }
-
-  private onInitializeResult(result: unknown): void {
-    if (!isObject(result)) return;
-    if (typeof result.protocolVersion === 'string') {
-      this.roots.protocolVersion = result.protocolVersion;
-    }
-    const caps = isObject(result.capabilities) ? result.capabilities : {};
-    this.serverCaps = caps;
-    this.serverHasTools = caps.tools !== undefined;
-  }
-
   // ---- another server behind the same host session ----
 
   /** Listen to `server` as the one the host talks to. */
   private attach(server: ServerEndpoint): void {
     this.server = server;
-    this.serverSplitter = new LineSplitter();
+    this.serverLines.restart();
     this.serverGone = false;
     const out = server.serverOut;
     out.on('data', this.onOut.data).on('end', this.onOut.end).on('error', this.onOut.error);
@@ -512,28 +383,20 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
       attach: (server) => this.attach(server),
       request: (method, params) => this.own.request(method, this.withOwnMeta(params)),
       withEnvelope: (params) => this.withOwnMeta(params),
-      initializeParams: () =>
-        this.initializeParamsText === undefined
-          ? undefined
-          : (JSON.parse(this.initializeParamsText) as JsonObject),
-      initialized: (result) => this.onInitializeResult(result),
-      capabilities: () => this.serverCaps,
+      initializeParams: () => this.handshake.initializeParams(),
+      initialized: (result) => this.handshake.onResult(result),
+      capabilities: () => this.handshake.serverCaps,
       toServer: (line) => this.toServer(line),
       toHost: (line) => this.toHost(line),
       subscriptions: this.subscriptions,
       refreshTools: () => {
         // A 2026-07-28 session has no `initialized`: its tools were learnt at its first call.
-        const learnt = this.initialized || this.catalog.started;
-        if (this.settings.enforce && learnt && this.serverHasTools) {
+        const learnt = this.handshake.initialized || this.catalog.started;
+        if (this.settings.enforce && learnt && this.handshake.serverHasTools) {
           void this.catalog.refresh();
         }
       },
     };
     return swapServer(router, plan);
   }
-}
-
-/** Whether a request's id is in the namespace of the proxy's own requests. */
-function reservedId(line: McpLine): boolean {
-  return line.idKey?.startsWith(`s:${OWN_ID_PREFIX}`) === true;
 }

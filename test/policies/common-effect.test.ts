@@ -9,7 +9,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import type { DenyAccess } from '../../common/types.js';
-import { CommonEffects, denyMeta } from '../../policies/common-effect.js';
+import { EffectIndex, denyMeta } from '../../policies/common-effect.js';
 import { compileDeny, covers, type DenyRule } from '../../policies/deny.js';
 import { nodeFs } from '../../policies/index.js';
 import { protectedRules } from '../../policies/protected.js';
@@ -111,7 +111,7 @@ void t.test('every rule kind at every position equals the rule-by-rule answer', 
     ['both', [...own, ...builtIn]],
     ['both, protected first', [...builtIn, ...own]],
   ] as const) {
-    const effects = new CommonEffects([...rules]);
+    const effects = new EffectIndex([...rules]);
     let same = 0;
     // Twice: the second pass answers from what the first worked out per parent.
     for (const pass of [1, 2]) {

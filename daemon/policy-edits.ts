@@ -1,0 +1,100 @@
+/**
+ * Telling a real edit of the policy or grants files from noise: the watcher reports that
+ * something in their directories moved; this compares the files' bytes with what was last read
+ * (and with what the state loaded) and reloads only when they differ.
+ */
+import { combinedHash } from '../policies/index.js';
+import type { PolicyState } from './state.js';
+import {
+  fingerprint,
+  hashFile,
+  MISSING,
+  printKey,
+  vanished,
+  type Fingerprint,
+} from './watch-policy.js';
+
+/** A delete followed by a write (some editors' save) gets this long to finish before it counts. */
+const VANISH_GRACE_MS = 100;
+
+/** Which of the two groups of files an event may have changed. */
+export interface EditedGroups {
+  policy: boolean;
+  grants: boolean;
+}
+
+export interface PolicyEditsOptions {
+  state: PolicyState;
+  /** The grants file; without it every edit reloads both groups. */
+  grantsFile?: string;
+  settleMs: number;
+  /** Whether the watcher has closed meanwhile. */
+  closed: () => boolean;
+  /** Look again after `delayMs` (a file that vanished may be an editor's save in progress). */
+  again: (what: EditedGroups, delayMs: number) => void;
+}
+
+export class PolicyEdits {
+  /** Fingerprints of the policy and grants files as last read, to tell an edit from noise. */
+  private last: { policy?: string; grants?: string } = {};
+  private lastPrint: Fingerprint | undefined;
+  private graceUsed = false;
+
+  constructor(private readonly opts: PolicyEditsOptions) {}
+
+  /** Reload the policy and/or grants files when their bytes differ from what was last read. */
+  async reloadIfEdited(policy: boolean, grants: boolean, includeGlobs: string[]): Promise<boolean> {
+    const { state, grantsFile } = this.opts;
+    const all = await fingerprint(state.resolved.watchPlan.policyFiles, includeGlobs);
+    if (this.opts.closed()) return false;
+    if (!this.graceUsed && vanished(this.lastPrint, all)) {
+      // An editor's delete-then-write, or a deliberate delete: give it a moment to tell.
+      this.graceUsed = true;
+      this.opts.again({ policy, grants }, Math.max(VANISH_GRACE_MS, this.opts.settleMs));
+      return false;
+    }
+    this.graceUsed = false;
+    this.lastPrint = all;
+    const groups: { policy: Fingerprint; grants: Fingerprint } = {
+      policy: new Map(),
+      grants: new Map(),
+    };
+    for (const [f, h] of all) groups[f === grantsFile ? 'grants' : 'policy'].set(f, h);
+    const changed = { policy: false, grants: false };
+    let first = false;
+    for (const g of ['policy', 'grants'] as const) {
+      if (!(g === 'policy' ? policy : grants)) continue;
+      const key = printKey(groups[g]);
+      if (this.last[g] === key) continue;
+      first ||= this.last[g] === undefined;
+      this.last[g] = key;
+      changed[g] = true;
+    }
+    if (!changed.policy && !changed.grants) return false;
+    // The state has read these very bytes already (at start, or a reload someone else asked for).
+    if (state.errors.length === 0 && (await this.matchesState(all))) return false;
+    // At start the state has just read these files and found them invalid.
+    if (first && state.errors.length > 0) return false;
+    if (this.opts.closed()) return false;
+    const both = grantsFile === undefined || (changed.policy && changed.grants);
+    await state.reload(both ? { policy: true, grants: true } : changed, 'file changed', true);
+    return true;
+  }
+
+  /** True when the files on disk are exactly those the state loaded last, byte for byte. */
+  private async matchesState(all: Fingerprint): Promise<boolean> {
+    const { state } = this.opts;
+    const loaded = state.files;
+    const hashes = await Promise.all(
+      loaded.map((f) => {
+        const known = all.get(f);
+        return known === undefined ? hashFile(f) : Promise.resolve(known);
+      }),
+    );
+    if (hashes.includes(MISSING)) return false;
+    if (combinedHash(hashes) !== state.sha256) return false;
+    const set = new Set(loaded);
+    for (const [f, h] of all) if (h !== MISSING && !set.has(f)) return false;
+    return true;
+  }
+}

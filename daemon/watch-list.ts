@@ -1,0 +1,40 @@
+/** Which directory watches a watch plan needs, each once, with what its events are for. */
+import type { WatchPlan } from '../policies/index.js';
+import type { DegradeCode, WatchHandle } from './watch-backend.js';
+
+/** What a watch is for: policy files (reload on a real edit) or root directories (resolve again). */
+export type Role = 'policy' | 'roots';
+
+/** One directory watch, kept by its key from one plan to the next. */
+export interface Watch {
+  key: string;
+  path: string;
+  /** Levels below `path` (chokidar), or 'recursive' (@parcel/watcher). */
+  depth: number | 'recursive';
+  ignore: string[];
+  roles: Set<Role>;
+  handle?: WatchHandle;
+  degraded?: DegradeCode;
+  removed?: boolean;
+}
+
+/**
+ * The watches `plan` asks for (the roots' directories and trees) and those the policy's files
+ * need (`policyDirs`, each watched shallowly), by key: a directory both need is one watch.
+ */
+export function wantedWatches(plan: WatchPlan, policyDirs: string[]): Map<string, Watch> {
+  const wanted = new Map<string, Watch>();
+  const want = (path: string, depth: Watch['depth'], ignore: string[], role: Role) => {
+    const key = depth === 'recursive' ? `r:${path}\0${ignore.join('\0')}` : `d:${depth}:${path}`;
+    let w = wanted.get(key);
+    if (!w) {
+      w = { key, path, depth, ignore, roles: new Set() };
+      wanted.set(key, w);
+    }
+    w.roles.add(role);
+  };
+  for (const d of plan.dirs) want(d.path, d.depth, [], 'roots');
+  for (const r of plan.recursive) want(r.path, 'recursive', r.ignore, 'roots');
+  for (const d of policyDirs) want(d, 0, [], 'policy');
+  return wanted;
+}

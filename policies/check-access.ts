@@ -1,0 +1,147 @@
+/**
+ * The access decision for one path (`roots/check`, `rootsctl check`): canonicalise it, find the
+ * root that holds it, apply the denies and protected paths, and say why in words a person reads.
+ */
+import { isAbsolute } from 'node:path';
+import { errnoCode } from '../common/errors.js';
+import type { CheckResult, RefusalKind, Root } from '../common/types.js';
+import { covers, describeRule } from './deny.js';
+import { linkItself, mayHoldEntries, positionDependent } from './descendants.js';
+import type { FsView, RootEntry } from './model.js';
+import {
+  canonicalizeLoose,
+  isInsideOrEqual,
+  isStrictlyInside,
+  normalizeLexically,
+} from './paths.js';
+import type { ServerView } from './server-view.js';
+
+/** Whether `server` (whose roots and denies are `view`) may read or write `path`. */
+export async function checkAccess(
+  fs: FsView,
+  view: ServerView,
+  server: string,
+  path: string,
+  access: 'read' | 'write',
+): Promise<CheckResult> {
+  const no = (reason: string): CheckResult => ({
+    allowed: false,
+    access,
+    reason,
+    refusal: 'invalid',
+  });
+  if (path.includes('\0')) return no('the path contains a NUL byte');
+  if (!isAbsolute(path)) return no(`${path} is not an absolute path; give the full path`);
+  let canonical: string;
+  try {
+    canonical = await canonicalizeLoose(fs, normalizeLexically(path));
+  } catch (err) {
+    return no(`cannot resolve ${path} (${errnoCode(err) ?? String(err)})`);
+  }
+  const holds = access === 'write' && (await mayHoldEntries(fs, canonical));
+  const first = decide(view, server, path, canonical, access, holds);
+  if (!first.allowed) return first;
+  if (access === 'write') {
+    // A rename replaces a symlink itself, not its target: judge where the link stands too.
+    const self = await linkItself(fs, normalizeLexically(path));
+    if (self !== undefined && self !== canonical) {
+      const result = decide(view, server, self, self, access, false);
+      if (!result.allowed)
+        return { ...result, reason: `${path} is a symlink, and replacing it: ${result.reason}` };
+    }
+  }
+  if (!/[^\p{ASCII}]/u.test(path)) return first;
+  // A server may open a Unicode-equivalent name for one that does not exist (the filesystem
+  // server does, NFC for NFD): every spelling must be allowed.
+  for (const form of ['NFC', 'NFD'] as const) {
+    const other = await canonicalizeLoose(fs, normalizeLexically(path.normalize(form))).catch(
+      () => canonical,
+    );
+    if (other === canonical) continue;
+    const otherHolds = access === 'write' && (await mayHoldEntries(fs, other));
+    const result = decide(view, server, other, other, access, otherHolds);
+    if (!result.allowed)
+      return { ...result, reason: `${path} may open its ${form} spelling: ${result.reason}` };
+  }
+  return first;
+}
+
+/** The decision for one canonical path, with no filesystem access. */
+function decide(
+  view: ServerView,
+  server: string,
+  path: string,
+  canonical: string,
+  access: 'read' | 'write',
+  /** The path is a directory or missing: a write of it may move a whole tree (a rename). */
+  holds: boolean,
+): CheckResult {
+  const no = (reason: string, root?: Root, refusal: RefusalKind = 'denied'): CheckResult =>
+    root
+      ? { allowed: false, access, reason, refusal, root }
+      : { allowed: false, access, reason, refusal };
+  let best: ServerView['info'][number] | undefined;
+  for (const r of view.info) {
+    if (
+      isInsideOrEqual(canonical, r.canonical) &&
+      (!best || r.canonical.length > best.canonical.length)
+    )
+      best = r;
+  }
+  const shown = canonical === path ? path : `${path} (${canonical})`;
+  if (!best) {
+    // A path no root holds may still be one a deny covers: that refusal is a deny, never
+    // something a person is asked to lift (a grant would not lift it either).
+    const deny = view.denies.find(
+      (d) =>
+        ((d.access === 'all' || access === 'write') && covers(d, canonical)) ||
+        (access === 'write' && holds && positionDependent(d, canonical)),
+    );
+    if (deny !== undefined)
+      return no(`${shown} is outside every root of ${server}, and denied by ${describeRule(deny)}`);
+    return no(`${shown} is outside every root of ${server}`, undefined, 'outside');
+  }
+  for (const d of view.denies) {
+    if (d.access === 'all' && covers(d, canonical))
+      return no(`${shown} is denied by ${describeRule(d)}`, best.root);
+  }
+  if (access === 'write') {
+    for (const d of view.denies) {
+      if (covers(d, canonical))
+        return no(`writing ${shown} is denied by ${describeRule(d)}`, best.root);
+      if (holds && positionDependent(d, canonical)) {
+        return no(
+          `writing ${shown} as a whole (moving, renaming or replacing it) could carry what ${describeRule(d)} covers inside it, in or out`,
+          best.root,
+        );
+      }
+    }
+    const nested = holds
+      ? view.info.find((r) => r.readOnly && isStrictlyInside(r.canonical, canonical))
+      : undefined;
+    if (nested) {
+      return no(
+        `writing ${shown} as a whole (moving, renaming or replacing it) would move the read-only root ${nested.root.uri} inside it`,
+        best.root,
+      );
+    }
+    if (best.readOnly)
+      return no(
+        `${shown} is in the read-only root ${best.root.uri}, from ${describeRoot(best.rule)}`,
+        best.root,
+        'read-only',
+      );
+  }
+  return {
+    allowed: true,
+    access,
+    reason: `${shown} is inside the root ${best.root.uri}, from ${describeRoot(best.rule)}`,
+    root: best.root,
+  };
+}
+
+/** How a root entry is named in a reason: what was written, and where. */
+function describeRoot(entry: RootEntry): string {
+  const { file, line, column } = entry.pos;
+  return `root ${entry.path} (${file}:${line}:${column})`;
+}

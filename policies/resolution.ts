@@ -1,0 +1,195 @@
+/**
+ * A resolved policy: the immutable snapshot `resolvePolicy` builds, and the synchronous queries
+ * on it (a server's roots, tools, launch, `ask:`, explanation), plus the access check.
+ */
+import type {
+  AskRule,
+  CheckResult,
+  ExplainResult,
+  PolicyError,
+  Root,
+  ToolRule,
+} from '../common/types.js';
+import { checkAccess } from './check-access.js';
+import { covers, describeRule, type DenyRule } from './deny.js';
+import type { Expansion } from './entry.js';
+import { explainServer } from './explain.js';
+import { launchRules } from './launch-rules.js';
+import type { ParsedPolicyFile, PolicyContext, ResolvedPolicy, WatchPlan } from './model.js';
+import { compareUtf8 } from './paths.js';
+import { hasWildcard, unescapeStars } from './server-pattern.js';
+import {
+  CommonEffects,
+  computeView,
+  viewSteps,
+  type Block,
+  type ServerView,
+} from './server-view.js';
+
+/** What a resolution is made of. */
+export interface ResolutionParts {
+  ctx: PolicyContext;
+  parsed: ParsedPolicyFile[];
+  warnings: PolicyError[];
+  nextExpiry: number | undefined;
+  watchPlan: WatchPlan;
+  blocks: Block[];
+  globalDenies: DenyRule[];
+  protectedList: DenyRule[];
+  /** What each (kind, path) expanded to, for the next resolution to bring up to date. */
+  expansions: Map<string, Expansion>;
+  /** The resolution before, whose per-path results this one may share (same denies). */
+  previous: Resolution | undefined;
+}
+
+export class Resolution implements ResolvedPolicy {
+  readonly files: string[];
+  private readonly views = new Map<string, ServerView>();
+
+  readonly warnings: PolicyError[];
+  readonly nextExpiry: number | undefined;
+  readonly watchPlan: WatchPlan;
+  readonly expansions: Map<string, Expansion>;
+  private readonly ctx: PolicyContext;
+  private readonly blocks: Block[];
+  private readonly globalDenies: DenyRule[];
+  private readonly protectedList: DenyRule[];
+  /** The denies every server shares, and what they do to each path (kept across resolutions). */
+  private readonly common: CommonEffects;
+
+  constructor(parts: ResolutionParts) {
+    this.files = parts.parsed.map((f) => f.file);
+    this.warnings = parts.warnings;
+    this.nextExpiry = parts.nextExpiry;
+    this.watchPlan = parts.watchPlan;
+    this.expansions = parts.expansions;
+    this.ctx = parts.ctx;
+    this.blocks = parts.blocks;
+    this.globalDenies = parts.globalDenies;
+    this.protectedList = parts.protectedList;
+    this.blocks.forEach((b, i) => this.order.set(b, i));
+    this.common = new CommonEffects(
+      [...this.globalDenies, ...this.protectedList],
+      parts.previous?.common,
+    );
+  }
+
+  serverNames(): string[] {
+    const names = new Set<string>();
+    for (const b of this.blocks)
+      if (!hasWildcard(b.block.pattern)) names.add(unescapeStars(b.block.pattern));
+    return [...names].sort(compareUtf8);
+  }
+
+  roots(server: string): Root[] {
+    return this.view(server).roots;
+  }
+
+  nextExpiryOf(server: string): number | undefined {
+    return this.view(server).nextExpiry;
+  }
+
+  tools(server: string): Record<string, ToolRule> {
+    const out: Record<string, ToolRule> = {};
+    for (const b of this.matching(server)) {
+      for (const [tool, rule] of Object.entries(b.block.tools))
+        out[tool] = { ...out[tool], ...rule };
+    }
+    return out;
+  }
+
+  launch(server: string): Pick<ExplainResult, 'launch' | 'sandbox'> {
+    return launchRules(this.matching(server), this.ctx);
+  }
+
+  private byName: Map<string, Block[]> | undefined;
+  private wildcards: Block[] = [];
+
+  /** Blocks whose pattern matches the name, in file order (literal names by index). */
+  private matching(server: string): Block[] {
+    if (!this.byName) {
+      this.byName = new Map();
+      for (const b of this.blocks) {
+        if (hasWildcard(b.block.pattern)) this.wildcards.push(b);
+        else {
+          const name = unescapeStars(b.block.pattern);
+          this.byName.set(name, [...(this.byName.get(name) ?? []), b]);
+        }
+      }
+    }
+    const literal = this.byName.get(server) ?? [];
+    if (this.wildcards.length === 0) return literal;
+    const wild = this.wildcards.filter((b) => b.matches(server));
+    if (wild.length === 0) return literal;
+    return [...literal, ...wild].sort((x, y) => this.order.get(x)! - this.order.get(y)!);
+  }
+
+  private readonly order = new Map<Block, number>();
+
+  /** Names that match the same blocks share one view, so invented names cannot grow memory. */
+  private view(server: string): ServerView {
+    const blocks = this.matching(server);
+    const key = this.viewKey(blocks);
+    let v = this.views.get(key);
+    if (!v) {
+      v = computeView(blocks, this.viewDenies());
+      this.views.set(key, v);
+    }
+    return v;
+  }
+
+  /**
+   * Build the views of these servers now, a slice at a time with the event loop turning
+   * between slices: a view of 30,000 roots built in one go holds every other server's answers.
+   */
+  async prepare(servers: Iterable<string>): Promise<void> {
+    for (const server of servers) {
+      const blocks = this.matching(server);
+      const key = this.viewKey(blocks);
+      if (this.views.has(key)) continue;
+      const steps = viewSteps(blocks, this.viewDenies());
+      let step = steps.next();
+      while (!step.done) {
+        await new Promise((resolve) => setImmediate(resolve));
+        step = steps.next();
+      }
+      if (!this.views.has(key)) this.views.set(key, step.value);
+    }
+  }
+
+  private viewKey(blocks: Block[]): string {
+    return blocks.map((b) => this.order.get(b)).join(',');
+  }
+
+  private viewDenies() {
+    return {
+      globalDenies: this.globalDenies,
+      protectedList: this.protectedList,
+      common: this.common,
+    };
+  }
+
+  check(server: string, path: string, access: 'read' | 'write'): Promise<CheckResult> {
+    return checkAccess(this.ctx.fs, this.view(server), server, path, access);
+  }
+
+  denyFor(
+    server: string,
+    canonical: string,
+  ): { access: 'all' | 'write'; reason: string } | undefined {
+    const denies = this.view(server).denies.filter((d) => !d.entriesOnly && covers(d, canonical));
+    const rule = denies.find((d) => d.access === 'all') ?? denies[0];
+    return rule ? { access: rule.access, reason: describeRule(rule) } : undefined;
+  }
+
+  explain(server: string): ExplainResult {
+    return explainServer(server, this.matching(server), this.view(server), this.ask(server));
+  }
+
+  /** The `ask:` of the last block naming the server that says one; never asking by default. */
+  ask(server: string): AskRule {
+    let rule: AskRule = { outside: false, write: false };
+    for (const b of this.matching(server)) if (b.block.ask !== undefined) rule = b.block.ask;
+    return rule;
+  }
+}
