@@ -54,9 +54,11 @@ try {
     });
     const t0 = performance.now();
     mkdirSync(path);
-    reloads.push((await seen) - t0);
-    // Each reload is a leading edge: past the root's recompute gap (twice the last recompute).
-    await new Promise((r) => setTimeout(r, 1000));
+    const took = (await seen) - t0;
+    reloads.push(took);
+    // Each reload is a leading edge: past the root's recompute gap (twice the last recompute,
+    // which on a loaded machine can be longer than a second; the reload took longer still).
+    await new Promise((r) => setTimeout(r, Math.max(1000, 3 * took)));
   }
   await c.close();
   const reload = summary(reloads);

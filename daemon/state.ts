@@ -341,7 +341,7 @@ export class PolicyState extends EventEmitter<StateEvents> {
 
   private async resolveNow(ctx: PolicyContext, changed?: string[]): Promise<void> {
     const files = [...this.base.files, ...this.grants.files];
-    this.current = await resolvePolicy(files, ctx, {
+    const next = await resolvePolicy(files, ctx, {
       includePatterns: this.base.includePatterns,
       extraPolicyFiles: [this.opts.configFile, this.opts.grantsFile],
       pins: this.pins,
@@ -351,6 +351,10 @@ export class PolicyState extends EventEmitter<StateEvents> {
         ? { previous: this.current, changed }
         : {}),
     });
+    // The lists the diff below compares are built before the snapshot takes over, in slices:
+    // until then the snapshot in force answers, and answers are not held behind a big list.
+    await next.prepare(new Set([...this.lists.keys(), ...next.serverNames()]));
+    this.current = next;
     this.warnings = [...this.base.warnings, ...this.grants.warnings, ...this.current.warnings];
     this.sha256 = combinedHash(files.map((f) => f.sha256));
     this.timer.set(this.current.nextExpiry, this.now);

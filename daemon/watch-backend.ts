@@ -3,23 +3,15 @@ import { realpath, stat } from 'node:fs/promises';
 import { join, sep } from 'node:path';
 import { watch as chokidarWatch } from 'chokidar';
 import { errnoCode } from '../common/errors.js';
+import {
+  watchEntries,
+  type OnError,
+  type OnEvent,
+  type WatchEvent,
+  type WatchHandle,
+} from './watch-dir.js';
 
-/**
- * What happened to `path`: an entry appeared, disappeared, was renamed (either), or changed
- * (content or metadata; the watcher tells them apart).
- */
-export interface WatchEvent {
-  kind: 'create' | 'delete' | 'rename' | 'change';
-  path: string;
-}
-
-/** An open watch. */
-export interface WatchHandle {
-  close(): Promise<void>;
-}
-
-type OnEvent = (event: WatchEvent) => void;
-type OnError = (err: Error) => void;
+export type { WatchEvent, WatchHandle };
 
 /** Opens watches; rejects with the system error when one cannot be set (ENOSPC, EMFILE, EACCES ...). */
 export interface WatchBackend {
@@ -57,7 +49,7 @@ function respell(real: string, given: string): (path: string) => string {
   return (p) => (p === real ? given : p.startsWith(real + sep) ? given + p.slice(real.length) : p);
 }
 
-/** Chokidar for depth-limited directories; @parcel/watcher for `**`. */
+/** One `fs.watch` for a directory's own entries; chokidar deeper; @parcel/watcher for `**`. */
 export const defaultBackend: WatchBackend = {
   async dir(path, depth, onEvent, onError) {
     // Watch the canonical directory so that a symlinked one is watched inside, not as a link.
@@ -67,6 +59,8 @@ export const defaultBackend: WatchBackend = {
         code: 'ENOTDIR',
       });
     }
+    // A directory's own entries need one inotify watch, not chokidar's walk of every entry.
+    if (depth === 0) return watchEntries(real, path, onEvent, onError);
     const name = respell(real, path);
     const watcher = chokidarWatch(real, {
       depth,

@@ -5,6 +5,7 @@ import { errnoCode } from '../common/errors.js';
 import type { ExplainReason } from '../common/types.js';
 import type { Anchor } from './anchor.js';
 import { isGlob } from './expand.js';
+import { accessAll } from './fs.js';
 import { expandGlob, globShape, HEAVY_DIRS, type GlobMatch, type GlobResult } from './glob.js';
 import type { PolicyContext, Pos, RootEntry, WatchPlan } from './model.js';
 import { nearestExisting } from './watch-targets.js';
@@ -142,13 +143,10 @@ async function withReadable(
   // Most matches of an update are known: ask the filesystem (and wait) only for the rest.
   const readable = found.map(known);
   const asked = readable.flatMap((r, i) => (r === undefined ? [i] : []));
-  const answers = await Promise.all(
-    asked.map((i) =>
-      fs.access(found[i]!.canonical, constants.R_OK).then(
-        () => true,
-        () => false,
-      ),
-    ),
+  const answers = await accessAll(
+    fs,
+    asked.map((i) => found[i]!.canonical),
+    constants.R_OK,
   );
   asked.forEach((at, n) => (readable[at] = answers[n]));
   found.forEach((c, i) => {

@@ -130,22 +130,44 @@ export function globWalker(
   const visit = async (dir: string, rel: string, level: number, entry: EntryType) => {
     const name = entry.name;
     const path = childPath(dir, name);
-    const relPath = rel === '' ? name : `${rel}/${name}`;
     if (name.includes('\uFFFD') && !(await exists(fs, path))) {
       result.notUtf8.push(path);
       return;
     }
+    await visitFound(path, rel, level, entry);
+  };
+
+  /**
+   * `visit` once the entry is known to exist. What needs no system call (an entry that is no
+   * link and is not entered) is done at once, with no promise: a base of 100,000 entries
+   * would otherwise cost 100,000 pending promises.
+   */
+  const visitFound = (
+    path: string,
+    rel: string,
+    level: number,
+    entry: EntryType,
+  ): Promise<void> | undefined => {
+    const name = entry.name;
     const segmentOk = recursive ? true : perSegment[level]!(name);
-    if (!segmentOk) return;
+    if (!segmentOk) return undefined;
+    const relPath = rel === '' ? name : `${rel}/${name}`;
     const isLast = !recursive && level === depth;
-    const pending: Promise<void>[] = [];
+    const link = entry.isSymbolicLink();
+    let pending: Promise<void> | undefined;
     if ((recursive || isLast) && whole(relPath)) {
-      if (entry.isSymbolicLink()) result.links.push(path);
-      pending.push(consider(path, entry.isSymbolicLink(), entry.isDirectory()));
+      if (link) {
+        result.links.push(path);
+        pending = consider(path, true, entry.isDirectory());
+      } else {
+        considerPlain(path, entry.isDirectory());
+      }
     }
-    if (entry.isDirectory() && !entry.isSymbolicLink() && enters(name, level))
-      pending.push(walk(path, relPath, level + 1));
-    await Promise.all(pending);
+    if (entry.isDirectory() && !link && enters(name, level)) {
+      const below = walk(path, relPath, level + 1);
+      pending = pending === undefined ? below : Promise.all([pending, below]).then(() => {});
+    }
+    return pending;
   };
 
   const walk = async (dir: string, rel: string, level: number): Promise<void> => {
@@ -158,30 +180,43 @@ export function globWalker(
       result.unreadable.push({ path: dir, code: code ?? 'EIO' });
       return;
     }
-    await Promise.all(entries.map((entry) => visit(dir, rel, level, entry)));
+    const pending: Promise<void>[] = [];
+    for (const entry of entries) {
+      const p = entry.name.includes('\uFFFD')
+        ? visit(dir, rel, level, entry)
+        : visitFound(childPath(dir, entry.name), rel, level, entry);
+      if (p !== undefined) pending.push(p);
+    }
+    await Promise.all(pending);
   };
 
   const consider = async (path: string, isLink: boolean, isDir: boolean): Promise<void> => {
+    if (!isLink) {
+      considerPlain(path, isDir);
+      return;
+    }
     let canonical: string;
-    let targetIsDir = isDir;
-    if (isLink) {
-      try {
-        canonical = await fs.realpath(path);
-        targetIsDir = (await fs.stat(canonical)).isDirectory();
-      } catch {
-        return; // dangling or looping link: nothing to grant
-      }
-      if (!grantedByGlob(canonical)) {
-        result.outsideBase.push(path);
-        return;
-      }
-    } else {
-      // The walk starts at the canonical base and never enters a link: a walked path is canonical.
-      canonical = path;
+    let targetIsDir: boolean;
+    try {
+      canonical = await fs.realpath(path);
+      targetIsDir = (await fs.stat(canonical)).isDirectory();
+    } catch {
+      return; // dangling or looping link: nothing to grant
+    }
+    if (!grantedByGlob(canonical)) {
+      result.outsideBase.push(path);
+      return;
     }
     if (kind === 'directory' && !targetIsDir) return;
     if (kind === 'file' && targetIsDir) return;
     result.matches.push({ path, canonical });
+  };
+
+  /** A matched entry that is no link: the walk starts at the canonical base and never enters a link, so its path is canonical. */
+  const considerPlain = (path: string, isDir: boolean): void => {
+    if (kind === 'directory' && !isDir) return;
+    if (kind === 'file' && isDir) return;
+    result.matches.push({ path, canonical: path });
   };
 
   /** Whether a link's canonical target is, or lies inside, an entry the glob matches. */

@@ -131,6 +131,11 @@ export interface ResolvedPolicy {
   serverNames(): string[];
   /** The server's roots, sorted; pure, no filesystem access. */
   roots(server: string): Root[];
+  /**
+   * Work out these servers' lists ahead, yielding to the event loop between slices (`roots`
+   * then answers at once); the result is the same as `roots` working them out when asked.
+   */
+  prepare(servers: Iterable<string>): Promise<void>;
   /** The earliest future expiry among the server's active entries. */
   nextExpiryOf(server: string): number | undefined;
   /** The access decision for a path (resolves symlinks). */

@@ -18,7 +18,13 @@ import { launchRules } from './launch-rules.js';
 import type { ParsedPolicyFile, PolicyContext, ResolvedPolicy, WatchPlan } from './model.js';
 import { compareUtf8 } from './paths.js';
 import { hasWildcard, unescapeStars } from './server-pattern.js';
-import { CommonEffects, computeView, type Block, type ServerView } from './server-view.js';
+import {
+  CommonEffects,
+  computeView,
+  viewSteps,
+  type Block,
+  type ServerView,
+} from './server-view.js';
 
 /** What a resolution is made of. */
 export interface ResolutionParts {
@@ -123,17 +129,44 @@ export class Resolution implements ResolvedPolicy {
   /** Names that match the same blocks share one view, so invented names cannot grow memory. */
   private view(server: string): ServerView {
     const blocks = this.matching(server);
-    const key = blocks.map((b) => this.order.get(b)).join(',');
+    const key = this.viewKey(blocks);
     let v = this.views.get(key);
     if (!v) {
-      v = computeView(blocks, {
-        globalDenies: this.globalDenies,
-        protectedList: this.protectedList,
-        common: this.common,
-      });
+      v = computeView(blocks, this.viewDenies());
       this.views.set(key, v);
     }
     return v;
+  }
+
+  /**
+   * Build the views of these servers now, a slice at a time with the event loop turning
+   * between slices: a view of 30,000 roots built in one go holds every other server's answers.
+   */
+  async prepare(servers: Iterable<string>): Promise<void> {
+    for (const server of servers) {
+      const blocks = this.matching(server);
+      const key = this.viewKey(blocks);
+      if (this.views.has(key)) continue;
+      const steps = viewSteps(blocks, this.viewDenies());
+      let step = steps.next();
+      while (!step.done) {
+        await new Promise((resolve) => setImmediate(resolve));
+        step = steps.next();
+      }
+      if (!this.views.has(key)) this.views.set(key, step.value);
+    }
+  }
+
+  private viewKey(blocks: Block[]): string {
+    return blocks.map((b) => this.order.get(b)).join(',');
+  }
+
+  private viewDenies() {
+    return {
+      globalDenies: this.globalDenies,
+      protectedList: this.protectedList,
+      common: this.common,
+    };
   }
 
   check(server: string, path: string, access: 'read' | 'write'): Promise<CheckResult> {

@@ -4,11 +4,14 @@
  * evaluated once per path (`CommonEffects`), and kept from one resolution to the next when they
  * did not change.
  */
-import type { DenyMeta, Root } from '../common/types.js';
+import type { Root } from '../common/types.js';
+import { denyMeta, EffectIndex, type Effect } from './common-effect.js';
 import { covers, type DenyRule } from './deny.js';
 import type { EntryResult } from './entry.js';
 import type { ParsedPolicyFile, RootEntry, ServerBlock } from './model.js';
-import { compareUtf8, isInsideOrEqual, isStrictlyInside, listedPath, toUri } from './paths.js';
+import { compareUtf8, listedPath, toUri } from './paths.js';
+
+export { holeIn } from './common-effect.js';
 
 /** One server block of a policy file, its entries expanded and its denies compiled. */
 export interface Block {
@@ -60,9 +63,11 @@ function denySignature(rules: DenyRule[]): string {
 export class CommonEffects {
   private readonly signature: string;
   /** Per canonical path; `kill` is the index of the dropping rule among `rules`. */
-  private readonly effects: Map<string, { kill?: number; write: boolean; meta: DenyMeta[] }>;
-  /** Root objects by path, name, access and expiry: identical roots are one object. */
-  readonly rootObjects: Map<string, Root>;
+  private readonly effects: Map<string, Effect>;
+  /** The rules arranged to answer for 100,000 siblings without testing each rule on each. */
+  private readonly index: EffectIndex;
+  /** Root objects by path, one per name, access and expiry seen there: identical roots are one object. */
+  readonly rootObjects: Map<string, SharedRoot[]>;
 
   constructor(
     readonly rules: DenyRule[],
@@ -76,27 +81,25 @@ export class CommonEffects {
     ) {
       this.effects = before.effects;
       this.rootObjects = before.rootObjects;
+      this.index = before.index;
     } else {
       this.effects = new Map();
       this.rootObjects = new Map();
+      this.index = new EffectIndex(rules);
     }
   }
 
-  /** What the shared denies do to a root at this canonical path. */
-  of(canonical: string): { kill?: DenyRule; write: boolean; meta: DenyMeta[] } {
-    const common = this.rules;
+  /**
+   * What the shared denies do to a root at this canonical path. A shared cache holds the index
+   * of the dropping rule: `rules[kill]` is this resolution's own rule object.
+   */
+  of(canonical: string): Effect {
     let e = this.effects.get(canonical);
     if (!e) {
-      const kill = common.findIndex((d) => d.access === 'all' && covers(d, canonical));
-      e = {
-        ...(kill >= 0 ? { kill } : {}),
-        write: common.some((d) => d.access === 'write' && !d.entriesOnly && covers(d, canonical)),
-        meta: kill >= 0 ? [] : denyMeta(common, canonical),
-      };
+      e = this.index.effect(canonical);
       this.effects.set(canonical, e);
     }
-    // A shared cache holds the index: the rule objects are this resolution's own.
-    return { ...e, kill: e.kill === undefined ? undefined : common[e.kill] };
+    return e;
   }
 }
 
@@ -109,6 +112,20 @@ export interface ViewDenies {
 
 /** The roots `blocks` give a server, with the denies applied. */
 export function computeView(blocks: Block[], d: ViewDenies): ServerView {
+  const steps = viewSteps(blocks, d);
+  let step = steps.next();
+  while (!step.done) step = steps.next();
+  return step.value;
+}
+
+/** How many matches a view takes between two places to let the event loop turn. */
+const VIEW_SLICE = 1024;
+
+/**
+ * `computeView` in steps: each `yield` is a place where the caller may let the event loop turn
+ * (a view of 30,000 roots built in one go holds every other server's answers).
+ */
+export function* viewSteps(blocks: Block[], d: ViewDenies): Generator<void, ServerView> {
   const denies = [...d.globalDenies, ...blocks.flatMap((b) => b.denies), ...d.protectedList];
   interface Agg {
     name: string;
@@ -121,6 +138,7 @@ export function computeView(blocks: Block[], d: ViewDenies): ServerView {
   }
   const agg = new Map<string, Agg>();
   let nextExpiry: number | undefined;
+  let done = 0;
   for (const b of blocks) {
     for (const e of b.entries) {
       if (e.expired) continue;
@@ -129,6 +147,7 @@ export function computeView(blocks: Block[], d: ViewDenies): ServerView {
         nextExpiry = nextExpiry === undefined ? exp : Math.min(nextExpiry, exp);
       }
       for (const m of e.matches) {
+        if (++done % VIEW_SLICE === 0) yield;
         // Keyed by the path the root's URI names: the list and the decision are one computation.
         const canonical = listedPath(m.canonical);
         const a = agg.get(canonical);
@@ -158,9 +177,12 @@ export function computeView(blocks: Block[], d: ViewDenies): ServerView {
   const info: RootInfo[] = [];
   const own = blocks.flatMap((b) => b.denies);
   for (const [canonical, a] of agg) {
+    if (++done % VIEW_SLICE === 0) yield;
     // The denies every server shares are evaluated once per path; a block's own denies per view.
     const common = d.common.of(canonical);
-    const killer = common.kill ?? own.find((r) => r.access === 'all' && covers(r, canonical));
+    const killer =
+      (common.kill === undefined ? undefined : d.common.rules[common.kill]) ??
+      own.find((r) => r.access === 'all' && covers(r, canonical));
     if (killer) {
       dropped.set(canonical, killer);
       continue;
@@ -169,8 +191,10 @@ export function computeView(blocks: Block[], d: ViewDenies): ServerView {
       !a.writable || common.write || own.some((r) => r.access === 'write' && covers(r, canonical));
     const expires = !a.forever && a.expires !== undefined ? a.expires : undefined;
     // Views share identical roots: a thousand servers over one tree hold one object per root.
-    const key = own.length === 0 ? `${canonical}\0${a.name}\0${readOnly}\0${expires}` : undefined;
-    let root = key === undefined ? undefined : d.common.rootObjects.get(key);
+    const shared = own.length === 0 ? (d.common.rootObjects.get(canonical) ?? []) : undefined;
+    let root = shared?.find(
+      (r) => r.name === a.name && r.readOnly === readOnly && r.expires === expires,
+    )?.root;
     if (!root) {
       const meta: Root['_meta'] = { 'mcp-roots/readOnly': readOnly };
       if (expires !== undefined) meta['mcp-roots/expiresAt'] = new Date(expires).toISOString();
@@ -180,37 +204,40 @@ export function computeView(blocks: Block[], d: ViewDenies): ServerView {
           : denyMeta([...d.globalDenies, ...own, ...d.protectedList], canonical);
       if (holes.length > 0) meta['mcp-roots/deny'] = holes;
       root = { uri: toUri(canonical), name: a.name, _meta: meta };
-      if (key !== undefined) d.common.rootObjects.set(key, root);
+      if (shared !== undefined) {
+        if (shared.length === 0) d.common.rootObjects.set(canonical, shared);
+        shared.push({ name: a.name, readOnly, expires, root });
+      }
     }
     info.push({ canonical, readOnly, root, rule: a.rule });
   }
-  info.sort((x, y) => compareUtf8(x.canonical, y.canonical));
+  yield;
+  sortByCanonical(info);
   return { roots: info.map((i) => i.root), info, denies, dropped, nextExpiry };
 }
 
-/** Whether a deny may match something inside a root (a hole the root cannot express). */
-export function holeIn(d: DenyRule, root: string): boolean {
-  if (d.pattern !== undefined) {
-    return d.base === undefined || isInsideOrEqual(d.base, root) || isStrictlyInside(root, d.base);
-  }
-  return d.literal !== undefined && isStrictlyInside(d.literal, root);
+/** A root object kept for the next resolution, with what it was built from. */
+interface SharedRoot {
+  name: string;
+  readOnly: boolean;
+  expires: number | undefined;
+  root: Root;
 }
 
-/** Denies that lie inside a root, as `_meta` entries. */
-function denyMeta(denies: DenyRule[], root: string): DenyMeta[] {
-  const out: DenyMeta[] = [];
-  const seen = new Set<string>();
-  for (const d of denies) {
-    if (!d.inMeta || d.entriesOnly || !holeIn(d, root)) continue;
-    const m: DenyMeta =
-      d.pattern !== undefined
-        ? { pattern: d.pattern, access: d.access }
-        : { uri: toUri(d.literal!), access: d.access };
-    const k = `${m.access}\0${'uri' in m ? m.uri : `\0${m.pattern}`}`;
-    if (!seen.has(k)) {
-      seen.add(k);
-      out.push(m);
-    }
+/** UTF-16 code units that order differently from the code points (UTF-8 bytes) they encode. */
+const SURROGATE = /[\uD800-\uDFFF]/;
+
+/**
+ * Sort roots by canonical path in UTF-8 byte order. Without surrogates UTF-16 order is the
+ * same, and the engine's own string sort (no comparator called per pair) is several times
+ * faster on 100,000 paths.
+ */
+function sortByCanonical(info: RootInfo[]): void {
+  if (info.some((i) => SURROGATE.test(i.canonical))) {
+    info.sort((x, y) => compareUtf8(x.canonical, y.canonical));
+    return;
   }
-  return out;
+  const byPath = new Map(info.map((i) => [i.canonical, i]));
+  const paths = [...byPath.keys()].sort();
+  paths.forEach((p, n) => (info[n] = byPath.get(p)!));
 }

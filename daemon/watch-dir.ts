@@ -1,0 +1,113 @@
+/**
+ * One directory watched for changes to its own entries, with one `fs.watch` (one inotify watch)
+ * and nothing else: what a `dir/*` glob's base and a plain root's parent need. Chokidar, asked
+ * for the same (depth 0), reads and `lstat`s every entry of the directory when it starts and
+ * reads the whole directory again on each event, which for a base of 100,000 entries is
+ * seconds of work per start and per change. Here an event costs one `lstat` of the entry it
+ * names.
+ */
+import { watch, type FSWatcher } from 'node:fs';
+import { lstat, stat } from 'node:fs/promises';
+import { basename } from 'node:path';
+
+/**
+ * What happened to `path`: an entry appeared, disappeared, was renamed (either), or changed
+ * (content or metadata; the watcher tells them apart).
+ */
+export interface WatchEvent {
+  kind: 'create' | 'delete' | 'rename' | 'change';
+  path: string;
+}
+
+/** An open watch. */
+export interface WatchHandle {
+  close(): Promise<void>;
+}
+
+export type OnEvent = (event: WatchEvent) => void;
+export type OnError = (err: Error) => void;
+
+/**
+ * Watch the directory `real` (canonical, a directory); report paths under `given` (the
+ * caller's spelling). Rejects with the system error when the watch cannot be set.
+ */
+export async function watchEntries(
+  real: string,
+  given: string,
+  onEvent: OnEvent,
+  onError: OnError,
+): Promise<WatchHandle> {
+  const own = basename(real);
+  const child = (name: string) => (given === '/' ? `/${name}` : `${given}/${name}`);
+  let closed = false;
+  let ino = (await stat(real)).ino;
+  let watcher: FSWatcher;
+
+  /** A `rename` names an entry that appeared or went (or moved in or out): tell which. */
+  const renamed = async (name: string): Promise<void> => {
+    const path = child(name);
+    let kind: WatchEvent['kind'];
+    try {
+      await lstat(path);
+      kind = 'create';
+    } catch (err) {
+      kind = (err as NodeJS.ErrnoException).code === 'ENOENT' ? 'delete' : 'rename';
+    }
+    if (!closed) onEvent({ kind, path });
+  };
+
+  /**
+   * inotify names the directory itself (by its base name) when it is removed or moved away,
+   * and then stops watching it: a new directory made at the same path is watched afresh.
+   */
+  const maybeSelf = async (): Promise<void> => {
+    let now: number | undefined;
+    try {
+      const st = await stat(real);
+      if (st.isDirectory()) now = st.ino;
+    } catch {
+      // gone: the watcher's full look at the root moves the watch to where it can be set
+    }
+    if (closed || now === ino) return;
+    if (now !== undefined) {
+      try {
+        watcher.close();
+        watcher = open();
+        ino = now;
+      } catch (err) {
+        onError(err as Error);
+      }
+    }
+    onEvent({ kind: 'rename', path: given });
+  };
+
+  const open = (): FSWatcher => {
+    const w = watch(real, { persistent: true }, (event, name) => {
+      if (closed) return;
+      if (name === null) {
+        // The kernel did not say which entry (a queue overflow): anything may have changed.
+        onEvent({ kind: 'rename', path: given });
+        return;
+      }
+      if (name === own) {
+        // The directory itself (its attributes, or its removal), or an entry of the same name.
+        if (event === 'change') onEvent({ kind: 'change', path: given });
+        else void maybeSelf();
+      }
+      if (event === 'change') onEvent({ kind: 'change', path: child(name) });
+      else void renamed(name);
+    });
+    w.on('error', (err) => {
+      if (!closed) onError(err);
+    });
+    return w;
+  };
+  watcher = open();
+  return {
+    close: () => {
+      closed = true;
+      watcher.close();
+      return Promise.resolve();
+    },
+  };
+}
