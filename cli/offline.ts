@@ -10,6 +10,7 @@ import {
 } from '../common/locations.js';
 import { packageRoot } from '../common/package-info.js';
 import {
+  coverageOf,
   loadAndResolve,
   nodeFs,
   type LoadedAndResolved,
@@ -84,7 +85,14 @@ export async function offlineBackend(
         _meta: { 'mcp-roots/revision': 0, 'mcp-roots/instance': 'offline' },
       }),
     check: (server, path, access) => resolved.check(server, path, access),
-    explain: (server) => Promise.resolve(resolved.explain(server)),
+    explain: (server) =>
+      Promise.resolve({
+        ...resolved.explain(server),
+        ...coverageOf(
+          [...evaluation.sources.files, ...(evaluation.grants?.files ?? [])],
+          server,
+        ),
+      }),
     serverNames: () => Promise.resolve(resolved.serverNames()),
     noPolicy: () => Promise.resolve(undefined),
     close: () => Promise.resolve(),

@@ -37,6 +37,7 @@ export async function runProxy(options: ProxyOptions, io: ProxyIo): Promise<numb
     socket: options.socket,
     env: io.env,
     clientInfo: { name: 'mcp-roots-proxy', version: `${version} (server ${options.server})` },
+    allowUnknownServer: options.allowUnknownServer,
     log,
   });
   link.start();
