@@ -18,11 +18,8 @@ import type { ListChangedParams, ParamsOf } from '../protocol/methods.js';
 import { Reconnector } from '../protocol/reconnect.js';
 import { untilCancelled } from './abortable.js';
 import type { ProxyLogger } from './log.js';
+import { BARE_COMMANDS, startHint, type HintCommands } from './hint-commands.js';
 import { namingWarning, type ServerNaming } from './server-name.js';
-
-/** What a refusal says while mcp-rootsd is away, and how to bring it back (README, Troubleshooting). */
-export const DAEMON_AWAY_HINT =
-  'every call with a path is refused until mcp-rootsd answers (start it with `systemctl --user start mcp-rootsd.socket` or `mcp-rootsd`)';
 
 /** Options for `DaemonLink`. */
 export interface DaemonLinkOptions {
@@ -39,6 +36,8 @@ export interface DaemonLinkOptions {
   timeoutMs?: number;
   /** `--allow-unknown-server`: a name the policy lacks was acknowledged (its warning says so). */
   allowUnknownServer?: boolean;
+  /** How messages name rootsctl and mcp-rootsd (default: the bare names). */
+  commands?: HintCommands;
 }
 
 /** What changed with a new list; `reconnected` on the first list of a new connection. */
@@ -82,6 +81,8 @@ export class DaemonLink extends EventEmitter<DaemonLinkEvents> {
   private readonly log: ProxyLogger;
   private readonly timeoutMs: number;
   private readonly reconnector: Reconnector;
+  /** How the proxy's messages name rootsctl and mcp-rootsd. */
+  readonly commands: HintCommands;
 
   constructor(private readonly options: DaemonLinkOptions) {
     super();
@@ -90,6 +91,7 @@ export class DaemonLink extends EventEmitter<DaemonLinkEvents> {
     this.settleFirst = settle;
     this.log = options.log ?? quiet;
     this.timeoutMs = options.timeoutMs ?? 2000;
+    this.commands = options.commands ?? BARE_COMMANDS;
     this.reconnector = new Reconnector({
       connect: () =>
         RootsClient.connect({
@@ -97,6 +99,7 @@ export class DaemonLink extends EventEmitter<DaemonLinkEvents> {
           env: options.env ?? process.env,
           clientInfo: options.clientInfo,
           timeoutMs: this.timeoutMs,
+          startHint: () => startHint(this.commands),
         }),
       backoffMs: options.backoffMs ?? { min: 100, max: 5000 },
     });
@@ -266,6 +269,7 @@ export class DaemonLink extends EventEmitter<DaemonLinkEvents> {
         this.options.server,
         named,
         this.options.allowUnknownServer ?? false,
+        this.commands.rootsctl,
       );
       if (connecting && !this.warnedNoEntry && warning !== undefined) {
         this.warnedNoEntry = true;

@@ -40,11 +40,15 @@ function alternatives(server: string, known: readonly string[]): string {
 }
 
 /** What the person reads when `--server` names no entry of the policy (the handshake fails). */
-export function unknownServerText(server: string, known: readonly string[]): string {
+export function unknownServerText(
+  server: string,
+  known: readonly string[],
+  rootsctl = 'rootsctl',
+): string {
   return (
     `no entry of the policy names the server ${JSON.stringify(server)} (--server ${server}), so it would get no roots and every call with a path would be refused.` +
     alternatives(server, known) +
-    " Fix --server in the host's configuration, or give the server roots (`rootsctl edit`, or `rootsctl grant`); `--allow-unknown-server` starts it anyway, for a policy about to gain it."
+    ` Fix --server in the host's configuration, or give the server roots (\`${rootsctl} edit\`, or \`${rootsctl} grant\`); \`--allow-unknown-server\` starts it anyway, for a policy about to gain it.`
   );
 }
 
@@ -74,12 +78,13 @@ export function namingWarning(
   server: string,
   naming: ServerNaming,
   allowUnknownServer: boolean,
+  rootsctl = 'rootsctl',
 ): string | undefined {
   if (naming.kind === 'catch-all') return catchAllText(server, naming.policyServers);
   if (naming.kind === 'unknown') {
     return allowUnknownServer
       ? allowedUnknownText(server, naming.policyServers)
-      : unknownServerText(server, naming.policyServers);
+      : unknownServerText(server, naming.policyServers, rootsctl);
   }
   return undefined;
 }

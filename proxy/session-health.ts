@@ -8,7 +8,8 @@
  */
 import { errorLine, resultLine } from '../protocol/messages.js';
 import { RpcCode } from '../protocol/rpc-errors.js';
-import { DAEMON_AWAY_HINT, type DaemonLink } from './daemon-link.js';
+import type { DaemonLink } from './daemon-link.js';
+import { daemonAwayHint } from './hint-commands.js';
 import { HostLog } from './host-log.js';
 import type { ProxyLogger } from './log.js';
 import type { McpLine } from './mcp-line.js';
@@ -23,9 +24,6 @@ export interface SessionHealthOptions {
   /** Write one line to the host. */
   toHost: (line: string) => void;
 }
-
-/** The warning an unreachable daemon gives the host. */
-export const DAEMON_AWAY_WARNING = `mcp-rootsd is not reachable, so the policy is not known: ${DAEMON_AWAY_HINT}.`;
 
 export class SessionHealth {
   private readonly hostLog: HostLog;
@@ -59,7 +57,7 @@ export class SessionHealth {
     const named = link.named;
     if (allowUnknownServer || named?.kind !== 'unknown') return false;
     if (line.method === 'ping') return false;
-    const text = unknownServerText(server, named.policyServers);
+    const text = unknownServerText(server, named.policyServers, link.commands.rootsctl);
     if (!this.loggedUnknown) {
       this.loggedUnknown = true;
       log.error(`refused the host's ${line.method}: ${text}`);
@@ -96,7 +94,7 @@ export class SessionHealth {
   private warnNaming(): void {
     const { link, server, allowUnknownServer } = this.o;
     if (this.warnedNaming || link.named === undefined) return;
-    const text = namingWarning(server, link.named, allowUnknownServer);
+    const text = namingWarning(server, link.named, allowUnknownServer, link.commands.rootsctl);
     if (text === undefined) return;
     this.warnedNaming = true;
     this.hostLog.send('warning', `mcp-roots-proxy: ${text}`);
@@ -123,6 +121,10 @@ export class SessionHealth {
 
   private daemonAway(): void {
     this.toldAway = true;
-    this.hostLog.send('warning', DAEMON_AWAY_WARNING);
+    // The warning an unreachable daemon gives the host.
+    this.hostLog.send(
+      'warning',
+      `mcp-rootsd is not reachable, so the policy is not known: ${daemonAwayHint(this.o.link.commands)}.`,
+    );
   }
 }
