@@ -1,6 +1,8 @@
 /** Where list, check and explain get their answers: the daemon, or a policy evaluated offline. */
 import { connect } from './connect.js';
+import { ctl } from './hint.js';
 import type { Io } from './io.js';
+import { daemonLockdown } from './lockdown-note.js';
 import type { Options } from './options.js';
 import type { Backend } from './backend-api.js';
 
@@ -11,7 +13,7 @@ export async function openBackend(io: Io, opts: Options): Promise<Backend> {
   if (opts.config !== undefined) {
     // The policy engine is loaded only for offline answers: asking the daemon needs none of it.
     const { offlineBackend } = await import('./offline.js');
-    return offlineBackend(io, { config: opts.config, stateDir: opts['state-dir'] });
+    return offlineBackend(io, opts, opts.config);
   }
   return onlineBackend(io, opts.socket);
 }
@@ -25,17 +27,23 @@ async function onlineBackend(io: Io, socket: string | undefined): Promise<Backen
     explain: (server) => client.explain(server),
     serverNames: async () => {
       // `daemon/status` also lists names that are only subscribed to (a proxy's --server typo
-      // among them): keep those some entry of the policy gives roots.
+      // among them): keep those an entry names (a daemon that predates `coveredBy`: gives roots).
       const names = (await client.status()).servers.map((s) => s.name);
       const explained = await Promise.all(names.map((n) => client.explain(n)));
-      return names.filter((_, i) => explained[i]!.rules.some((r) => r.kind === 'root'));
+      return names.filter((_, i) => {
+        const e = explained[i]!;
+        return e.coveredBy !== undefined
+          ? e.coveredBy === 'name'
+          : e.rules.some((r) => r.kind === 'root');
+      });
     },
     noPolicy: async () => {
       const { policy } = await client.status();
       if (policy.files.length > 0 || policy.errors.length === 0) return undefined;
       const n = policy.errors.length;
-      return `mcp-rootsd has no valid policy: the policy has ${n} error${n === 1 ? '' : 's'} and none has loaded since it started, so every server has no roots. \`rootsctl status\` shows the errors.`;
+      return `mcp-rootsd has no valid policy: the policy has ${n} error${n === 1 ? '' : 's'} and none has loaded since it started, so every server has no roots. \`${ctl(io, 'status', socket)}\` shows the errors.`;
     },
+    lockdownNote: () => daemonLockdown(io, client, socket),
     close: () => client.close(),
   };
 }

@@ -3,6 +3,7 @@ import { resolve } from 'node:path';
 import { closing } from '../common/closing.js';
 import { packageVersion } from '../common/package-info.js';
 import { RootsClient } from '../protocol/client.js';
+import { daemonStartHint } from './hint.js';
 import type { Io } from './io.js';
 
 /** Connect to the daemon as rootsctl; a relative `--socket` means what it means in the caller's directory. */
@@ -11,6 +12,7 @@ export function connect(io: Io, socket: string | undefined): Promise<RootsClient
     socket: socket === undefined ? undefined : resolve(io.cwd, socket),
     env: io.env,
     clientInfo: { name: 'rootsctl', version: packageVersion() },
+    startHint: () => daemonStartHint(io, socket),
   });
 }
 

@@ -62,6 +62,22 @@ export function noEntryLine(server: string, known: string[]): string {
   );
 }
 
+/**
+ * A note for a name only the policy's `'*'` covers: its answer is `'*'`'s, which a typo gets too.
+ * Naming the server in the policy (`NAME: {}`) says it is meant, and the note goes.
+ */
+export function catchAllLine(server: string, known: string[]): string {
+  const others = known.filter((k) => k !== server);
+  const near = closest(server, others);
+  const q = JSON.stringify(server);
+  return (
+    `No entry of the policy names ${q}: it gets only what the '*' entry gives every server, as a typo would.` +
+    (near === undefined ? '' : ` Did you mean ${JSON.stringify(near)}?`) +
+    (others.length > 0 ? ` Servers in the policy: ${others.join(', ')}.` : '') +
+    ` If ${q} is meant to have only '*''s rules, name it in the policy (\`${server}: {}\` under \`servers:\`).\n`
+  );
+}
+
 /** The one-line answer of `check`. */
 export function checkLine(result: CheckResult): string {
   return `${result.allowed ? 'allowed' : 'denied'}: ${result.access}: ${result.reason}\n`;
@@ -94,12 +110,10 @@ export function explainTable(
     hidden > 0
       ? `(${hidden} deny rule${hidden === 1 ? '' : 's'} that affect nothing here not shown; --all shows them)\n`
       : '';
-  return (
-    head +
-    (result.rules.length > 1
-      ? columns(rows) + foot
-      : 'No rule of the policy applies to it (deny by default).\n')
-  );
+  if (shown.length > 0) return head + columns(rows) + foot;
+  // Only deny rules that affect nothing: none gives it a root.
+  if (hidden > 0) return head + 'No rule of the policy gives it roots (deny by default).\n' + foot;
+  return head + 'No rule of the policy applies to it (deny by default).\n';
 }
 
 /** Problems sorted by file, line and column (stable, so one spot keeps the engine's order). */

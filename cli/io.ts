@@ -1,4 +1,5 @@
 /** What a command may touch of its process: passed in, so tests can run `main` in-process. */
+import type { Bin } from '../common/command-line.js';
 import type { Env } from '../common/locations.js';
 
 export interface Io {
@@ -10,6 +11,11 @@ export interface Io {
   isTTY: boolean;
   /** Resolves when the user interrupts (Ctrl-C) a long-running command such as `watch`; called only by such commands, so others keep Ctrl-C's default. */
   interrupted?: () => Promise<void>;
+  /**
+   * How the person runs this installation's commands, for the commands hints show
+   * (common/command-line.ts); the executable sets it, in-process callers get the bare names.
+   */
+  command?: (bin: Bin) => string;
 }
 
 /** Exit codes of rootsctl (README.md "rootsctl"). */

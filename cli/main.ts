@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 /** The `rootsctl` executable. */
+import { commandOf } from '../common/command-line.js';
 import { main } from './run.js';
 
 const interrupted = () =>
@@ -14,4 +15,5 @@ process.exitCode = await main(process.argv.slice(2), {
   cwd: process.cwd(),
   isTTY: process.stdout.isTTY === true,
   interrupted,
+  command: (bin) => commandOf(bin, { env: process.env, cwd: process.cwd() }),
 });

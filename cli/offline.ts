@@ -10,6 +10,7 @@ import {
 } from '../common/locations.js';
 import { packageRoot } from '../common/package-info.js';
 import {
+  coverageOf,
   loadAndResolve,
   nodeFs,
   type LoadedAndResolved,
@@ -17,7 +18,10 @@ import {
 } from '../policies/index.js';
 import type { Backend } from './backend-api.js';
 import { problemLines, sortProblems } from './format.js';
+import { ctl } from './hint.js';
 import type { Io } from './io.js';
+import { offlineLockdown } from './lockdown-note.js';
+import type { Options } from './options.js';
 
 /** The context the engine evaluates in, taken from this process. */
 export function processContext(env: Env, extra: Partial<PolicyContext> = {}): PolicyContext {
@@ -56,11 +60,8 @@ export async function evaluateOffline(
  * A backend over a policy file evaluated in this process (`--config FILE`). A file with errors, or
  * none at all, is refused: an answer from it would read as a valid "no roots".
  */
-export async function offlineBackend(
-  io: Io,
-  opts: { config: string; stateDir?: string },
-): Promise<Backend> {
-  const { evaluation, file } = await evaluateOffline(io, opts);
+export async function offlineBackend(io: Io, opts: Options, config: string): Promise<Backend> {
+  const { evaluation, file } = await evaluateOffline(io, { config, stateDir: opts['state-dir'] });
   const shown = tildify(file, homeDir(io.env));
   if (evaluation.sources.missingMain) {
     throw new RootsError(
@@ -73,7 +74,7 @@ export async function offlineBackend(
     io.err(problemLines('error', sortProblems(evaluation.errors), homeDir(io.env)));
     throw new RootsError(
       'POLICY_INVALID',
-      `${shown} has ${n} error${n === 1 ? '' : 's'}; \`rootsctl validate ${shown}\` lists them`,
+      `${shown} has ${n} error${n === 1 ? '' : 's'}; \`${ctl(io, `validate ${shown}`)}\` lists them`,
     );
   }
   const resolved = evaluation.resolved;
@@ -84,9 +85,14 @@ export async function offlineBackend(
         _meta: { 'mcp-roots/revision': 0, 'mcp-roots/instance': 'offline' },
       }),
     check: (server, path, access) => resolved.check(server, path, access),
-    explain: (server) => Promise.resolve(resolved.explain(server)),
+    explain: (server) =>
+      Promise.resolve({
+        ...resolved.explain(server),
+        ...coverageOf([...evaluation.sources.files, ...(evaluation.grants?.files ?? [])], server),
+      }),
     serverNames: () => Promise.resolve(resolved.serverNames()),
     noPolicy: () => Promise.resolve(undefined),
+    lockdownNote: () => Promise.resolve(offlineLockdown(io, opts)),
     close: () => Promise.resolve(),
   };
 }

@@ -3,12 +3,13 @@ import { parseArgs } from 'node:util';
 import { RootsError } from '../common/errors.js';
 import { packageVersion } from '../common/package-info.js';
 import { lookup } from './commands/table.js';
+import { ctl } from './hint.js';
 import { EXIT, type ExitCode, type Io } from './io.js';
 import { OPTIONS, type OptionName } from './options.js';
 import { USAGE } from './usage.js';
 
 function usageError(io: Io, message: string): ExitCode {
-  io.err(`rootsctl: ${message}\nRun \`rootsctl --help\` for the commands.\n`);
+  io.err(`rootsctl: ${message}\nRun \`${ctl(io, '--help')}\` for the commands.\n`);
   return EXIT.usage;
 }
 

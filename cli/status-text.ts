@@ -9,7 +9,8 @@ export function neverValid(s: DaemonStatus): boolean {
   return s.policy.files.length === 0 && s.policy.errors.length > 0;
 }
 
-export function statusText(s: DaemonStatus, home: string): string {
+/** `lockdown`: the line to show while the daemon is in lockdown (it names the way out). */
+export function statusText(s: DaemonStatus, home: string, lockdown: string): string {
   const lines: string[] = [];
   const shown = (e: DaemonStatus['policy']['errors'][number]) =>
     formatPolicyError({ ...e, file: tildify(e.file, home) });
@@ -20,7 +21,7 @@ export function statusText(s: DaemonStatus, home: string): string {
       ? 'policy:   none valid since start: every server has no roots'
       : `policy:   ${s.policy.files.map((f) => tildify(f, home)).join(', ') || '(no policy file: no roots)'}; revision ${s.policy.revision}, loaded ${s.policy.loadedAt}`,
   );
-  if (s.lockdown) lines.push('LOCKDOWN: every server has no roots; `rootsctl unlock` ends it');
+  if (s.lockdown) lines.push(lockdown.trimEnd());
   for (const e of s.policy.errors) lines.push(`ERROR:    ${shown(e)}`);
   if (s.policy.errors.length > 0) {
     lines.push(

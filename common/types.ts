@@ -66,6 +66,9 @@ export interface ExplainRule {
   reason?: ExplainReason;
 }
 
+/** How a policy covers a server name (`policy/explain`'s `coveredBy`). */
+export type ServerCoverage = 'name' | 'pattern' | 'catch-all';
+
 export interface ExplainResult {
   server: string;
   /**
@@ -73,6 +76,12 @@ export interface ExplainResult {
    * a name none names is most likely a typo. Absent from daemons that predate it.
    */
   declared?: boolean;
+  /**
+   * How the policy covers the server: `name` (a block or a grant with its own name), `pattern`
+   * (only patterns, one narrower than `'*'`), `catch-all` (only `'*'`, which covers a typo too).
+   * Absent when nothing covers it, and from daemons that predate it.
+   */
+  coveredBy?: ServerCoverage;
   roots: Root[];
   rules: ExplainRule[];
   /** The policy's `servers.<name>.tools` rules that apply to this server, by tool name. */

@@ -10,6 +10,7 @@ import type { Access, CheckResult, ExplainResult, PolicyError, Root } from '../c
 import {
   combinedHash,
   compareUtf8,
+  coverageOf,
   LinkPins,
   loadGrantsSource,
   loadPolicySources,
@@ -311,6 +312,7 @@ export class PolicyState extends EventEmitter<StateEvents> {
       tools: this.current.tools(server),
       // How the proxy starts the server, and in which sandbox (README, Sandboxing).
       ...this.current.launch(server),
+      ...coverageOf([...this.base.files, ...this.grants.files], server),
     };
     return this.lockdown ? { ...result, roots: [] } : result;
   }

@@ -11,3 +11,4 @@ export { expandGlob } from './glob.js';
 export { includeBase, includeMatcher, includeWatchDir, nearestExisting } from './watch-targets.js';
 export { combinedHash, fileHash } from './hash.js';
 export type * from './model.js';
+export { coverageOf, serverCoverage } from './server-coverage.js';

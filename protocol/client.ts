@@ -48,6 +48,12 @@ export interface ConnectOptions {
   clientInfo?: ClientInfo;
   /** Limit for connecting and for each answer, in ms (default 10 s; `Infinity` for answers: none). */
   timeoutMs?: number;
+  /**
+   * What an unreachable-daemon error tells the person to run (default: the systemd socket unit,
+   * or `mcp-rootsd`); rootsctl and the proxy name the commands the way the person can run them. A
+   * function is called only when the error is made (finding those commands costs file lookups).
+   */
+  startHint?: string | (() => string);
 }
 
 /** A grant's lifetime (`seconds` or RFC 3339 `expires`, default one hour), mode and name. */
@@ -61,15 +67,16 @@ export interface ClientEvents {
   close: [reason: string];
 }
 
-function unreachable(err: unknown, socketPath: string): RootsError {
+function unreachable(err: unknown, socketPath: string, hintOf: () => string): RootsError {
+  const startHint = hintOf();
   const code = errnoCode(err) ?? 'EUNKNOWN';
   const what = `connect ${code} ${socketPath}`;
   if (code === 'ENOENT' || code === 'ECONNREFUSED' || code === 'ENOTDIR') {
     return new RootsError(
       'DAEMON_UNREACHABLE',
-      `mcp-rootsd is not running (${what}). ${START_HINT}`,
+      `mcp-rootsd is not running (${what}). ${startHint}`,
       {
-        hint: START_HINT,
+        hint: startHint,
         cause: err,
       },
     );
@@ -82,12 +89,16 @@ function unreachable(err: unknown, socketPath: string): RootsError {
     );
   }
   return new RootsError('DAEMON_UNREACHABLE', `cannot connect to mcp-rootsd (${what}).`, {
-    hint: START_HINT,
+    hint: startHint,
     cause: err,
   });
 }
 
-function connectSocket(socketPath: string, timeoutMs: number): Promise<Socket> {
+function connectSocket(
+  socketPath: string,
+  timeoutMs: number,
+  startHint: () => string,
+): Promise<Socket> {
   return new Promise((resolve, reject) => {
     const socket = createConnection({ path: socketPath });
     // setTimeout would fire at once for Infinity.
@@ -103,7 +114,7 @@ function connectSocket(socketPath: string, timeoutMs: number): Promise<Socket> {
     }, limit);
     const onError = (err: Error): void => {
       clearTimeout(timer);
-      reject(unreachable(err, socketPath));
+      reject(unreachable(err, socketPath, startHint));
     };
     socket.once('error', onError);
     socket.once('connect', () => {
@@ -115,10 +126,15 @@ function connectSocket(socketPath: string, timeoutMs: number): Promise<Socket> {
 }
 
 /** Connect to the daemon on `socketPath` after checking, so that nobody else can answer in its place. */
-async function dial(socketPath: string, uid: number, timeoutMs: number): Promise<Socket> {
+async function dial(
+  socketPath: string,
+  uid: number,
+  timeoutMs: number,
+  startHint: () => string,
+): Promise<Socket> {
   checkSocketPathLength(socketPath);
   await checkSocketDir(dirname(socketPath), uid);
-  return connectSocket(socketPath, timeoutMs);
+  return connectSocket(socketPath, timeoutMs, startHint);
 }
 
 /** Whether `err` says that no daemon listens there (as opposed to one that is unsafe or stuck). */
@@ -162,10 +178,12 @@ export class RootsClient extends EventEmitter<ClientEvents> {
     if (uid === undefined) throw new RootsError('USAGE', 'mcp-roots needs a POSIX user id (Linux)');
     const timeoutMs = options.timeoutMs ?? DEFAULT_CLIENT_TIMEOUT_MS;
     const env = options.env ?? process.env;
+    const given = options.startHint ?? START_HINT;
+    const startHint = typeof given === 'function' ? given : () => given;
     let socketPath = resolveSocketPath({ socket: options.socket, env, uid });
     let socket: Socket;
     try {
-      socket = await dial(socketPath, uid, timeoutMs);
+      socket = await dial(socketPath, uid, timeoutMs, startHint);
     } catch (err) {
       // Nobody where this environment says: the daemon may have been started in another one (a
       // host that drops XDG_RUNTIME_DIR), and its pointer says where. A socket named is final.
@@ -174,7 +192,7 @@ export class RootsClient extends EventEmitter<ClientEvents> {
       const pointed = await readSocketPointer(dir, uid);
       if (pointed === undefined || pointed === socketPath) throw err;
       try {
-        socket = await dial(pointed, uid, timeoutMs);
+        socket = await dial(pointed, uid, timeoutMs, startHint);
       } catch (again) {
         // A pointer left by a daemon that was killed: what the person needs is the first error.
         throw notRunning(again) ? err : again;
@@ -187,7 +205,7 @@ export class RootsClient extends EventEmitter<ClientEvents> {
         new RootsError(
           'DAEMON_UNREACHABLE',
           `mcp-rootsd closed the connection on ${socketPath} before answering ${method} (${reason}).`,
-          { hint: START_HINT },
+          { hint: startHint() },
         ),
     });
     const params: InitializeParams = { protocolVersion: PROTOCOL_VERSION };

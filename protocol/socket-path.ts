@@ -1,10 +1,10 @@
 /** The one rule for finding the daemon's socket, and the checks that keep it safe (docs/protocol.md, "Transport"). */
-import { createHash } from 'node:crypto';
 import { statSync, type Stats } from 'node:fs';
 import { lstat, mkdir } from 'node:fs/promises';
 import { isAbsolute, join, resolve } from 'node:path';
 import { errnoCode, ignoreMissing, RootsError } from '../common/errors.js';
 import { checkOwned } from './owned-path.js';
+import { crypto } from '../common/lazy-crypto.js';
 
 /** The longest socket path Linux accepts in `sun_path`, in bytes (108 with the terminating NUL). */
 export const MAX_SOCKET_PATH_BYTES = 107;
@@ -105,7 +105,8 @@ export async function checkSocketDir(dir: string, uid: number): Promise<void> {
  * a `token` kept in its 0700 socket directory: another user cannot know the name to take it first.
  */
 export function lockName(socketPath: string, uid: number, token = ''): string {
-  const digest = createHash('sha256')
+  const digest = crypto()
+    .createHash('sha256')
     .update(token === '' ? socketPath : `${socketPath}\0${token}`)
     .digest('hex');
   return `\0mcp-roots/${uid}/${digest}`;

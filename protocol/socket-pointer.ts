@@ -4,7 +4,6 @@
  * starts servers without XDG_RUNTIME_DIR) still finds it. Clients trust the pointer only as far as
  * they trust the socket directory: owned by them and writable by nobody else.
  */
-import { randomBytes } from 'node:crypto';
 import type { Stats } from 'node:fs';
 import { lstat, mkdir, readFile, rename, unlink, writeFile } from 'node:fs/promises';
 import { isAbsolute, join } from 'node:path';
@@ -12,6 +11,7 @@ import { errnoCode, ignoreMissing, RootsError } from '../common/errors.js';
 import { shellQuote } from '../common/shell-quote.js';
 import { checkOwned } from './owned-path.js';
 import { MAX_SOCKET_PATH_BYTES } from './socket-path.js';
+import { crypto } from '../common/lazy-crypto.js';
 
 /** The pointer's name inside the state directory. */
 export const POINTER_NAME = 'socket-path';
@@ -26,7 +26,7 @@ export async function writeSocketPointer(stateDir: string, socketPath: string): 
   await mkdir(stateDir, { recursive: true, mode: 0o700 });
   const file = pointerFile(stateDir);
   // Written whole under a private name, then renamed: a client never reads half a path.
-  const temp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}`;
+  const temp = `${file}.${process.pid}.${crypto().randomBytes(4).toString('hex')}`;
   try {
     await writeFile(temp, `${socketPath}\n`, { mode: 0o600, flag: 'wx' });
     await rename(temp, file);

@@ -57,9 +57,14 @@ const DURATIONS: Record<string, { seconds: number; title: string }> = {
 };
 
 /** The command a person runs to allow what was refused. */
-export function grantCommand(server: string, path: string, access: Access): string {
+export function grantCommand(
+  server: string,
+  path: string,
+  access: Access,
+  rootsctl = 'rootsctl',
+): string {
   const ro = access === 'read' ? ' --read-only' : '';
-  return `rootsctl grant ${shellQuote(server)} ${shellQuote(path)} --for 1h${ro}`;
+  return `${rootsctl} grant ${shellQuote(server)} ${shellQuote(path)} --for 1h${ro}`;
 }
 
 /** Asks one question at a time and turns an accepted answer into a grant. */

@@ -7,7 +7,8 @@ import { CallCancelled, throwIfCancelled, untilCancelled } from './abortable.js'
 import type { ArgumentRefusal, PathValue } from './arguments.js';
 import type { AskByInput } from './ask-by-input.js';
 import { grantCommand, type AskPerson } from './ask-person.js';
-import { DAEMON_AWAY_HINT, type DaemonLink } from './daemon-link.js';
+import type { DaemonLink } from './daemon-link.js';
+import { daemonAwayHint } from './hint-commands.js';
 import type { Era } from './era.js';
 import { checkValues, showPath, type Refusal } from './enforce.js';
 import type { ProxyLogger } from './log.js';
@@ -166,7 +167,7 @@ export class CallGate {
   private hint(refusal: Refusal, line: McpLine, era: Era): string {
     const c = refusal.checked;
     if (c?.refusal !== 'outside' || this.options.asker.elicits(line, era)) return '';
-    return `; to allow it, run: ${grantCommand(this.options.server, c.local, c.access)}`;
+    return `; to allow it, run: ${grantCommand(this.options.server, c.local, c.access, this.options.link.commands.rootsctl)}`;
   }
 
   private checkPaths(
@@ -193,7 +194,7 @@ export class CallGate {
         return {
           allowed: false,
           access: a,
-          reason: `${(err as Error).message}; ${DAEMON_AWAY_HINT}`,
+          reason: `${(err as Error).message}; ${daemonAwayHint(this.options.link.commands)}`,
         };
       }
     };

@@ -12,17 +12,14 @@ import type {
   SandboxRule,
   ToolRule,
 } from '../common/types.js';
-import { levenshtein } from '../common/levenshtein.js';
 import { RootsClient } from '../protocol/client.js';
 import { DEFAULT_MAX_LINE_BYTES } from '../protocol/framer.js';
 import type { ListChangedParams, ParamsOf } from '../protocol/methods.js';
 import { Reconnector } from '../protocol/reconnect.js';
 import { untilCancelled } from './abortable.js';
 import type { ProxyLogger } from './log.js';
-
-/** What a refusal says while mcp-rootsd is away, and how to bring it back (README, Troubleshooting). */
-export const DAEMON_AWAY_HINT =
-  'every call with a path is refused until mcp-rootsd answers (start it with `systemctl --user start mcp-rootsd.socket` or `mcp-rootsd`)';
+import { BARE_COMMANDS, startHint, type HintCommands } from './hint-commands.js';
+import { namingWarning, type ServerNaming } from './server-name.js';
 
 /** Options for `DaemonLink`. */
 export interface DaemonLinkOptions {
@@ -37,6 +34,10 @@ export interface DaemonLinkOptions {
   backoffMs?: { min: number; max: number };
   /** Limit for connecting and for each answer (default 2 s). */
   timeoutMs?: number;
+  /** `--allow-unknown-server`: a name the policy lacks was acknowledged (its warning says so). */
+  allowUnknownServer?: boolean;
+  /** How messages name rootsctl and mcp-rootsd (default: the bare names). */
+  commands?: HintCommands;
 }
 
 /** What changed with a new list; `reconnected` on the first list of a new connection. */
@@ -69,10 +70,10 @@ export class DaemonLink extends EventEmitter<DaemonLinkEvents> {
   /** The policy's `ask:` for the server (from `policy/explain`); never asking until known. */
   ask: AskRule = { outside: false, write: false };
   /**
-   * Whether an entry of the policy names this server: undefined until the daemon has answered,
-   * then true, or the names the policy has (a typo in `--server` is the likely cause).
+   * How the policy covers this server: undefined until the daemon has answered; a name nothing
+   * or only `'*'` covers comes with the names the policy has (a typo in `--server` is likely).
    */
-  named: true | { policyServers: string[] } | undefined;
+  named: ServerNaming | undefined;
   private revision = -1;
   private instance: string | undefined;
   private closed = false;
@@ -80,6 +81,8 @@ export class DaemonLink extends EventEmitter<DaemonLinkEvents> {
   private readonly log: ProxyLogger;
   private readonly timeoutMs: number;
   private readonly reconnector: Reconnector;
+  /** How the proxy's messages name rootsctl and mcp-rootsd. */
+  readonly commands: HintCommands;
 
   constructor(private readonly options: DaemonLinkOptions) {
     super();
@@ -88,6 +91,7 @@ export class DaemonLink extends EventEmitter<DaemonLinkEvents> {
     this.settleFirst = settle;
     this.log = options.log ?? quiet;
     this.timeoutMs = options.timeoutMs ?? 2000;
+    this.commands = options.commands ?? BARE_COMMANDS;
     this.reconnector = new Reconnector({
       connect: () =>
         RootsClient.connect({
@@ -95,6 +99,7 @@ export class DaemonLink extends EventEmitter<DaemonLinkEvents> {
           env: options.env ?? process.env,
           clientInfo: options.clientInfo,
           timeoutMs: this.timeoutMs,
+          startHint: () => startHint(this.commands),
         }),
       backoffMs: options.backoffMs ?? { min: 100, max: 5000 },
     });
@@ -250,15 +255,25 @@ export class DaemonLink extends EventEmitter<DaemonLinkEvents> {
       this.launch = explained.launch;
       this.sandbox = explained.sandbox;
       this.ask = explained.ask ?? { outside: false, write: false };
-      if (isDeclared(explained)) {
-        this.named = true;
+      if (isDeclared(explained) && explained.coveredBy !== 'catch-all') {
+        this.named = { kind: 'named' };
         return;
       }
-      this.named = { policyServers: await policyServers(client, this.options.server) };
+      const named: ServerNaming = {
+        kind: isDeclared(explained) ? 'catch-all' : 'unknown',
+        policyServers: await policyServers(client, this.options.server),
+      };
+      this.named = named;
       // A name no entry matches is most likely a typo in --server: say so once, not at each reconnect.
-      if (connecting && !this.warnedNoEntry) {
+      const warning = namingWarning(
+        this.options.server,
+        named,
+        this.options.allowUnknownServer ?? false,
+        this.commands.rootsctl,
+      );
+      if (connecting && !this.warnedNoEntry && warning !== undefined) {
         this.warnedNoEntry = true;
-        this.log.warn(unknownServerText(this.options.server, this.named.policyServers));
+        this.log.warn(warning);
       }
     } catch (err) {
       this.log.debug(`policy/explain failed, no tool rules: ${(err as Error).message}`);
@@ -307,37 +322,12 @@ function isDeclared(explained: ExplainResult): boolean {
 
 /**
  * The servers the policy names. `daemon/status` also lists names that are only subscribed to
- * (this proxy's own among them): keep those the policy names.
+ * (this proxy's own among them, and under `'*'` every one of them): keep those an entry names.
  */
 async function policyServers(client: RootsClient, self: string): Promise<string[]> {
   const names = (await client.status()).servers.map((s) => s.name).filter((n) => n !== self);
   const explained = await Promise.all(names.map((n) => client.explain(n)));
-  return names.filter((_, i) => isDeclared(explained[i]!)).sort();
-}
-
-/** The name of `known` closest to `name` within two edits, or undefined. */
-export function likelyServer(name: string, known: readonly string[]): string | undefined {
-  let best: string | undefined;
-  let bestDistance = 3;
-  for (const k of known) {
-    const d = levenshtein(name, k);
-    if (d < bestDistance) {
-      best = k;
-      bestDistance = d;
-    }
-  }
-  return best;
-}
-
-/** What the person reads when `--server` names no entry of the policy. */
-export function unknownServerText(server: string, known: readonly string[]): string {
-  const near = likelyServer(server, known);
-  return (
-    `no entry of the policy names the server ${JSON.stringify(server)} (--server ${server}), so it would get no roots and every call with a path would be refused.` +
-    (near === undefined ? '' : ` Did you mean ${JSON.stringify(near)}?`) +
-    (known.length > 0
-      ? ` The policy's servers: ${known.join(', ')}.`
-      : ' The policy names no servers.') +
-    " Fix --server in the host's configuration, or give the server roots (`rootsctl edit`, or `rootsctl grant`); `--allow-unknown-server` starts it anyway, for a policy about to gain it."
-  );
+  const named = (e: ExplainResult): boolean =>
+    e.coveredBy === undefined ? isDeclared(e) : e.coveredBy === 'name';
+  return names.filter((_, i) => named(explained[i]!)).sort();
 }

@@ -34,9 +34,13 @@ function usage(message: string): RootsError {
   return new RootsError('USAGE', `${message}\n${USAGE}`);
 }
 
-/** The Inspector CLI recipe: its own `--` first, so that the proxy keeps the second. */
+/**
+ * The Inspector CLI recipe. The Inspector takes the first `--` for itself, and since 0.15 one more
+ * (its launcher and its CLI each take one): two before the server's command leave the proxy one,
+ * and the proxy skips a second of its own, so the line works whichever the Inspector takes.
+ */
 export const INSPECTOR_RECIPE =
-  'npx @modelcontextprotocol/inspector --cli --method tools/list -- mcp-roots-proxy --server fs -- node server.js';
+  'npx @modelcontextprotocol/inspector --cli --method tools/list -- mcp-roots-proxy --server fs -- -- node server.js';
 
 /**
  * No `--` anywhere, yet something that is not the proxy's: the server's command, most likely,
@@ -49,7 +53,8 @@ function swallowed(rest: readonly string[], server: string | undefined): RootsEr
       `The server's command goes after --:\n` +
       `  mcp-roots-proxy --server ${shellQuote(server ?? 'NAME')} -- ${command}\n` +
       `If a tool starts the proxy for you, it probably took the -- for itself (the MCP Inspector ` +
-      `CLI takes the first one): give that tool a -- of its own before mcp-roots-proxy, as in\n` +
+      `CLI takes the first one, and since 0.15 another): give that tool a -- of its own before ` +
+      `mcp-roots-proxy and write -- -- before the server's command (the proxy skips a second --), as in\n` +
       `  ${INSPECTOR_RECIPE}`,
   );
 }
@@ -129,7 +134,11 @@ export function parseProxyArgs(argv: readonly string[]): ProxyOptions | undefine
   if (!isValidServerName(server)) {
     throw usage('--server must be 1 to 256 characters without control characters');
   }
-  const [command, ...args] = argv.slice(i + 1);
+  // A second `--` is what a tool in between did not take (the Inspector takes one or two): no
+  // program is named `--`, so skip it.
+  let start = i + 1;
+  if (argv[start] === '--') start++;
+  const [command, ...args] = argv.slice(start);
   if (i < argv.length && command === undefined) {
     throw usage(
       "the server's command is missing after -- (leave out -- to use the policy's launch)",

@@ -3,6 +3,7 @@ import { homedir } from 'node:os';
 import type { Readable, Writable } from 'node:stream';
 import { packageVersion } from '../common/package-info.js';
 import { DaemonLink } from './daemon-link.js';
+import { hintCommands } from './hint-commands.js';
 import type { PlanInput } from './launch-plan.js';
 import { makeProxyLogger } from './log.js';
 import type { ProxyOptions } from './options.js';
@@ -37,6 +38,8 @@ export async function runProxy(options: ProxyOptions, io: ProxyIo): Promise<numb
     socket: options.socket,
     env: io.env,
     clientInfo: { name: 'mcp-roots-proxy', version: `${version} (server ${options.server})` },
+    allowUnknownServer: options.allowUnknownServer,
+    commands: hintCommands(io.env, options.socket),
     log,
   });
   link.start();

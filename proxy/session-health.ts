@@ -3,43 +3,41 @@
  * looks healthy until every call is refused: a `--server` name no entry of the policy names fails
  * every request (the `initialize` of a 2025-era session, `server/discover` and every request of a
  * 2026-07-28 one) with an error that names the policy's servers; an unreachable mcp-rootsd is a
- * warning the host shows (an MCP log message) besides the text of every refusal.
+ * warning the host shows (an MCP log message) besides the text of every refusal. A name that only
+ * `'*'` covers, or one `--allow-unknown-server` let in, is a warning the host shows too.
  */
 import { errorLine, resultLine } from '../protocol/messages.js';
 import { RpcCode } from '../protocol/rpc-errors.js';
-import {
-  DAEMON_AWAY_HINT,
-  likelyServer,
-  unknownServerText,
-  type DaemonLink,
-} from './daemon-link.js';
+import type { DaemonLink } from './daemon-link.js';
+import { daemonAwayHint } from './hint-commands.js';
 import { HostLog } from './host-log.js';
 import type { ProxyLogger } from './log.js';
 import type { McpLine } from './mcp-line.js';
+import { likelyServer, namingWarning, unknownServerText } from './server-name.js';
 
 export interface SessionHealthOptions {
   server: string;
   link: DaemonLink;
-  /** `--allow-unknown-server`: a name the policy lacks only warns on stderr, as before. */
+  /** `--allow-unknown-server`: a name the policy lacks only warns (stderr, and the host). */
   allowUnknownServer: boolean;
   log: ProxyLogger;
   /** Write one line to the host. */
   toHost: (line: string) => void;
 }
 
-/** The warning an unreachable daemon gives the host. */
-export const DAEMON_AWAY_WARNING = `mcp-rootsd is not reachable, so the policy is not known: ${DAEMON_AWAY_HINT}.`;
-
 export class SessionHealth {
   private readonly hostLog: HostLog;
   /** Whether the host was told the daemon is away (and so should hear that it is back). */
   private toldAway = false;
   private loggedUnknown = false;
+  /** Whether the host was warned about the `--server` name (once a session). */
+  private warnedNaming = false;
 
   constructor(private readonly o: SessionHealthOptions) {
     this.hostLog = new HostLog(o.toHost);
     o.link.on('lost', () => this.daemonAway());
     o.link.on('roots', (_roots, change) => {
+      if (change.reconnected) this.warnNaming();
       if (!change.reconnected || !this.toldAway) return;
       this.toldAway = false;
       this.hostLog.send(
@@ -57,9 +55,9 @@ export class SessionHealth {
   refusesUnknownServer(line: McpLine): boolean {
     const { link, server, allowUnknownServer, log, toHost } = this.o;
     const named = link.named;
-    if (allowUnknownServer || named === undefined || named === true) return false;
+    if (allowUnknownServer || named?.kind !== 'unknown') return false;
     if (line.method === 'ping') return false;
-    const text = unknownServerText(server, named.policyServers);
+    const text = unknownServerText(server, named.policyServers, link.commands.rootsctl);
     if (!this.loggedUnknown) {
       this.loggedUnknown = true;
       log.error(`refused the host's ${line.method}: ${text}`);
@@ -89,6 +87,17 @@ export class SessionHealth {
   opened(): void {
     this.hostLog.opened();
     if (!this.o.link.known) this.daemonAway();
+    else this.warnNaming();
+  }
+
+  /** Warn the host, once, about a `--server` name only `'*'` or `--allow-unknown-server` lets in. */
+  private warnNaming(): void {
+    const { link, server, allowUnknownServer } = this.o;
+    if (this.warnedNaming || link.named === undefined) return;
+    const text = namingWarning(server, link.named, allowUnknownServer, link.commands.rootsctl);
+    if (text === undefined) return;
+    this.warnedNaming = true;
+    this.hostLog.send('warning', `mcp-roots-proxy: ${text}`);
   }
 
   /**
@@ -112,6 +121,10 @@ export class SessionHealth {
 
   private daemonAway(): void {
     this.toldAway = true;
-    this.hostLog.send('warning', DAEMON_AWAY_WARNING);
+    // The warning an unreachable daemon gives the host.
+    this.hostLog.send(
+      'warning',
+      `mcp-rootsd is not reachable, so the policy is not known: ${daemonAwayHint(this.o.link.commands)}.`,
+    );
   }
 }

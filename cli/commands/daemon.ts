@@ -2,7 +2,9 @@
 import { homeDir } from '../../common/locations.js';
 import { withClient } from '../connect.js';
 import { problemLines } from '../format.js';
+import { ctl } from '../hint.js';
 import { emit, EXIT, type ExitCode, type Io } from '../io.js';
+import { lockdownLine } from '../lockdown-note.js';
 import type { Options } from '../options.js';
 import { neverValid, statusText } from '../status-text.js';
 
@@ -10,7 +12,9 @@ import { neverValid, statusText } from '../status-text.js';
 export function status(io: Io, _args: string[], opts: Options): Promise<ExitCode> {
   return withClient(io, opts.socket, async (client) => {
     const s = await client.status();
-    emit(io, opts.json ?? false, s, (x) => statusText(x, homeDir(io.env)));
+    emit(io, opts.json ?? false, s, (x) =>
+      statusText(x, homeDir(io.env), lockdownLine(io, opts.socket)),
+    );
     return s.policy.errors.length > 0 ? EXIT.fail : EXIT.ok;
   });
 }
@@ -36,7 +40,7 @@ function setLockdown(on: boolean) {
       const result = await client.lockdown(on);
       emit(io, opts.json ?? false, result, (r) =>
         r.lockdown
-          ? 'lockdown on: every server has no roots and every access is refused. `rootsctl unlock` ends it.\n'
+          ? `lockdown on: every server has no roots and every access is refused. \`${ctl(io, 'unlock', opts.socket)}\` ends it.\n`
           : 'lockdown off: the policy applies again.\n',
       );
       return EXIT.ok;

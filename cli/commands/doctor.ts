@@ -11,7 +11,14 @@ import { connect } from '../connect.js';
 import { fail, ok, type Check } from '../doctor/check.js';
 import { inotifyChecks, inotifyInUse } from '../doctor/inotify.js';
 import { sandboxCheck } from '../doctor/sandbox.js';
-import { daemonCheck, nodeCheck, socketDirCheck, systemdCheck } from '../doctor/system.js';
+import {
+  daemonCheck,
+  nodeCheck,
+  socketDirCheck,
+  systemdCheck,
+  type FixCommands,
+} from '../doctor/system.js';
+import { commandLine, ctl } from '../hint.js';
 import { countWatches } from '../doctor/watch-count.js';
 import { EXIT, type ExitCode, type Io } from '../io.js';
 import { evaluateOffline } from '../offline.js';
@@ -73,7 +80,7 @@ async function policyCheck(io: Io, opts: Options, limit: number) {
   if (evaluation.sources.missingMain) {
     return {
       check: fail('policy', `${shown} does not exist: every server has no roots`, [
-        'rootsctl init',
+        ctl(io, 'init'),
       ]),
       watches: undefined,
       sandbox,
@@ -83,8 +90,8 @@ async function policyCheck(io: Io, opts: Options, limit: number) {
   if (n > 0) {
     return {
       check: fail('policy', `${shown} has ${n} error${n === 1 ? '' : 's'}`, [
-        `rootsctl validate ${shown}`,
-        'rootsctl edit',
+        ctl(io, `validate ${shown}`),
+        ctl(io, 'edit'),
       ]),
       watches: undefined,
       sandbox,
@@ -108,7 +115,11 @@ export async function runDoctor(io: Io, opts: Options, places: DoctorPlaces): Pr
   const socket = await socketDirCheck(io.env, uid, opts.socket, io.cwd, home);
   checks.push(socket.check);
   const status = await askDaemon(io, opts.socket);
-  checks.push(daemonCheck(status, home, socket.socketPath));
+  const cmd: FixCommands = {
+    ctl: (args, daemon = false) => ctl(io, args, daemon ? opts.socket : undefined),
+    daemon: commandLine(io, 'mcp-rootsd', '', opts.socket),
+  };
+  checks.push(daemonCheck(status, home, socket.socketPath, cmd));
   const running = !(status instanceof RootsError);
   const policy = await policyCheck(io, opts, 10_000_000);
   checks.push(policy.check);
@@ -116,7 +127,7 @@ export async function runDoctor(io: Io, opts: Options, places: DoctorPlaces): Pr
   checks.push(
     ...(await inotifyChecks(places.procSys, await inotifyInUse(places.proc, uid), needed, running)),
   );
-  checks.push(await systemdCheck(io.env, home));
+  checks.push(await systemdCheck(io.env, home, cmd));
   checks.push(await sandboxCheck(io.env, places.procSys, policy.sandbox));
   return checks;
 }

@@ -8,6 +8,7 @@ import { withClient } from '../connect.js';
 import { parseDuration, parseUntil } from '../duration.js';
 import { timeLeft } from '../format.js';
 import { columns, emit, EXIT, type ExitCode, type Io } from '../io.js';
+import { daemonLockdown, showNote } from '../lockdown-note.js';
 import type { Options } from '../options.js';
 
 /** `rootsctl grant SERVER PATH [--for D | --until T] [--read-only] [--name N]`. */
@@ -77,7 +78,10 @@ export function revoke(io: Io, [server, given]: string[], opts: Options): Promis
 export function grants(io: Io, _args: string[], opts: Options): Promise<ExitCode> {
   return withClient(io, opts.socket, async (client) => {
     const result = await client.grants();
-    emit(io, opts.json ?? false, result, (r) => grantsTable(r.grants, io));
+    // A grant gives nothing during lockdown: say so beside them.
+    const json = opts.json ?? false;
+    showNote(io, json, await daemonLockdown(io, client, opts.socket));
+    emit(io, json, result, (r) => grantsTable(r.grants, io));
     return EXIT.ok;
   });
 }

@@ -6,6 +6,7 @@ import { errnoCode, ignoreMissing, RootsError } from '../../common/errors.js';
 import { configFile, homeDir, tildify } from '../../common/locations.js';
 import { packageRoot } from '../../common/package-info.js';
 import { EXIT, type ExitCode, type Io } from '../io.js';
+import { commandLine, ctl } from '../hint.js';
 import type { Options } from '../options.js';
 
 /** The `$schema` reference for editors: this installation's roots.schema.json. */
@@ -99,7 +100,7 @@ export async function initPolicy(
     } catch (err) {
       if (errnoCode(err) !== 'EEXIST') throw err;
       io.err(
-        `rootsctl: ${tildify(file, home)} already exists; not overwriting it. Edit it, or run \`rootsctl init --force\` to replace it with the starter policy.\n`,
+        `rootsctl: ${tildify(file, home)} already exists; not overwriting it. Edit it, or run \`${ctl(io, 'init --force')}\` to replace it with the starter policy.\n`,
       );
       return EXIT.fail;
     }
@@ -119,8 +120,8 @@ export async function initPolicy(
   }
   io.out(
     `wrote ${tildify(file, home)}\n` +
-      'Next: edit it (one server, filesystem, sees ~/projects read-only), check it with `rootsctl validate`,\n' +
-      'and run the daemon: `rootsctl install-service` (systemd), or `mcp-rootsd` in a terminal.\n',
+      `Next: edit it (one server, filesystem, sees ~/projects read-only), check it with \`${ctl(io, 'validate')}\`,\n` +
+      `and run the daemon: \`${ctl(io, 'install-service')}\` (systemd), or \`${commandLine(io, 'mcp-rootsd', '')}\` in a terminal.\n`,
   );
   return EXIT.ok;
 }

@@ -3,9 +3,17 @@ import { resolve } from 'node:path';
 import { closing } from '../../common/closing.js';
 import { homeDir } from '../../common/locations.js';
 import { openBackend, type Backend } from '../backend.js';
-import { checkLine, explainTable, noEntryLine, rootsTable } from '../format.js';
+import type { ExplainResult } from '../../common/types.js';
+import { catchAllLine, checkLine, explainTable, noEntryLine, rootsTable } from '../format.js';
 import { emit, EXIT, type ExitCode, type Io } from '../io.js';
+import { showNote } from '../lockdown-note.js';
 import type { Options } from '../options.js';
+
+/** On stderr: a name only `'*'` covers may be a typo (its answer stays on stdout, and exit 0). */
+async function noteCatchAll(io: Io, backend: Backend, explained: ExplainResult): Promise<void> {
+  if (explained.coveredBy !== 'catch-all') return;
+  io.err(`rootsctl: ${catchAllLine(explained.server, await backend.serverNames())}`);
+}
 
 async function withBackend(
   io: Io,
@@ -23,12 +31,10 @@ export function list(io: Io, [server]: string[], opts: Options): Promise<ExitCod
   return withBackend(io, opts, async (backend) => {
     const result = await backend.list(server!);
     const json = opts.json ?? false;
-    if (result.roots.length > 0) {
-      emit(io, json, result, (r) => rootsTable(server!, r.roots, homeDir(io.env), Date.now()));
-      return EXIT.ok;
-    }
+    showNote(io, json, await backend.lockdownNote());
     const explained = await backend.explain(server!);
-    if (explained.rules.some((r) => r.kind === 'root')) {
+    await noteCatchAll(io, backend, explained);
+    if (result.roots.length > 0 || explained.rules.some((r) => r.kind === 'root')) {
       emit(io, json, result, (r) => rootsTable(server!, r.roots, homeDir(io.env), Date.now()));
       return EXIT.ok;
     }
@@ -47,6 +53,7 @@ export function check(io: Io, [server, path]: string[], opts: Options): Promise<
     // A relative PATH means what it means in the caller's working directory, not the daemon's.
     const access = opts.write ? 'write' : 'read';
     const result = await backend.check(server!, resolve(io.cwd, path!), access);
+    showNote(io, opts.json ?? false, await backend.lockdownNote());
     emit(io, opts.json ?? false, result, checkLine);
     return result.allowed ? EXIT.ok : EXIT.fail;
   });
@@ -56,6 +63,8 @@ export function check(io: Io, [server, path]: string[], opts: Options): Promise<
 export function explain(io: Io, [server]: string[], opts: Options): Promise<ExitCode> {
   return withBackend(io, opts, async (backend) => {
     const result = await backend.explain(server!);
+    showNote(io, opts.json ?? false, await backend.lockdownNote());
+    await noteCatchAll(io, backend, result);
     emit(io, opts.json ?? false, result, (r) =>
       explainTable(r, homeDir(io.env), { all: opts.all ?? false }),
     );

@@ -7,6 +7,7 @@ import { errnoCode, ignoreMissing, RootsError } from '../../common/errors.js';
 import { configHome, homeDir, tildify } from '../../common/locations.js';
 import { packageRoot } from '../../common/package-info.js';
 import { EXIT, type ExitCode, type Io } from '../io.js';
+import { ctl } from '../hint.js';
 import type { Options } from '../options.js';
 
 export const SOCKET_UNIT = 'mcp-rootsd.socket';
@@ -180,7 +181,7 @@ export async function installService(io: Io, opts: ServiceOptions): Promise<Exit
     );
   }
   io.out(
-    `mcp-rootsd starts on the first connection to its socket. Check it with \`rootsctl status\`; its log: \`journalctl --user -u mcp-rootsd\`.\n`,
+    `mcp-rootsd starts on the first connection to its socket. Check it with \`${ctl(io, 'status')}\`; its log: \`journalctl --user -u mcp-rootsd\`.\n`,
   );
   return EXIT.ok;
 }

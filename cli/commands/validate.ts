@@ -5,6 +5,7 @@ import type { PolicyError } from '../../common/types.js';
 import { EXIT, type ExitCode, type Io } from '../io.js';
 import { evaluateOffline } from '../offline.js';
 import { problemLines, sortProblems } from '../format.js';
+import { ctl } from '../hint.js';
 import type { Options } from '../options.js';
 
 export interface ValidateResult {
@@ -42,7 +43,7 @@ export async function validate(io: Io, [given]: string[], opts: Options): Promis
     io.out(`${JSON.stringify(result, null, 2)}\n`);
   } else if (evaluation.sources.missingMain) {
     io.err(
-      `${tildify(file, home)} does not exist: the daemon would serve no roots. Create it with \`rootsctl init\`.\n`,
+      `${tildify(file, home)} does not exist: the daemon would serve no roots. Create it with \`${ctl(io, 'init')}\`.\n`,
     );
   } else {
     io.out(problemLines('error', result.errors, home));

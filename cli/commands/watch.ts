@@ -10,6 +10,7 @@ import { Reconnector } from '../../protocol/reconnect.js';
 import { connect } from '../connect.js';
 import { rootsTable } from '../format.js';
 import { EXIT, type ExitCode, type Io } from '../io.js';
+import { daemonLockdown, showNote } from '../lockdown-note.js';
 import type { Options } from '../options.js';
 
 /** Waits between attempts to reach a restarted daemon: 100 ms, doubling, at most 2 s. */
@@ -26,12 +27,23 @@ export async function watch(io: Io, [server]: string[], opts: Options): Promise<
   const json = opts.json ?? false;
   const home = homeDir(io.env);
   const stamp = () => `[${new Date().toISOString()}]`;
-  const print = (p: Shown) => {
-    if (json) io.out(`${JSON.stringify(p)}\n`);
-    else
-      io.out(
-        `${stamp()} revision ${p.revision}\n${rootsTable(server!, p.roots, home, Date.now())}`,
-      );
+  // An empty list may be lockdown's: ask, and print in the order the lists came.
+  let printed = Promise.resolve();
+  const print = (client: RootsClient, p: Shown): void => {
+    const lockdown =
+      p.roots.length === 0
+        ? daemonLockdown(io, client, opts.socket).catch(() => '')
+        : Promise.resolve('');
+    printed = printed.then(async () => {
+      const note = await lockdown;
+      if (json) {
+        io.out(`${JSON.stringify(p)}\n`);
+        showNote(io, json, note);
+      } else
+        io.out(
+          `${stamp()} revision ${p.revision}\n${note}${rootsTable(server!, p.roots, home, Date.now())}`,
+        );
+    });
   };
   // The first connection is made here, so that "not running" is exit 3 at once, not a wait.
   const first = await connect(io, opts.socket);
@@ -47,14 +59,18 @@ export async function watch(io: Io, [server]: string[], opts: Options): Promise<
         rejectWith(err instanceof Error ? err : new Error(String(err)));
       const follow = async (client: RootsClient) => {
         client.on('list_changed', (p) => {
-          if (p.server === server) print(p);
+          if (p.server === server) print(client, p);
         });
         try {
           const list = await client.listRoots(server!, { subscribe: true });
           link.resetBackoff();
           if (restarted && !json)
             io.out(`${stamp()} mcp-rootsd restarted; following ${server} again\n`);
-          print({ server: server!, revision: list._meta['mcp-roots/revision'], roots: list.roots });
+          print(client, {
+            server: server!,
+            revision: list._meta['mcp-roots/revision'],
+            roots: list.roots,
+          });
         } catch (err) {
           // The daemon went away again before answering: the link reconnects. Anything else ends watch.
           if (!client.closed) reject(err);

@@ -76,15 +76,24 @@ export async function socketDirCheck(
   };
 }
 
+/** How the fixes name rootsctl and mcp-rootsd: as the person runs them (cli/hint.ts). */
+export interface FixCommands {
+  /** `rootsctl ARGS`; `daemon` adds the `--socket` the person gave. */
+  ctl(args: string, daemon?: boolean): string;
+  /** `mcp-rootsd`, with that `--socket`. */
+  daemon: string;
+}
+
 /** The daemon's line from its status, or the reason it could not be asked. */
 export function daemonCheck(
   status: DaemonStatus | RootsError,
   home: string,
   socketPath: string,
+  cmd: FixCommands,
 ): Check {
   const start = [
-    `systemctl --user start mcp-rootsd.socket   (after \`rootsctl install-service\`)`,
-    `or run mcp-rootsd in a terminal`,
+    `systemctl --user start mcp-rootsd.socket   (after \`${cmd.ctl('install-service')}\`)`,
+    `or run ${cmd.daemon} in a terminal`,
   ];
   if (status instanceof RootsError) {
     return fail(
@@ -100,8 +109,8 @@ export function daemonCheck(
       'daemon',
       `mcp-rootsd ${status.version} (pid ${status.pid}) runs, but its policy has ${n} error${n === 1 ? '' : 's'}${files ? `; serving the last valid one (${files})` : '; no valid policy, so no roots'}`,
       [
-        'rootsctl status   (shows the errors)',
-        'rootsctl edit     (fix them; saves only a valid policy)',
+        `${cmd.ctl('status', true)}   (shows the errors)`,
+        `${cmd.ctl('edit')}   (fix them; saves only a valid policy)`,
       ],
     );
   }
@@ -124,7 +133,7 @@ function systemctl(env: Env, args: string[]): Promise<number> {
 }
 
 /** The systemd user manager: reachable, and mcp-roots' units installed. Not needed: mcp-rootsd also runs by hand. */
-export async function systemdCheck(env: Env, home: string): Promise<Check> {
+export async function systemdCheck(env: Env, home: string, cmd: FixCommands): Promise<Check> {
   const code = await systemctl(env, ['show-environment']);
   if (code !== 0) {
     return warn(
@@ -134,7 +143,7 @@ export async function systemdCheck(env: Env, home: string): Promise<Check> {
         : 'not reachable from here (`systemctl --user` failed)',
       [
         'in a desktop or ssh login session it usually is; for a machine without logins: sudo loginctl enable-linger $USER',
-        'or run mcp-rootsd by hand (in a terminal, or your own service manager)',
+        `or run ${cmd.daemon} by hand (in a terminal, or your own service manager)`,
       ],
     );
   }
@@ -143,7 +152,7 @@ export async function systemdCheck(env: Env, home: string): Promise<Check> {
     return warn(
       'systemd user manager',
       `reachable, but the units are not installed (${tildify(unit, home)})`,
-      ['rootsctl install-service'],
+      [cmd.ctl('install-service')],
     );
   }
   return ok(

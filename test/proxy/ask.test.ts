@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ElicitRequest, ElicitResult } from '@modelcontextprotocol/sdk/types.js';
 import t from 'tap';
+import { bin } from '../helpers/bin.js';
 import { rootsctl } from '../helpers/cli.js';
 import { askPerson, startAskDaemon } from '../helpers/ask-setup.js';
 import { startProxiedFs, waitFor } from '../helpers/proxy.js';
@@ -151,10 +152,11 @@ servers:
   await t.test('a host without elicitation gets the grant command', async (t) => {
     const r = await plain.call('read_text_file', { path: `${w}/o u't/e.txt` });
     t.equal(r.isError, true);
-    t.match(
-      r.text,
-      `to allow it, run: rootsctl grant plain '${w}/o u'\\''t/e.txt' --for 1h --read-only`,
-    );
+    // rootsctl as the person can run it (from a clone: node and the built file) and the proxy's
+    // --socket, so that the command works as pasted.
+    const ctl = `(rootsctl|node ${escapeRegExp(bin('rootsctl'))}) --socket ${escapeRegExp(d.socket)}`;
+    t.match(r.text, new RegExp(`to allow it, run: ${ctl} grant plain `));
+    t.match(r.text, ` grant plain '${w}/o u'\\''t/e.txt' --for 1h --read-only`);
   });
 
   await t.test('every ask and its answer is in the decision log', async (t) => {
@@ -174,3 +176,7 @@ servers:
     );
   });
 });
+
+function escapeRegExp(s: string): string {
+  return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}

@@ -215,7 +215,8 @@ void t.test('--no-enforce relays every call; SIGTERM reaches the server', async 
     warnings,
     [
       'mcp-roots-proxy[raw] warn: enforcement is off (--no-enforce): tool calls are not checked against the policy; the server sees only its roots, which MCP servers are free to ignore',
-      'mcp-roots-proxy[raw] warn: no entry of the policy names the server "raw" (--server raw), so it would get no roots and every call with a path would be refused. The policy names no servers. Fix --server in the host\'s configuration, or give the server roots (`rootsctl edit`, or `rootsctl grant`); `--allow-unknown-server` starts it anyway, for a policy about to gain it.',
+      // --allow-unknown-server was given: the warning says so rather than suggest it.
+      'mcp-roots-proxy[raw] warn: no entry of the policy names the server "raw" (--server raw); started anyway, as --allow-unknown-server allows: it gets no roots and every call with a path is refused until the policy names it. The policy names no servers.',
     ],
     'each warning once: --no-enforce, and a name no entry matches',
   );

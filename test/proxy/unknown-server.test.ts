@@ -15,6 +15,7 @@ import {
   type LoggingMessageNotification,
 } from '@modelcontextprotocol/sdk/types.js';
 import t from 'tap';
+import { bin } from '../helpers/bin.js';
 import { startDaemon } from '../helpers/daemon.js';
 import { FS2_SERVER } from '../helpers/era-host.js';
 import { proxiedTransport } from '../helpers/proxied-server.js';
@@ -157,9 +158,13 @@ void t.test(
   'an unreachable daemon: the host connects, is warned, and refusals say why',
   async (t) => {
     const dir = ownedShortDir(t);
+    const socket = join(dir, 'nobody-listens.sock');
+    // The daemon as the person can start it (from a clone: node and the built file), on the
+    // proxy's --socket; the systemd unit serves only the default socket, so it is not named.
+    const start = `\`(mcp-rootsd|node ${escapeRegExp(bin('daemon'))}) --socket ${escapeRegExp(socket)}\``;
     const { transport } = proxiedTransport({
       server: 'fs',
-      socket: join(dir, 'nobody-listens.sock'),
+      socket,
       command: [process.execPath, FS_SERVER, dir],
     });
     const { client, logs } = v1Host();
@@ -170,13 +175,15 @@ void t.test(
     t.match(logs[0], {
       level: 'warning',
       logger: 'mcp-roots-proxy',
-      data: /^mcp-rootsd is not reachable, so the policy is not known: every call with a path is refused until mcp-rootsd answers \(start it with `systemctl --user start mcp-rootsd\.socket` or `mcp-rootsd`\)\.$/,
+      data: new RegExp(
+        `^mcp-rootsd is not reachable, so the policy is not known: every call with a path is refused until mcp-rootsd answers \\(start it with ${start}\\)\\.$`,
+      ),
     });
     const r = await client.callTool({ name: 'read_text_file', arguments: { path: `${dir}/a` } });
     t.equal(r.isError, true);
     t.match(
       JSON.stringify(r.content),
-      /not reachable.*systemctl --user start mcp-rootsd\.socket.*or `mcp-rootsd`/,
+      new RegExp(`not reachable.*start it with ${start}`),
       'the refusal says how to start the daemon',
     );
     t.same(await client.setLoggingLevel('error'), {}, 'logging/setLevel is answered by the proxy');
@@ -204,3 +211,7 @@ void t.test('a daemon lost mid-session: warned, then told it is back', async (t)
   await waitFor(() => logs.some((l) => l.level === 'notice'), TIMEOUT, 'the notice');
   t.match(logs.find((l) => l.level === 'notice')?.data, /^mcp-rootsd is reachable again/);
 });
+
+function escapeRegExp(s: string): string {
+  return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}

@@ -1,0 +1,42 @@
+/**
+ * What every command that shows roots says during lockdown, so that an empty list (or roots the
+ * policy gives but no server gets) comes with its reason and the way out.
+ */
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { stateDir, tildify, homeDir } from '../common/locations.js';
+import type { RootsClient } from '../protocol/client.js';
+import { ctl } from './hint.js';
+import type { Io } from './io.js';
+import type { Options } from './options.js';
+
+/** The line for a daemon in lockdown. */
+export function lockdownLine(io: Io, socket: string | undefined): string {
+  return `LOCKDOWN: mcp-rootsd gives every server no roots and refuses every access; \`${ctl(io, 'unlock', socket)}\` ends it.\n`;
+}
+
+/** The running daemon's lockdown line, or '' when it is not in lockdown. */
+export async function daemonLockdown(
+  io: Io,
+  client: RootsClient,
+  socket: string | undefined,
+): Promise<string> {
+  return (await client.status()).lockdown ? lockdownLine(io, socket) : '';
+}
+
+/**
+ * For a policy evaluated offline (`--config`): the daemon's lockdown lives in the state directory,
+ * so the roots shown are what the policy gives once it ends, not what any server gets now.
+ */
+export function offlineLockdown(io: Io, opts: Options): string {
+  const file = join(stateDir(io.env, io.cwd, opts['state-dir']), 'lockdown');
+  if (!existsSync(file)) return '';
+  return `LOCKDOWN (${tildify(file, homeDir(io.env))}): mcp-rootsd gives every server no roots; what follows is what this policy gives once \`${ctl(io, 'unlock')}\` ends it.\n`;
+}
+
+/** Show `note` with an answer: before the table, or on stderr beside JSON (which stays as it is). */
+export function showNote(io: Io, json: boolean, note: string): void {
+  if (note === '') return;
+  if (json) io.err(`rootsctl: ${note}`);
+  else io.out(note);
+}

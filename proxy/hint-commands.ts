@@ -1,0 +1,51 @@
+/**
+ * How the proxy's messages (refusals, warnings, the host's log) name rootsctl and mcp-rootsd: as the
+ * person can run them (common/command-line.ts), with the proxy's `--socket` when it was given one.
+ * A host's working directory means nothing to the person, so paths are absolute.
+ */
+import { commandOf, withSocket } from '../common/command-line.js';
+
+export interface HintCommands {
+  /** `rootsctl`, or `node /path/to/dist/cli/main.js`, with `--socket`. */
+  rootsctl: string;
+  /** `mcp-rootsd`, or `node /path/to/dist/daemon/main.js`, with `--socket`. */
+  daemon: string;
+  /** Whether the systemd socket unit is worth naming (it serves the default socket only). */
+  systemd: boolean;
+}
+
+/** The bare names, for a link that knows nothing of how it was started (the library). */
+export const BARE_COMMANDS: HintCommands = {
+  rootsctl: 'rootsctl',
+  daemon: 'mcp-rootsd',
+  systemd: true,
+};
+
+/** The commands for a proxy started with `env` and `--socket socket`. */
+export function hintCommands(
+  env: Readonly<Record<string, string | undefined>>,
+  socket: string | undefined,
+): HintCommands {
+  return {
+    rootsctl: withSocket(commandOf('rootsctl', { env }), socket),
+    daemon: withSocket(commandOf('mcp-rootsd', { env }), socket),
+    systemd: socket === undefined,
+  };
+}
+
+/** "start it with …" for an unreachable daemon. */
+function startWith(c: HintCommands): string {
+  return c.systemd
+    ? `\`systemctl --user start mcp-rootsd.socket\` or \`${c.daemon}\``
+    : `\`${c.daemon}\``;
+}
+
+/** The sentence an unreachable-daemon error ends with. */
+export function startHint(c: HintCommands): string {
+  return `Start it with ${startWith(c)}.`;
+}
+
+/** What a refusal says while mcp-rootsd is away, and how to bring it back (README, Troubleshooting). */
+export function daemonAwayHint(c: HintCommands): string {
+  return `every call with a path is refused until mcp-rootsd answers (start it with ${startWith(c)})`;
+}
