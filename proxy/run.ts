@@ -54,6 +54,7 @@ export async function runProxy(options: ProxyOptions, io: ProxyIo): Promise<numb
   });
   const supervisor = new Supervisor({ server: options.server, version, log, planInput });
   link.on('roots', (_roots, change) => supervisor.onRoots(change));
+  link.on('rules', () => supervisor.onRules());
 
   // The policy may ask for a sandbox or give the command: learn it before starting anything.
   await Promise.race([link.firstAttempt, new Promise((r) => setTimeout(r, FIRST_ANSWER_MS))]);
