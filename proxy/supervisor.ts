@@ -39,6 +39,8 @@ export interface SupervisorOptions {
   drainMs?: number;
   /** How long to wait for more changes before restarting (default 100 ms). */
   settleMs?: number;
+  /** The most directories watched for denied paths in a sandboxed server's roots. */
+  maxWatchedDirs?: number;
 }
 
 /** The router's seam for a restart. */
@@ -66,7 +68,11 @@ export class Supervisor {
   private readonly watch: DenyWatch;
 
   constructor(private readonly o: SupervisorOptions) {
-    this.watch = new DenyWatch({ log: o.log, onDenied: (d) => this.onDenied(d) });
+    this.watch = new DenyWatch({
+      log: o.log,
+      onDenied: (d) => this.onDenied(d),
+      ...(o.maxWatchedDirs === undefined ? {} : { maxDirs: o.maxWatchedDirs }),
+    });
   }
 
   /** Start what the plan says now: the server, or a stand-in that says why not. */
