@@ -255,12 +255,23 @@ export class DaemonLink extends EventEmitter<DaemonLinkEvents> {
       const explained = await client.explain(this.options.server);
       // Two answers can cross: an older one must not undo a newer one.
       if (asked !== this.explained) return;
-      const before = JSON.stringify([this.launch, this.sandbox]);
+      const before = [this.launch, this.sandbox, this.tools, this.ask].map((x) =>
+        JSON.stringify(x),
+      );
       this.tools = explained.tools ?? {};
       this.launch = explained.launch;
       this.sandbox = explained.sandbox;
-      if (!connecting && JSON.stringify([this.launch, this.sandbox]) !== before) this.emit('rules');
       this.ask = explained.ask ?? { outside: false, write: false };
+      const after = [this.launch, this.sandbox, this.tools, this.ask].map((x) => JSON.stringify(x));
+      const changed = ['launch', 'sandbox', 'tools', 'ask'].filter(
+        (_, i) => before[i] !== after[i],
+      );
+      if (!connecting && changed.length > 0) {
+        this.log.debug(
+          `the policy's rules for ${this.options.server} changed: ${changed.join(', ')}`,
+        );
+        if (changed.includes('launch') || changed.includes('sandbox')) this.emit('rules');
+      }
       if (isDeclared(explained)) {
         this.named = true;
         return;
