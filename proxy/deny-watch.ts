@@ -36,24 +36,39 @@ interface WatchedRoot {
   denies: { test: (p: string) => boolean; access: DenyAccess }[];
 }
 
+/** One generation of watches: live until the next is complete, so that no event falls between. */
+interface WatchSet {
+  watchers: Map<string, FSWatcher>;
+  live: boolean;
+}
+
+const closeSet = (set: WatchSet | undefined): void => {
+  if (set === undefined) return;
+  set.live = false;
+  for (const w of set.watchers.values()) w.close();
+  set.watchers.clear();
+};
+
 export class DenyWatch {
-  private readonly watchers = new Map<string, FSWatcher>();
+  private current: WatchSet | undefined;
+  private next: WatchSet | undefined;
   private key = '';
   private warned = false;
-  private generation = 0;
 
   constructor(private readonly o: DenyWatchOptions) {}
 
   /**
    * Watch these roots for their denies (`_meta['mcp-roots/deny']`); resolves once every directory
-   * is watched. The same roots and denies as before keep the watches they have.
+   * is watched. The same roots and denies as before keep the watches they have; new ones are
+   * complete before the old ones close.
    */
   async update(roots: readonly Root[]): Promise<void> {
     const key = JSON.stringify(roots.map((r) => [r.uri, r._meta['mcp-roots/deny'] ?? []]));
     if (key === this.key) return;
-    this.close();
     this.key = key;
-    const generation = this.generation;
+    closeSet(this.next);
+    const set: WatchSet = { watchers: new Map(), live: true };
+    this.next = set;
     for (const r of roots) {
       const denies = (r._meta['mcp-roots/deny'] ?? []).map((d) => ({
         test: denyTest(d),
@@ -61,16 +76,20 @@ export class DenyWatch {
       }));
       if (denies.length === 0) continue;
       const root: WatchedRoot = { path: fileURLToPath(r.uri), denies };
-      await this.watchTree(root, root.path, false, generation);
+      await this.watchTree(set, root, root.path, false);
     }
+    if (this.next !== set) return;
+    this.next = undefined;
+    closeSet(this.current);
+    this.current = set;
   }
 
   /** Stop watching everything. */
   close(): void {
-    this.generation++;
     this.key = '';
-    for (const w of this.watchers.values()) w.close();
-    this.watchers.clear();
+    closeSet(this.next);
+    closeSet(this.current);
+    this.next = this.current = undefined;
   }
 
   /** The strongest deny of `root` naming `path`, if any. */
@@ -90,19 +109,18 @@ export class DenyWatch {
    * found on the way are reported: a directory that appears whole (moved in) may carry them.
    */
   private async watchTree(
+    set: WatchSet,
     root: WatchedRoot,
     dir: string,
     report: boolean,
-    generation: number,
   ): Promise<void> {
-    if (generation !== this.generation || this.watchers.has(dir)) return;
-    if (this.watchers.size >= (this.o.maxDirs ?? 50_000))
+    if (!set.live || set.watchers.has(dir)) return;
+    if (set.watchers.size >= (this.o.maxDirs ?? 50_000))
       return this.cannotWatch(dir, 'too many directories');
     let w: FSWatcher;
     try {
       w = watch(dir, { persistent: false }, (event, name) => {
-        if (event === 'rename' && name !== null)
-          this.onEntry(root, join(dir, String(name)), generation);
+        if (event === 'rename' && name !== null) this.onEntry(set, root, join(dir, String(name)));
       });
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
@@ -110,8 +128,8 @@ export class DenyWatch {
       if (code !== 'ENOENT' && code !== 'ENOTDIR') this.cannotWatch(dir, (err as Error).message);
       return;
     }
-    w.on('error', () => this.unwatchBelow(dir));
-    this.watchers.set(dir, w);
+    w.on('error', () => unwatchBelow(set, dir));
+    set.watchers.set(dir, w);
     let entries;
     try {
       entries = await readdir(dir, { withFileTypes: true });
@@ -125,29 +143,21 @@ export class DenyWatch {
         if (report) this.o.onDenied(denied);
         continue;
       }
-      if (e.isDirectory()) await this.watchTree(root, p, report, generation);
+      if (e.isDirectory()) await this.watchTree(set, root, p, report);
     }
   }
 
   /** An entry of a watched directory appeared, went away, or was renamed (either end). */
-  private onEntry(root: WatchedRoot, path: string, generation: number): void {
-    if (generation !== this.generation) return;
+  private onEntry(set: WatchSet, root: WatchedRoot, path: string): void {
+    if (!set.live) return;
     // A synchronous lstat: the report must not wait behind anything else the proxy does.
     const st = lstatSync(path, { throwIfNoEntry: false });
-    if (st === undefined) return this.unwatchBelow(path);
+    if (st === undefined) return unwatchBelow(set, path);
     // A link is not mounted over (sandbox-mounts.ts): its target is shown or hidden on its own.
     if (st.isSymbolicLink()) return;
     const denied = this.denial(root, path);
     if (denied !== undefined) return this.o.onDenied(denied);
-    if (st.isDirectory()) void this.watchTree(root, path, true, generation);
-  }
-
-  private unwatchBelow(path: string): void {
-    for (const [dir, w] of this.watchers) {
-      if (!inside(dir, path)) continue;
-      w.close();
-      this.watchers.delete(dir);
-    }
+    if (st.isDirectory()) void this.watchTree(set, root, path, true);
   }
 
   private cannotWatch(dir: string, why: string): void {
@@ -156,5 +166,14 @@ export class DenyWatch {
     this.o.log.warn(
       `cannot watch ${dir} for denied paths (${why}): a denied path created there later is hidden from the sandboxed server only when it is next restarted`,
     );
+  }
+}
+
+/** Close the watches of `path` and below (it went away, or was renamed). */
+function unwatchBelow(set: WatchSet, path: string): void {
+  for (const [dir, w] of set.watchers) {
+    if (!inside(dir, path)) continue;
+    w.close();
+    set.watchers.delete(dir);
   }
 }
