@@ -99,7 +99,9 @@ export class Supervisor {
   /** Restart on changes from now on, through `router`. */
   follow(router: Swappable): void {
     this.router = router;
-    if (this.pending.length > 0) this.schedule();
+    const urgent = this.pending.some((c) => c.kind === 'denied' && c.denied.access === 'all');
+    if (urgent) void this.replan();
+    else if (this.pending.length > 0) this.schedule();
   }
 
   /** The roots changed: restart if that changes what would run (after the burst settles). */
@@ -118,8 +120,13 @@ export class Supervisor {
    */
   private onDenied(denied: DeniedPath): void {
     if (this.closed) return;
-    if (denied.access === 'write') return this.changed({ kind: 'denied', denied });
+    // Either way the running server's mounts are stale, even if a new plan looks the same: an
+    // editor's save replaces a protected file, which detaches its read-only mount in the sandbox.
     this.denials++;
+    if (denied.access === 'write') {
+      this.o.log.info(`a path denied for writing appeared in the roots: ${denied.path}`);
+      return this.changed({ kind: 'denied', denied });
+    }
     this.o.log.warn(`a denied path appeared in the roots: ${denied.path}; stopping the server now`);
     if (this.pending.length === 0) this.changedAt = performance.now();
     this.pending.push({ kind: 'denied', denied });
@@ -230,13 +237,15 @@ export class Supervisor {
   private async restartIfChanged(changes: Change[], changedAt?: number): Promise<void> {
     const old = this.running;
     if (this.closed || old === undefined) return;
-    // A denied path appeared since the running server's mounts were laid out: stop it first.
-    const urgent = old.kind === 'process' && old.denials < this.denials;
+    // A denied path appeared since the running server's mounts were laid out: it restarts even if
+    // the new plan looks the same; denied for reading, it is stopped before anything else.
+    const stale = old.kind === 'process' && old.denials < this.denials;
+    const urgent = stale && changes.some((c) => c.kind === 'denied' && c.denied.access === 'all');
     let next: { plan: LaunchPlan; denials: number } | undefined;
     if (!urgent) {
       next = await this.plan();
       if (this.closed) return;
-      if (keyOf(next.plan) === old.key) {
+      if (!stale && keyOf(next.plan) === old.key) {
         if (changes.some((c) => c.kind === 'rules')) {
           this.o.log.info(
             'the policy changed the server’s launch or sandbox rules, but not what it is started with: no restart',
@@ -245,7 +254,7 @@ export class Supervisor {
         return;
       }
     }
-    const reason = urgent ? deniedReason(changes) : describe(changes, old, next!.plan);
+    const reason = stale ? deniedReason(changes) : describe(changes, old, next!.plan);
     this.o.log.info(`restarting the server: ${reason}`);
     const stopNow = new AbortController();
     if (urgent) stopNow.abort();
@@ -295,11 +304,19 @@ export class Supervisor {
 
 /** Why a restart for a denied path happens, in words. */
 function deniedReason(changes: Change[]): string {
-  const paths = changes.flatMap((c) =>
-    c.kind === 'denied' && c.denied.access === 'all' ? [c.denied.path] : [],
-  );
-  const shown = paths.slice(0, 3).join(', ') + (paths.length > 3 ? ', …' : '');
-  return `a denied path appeared in its roots (${shown}); its sandbox hides it only from a new start`;
+  const paths = (access: string) =>
+    changes.flatMap((c) =>
+      c.kind === 'denied' && c.denied.access === access ? [c.denied.path] : [],
+    );
+  const shown = (ps: string[]) => ps.slice(0, 3).join(', ') + (ps.length > 3 ? ', …' : '');
+  const [all, write] = [paths('all'), paths('write')];
+  const what =
+    all.length > 0
+      ? `a denied path appeared in its roots (${shown(all)})`
+      : write.length > 0
+        ? `a path denied for writing appeared in its roots (${shown(write)})`
+        : 'a denied path appeared in its roots while it was being restarted';
+  return `${what}; its sandbox hides it only from a new start`;
 }
 
 /** Why a restart happens, in words. */
@@ -322,8 +339,6 @@ function describe(changes: Change[], old: Running, plan: LaunchPlan): string {
   const differ = spawnDifference(old.plan.spawn, plan.spawn, plan.sandboxed);
   const cause = changes.some((c) => c.kind === 'rules')
     ? 'the policy’s launch or sandbox'
-    : changes.some((c) => c.kind === 'denied')
-      ? `a path denied for writing appeared in its roots`
-      : 'its roots’ read-only flags or denies';
+    : 'its roots’ read-only flags or denies';
   return parts.length > 0 ? what : `${what} (${cause}): ${differ.join(', ')}`;
 }

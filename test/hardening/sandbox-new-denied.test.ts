@@ -4,7 +4,8 @@
  * directory created, an existing hidden file replaced the way editors save) restarts the server
  * with the new mounts: the same host session then gets the kernel's error for it. Beside it, the
  * same server with the proxy's watch turned off (`MCP_ROOTS_PROXY_WATCH_DIRS=0`) reads each one,
- * so no case passes vacuously: the mounts laid at start do not hide what came later.
+ * so no case passes vacuously: the mounts laid at start do not hide what came later. A path denied
+ * only for writing (a new one, or a read-only one replaced) is read-only after its restart.
  */
 import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -29,6 +30,7 @@ void t.test('a denied path created after start is hidden by a restart', async (t
   mkdirSync(join(r, 'sub-c'), { recursive: true });
   writeFileSync(join(r, 'notes.txt'), 'notes');
   writeFileSync(join(r, '.env'), 'TOKEN=at start');
+  writeFileSync(join(r, 'locked.txt'), 'read-only at start');
   const policy = `version: 1
 servers:
   h:
@@ -37,6 +39,7 @@ servers:
     deny:
       - "**/.env"
       - ${r}/secrets
+      - {path: "**/locked*.txt", access: write}
 `;
   const d = await startDaemon(t, policy, { dir });
   const start = (watchDirs?: string) =>
@@ -124,6 +127,35 @@ servers:
     const open = await read(blind, file);
     t.same(open.isError, false, `not restarted: ${what} is readable (${open.text})`);
   }
+  // Denied for writing: read-only from the restart on (after the calls in flight, as usual).
+  const writes: [string, () => void, string][] = [
+    ['a new file', () => writeFileSync(join(r, 'sub-a', 'locked-new.txt'), 'G'), 'locked-new.txt'],
+    [
+      'a read-only file replaced as editors save it',
+      () => {
+        writeFileSync(join(r, 'sub-a', 'tmp'), 'H');
+        renameSync(join(r, 'sub-a', 'tmp'), join(r, 'locked.txt'));
+      },
+      'locked.txt',
+    ],
+  ];
+  for (const [what, make, name] of writes) {
+    const file = name === 'locked.txt' ? join(r, name) : join(r, 'sub-a', name);
+    await waitFor(() => idle(boxed), 30_000, `no restart under way before: ${what}`);
+    const before = count(boxed, 'restarting the server:');
+    make();
+    await waitFor(
+      () => count(boxed, 'restarting the server:') > before,
+      30_000,
+      `restart: ${what}`,
+    );
+    const inside = await boxed.call('attempt', { action: 'write', ref: file });
+    t.match(inside.text, /^EROFS: /, `restarted: ${what} is read-only`);
+    const open = await blind.call('attempt', { action: 'write', ref: file });
+    t.same(open, { text: 'ok: written', isError: false }, `not restarted: ${what} is writable`);
+  }
+  t.match(boxed.stderr(), /restarting the server: a path denied for writing appeared in its roots/);
+
   await waitFor(() => idle(boxed), 30_000, 'the last restart ended');
   t.match(boxed.stderr(), /restarting the server: a denied path appeared in its roots \(/);
   t.equal(count(blind, 'restarting the server:'), 0, 'the unwatched server never restarted');
