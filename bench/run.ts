@@ -20,6 +20,7 @@ const ALL = [
   'daemon-rss',
   'sandbox-start',
   'restart-latency',
+  'deny-window',
 ];
 const chosen = process.argv.slice(2).length > 0 ? process.argv.slice(2) : ALL;
 const env = { ...process.env, FUZZ_SECONDS: process.env.FUZZ_SECONDS ?? '60' };

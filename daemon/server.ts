@@ -12,6 +12,7 @@ import {
 import { rawJson } from '../protocol/raw-json.js';
 import type { Change, PolicyState } from './state.js';
 import type { DecisionSink } from './decision-log.js';
+import { RulesMemo } from './rules-push.js';
 import { Throttle } from './throttle.js';
 
 /** One connected client. */
@@ -43,6 +44,7 @@ export class RootsServer {
   private readonly clients = new Set<Client>();
   private readonly subscribers = new Map<string, Set<Client>>();
   private readonly throttle: Throttle<Change>;
+  private readonly rules = new RulesMemo();
   private closing: Promise<void> | undefined;
 
   constructor(
@@ -60,6 +62,15 @@ export class RootsServer {
           { server: change.server, added: change.added, removed: change.removed },
         );
         if (this.subscribers.has(change.server)) this.throttle.offer(change.server, change);
+      }
+    });
+    // An edit of a server's launch, sandbox, tools or ask alone changes no list: say so apart.
+    deps.state.on('resolved', (resolved) => {
+      for (const server of this.rules.changed(resolved)) {
+        deps.log.info(`rules changed for ${server} (launch, sandbox, tools or ask)`, { server });
+        for (const client of this.subscribers.get(server) ?? []) {
+          client.connection.notify('notifications/policy/rules_changed', { server });
+        }
       }
     });
   }
@@ -187,6 +198,7 @@ export class RootsServer {
     if (!set) {
       set = new Set();
       this.subscribers.set(server, set);
+      this.rules.subscribed(this.deps.state.resolved, server);
     }
     set.add(client);
     this.deps.state.subscribe(server);
@@ -197,7 +209,10 @@ export class RootsServer {
     const set = this.subscribers.get(server);
     if (!set) return;
     set.delete(client);
-    if (set.size === 0) this.subscribers.delete(server);
+    if (set.size === 0) {
+      this.subscribers.delete(server);
+      this.rules.unsubscribed(server);
+    }
     this.deps.state.unsubscribe(server);
   }
 

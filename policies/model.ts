@@ -149,4 +149,6 @@ export interface ResolvedPolicy {
   tools(server: string): Record<string, ToolRule>;
   /** The server's `launch` and `sandbox` (paths expanded), as `policy/explain` gives them. */
   launch(server: string): Pick<ExplainResult, 'launch' | 'sandbox'>;
+  /** The server's `ask:`, as `policy/explain` gives it. */
+  ask(server: string): AskRule;
 }

@@ -15,6 +15,7 @@ import {
   type InitializeParams,
   type InitializeResult,
   type ListChangedParams,
+  type RulesChangedParams,
   type ListRootsResult,
   type Method,
   type ParamsOf,
@@ -64,6 +65,7 @@ export type GrantOptions = { readOnly?: boolean; name?: string } & (
 /** Events of `RootsClient`: a subscribed server's new list, and the end of the connection. */
 export interface ClientEvents {
   list_changed: [params: ListChangedParams];
+  rules_changed: [params: RulesChangedParams];
   close: [reason: string];
 }
 
@@ -165,6 +167,9 @@ export class RootsClient extends EventEmitter<ClientEvents> {
     this.timeoutMs = timeoutMs;
     connection.onNotification('notifications/roots/list_changed', (params) =>
       this.emit('list_changed', params),
+    );
+    connection.onNotification('notifications/policy/rules_changed', (params) =>
+      this.emit('rules_changed', params),
     );
     connection.once('close', (reason) => this.emit('close', reason));
   }

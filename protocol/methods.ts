@@ -174,9 +174,18 @@ export interface ListChangedParams {
   roots: Root[];
 }
 
+/**
+ * Params of `notifications/policy/rules_changed`: the server's rules beyond its roots (`launch`,
+ * `sandbox`, `tools`, `ask`) changed; `policy/explain` gives them.
+ */
+export interface RulesChangedParams {
+  server: string;
+}
+
 /** Every notification of mcp-roots/1 (daemon to client), by method. */
 export interface Notifications {
   'notifications/roots/list_changed': ListChangedParams;
+  'notifications/policy/rules_changed': RulesChangedParams;
 }
 
 /** A notification method name. */

@@ -8,6 +8,7 @@ import type {
   ClientInfo,
   GrantAddParams,
   ListChangedParams,
+  RulesChangedParams,
   LogAskParams,
   Method,
   NotificationMethod,
@@ -300,6 +301,10 @@ export const notificationValidators: NotificationValidators = {
     }
     if (typeof instance !== 'string') fail(m, 'instance', 'a string');
     return { server: server(m, p), revision, instance, roots: roots(m, p.roots) };
+  },
+  'notifications/policy/rules_changed'(params): RulesChangedParams {
+    const m = 'notifications/policy/rules_changed';
+    return { server: server(m, fieldsOf(m, params)) };
   },
 };
 

@@ -50,6 +50,8 @@ export interface RootsChange {
 /** Events of `DaemonLink`. */
 export interface DaemonLinkEvents {
   roots: [roots: Root[], change: RootsChange];
+  /** The policy's `launch` or `sandbox` for the server changed (its roots may not have). */
+  rules: [];
   lost: [reason: string];
 }
 
@@ -78,6 +80,8 @@ export class DaemonLink extends EventEmitter<DaemonLinkEvents> {
   private instance: string | undefined;
   private closed = false;
   private warnedNoEntry = false;
+  /** Counts `policy/explain` requests: only the latest one's answer is applied. */
+  private explained = 0;
   private readonly log: ProxyLogger;
   private readonly timeoutMs: number;
   private readonly reconnector: Reconnector;
@@ -218,11 +222,13 @@ export class DaemonLink extends EventEmitter<DaemonLinkEvents> {
   private async onConnected(client: RootsClient): Promise<void> {
     this.socketPath = client.socketPath;
     client.on('list_changed', (params) => this.onListChanged(params));
+    client.on('rules_changed', (params) => {
+      if (params.server === this.options.server) void this.refreshTools(client);
+    });
     try {
-      const [list] = await Promise.all([
-        client.listRoots(this.options.server, { subscribe: true }),
-        this.refreshTools(client, true),
-      ]);
+      // Subscribe first, then ask for the rules: a change after the subscription is pushed.
+      const list = await client.listRoots(this.options.server, { subscribe: true });
+      await this.refreshTools(client, true);
       this.log.info(`connected to mcp-rootsd on ${client.socketPath}`);
       this.reconnector.resetBackoff();
       this.apply(
@@ -249,12 +255,28 @@ export class DaemonLink extends EventEmitter<DaemonLinkEvents> {
   }
 
   private async refreshTools(client: RootsClient, connecting = false): Promise<void> {
+    const asked = ++this.explained;
     try {
       const explained = await client.explain(this.options.server);
+      // Two answers can cross: an older one must not undo a newer one.
+      if (asked !== this.explained) return;
+      const before = [this.launch, this.sandbox, this.tools, this.ask].map((x) =>
+        JSON.stringify(x),
+      );
       this.tools = explained.tools ?? {};
       this.launch = explained.launch;
       this.sandbox = explained.sandbox;
       this.ask = explained.ask ?? { outside: false, write: false };
+      const after = [this.launch, this.sandbox, this.tools, this.ask].map((x) => JSON.stringify(x));
+      const changed = ['launch', 'sandbox', 'tools', 'ask'].filter(
+        (_, i) => before[i] !== after[i],
+      );
+      if (!connecting && changed.length > 0) {
+        this.log.debug(
+          `the policy's rules for ${this.options.server} changed: ${changed.join(', ')}`,
+        );
+        if (changed.includes('launch') || changed.includes('sandbox')) this.emit('rules');
+      }
       if (isDeclared(explained) && explained.coveredBy !== 'catch-all') {
         this.named = { kind: 'named' };
         return;
@@ -283,7 +305,8 @@ export class DaemonLink extends EventEmitter<DaemonLinkEvents> {
   private onListChanged(params: ListChangedParams): void {
     if (params.server !== this.options.server) return;
     const client = this.client;
-    // The rules (tools, launch, sandbox) follow a moment later; a restart settles long enough.
+    // The rules (tools, launch, sandbox) follow a moment later; if launch or sandbox differ by
+    // then, 'rules' says so and the supervisor plans again.
     if (client !== undefined) void this.refreshTools(client);
     this.apply(params.roots, params.revision, params.instance, false);
   }

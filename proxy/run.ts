@@ -24,6 +24,16 @@ const FORWARDED_SIGNALS = ['SIGTERM', 'SIGINT', 'SIGHUP'] as const;
 /** How long the proxy waits for the daemon before the first start, to learn launch and sandbox. */
 const FIRST_ANSWER_MS = 3000;
 
+/**
+ * `MCP_ROOTS_PROXY_WATCH_DIRS`: how many directories of a sandboxed server's roots the proxy may
+ * watch for new denied paths (each is an inotify watch, a limited resource; README, Sandboxing).
+ */
+function watchedDirs(env: NodeJS.ProcessEnv): number | undefined {
+  const raw = env.MCP_ROOTS_PROXY_WATCH_DIRS;
+  if (raw === undefined || !/^\d+$/.test(raw)) return undefined;
+  return Number(raw);
+}
+
 /** Run the proxy until the server exits on its own, or the host goes away. */
 export async function runProxy(options: ProxyOptions, io: ProxyIo): Promise<number> {
   const log = makeProxyLogger(options.server, options.logLevel, io.stderr);
@@ -55,8 +65,15 @@ export async function runProxy(options: ProxyOptions, io: ProxyIo): Promise<numb
     daemonSocket: link.socketPath,
     sandboxSupport: () => (support ??= probeSandbox(io.env)),
   });
-  const supervisor = new Supervisor({ server: options.server, version, log, planInput });
+  const supervisor = new Supervisor({
+    server: options.server,
+    version,
+    log,
+    planInput,
+    maxWatchedDirs: watchedDirs(io.env),
+  });
   link.on('roots', (_roots, change) => supervisor.onRoots(change));
+  link.on('rules', () => supervisor.onRules());
 
   // The policy may ask for a sandbox or give the command: learn it before starting anything.
   await Promise.race([link.firstAttempt, new Promise((r) => setTimeout(r, FIRST_ANSWER_MS))]);

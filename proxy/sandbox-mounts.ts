@@ -24,7 +24,7 @@ export const MAX_WALK_ENTRIES = 200_000;
 
 const DENY_GLOB = { dot: true, noextglob: true, nonegate: true } as const;
 
-const inside = (p: string, dir: string): boolean =>
+export const inside = (p: string, dir: string): boolean =>
   p === dir || p.startsWith(dir === sep ? sep : dir + sep);
 
 async function canonical(p: string): Promise<string | undefined> {
@@ -38,6 +38,21 @@ async function canonical(p: string): Promise<string | undefined> {
 async function isDir(p: string): Promise<boolean | undefined> {
   try {
     return (await lstat(p)).isDirectory();
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * What a deny inside a root covers: a directory, a file, or nothing. A symlink is a name for
+ * another path, which the sandbox resolves inside, where its target is shown or hidden on its
+ * own; a mount on the link would land on the target instead (hiding a file nobody denied) or, for
+ * a target the sandbox lacks, keep bwrap from starting at all.
+ */
+async function holeKind(p: string): Promise<boolean | undefined> {
+  try {
+    const st = await lstat(p);
+    return st.isSymbolicLink() ? undefined : st.isDirectory();
   } catch {
     return undefined;
   }
@@ -62,10 +77,22 @@ async function systemMounts(): Promise<{ system: SystemMount[]; extra: string[] 
   return { system, extra };
 }
 
+/** Whether an absolute path matches a deny pattern (one that starts with "**" and a slash, or an absolute glob). */
+export function patternTest(pattern: string): (path: string) => boolean {
+  const m = picomatch(pattern, DENY_GLOB);
+  return pattern.startsWith('**/') ? (p: string) => m(p.slice(1)) : m;
+}
+
+/** Whether an absolute path is what one deny of a root's `_meta` names. */
+export function denyTest(d: DenyMeta): (path: string) => boolean {
+  if ('pattern' in d) return patternTest(d.pattern);
+  const denied = fileURLToPath(d.uri);
+  return (p) => p === denied;
+}
+
 /** Every existing path under `root` that a deny pattern matches (not descending below a match). */
 async function patternMatches(root: string, pattern: string): Promise<string[]> {
-  const m = picomatch(pattern, DENY_GLOB);
-  const test = pattern.startsWith('**/') ? (p: string) => m(p.slice(1)) : m;
+  const test = patternTest(pattern);
   const out: string[] = [];
   let seen = 0;
   const walk = async (dir: string): Promise<void> => {
@@ -101,7 +128,7 @@ async function rootHoles(
     const paths = 'uri' in d ? [fileURLToPath(d.uri)] : await patternMatches(root, d.pattern);
     for (const p of paths) {
       if (!inside(p, root) || p === root) continue;
-      const dir = await isDir(p);
+      const dir = await holeKind(p);
       if (dir === undefined) continue;
       if (d.access === 'all') hidden.push({ path: p, dir });
       else readOnly.push(p);

@@ -61,6 +61,11 @@ export interface SwapPlan {
   reason: string;
   /** How long calls in flight may take to finish before they fail. */
   drainMs: number;
+  /**
+   * Once aborted (from the start, or during the drain), the old server is stopped at once: its
+   * calls in flight fail, its lists are not read. For a denied path it must not read any longer.
+   */
+  stopNow?: AbortSignal;
   /** Stop the old server; resolves once it has exited. */
   stopOld(): Promise<void>;
   /** Start the new one. */
@@ -186,6 +191,13 @@ async function startNext(r: SwapRouter, plan: SwapPlan): Promise<Opening & { ms:
   return { ...opening, ms: Math.round(performance.now() - t0) };
 }
 
+/** Resolves when `signal` aborts (never without one). */
+const aborted = (signal: AbortSignal | undefined): Promise<void> =>
+  new Promise((resolve) => {
+    if (signal?.aborted) resolve();
+    else signal?.addEventListener('abort', () => resolve(), { once: true });
+  });
+
 /** Let the old server finish its calls, read its lists, stop it; resolves with the lists. */
 async function retireOld(
   r: SwapRouter,
@@ -193,19 +205,38 @@ async function retireOld(
   modern: boolean,
   phases: Phases,
 ): Promise<Record<string, string | undefined>> {
-  if (r.inFlight() > 0) {
+  const now = plan.stopNow;
+  if (!now?.aborted && r.inFlight() > 0) {
     plan.log.info(`waiting up to ${plan.drainMs} ms for ${r.inFlight()} call(s) in flight`);
-    if (!(await settle(r.whenAnswered(), plan.drainMs))) {
+    const drained = settle(Promise.race([r.whenAnswered(), aborted(now)]), plan.drainMs);
+    if (!(await drained) || now?.aborted) {
       r.failInFlight(
         `mcp-roots-proxy restarted the server (${plan.reason}) before it answered; call again`,
       );
     }
+  }
+  if (now?.aborted) {
+    // Synchronous up to the signal when aborted from the start: nothing runs in between.
+    r.failInFlight(
+      `mcp-roots-proxy stopped the server (${plan.reason}) before it answered; call again`,
+    );
+    r.detach();
+    const stopped = plan.stopOld();
+    phases.mark('drain');
+    await stopped;
+    phases.mark('stop at once');
+    return {};
   }
   phases.mark('drain');
   // A 2026-07-28 session has no initialize result to read the old server's lists from.
   const oldCaps = (modern ? await discover(r, plan.log) : undefined) ?? r.capabilities();
   const before = await snapshot(r, oldCaps);
   phases.mark('old lists');
+  if (now?.aborted) {
+    r.failInFlight(
+      `mcp-roots-proxy stopped the server (${plan.reason}) before it answered; call again`,
+    );
+  }
   r.detach();
   await plan.stopOld();
   phases.mark('stop');
@@ -238,8 +269,13 @@ export async function swapServer(r: SwapRouter, plan: SwapPlan): Promise<void> {
     await restoreSubscriptions(r, log);
     const after = await snapshot(r, r.capabilities());
     phases.mark('subscriptions and new lists');
+    // An old server stopped at once had its lists unread: each list the new one declares may differ.
+    const unread = Object.keys(before).length === 0;
     for (const [list] of LISTS) {
-      if (before[list] === undefined || before[list] !== after[list]) listChanged(r, list, modern);
+      const differs = unread
+        ? after[list] !== ''
+        : before[list] === undefined || before[list] !== after[list];
+      if (differs) listChanged(r, list, modern);
     }
     r.refreshTools();
     log.info(`restarted the server (ms: ${phases.toString()})`);

@@ -1,19 +1,33 @@
 /**
  * Which server runs behind the host, and when it must be replaced: the first start, and a restart
- * (server-swap.ts) whenever the roots change what would be started (command line, environment,
- * working directory, or the sandbox's mounts). Bursts of changes make one restart.
+ * (server-swap.ts) whenever a change of the roots or of the policy's `launch` or `sandbox` changes
+ * what would be started (command line, environment, working directory, or the sandbox's mounts).
+ * Bursts of changes make one restart.
+ *
+ * A sandboxed server is also restarted when a denied path appears inside its roots (deny-watch.ts),
+ * because its mounts hide only what existed when it started. A path denied for reading stops the
+ * old server at once (its calls in flight fail), without settling or planning first: every moment
+ * it runs, it can read the new path.
  */
 import type { RootsChange } from './daemon-link.js';
-import { planLaunch, type LaunchPlan, type PlanInput } from './launch-plan.js';
+import { DenyWatch, type DeniedPath } from './deny-watch.js';
+import { planLaunch, sandboxWanted, type LaunchPlan, type PlanInput } from './launch-plan.js';
 import type { ProxyLogger } from './log.js';
+import { spawnDifference } from './plan-diff.js';
 import type { ServerEndpoint, SwapPlan } from './server-swap.js';
 import { EXIT_GRACE_MS, startServerProcess, type ServerProcess } from './server-process.js';
 import { startStandIn, type StandIn } from './stand-in.js';
 
-/** What runs now. */
-type Running =
-  | { kind: 'process'; key: string; process: ServerProcess }
-  | { kind: 'stand-in'; key: string; standIn: StandIn };
+/** What runs now, and the count of denied paths seen when its plan was made. */
+type Running = { key: string; plan: LaunchPlan; denials: number } & (
+  { kind: 'process'; process: ServerProcess } | { kind: 'stand-in'; standIn: StandIn }
+);
+
+/** Why the supervisor looks again at what should run. */
+type Change =
+  | { kind: 'roots'; change: RootsChange }
+  | { kind: 'rules' }
+  | { kind: 'denied'; denied: DeniedPath };
 
 export interface SupervisorOptions {
   server: string;
@@ -25,6 +39,8 @@ export interface SupervisorOptions {
   drainMs?: number;
   /** How long to wait for more changes before restarting (default 100 ms). */
   settleMs?: number;
+  /** The most directories watched for denied paths in a sandboxed server's roots. */
+  maxWatchedDirs?: number;
 }
 
 /** The router's seam for a restart. */
@@ -38,33 +54,90 @@ const keyOf = (plan: LaunchPlan): string =>
 export class Supervisor {
   private running: Running | undefined;
   private router: Swappable | undefined;
-  private pending: RootsChange[] = [];
+  private pending: Change[] = [];
   /** When the first of the pending changes came (for the restart's log). */
   private changedAt: number | undefined;
   private timer: NodeJS.Timeout | undefined;
   private busy = false;
   private again = false;
   private closed = false;
+  /** Denied paths seen appearing in the roots so far (a running plan older than one is stale). */
+  private denials = 0;
+  /** Stops the old server of the restart under way at once (a denied path appeared). */
+  private stopNow: AbortController | undefined;
+  private readonly watch: DenyWatch;
 
-  constructor(private readonly o: SupervisorOptions) {}
+  constructor(private readonly o: SupervisorOptions) {
+    this.watch = new DenyWatch({
+      log: o.log,
+      onDenied: (d) => this.onDenied(d),
+      ...(o.maxWatchedDirs === undefined ? {} : { maxDirs: o.maxWatchedDirs }),
+    });
+  }
 
   /** Start what the plan says now: the server, or a stand-in that says why not. */
   async start(): Promise<ServerEndpoint | { failed: number }> {
-    const plan = await planLaunch(this.o.planInput());
+    const { plan, denials } = await this.plan();
     this.logPlan(plan);
-    const started = await this.run(plan);
+    const started = await this.run(plan, denials);
     if ('failed' in started && plan.kind === 'start') return started;
     return this.endpoint();
+  }
+
+  /**
+   * The plan for now. For a sandbox, the roots are watched for denied paths first, so that one
+   * created while the mounts are laid out is either found by them or reported.
+   */
+  private async plan(): Promise<{ plan: LaunchPlan; denials: number }> {
+    const denials = this.denials;
+    const input = this.o.planInput();
+    if (sandboxWanted(input) && input.roots !== undefined) await this.watch.update(input.roots);
+    else this.watch.close();
+    return { plan: await planLaunch(input), denials };
   }
 
   /** Restart on changes from now on, through `router`. */
   follow(router: Swappable): void {
     this.router = router;
-    if (this.pending.length > 0) this.schedule();
+    const urgent = this.pending.some((c) => c.kind === 'denied' && c.denied.access === 'all');
+    if (urgent) void this.replan();
+    else if (this.pending.length > 0) this.schedule();
   }
 
   /** The roots changed: restart if that changes what would run (after the burst settles). */
   onRoots(change: RootsChange): void {
+    this.changed({ kind: 'roots', change });
+  }
+
+  /** The policy's `launch` or `sandbox` changed: restart if that changes what would run. */
+  onRules(): void {
+    this.changed({ kind: 'rules' });
+  }
+
+  /**
+   * A denied path appeared in a sandboxed server's roots. Denied for writing: its mount would be
+   * read-only, a restart as for any change. Denied for reading: stop the server now.
+   */
+  private onDenied(denied: DeniedPath): void {
+    if (this.closed) return;
+    // Either way the running server's mounts are stale, even if a new plan looks the same: an
+    // editor's save replaces a protected file, which detaches its read-only mount in the sandbox.
+    this.denials++;
+    if (denied.access === 'write') {
+      this.o.log.info(`a path denied for writing appeared in the roots: ${denied.path}`);
+      return this.changed({ kind: 'denied', denied });
+    }
+    this.o.log.warn(`a denied path appeared in the roots: ${denied.path}; stopping the server now`);
+    if (this.pending.length === 0) this.changedAt = performance.now();
+    this.pending.push({ kind: 'denied', denied });
+    this.stopNow?.abort();
+    if (this.router === undefined) return;
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.timer = undefined;
+    void this.replan();
+  }
+
+  private changed(change: Change): void {
     if (this.closed) return;
     if (this.pending.length === 0) this.changedAt = performance.now();
     this.pending.push(change);
@@ -87,6 +160,7 @@ export class Supervisor {
   /** Stop whatever runs and start nothing more. */
   stop(): void {
     this.closed = true;
+    this.watch.close();
     if (this.timer !== undefined) clearTimeout(this.timer);
     const r = this.running;
     if (r?.kind === 'process') r.process.stop();
@@ -113,24 +187,29 @@ export class Supervisor {
   }
 
   /** Start `plan`'s server, or a stand-in; a command that cannot start gets a refusing stand-in. */
-  private async run(plan: LaunchPlan): Promise<{ ok: true } | { failed: number }> {
+  private async run(plan: LaunchPlan, denials: number): Promise<{ ok: true } | { failed: number }> {
+    const key = keyOf(plan);
     if (plan.kind === 'start') {
       const started = await startServerProcess(plan.spawn, this.o.log);
       if (!('failed' in started)) {
-        this.running = { kind: 'process', key: plan.key, process: started };
+        this.running = { kind: 'process', key, plan, denials, process: started };
         return { ok: true };
       }
       const reason = `${plan.spawn.command} could not be started (status ${started.failed}; see the proxy's log)`;
       this.running = {
         kind: 'stand-in',
-        key: plan.key,
+        key,
+        plan,
+        denials,
         standIn: startStandIn(this.o.server, this.o.version, { kind: 'refuse', reason }),
       };
       return started;
     }
     this.running = {
       kind: 'stand-in',
-      key: keyOf(plan),
+      key,
+      plan,
+      denials,
       standIn: startStandIn(this.o.server, this.o.version, plan),
     };
     return { ok: true };
@@ -155,49 +234,96 @@ export class Supervisor {
     }
   }
 
-  private async restartIfChanged(changes: RootsChange[], changedAt?: number): Promise<void> {
-    const plan = await planLaunch(this.o.planInput());
+  private async restartIfChanged(changes: Change[], changedAt?: number): Promise<void> {
     const old = this.running;
-    if (this.closed || old === undefined || keyOf(plan) === old.key) return;
-    const reason = describe(changes, old, plan);
-    this.o.log.info(`restarting the server: ${reason}`);
-    await this.router!.swapServer({
-      reason,
-      ...(changedAt === undefined ? {} : { changedAt }),
-      drainMs: this.o.drainMs ?? 5000,
-      log: this.o.log,
-      stopOld: async () => {
-        if (old.kind === 'stand-in') return old.standIn.close();
-        old.process.serverIn.end();
-        old.process.stop(EXIT_GRACE_MS, false);
-        const status = await old.process.status;
-        this.o.log.debug(`the old server exited with status ${status}`);
-      },
-      start: async () => {
-        if (this.closed) {
-          // The host left during the restart: an ended stand-in ends the session.
-          const gone = startStandIn(
-            this.o.server,
-            this.o.version,
-            plan.kind === 'start'
-              ? { kind: 'refuse', reason: 'the host closed the session' }
-              : plan,
+    if (this.closed || old === undefined) return;
+    // A denied path appeared since the running server's mounts were laid out: it restarts even if
+    // the new plan looks the same; denied for reading, it is stopped before anything else.
+    const stale = old.kind === 'process' && old.denials < this.denials;
+    const urgent = stale && changes.some((c) => c.kind === 'denied' && c.denied.access === 'all');
+    let next: { plan: LaunchPlan; denials: number } | undefined;
+    if (!urgent) {
+      next = await this.plan();
+      if (this.closed) return;
+      if (!stale && keyOf(next.plan) === old.key) {
+        if (changes.some((c) => c.kind === 'rules')) {
+          this.o.log.info(
+            'the policy changed the server’s launch or sandbox rules, but not what it is started with: no restart',
           );
-          gone.close();
-          return gone;
         }
-        this.logPlan(plan);
-        await this.run(plan);
-        return this.endpoint();
-      },
-    });
+        return;
+      }
+    }
+    const reason = stale ? deniedReason(changes) : describe(changes, old, next!.plan);
+    this.o.log.info(`restarting the server: ${reason}`);
+    const stopNow = new AbortController();
+    if (urgent) stopNow.abort();
+    this.stopNow = stopNow;
+    try {
+      await this.router!.swapServer({
+        reason,
+        ...(changedAt === undefined ? {} : { changedAt }),
+        drainMs: this.o.drainMs ?? 5000,
+        stopNow: stopNow.signal,
+        log: this.o.log,
+        stopOld: async () => {
+          if (old.kind === 'stand-in') return old.standIn.close();
+          if (stopNow.signal.aborted) old.process.kill('SIGKILL');
+          else {
+            old.process.serverIn.end();
+            old.process.stop(EXIT_GRACE_MS, false);
+          }
+          const status = await old.process.status;
+          this.o.log.debug(`the old server exited with status ${status}`);
+        },
+        start: async () => {
+          next ??= await this.plan();
+          const { plan, denials } = next;
+          if (this.closed) {
+            // The host left during the restart: an ended stand-in ends the session.
+            const gone = startStandIn(
+              this.o.server,
+              this.o.version,
+              plan.kind === 'start'
+                ? { kind: 'refuse', reason: 'the host closed the session' }
+                : plan,
+            );
+            gone.close();
+            return gone;
+          }
+          this.logPlan(plan);
+          await this.run(plan, denials);
+          return this.endpoint();
+        },
+      });
+    } finally {
+      if (this.stopNow === stopNow) this.stopNow = undefined;
+    }
   }
 }
 
+/** Why a restart for a denied path happens, in words. */
+function deniedReason(changes: Change[]): string {
+  const paths = (access: string) =>
+    changes.flatMap((c) =>
+      c.kind === 'denied' && c.denied.access === access ? [c.denied.path] : [],
+    );
+  const shown = (ps: string[]) => ps.slice(0, 3).join(', ') + (ps.length > 3 ? ', …' : '');
+  const [all, write] = [paths('all'), paths('write')];
+  const what =
+    all.length > 0
+      ? `a denied path appeared in its roots (${shown(all)})`
+      : write.length > 0
+        ? `a path denied for writing appeared in its roots (${shown(write)})`
+        : 'a denied path appeared in its roots while it was being restarted';
+  return `${what}; its sandbox hides it only from a new start`;
+}
+
 /** Why a restart happens, in words. */
-function describe(changes: RootsChange[], old: Running, plan: LaunchPlan): string {
-  const added = new Set(changes.flatMap((c) => c.added));
-  const removed = new Set(changes.flatMap((c) => c.removed));
+function describe(changes: Change[], old: Running, plan: LaunchPlan): string {
+  const rootChanges = changes.flatMap((c) => (c.kind === 'roots' ? [c.change] : []));
+  const added = new Set(rootChanges.flatMap((c) => c.added));
+  const removed = new Set(rootChanges.flatMap((c) => c.removed));
   for (const a of [...added]) if (removed.delete(a)) added.delete(a);
   const parts = [
     ...[...added].map((u) => `+${decodeURI(u.replace(/^file:\/\//, ''))}`),
@@ -206,8 +332,13 @@ function describe(changes: RootsChange[], old: Running, plan: LaunchPlan): strin
   const what =
     parts.length > 0
       ? `its roots changed (${parts.join(', ')})`
-      : 'its roots or the policy changed what it is started with (a read-only flag, the launch or the sandbox)';
+      : `what it is started with changed`;
   if (old.kind === 'stand-in' && plan.kind === 'start') return `${what}; it can start now`;
   if (plan.kind !== 'start') return `${what}; it cannot run now: ${plan.reason}`;
-  return what;
+  if (old.plan.kind !== 'start' || old.plan.sandboxed !== plan.sandboxed) return what;
+  const differ = spawnDifference(old.plan.spawn, plan.spawn, plan.sandboxed);
+  const cause = changes.some((c) => c.kind === 'rules')
+    ? 'the policy’s launch or sandbox'
+    : 'its roots’ read-only flags or denies';
+  return parts.length > 0 ? what : `${what} (${cause}): ${differ.join(', ')}`;
 }

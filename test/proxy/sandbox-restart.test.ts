@@ -90,7 +90,7 @@ void t.test('a change of mounts alone restarts a sandboxed server', async (t) =>
     await restarted(h, i + 1, what);
     t.match(
       h.stderr(),
-      /restarting the server: its roots or the policy changed what it is started with/,
+      /restarting the server: what it is started with changed \(its roots’ read-only flags or denies\): its sandbox \(/,
     );
     for (const [action, ref, answer] of attempts) {
       t.match((await attempt(action, ref)).text, answer, `${what}: ${action} ${ref}`);
