@@ -1,0 +1,231 @@
+/**
+ * rootsctl in-process against a running daemon (exact output and exit codes), `watch` across a
+ * restart, no daemon at all, and one run of the built binary.
+ */
+import { execFile } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import t from 'tap';
+import { bin } from '../helpers/bin.js';
+import { main } from '../../cli/run.js';
+import { policyTree as tree } from '../helpers/cli-tree.js';
+import { rootsctl } from '../helpers/cli.js';
+import { shortDir, startDaemon } from '../helpers/daemon.js';
+import { waitFor } from '../helpers/proxy.js';
+
+const run = promisify(execFile);
+
+void t.test('online: every command against a running daemon', async (t) => {
+  const { dir, home } = tree();
+  const d = await startDaemon(t, undefined, { dir, configFile: join(dir, 'p.yaml'), home });
+  const env = { HOME: home, MCP_ROOTS_SOCKET: d.socket };
+  const status = await rootsctl(['status'], { env });
+  t.equal(status.code, 0);
+  t.match(
+    status.out,
+    /^mcp-rootsd 0\.1\.0, pid \d+, up \d+s\nsocket: {3}.*rootsd\.sock\npolicy: {3}.*p\.yaml; revision \d+, loaded /,
+  );
+  t.match(status.out, /SERVER {2}ROOTS {2}READ-ONLY {2}NEXT EXPIRY\nfs {6}2 {6}1 {10}-/);
+  t.match(status.out, /rootsctl 0\.1\.0/);
+  const statusJson = JSON.parse((await rootsctl(['status', '--json'], { env })).out) as {
+    pid: number;
+  };
+  t.equal(statusJson.pid, process.pid);
+  const list = await rootsctl(['list', 'fs', '--json'], { env });
+  t.equal((JSON.parse(list.out) as { roots: unknown[] }).roots.length, 2);
+  t.equal((await rootsctl(['check', 'fs', join(home, 'proj/x')], { env })).code, 0);
+  t.equal((await rootsctl(['check', 'fs', join(home, 'proj/secret/x')], { env })).code, 1);
+  t.match(
+    (await rootsctl(['explain', 'fs'], { env })).out,
+    /^fs: 2 roots\nWHERE +KIND +RULE +YIELDED\n/,
+  );
+  t.match(await rootsctl(['reload'], { env }), {
+    code: 0,
+    out: /^policy reloaded \(revision \d+\)/,
+  });
+
+  const granted = await rootsctl(['grant', 'fs', 'proj-evil', '--for', '30m', '--json'], {
+    env,
+    cwd: home,
+  });
+  t.equal(granted.code, 0, granted.err);
+  t.match(JSON.parse(granted.out), { grant: { server: 'fs', readOnly: false } });
+  t.match(
+    (await rootsctl(['grants'], { env })).out,
+    /^SERVER +PATH +ACCESS +EXPIRES +LEFT\nfs +.*proj-evil +read-write +\S+ +(29|30)m\n$/,
+  );
+  t.match(await rootsctl(['grant', 'fs', 'nope'], { env, cwd: home }), {
+    code: 1,
+    err: /does not exist/,
+  });
+  t.match(await rootsctl(['grant', 'fs', 'proj', '--for', 'soon'], { env, cwd: home }), {
+    code: 2,
+    err: /not a duration/,
+  });
+  t.match(await rootsctl(['grant', 'f*', 'proj'], { env, cwd: home }), {
+    code: 2,
+    err: /names one server exactly/,
+  });
+  t.match(await rootsctl(['revoke', 'fs'], { env }), { code: 0, out: 'revoked 1 grant of fs\n' });
+
+  t.match(await rootsctl(['lockdown'], { env }), { code: 0, out: /^lockdown on/ });
+  t.match((await rootsctl(['status'], { env })).out, /LOCKDOWN/);
+  t.equal((await rootsctl(['check', 'fs', join(home, 'proj/x')], { env })).code, 1);
+  t.match(await rootsctl(['unlock'], { env }), { code: 0, out: /^lockdown off/ });
+
+  writeFileSync(join(dir, 'p.yaml'), 'version: 1\nservers: {fs: {roots: [{path: 1}]}}\n');
+  const broken = await rootsctl(['reload'], { env });
+  t.equal(broken.code, 1);
+  t.match(broken.out, /^error: .*p\.yaml:2:/);
+  const brokenStatus = await rootsctl(['status'], { env });
+  t.equal(brokenStatus.code, 1, 'status exits 1 while the policy on disk has errors');
+  t.match(brokenStatus.out, /ERROR: {4}.*p\.yaml:2:\d+: /);
+});
+
+void t.test('watch prints each change until interrupted', async (t) => {
+  const { dir, home } = tree();
+  const d = await startDaemon(t, undefined, { dir, configFile: join(dir, 'p.yaml'), home });
+  const env = { HOME: home, MCP_ROOTS_SOCKET: d.socket };
+  let stop!: () => void;
+  const stopped = new Promise<void>((r) => (stop = r));
+  let out = '';
+  const code = main(['watch', 'fs', '--json'], {
+    out: (s) => (out += s),
+    err: () => undefined,
+    env,
+    cwd: home,
+    isTTY: false,
+    interrupted: () => stopped,
+  });
+  await waitFor(() => out !== '', 30_000, 'the first list');
+  const c = await d.connect();
+  await c.grant('fs', join(home, 'proj-evil'));
+  await waitFor(() => out.includes('proj-evil'), 30_000, 'the list after the grant');
+  stop();
+  t.equal(await code, 0);
+  const lines = out
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as { roots: unknown[] });
+  t.same(
+    lines.map((l) => l.roots.length),
+    [2, 3],
+  );
+});
+
+void t.test('watch follows the daemon across a restart', async (t) => {
+  const { dir, home } = tree();
+  const configFile = join(dir, 'p.yaml');
+  const d1 = await startDaemon(t, undefined, { dir, configFile, home });
+  const env = { HOME: home, MCP_ROOTS_SOCKET: d1.socket };
+  let stop!: () => void;
+  const stopped = new Promise<void>((r) => (stop = r));
+  // Two watchers at once, for people and with --json; each sees its output as it comes.
+  const watcher = (json: boolean) => {
+    const w = { out: '', err: '', code: undefined as Promise<number> | undefined };
+    w.code = main(['watch', 'fs', ...(json ? ['--json'] : [])], {
+      out: (s) => (w.out += s),
+      err: (s) => (w.err += s),
+      env,
+      cwd: home,
+      isTTY: false,
+      interrupted: () => stopped,
+    });
+    return w;
+  };
+  const table = watcher(false);
+  const json = watcher(true);
+  await waitFor(() => table.out !== '' && json.out !== '', 30_000, 'the first lists');
+  await d1.close();
+  const d2 = await startDaemon(t, undefined, { dir, configFile, home });
+  await waitFor(
+    () => table.out.includes('following fs again') && json.out.split('\n').length === 3,
+    30_000,
+    'the lists after the restart',
+  );
+  const c = await d2.connect();
+  await c.grant('fs', join(home, 'proj-evil'));
+  await waitFor(
+    () => table.out.includes('proj-evil') && json.out.includes('proj-evil'),
+    30_000,
+    'the change after the restart',
+  );
+  stop();
+  t.equal(await table.code, 0);
+  t.equal(await json.code, 0);
+  t.same(
+    table.out
+      .split('\n')
+      .filter((l) => l.startsWith('['))
+      .map((l) => l.replace(/^\[[^\]]+\] /, '').replace(/\d+$/, 'N')),
+    ['revision N', 'mcp-rootsd restarted; following fs again', 'revision N', 'revision N'],
+  );
+  t.match(table.err, /^rootsctl: lost mcp-rootsd \(.*\); reconnecting\n$/);
+  t.same(
+    json.out
+      .trim()
+      .split('\n')
+      .map((l) => (JSON.parse(l) as { roots: unknown[] }).roots.length),
+    [2, 2, 3],
+    '--json: list objects only, no extra line',
+  );
+  t.equal(json.err, '');
+});
+
+void t.test('every command says when the daemon is not running, and exits 3', async (t) => {
+  const dir = shortDir();
+  const env = { HOME: dir, MCP_ROOTS_SOCKET: join(dir, 'none.sock') };
+  for (const argv of [
+    ['status'],
+    ['list', 'fs'],
+    ['check', 'fs', '/x'],
+    ['explain', 'fs'],
+    ['reload'],
+    ['grants'],
+    ['lockdown'],
+  ]) {
+    const r = await rootsctl(argv, { env });
+    t.equal(r.code, 3, argv.join(' '));
+    t.equal(
+      r.err,
+      `rootsctl: mcp-rootsd is not running (connect ENOENT ${dir}/none.sock). Start it with \`systemctl --user start mcp-rootsd.socket\` or \`mcp-rootsd\`.\n`,
+    );
+  }
+});
+
+void t.test('the built binary against a running daemon', async (t) => {
+  const { dir, home } = tree();
+  const d = await startDaemon(t, undefined, { dir, configFile: join(dir, 'p.yaml'), home });
+  const { stdout } = await run(process.execPath, [
+    bin('rootsctl'),
+    '--socket',
+    d.socket,
+    'list',
+    'fs',
+    '--json',
+  ]);
+  t.equal((JSON.parse(stdout) as { roots: unknown[] }).roots.length, 2);
+  const failed = await run(process.execPath, [
+    bin('rootsctl'),
+    '--socket',
+    join(dir, 'x.sock'),
+    'status',
+  ]).catch((e: { code: number; stderr: string }) => e);
+  t.match(failed, { code: 3, stderr: /not running/ });
+});
+
+void t.test('grant under an access: write deny says it was made read-only', async (t) => {
+  const dir = shortDir();
+  mkdirSync(join(dir, 'home/locked'), { recursive: true });
+  writeFileSync(join(dir, 'p.yaml'), 'version: 1\ndeny:\n  - {path: ~/locked, access: write}\n');
+  const home = join(dir, 'home');
+  const d = await startDaemon(t, undefined, { dir, configFile: join(dir, 'p.yaml'), home });
+  const env = { HOME: home, MCP_ROOTS_SOCKET: d.socket };
+  const r = await rootsctl(['grant', 'fs', 'locked', '--for', '10m'], { env, cwd: home });
+  t.equal(r.code, 0, r.err);
+  t.match(
+    r.out,
+    /^granted fs read-only access to ~\/locked until \S+ \((9|10)m\)\nnote: granted read-only: writing .*locked is denied by deny ~\/locked \(access: write\)/,
+  );
+});
