@@ -10,12 +10,11 @@
  * a hidden directory is an empty tmpfs in the sandbox, so nothing created inside it is visible.
  */
 import { lstatSync, watch, type FSWatcher } from 'node:fs';
-import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { DenyAccess, Root } from '../common/types.js';
 import type { ProxyLogger } from './log.js';
-import { denyTest, inside } from './sandbox-mounts.js';
+import { denyTest, entriesOf, inside } from './sandbox-mounts.js';
 
 /** A denied path that exists now and did not (as this file) when the server started. */
 export interface DeniedPath {
@@ -130,13 +129,7 @@ export class DenyWatch {
     }
     w.on('error', () => unwatchBelow(set, dir));
     set.watchers.set(dir, w);
-    let entries;
-    try {
-      entries = await readdir(dir, { withFileTypes: true });
-    } catch {
-      return;
-    }
-    for (const e of entries) {
+    for (const e of await entriesOf(dir)) {
       const p = join(dir, e.name);
       const denied = e.isSymbolicLink() ? undefined : this.denial(root, p);
       if (denied !== undefined) {

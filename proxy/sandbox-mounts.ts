@@ -3,6 +3,7 @@
  * as this host lays it out, its roots, the denied and protected paths inside them that exist now,
  * the policy's extra paths, and its own program.
  */
+import type { Dirent } from 'node:fs';
 import { lstat, readdir, readlink, realpath } from 'node:fs/promises';
 import { join, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -90,19 +91,22 @@ export function denyTest(d: DenyMeta): (path: string) => boolean {
   return (p) => p === denied;
 }
 
+/** The entries of `dir`, or none when it cannot be read (gone, not a directory, no permission). */
+export async function entriesOf(dir: string): Promise<Dirent[]> {
+  try {
+    return await readdir(dir, { withFileTypes: true });
+  } catch {
+    return [];
+  }
+}
+
 /** Every existing path under `root` that a deny pattern matches (not descending below a match). */
 async function patternMatches(root: string, pattern: string): Promise<string[]> {
   const test = patternTest(pattern);
   const out: string[] = [];
   let seen = 0;
   const walk = async (dir: string): Promise<void> => {
-    let entries;
-    try {
-      entries = await readdir(dir, { withFileTypes: true });
-    } catch {
-      return;
-    }
-    for (const e of entries) {
+    for (const e of await entriesOf(dir)) {
       if (++seen > MAX_WALK_ENTRIES) {
         throw new Error(
           `${root} has more than ${MAX_WALK_ENTRIES} entries to search for the deny pattern ${pattern}; narrow the root or the pattern`,

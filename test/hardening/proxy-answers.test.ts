@@ -11,27 +11,12 @@ import { join } from 'node:path';
 import t from 'tap';
 import { startDaemon } from '../helpers/daemon.js';
 import { ownedShortDir, waitFor } from '../helpers/proxy.js';
-import { startRawSession, type RawSession } from '../helpers/raw-session.js';
+import { initialize, startRawSession, type RawSession } from '../helpers/raw-session.js';
 import { fixtureServer } from '../helpers/repo.js';
 
 const WAIT_MS = 30_000;
 /** The roots a host would like the server to have. */
 const HOST_ROOTS = '{"roots":[{"uri":"file:///"}]}';
-
-async function open(s: RawSession): Promise<void> {
-  s.send({
-    jsonrpc: '2.0',
-    id: 0,
-    method: 'initialize',
-    params: {
-      protocolVersion: '2025-03-26',
-      capabilities: { roots: { listChanged: true } },
-      clientInfo: { name: 'host', version: '1' },
-    },
-  });
-  await s.line('"batches"', WAIT_MS);
-  s.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
-}
 
 let n = 0;
 /** Have the server write `lines` to the host, exactly as given; resolves once its call is answered. */
@@ -76,7 +61,7 @@ void t.test('host answers and cancellations', async (t) => {
     fixture: fixtureServer('batches.mjs'),
     serverArgs: ['{roots}'],
   });
-  await open(s);
+  await initialize(s, '"batches"', WAIT_MS);
 
   // [what, the server's request id, the host's answer id, whether the server gets the answer]
   const spellings: [string, string, string, boolean][] = [

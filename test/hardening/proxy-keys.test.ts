@@ -14,7 +14,7 @@ import { dirname, join } from 'node:path';
 import t from 'tap';
 import { startDaemon } from '../helpers/daemon.js';
 import { ownedShortDir } from '../helpers/proxy.js';
-import { startRawSession, type RawSession } from '../helpers/raw-session.js';
+import { initialize, startRawSession } from '../helpers/raw-session.js';
 import { fixtureServer } from '../helpers/repo.js';
 
 const WAIT_MS = 30_000;
@@ -292,7 +292,7 @@ void t.test('host lines two readers read differently never reach the server', as
     server: 'batches',
     fixture: fixtureServer('batches.mjs'),
   });
-  await open(s);
+  await initialize(s, '"batches"', WAIT_MS);
 
   let n = 0;
   /** Send `line`, then a ping; resolves once the ping's answer shows the line was handled. */
@@ -361,18 +361,3 @@ void t.test('host lines two readers read differently never reach the server', as
     );
   });
 });
-
-async function open(s: RawSession): Promise<void> {
-  s.send({
-    jsonrpc: '2.0',
-    id: 0,
-    method: 'initialize',
-    params: {
-      protocolVersion: '2025-03-26',
-      capabilities: { roots: { listChanged: true } },
-      clientInfo: { name: 'host', version: '1' },
-    },
-  });
-  await s.line('"batches"', WAIT_MS);
-  s.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
-}

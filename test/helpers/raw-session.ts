@@ -101,6 +101,15 @@ export async function startFixtureSession(
     server: opts.server,
     fixture: opts.fixture,
   });
+  await initialize(s);
+  return { s, daemon, w };
+}
+
+/**
+ * A 2025-era host's handshake with id 0, roots with listChanged: `initialize`, its answer (the
+ * first host line containing `answered`), then `notifications/initialized`.
+ */
+export async function initialize(s: RawSession, answered = '"id":0', ms?: number): Promise<void> {
   s.send({
     jsonrpc: '2.0',
     id: 0,
@@ -111,7 +120,6 @@ export async function startFixtureSession(
       clientInfo: { name: 'host', version: '1' },
     },
   });
-  await s.line('"id":0');
+  await s.line(answered, ms);
   s.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
-  return { s, daemon, w };
 }
