@@ -5,8 +5,10 @@
  * Go's `encoding/json` (the Go MCP SDK before 1.3.1, and Go servers' own argument structs), which
  * matches a key to a member without regard to case and folds `ſ` to `s`, `K` (Kelvin) to `k`, `İ`
  * to `i`; a reader that took a key with NUL appended for the key itself (the Go MCP SDK up to
- * 1.4.0); one that turns a lone surrogate into U+FFFD. In any of these, a line could mean one call
- * to the proxy and another to the server, so such a line is refused, whatever it carries.
+ * 1.4.0); one that turns a lone surrogate into U+FFFD; Python models (pydantic) with snake_case
+ * fields under camelCase aliases and `populate_by_name`, where `meta` fills `_meta` and
+ * `request_id` fills `requestId`. In any of these, a line could mean one call to the proxy and
+ * another to the server, so such a line is refused, whatever it carries.
  */
 
 /** Members a peer reads by name, at the levels where they mean something to every MCP reader. */
@@ -18,6 +20,7 @@ const ENVELOPE: Record<string, readonly string[]> = {
     'arguments',
     'uri',
     'requestId',
+    // A notifications/progress names its token here; a request names it in _meta.
     'progressToken',
     'cursor',
     'protocolVersion',
@@ -49,10 +52,20 @@ export function looseKey(key: string): string {
   return out;
 }
 
+/**
+ * A key as it may name an envelope member: loosely, and without underscores, since a Python model
+ * that fills its field `request_id` from the alias `requestId` fills it from `request_id` too
+ * (and `meta` from `meta` beside the alias `_meta`). Only envelope members are compared so: inside
+ * a tool's arguments `file_path` and `filepath` are two names, which a Go reader keeps apart.
+ */
+function envelopeKey(key: string): string {
+  return looseKey(key.replace(/_/g, ''));
+}
+
 const LOOSE_ENVELOPE = Object.fromEntries(
   Object.entries(ENVELOPE).map(([level, names]) => [
     level,
-    new Map(names.map((n) => [looseKey(n), n])),
+    new Map(names.map((n) => [envelopeKey(n), n])),
   ]),
 );
 
@@ -82,7 +95,8 @@ interface Frame {
 }
 
 const LOOSE_READER =
-  "a reader that matches keys loosely (Go's encoding/json ignores case and folds ſ and K)";
+  "a reader that matches keys loosely (Go's encoding/json ignores case and folds ſ and K; " +
+  'Python models fill `request_id` from `requestId`)';
 
 function describe(where: string): string {
   return where === '' ? 'the message' : where;
@@ -107,7 +121,8 @@ function keyProblem(frame: Frame, key: string): string | undefined {
     return `the keys ${JSON.stringify(seen)} and ${JSON.stringify(key)} in ${at} are one key to ${LOOSE_READER}`;
   }
   frame.keys!.set(loose, key);
-  const member = frame.level === undefined ? undefined : LOOSE_ENVELOPE[frame.level]!.get(loose);
+  const member =
+    frame.level === undefined ? undefined : LOOSE_ENVELOPE[frame.level]!.get(envelopeKey(key));
   if (member !== undefined && member !== key) {
     return `the key ${JSON.stringify(key)} in ${at} is ${JSON.stringify(member)} to ${LOOSE_READER}`;
   }
