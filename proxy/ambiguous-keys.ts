@@ -35,21 +35,46 @@ const PLAIN_ASCII = /^[\u0001-\u007f]*$/;
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
 
 /**
+ * Orbits of Unicode's simple case folding whose members have no one-code-point upper case, so
+ * that lower-then-upper case leaves them apart; Go folds each to its least member.
+ */
+const GO_ONLY_FOLDS = new Map([
+  ['\u1fd3', '\u0390'],
+  ['\u1fe3', '\u03b0'],
+  ['\ufb06', '\ufb05'],
+]);
+
+/** One code point folded: simple lower case, then simple upper case, one code point each. */
+function foldCodePoint(c: string): string {
+  const go = GO_ONLY_FOLDS.get(c);
+  if (go !== undefined) return go;
+  const lower = [...c.toLowerCase()];
+  const l = lower.length === 1 ? lower[0]! : (lower[0] ?? c);
+  const upper = [...l.toUpperCase()];
+  return upper.length === 1 ? upper[0]! : l;
+}
+
+/** Folds already worked out: a long key of one letter costs one lookup per code point. */
+const FOLDED = new Map<string, string>();
+
+/**
  * A key as the loosest reader above matches it: NULs dropped, lone surrogates as U+FFFD, and each
- * code point folded as Go folds it (simple lower case, then simple upper case, one code point
- * each: `ſ` → `S`, `K` → `K`, `İ` → `I`).
+ * code point folded as Go folds it (`ſ` → `S`, `K` → `K`, `İ` → `I`, `ΐ` (U+1FD3) → `ΐ` (U+0390)).
  */
 export function looseKey(key: string): string {
   // Most keys: ASCII without NUL, where folding is upper case.
   if (PLAIN_ASCII.test(key)) return key.toUpperCase();
-  let out = '';
+  const out: string[] = [];
   for (const c of key.replace(/\0/g, '').replace(LONE_SURROGATE, '\ufffd')) {
-    const lower = [...c.toLowerCase()];
-    const l = lower.length === 1 ? lower[0]! : (lower[0] ?? c);
-    const upper = [...l.toUpperCase()];
-    out += upper.length === 1 ? upper[0]! : l;
+    let folded = FOLDED.get(c);
+    if (folded === undefined) {
+      folded = foldCodePoint(c);
+      // Bounded: at most every code point there is, and in practice a few hundred.
+      FOLDED.set(c, folded);
+    }
+    out.push(folded);
   }
-  return out;
+  return out.join('');
 }
 
 /**

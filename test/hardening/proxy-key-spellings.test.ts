@@ -3,10 +3,12 @@
  * line the proxy must refuse, because a reader the server or host may use reads it differently:
  * - Python's MCP models (pydantic) with snake_case fields, camelCase aliases and
  *   `populate_by_name`: `meta` fills `_meta`, `request_id` fills `requestId`, `progress_token`
- *   fills `progressToken`, while the proxy, reading exactly, finds no such member.
+ *   fills `progressToken`, while the proxy, reading exactly, finds no such member;
+ * - Go's `encoding/json`, which folds every key to the least code point of its case-fold orbit,
+ *   including orbits whose members have no one-code-point upper case (`ΐ` U+0390 and U+1FD3).
  */
 import t from 'tap';
-import { ambiguousKeys } from '../../proxy/ambiguous-keys.js';
+import { ambiguousKeys, looseKey } from '../../proxy/ambiguous-keys.js';
 import { McpLine } from '../../proxy/mcp-line.js';
 import { unreadableHostLine, unreadableServerLine } from '../../proxy/unreadable-line.js';
 
@@ -64,6 +66,26 @@ void t.test('underscores still count inside values that are not the envelope', (
   for (const text of fine) {
     t.equal(hostLine(text), undefined, text);
     t.equal(serverLine(text), undefined, text);
+  }
+  t.end();
+});
+
+void t.test('keys Go folds together though neither has a one-code-point upper case', (t) => {
+  // Each pair is one orbit of Unicode's simple case folding: Go's encoding/json folds both to one.
+  const pairs: [string, string][] = [
+    ['\u0390', '\u1fd3'],
+    ['\u03b0', '\u1fe3'],
+    ['\ufb05', '\ufb06'],
+    ['\u00df', '\u1e9e'],
+    ['\u1f80', '\u1f88'],
+    ['\u00e5', '\u212b'],
+    ['\u03c2', '\u03a3'],
+    ['\u01c4', '\u01c5'],
+  ];
+  for (const [a, b] of pairs) {
+    t.equal(looseKey(`x${a}`), looseKey(`x${b}`), `${a} ${b}`);
+    const text = call(`{"name":"r","arguments":{"p${a}":"/in","p${b}":"/out"}}`);
+    t.match(hostLine(text)?.message ?? '', /one key/, `${a} ${b}`);
   }
   t.end();
 });
