@@ -110,8 +110,9 @@ function stringEnd(text: string, i: number): number {
 interface Frame {
   /** Loose key → the key as written; undefined for an array. */
   keys: Map<string, string> | undefined;
-  /** Where it is, for the message: `params.arguments`. */
-  where: string;
+  /** The frame it is in, and its name there (`[]` in an array): its path, for a message only. */
+  parent: Frame | undefined;
+  name: string;
   /** Which envelope level it is, if any. */
   level: string | undefined;
   /** The last key read: the name of the value that follows. */
@@ -123,7 +124,15 @@ const LOOSE_READER =
   "a reader that matches keys loosely (Go's encoding/json ignores case and folds ſ and K; " +
   'Python models fill `request_id` from `requestId`)';
 
-function describe(where: string): string {
+/** Where a frame is, as `params.arguments.x[]`; worked out only for a refusal. */
+function describe(frame: Frame): string {
+  const names: string[] = [];
+  for (let f: Frame | undefined = frame; f?.parent !== undefined; f = f.parent) names.push(f.name);
+  names.reverse();
+  // A path thousands of levels deep is shown by its ends.
+  if (names.length > 8) names.splice(4, names.length - 8, '…');
+  let where = '';
+  for (const name of names) where += where === '' || name === '[]' ? name : `.${name}`;
   return where === '' ? 'the message' : where;
 }
 
@@ -138,18 +147,17 @@ function childLevel(parent: string | undefined, key: string): string | undefined
 function keyProblem(frame: Frame, key: string): string | undefined {
   const loose = looseKey(key);
   const seen = frame.keys!.get(loose);
-  const at = describe(frame.where);
   if (seen === key) {
-    return `the key ${JSON.stringify(key)} appears twice in ${at}: JSON.parse keeps the last, some readers the first`;
+    return `the key ${JSON.stringify(key)} appears twice in ${describe(frame)}: JSON.parse keeps the last, some readers the first`;
   }
   if (seen !== undefined) {
-    return `the keys ${JSON.stringify(seen)} and ${JSON.stringify(key)} in ${at} are one key to ${LOOSE_READER}`;
+    return `the keys ${JSON.stringify(seen)} and ${JSON.stringify(key)} in ${describe(frame)} are one key to ${LOOSE_READER}`;
   }
   frame.keys!.set(loose, key);
   const member =
     frame.level === undefined ? undefined : LOOSE_ENVELOPE[frame.level]!.get(envelopeKey(key));
   if (member !== undefined && member !== key) {
-    return `the key ${JSON.stringify(key)} in ${at} is ${JSON.stringify(member)} to ${LOOSE_READER}`;
+    return `the key ${JSON.stringify(key)} in ${describe(frame)} is ${JSON.stringify(member)} to ${LOOSE_READER}`;
   }
   return undefined;
 }
@@ -177,17 +185,13 @@ export function ambiguousKeys(text: string, envelopeOnly = false): string | unde
       }
       i = end - 1;
     } else if (c === '{' || c === '[') {
-      let where = '';
       let level: string | undefined;
       if (top === undefined) level = c === '{' ? 'message' : undefined;
-      else if (top.keys === undefined) where = `${top.where}[]`;
-      else {
-        where = top.where === '' ? top.last : `${top.where}.${top.last}`;
-        if (c === '{') level = childLevel(top.level, top.last);
-      }
+      else if (top.keys !== undefined && c === '{') level = childLevel(top.level, top.last);
       stack.push({
         keys: c === '{' ? new Map() : undefined,
-        where,
+        parent: top,
+        name: top?.keys === undefined ? '[]' : top.last,
         level,
         last: '',
         expectKey: true,

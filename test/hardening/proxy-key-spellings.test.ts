@@ -89,3 +89,16 @@ void t.test('keys Go folds together though neither has a one-code-point upper ca
   }
   t.end();
 });
+
+void t.test(
+  'a line nested 100,000 objects deep is read through, its path shown by its ends',
+  (t) => {
+    const n = 100_000;
+    const deep = (inner: string) => `${'{"a":'.repeat(n)}${inner}${'}'.repeat(n)}`;
+    t.equal(ambiguousKeys(call(`{"name":"r","arguments":${deep('1')}}`)), undefined);
+    const refused = ambiguousKeys(call(`{"name":"r","arguments":${deep('{"k":1,"K":2}')}}`)) ?? '';
+    t.match(refused, /in params\.arguments\.a\.a\.…\.a\.a\.a\.a are one key/);
+    t.ok(refused.length < 400, 'the refusal stays short');
+    t.end();
+  },
+);
