@@ -5,8 +5,10 @@
  * Go's `encoding/json` (the Go MCP SDK before 1.3.1, and Go servers' own argument structs), which
  * matches a key to a member without regard to case and folds `ſ` to `s`, `K` (Kelvin) to `k`, `İ`
  * to `i`; a reader that took a key with NUL appended for the key itself (the Go MCP SDK up to
- * 1.4.0); one that turns a lone surrogate into U+FFFD. In any of these, a line could mean one call
- * to the proxy and another to the server, so such a line is refused, whatever it carries.
+ * 1.4.0); one that turns a lone surrogate into U+FFFD; Python models (pydantic) with snake_case
+ * fields under camelCase aliases and `populate_by_name`, where `meta` fills `_meta` and
+ * `request_id` fills `requestId`. In any of these, a line could mean one call to the proxy and
+ * another to the server, so such a line is refused, whatever it carries.
  */
 
 /** Members a peer reads by name, at the levels where they mean something to every MCP reader. */
@@ -18,6 +20,7 @@ const ENVELOPE: Record<string, readonly string[]> = {
     'arguments',
     'uri',
     'requestId',
+    // A notifications/progress names its token here; a request names it in _meta.
     'progressToken',
     'cursor',
     'protocolVersion',
@@ -32,27 +35,62 @@ const PLAIN_ASCII = /^[\u0001-\u007f]*$/;
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
 
 /**
+ * Orbits of Unicode's simple case folding whose members have no one-code-point upper case, so
+ * that lower-then-upper case leaves them apart; Go folds each to its least member.
+ */
+const GO_ONLY_FOLDS = new Map([
+  ['\u1fd3', '\u0390'],
+  ['\u1fe3', '\u03b0'],
+  ['\ufb06', '\ufb05'],
+]);
+
+/** One code point folded: simple lower case, then simple upper case, one code point each. */
+function foldCodePoint(c: string): string {
+  const go = GO_ONLY_FOLDS.get(c);
+  if (go !== undefined) return go;
+  const lower = [...c.toLowerCase()];
+  const l = lower.length === 1 ? lower[0]! : (lower[0] ?? c);
+  const upper = [...l.toUpperCase()];
+  return upper.length === 1 ? upper[0]! : l;
+}
+
+/** Folds already worked out: a long key of one letter costs one lookup per code point. */
+const FOLDED = new Map<string, string>();
+
+/**
  * A key as the loosest reader above matches it: NULs dropped, lone surrogates as U+FFFD, and each
- * code point folded as Go folds it (simple lower case, then simple upper case, one code point
- * each: `ſ` → `S`, `K` → `K`, `İ` → `I`).
+ * code point folded as Go folds it (`ſ` → `S`, `K` → `K`, `İ` → `I`, `ΐ` (U+1FD3) → `ΐ` (U+0390)).
  */
 export function looseKey(key: string): string {
   // Most keys: ASCII without NUL, where folding is upper case.
   if (PLAIN_ASCII.test(key)) return key.toUpperCase();
-  let out = '';
+  const out: string[] = [];
   for (const c of key.replace(/\0/g, '').replace(LONE_SURROGATE, '\ufffd')) {
-    const lower = [...c.toLowerCase()];
-    const l = lower.length === 1 ? lower[0]! : (lower[0] ?? c);
-    const upper = [...l.toUpperCase()];
-    out += upper.length === 1 ? upper[0]! : l;
+    let folded = FOLDED.get(c);
+    if (folded === undefined) {
+      folded = foldCodePoint(c);
+      // Bounded: at most every code point there is, and in practice a few hundred.
+      FOLDED.set(c, folded);
+    }
+    out.push(folded);
   }
-  return out;
+  return out.join('');
+}
+
+/**
+ * A key as it may name an envelope member: loosely, and without underscores, since a Python model
+ * that fills its field `request_id` from the alias `requestId` fills it from `request_id` too
+ * (and `meta` from `meta` beside the alias `_meta`). Only envelope members are compared so: inside
+ * a tool's arguments `file_path` and `filepath` are two names, which a Go reader keeps apart.
+ */
+function envelopeKey(key: string): string {
+  return looseKey(key.replace(/_/g, ''));
 }
 
 const LOOSE_ENVELOPE = Object.fromEntries(
   Object.entries(ENVELOPE).map(([level, names]) => [
     level,
-    new Map(names.map((n) => [looseKey(n), n])),
+    new Map(names.map((n) => [envelopeKey(n), n])),
   ]),
 );
 
@@ -72,8 +110,9 @@ function stringEnd(text: string, i: number): number {
 interface Frame {
   /** Loose key → the key as written; undefined for an array. */
   keys: Map<string, string> | undefined;
-  /** Where it is, for the message: `params.arguments`. */
-  where: string;
+  /** The frame it is in, and its name there (`[]` in an array): its path, for a message only. */
+  parent: Frame | undefined;
+  name: string;
   /** Which envelope level it is, if any. */
   level: string | undefined;
   /** The last key read: the name of the value that follows. */
@@ -82,9 +121,18 @@ interface Frame {
 }
 
 const LOOSE_READER =
-  "a reader that matches keys loosely (Go's encoding/json ignores case and folds ſ and K)";
+  "a reader that matches keys loosely (Go's encoding/json ignores case and folds ſ and K; " +
+  'Python models fill `request_id` from `requestId`)';
 
-function describe(where: string): string {
+/** Where a frame is, as `params.arguments.x[]`; worked out only for a refusal. */
+function describe(frame: Frame): string {
+  const names: string[] = [];
+  for (let f: Frame | undefined = frame; f?.parent !== undefined; f = f.parent) names.push(f.name);
+  names.reverse();
+  // A path thousands of levels deep is shown by its ends.
+  if (names.length > 8) names.splice(4, names.length - 8, '…');
+  let where = '';
+  for (const name of names) where += where === '' || name === '[]' ? name : `.${name}`;
   return where === '' ? 'the message' : where;
 }
 
@@ -99,17 +147,17 @@ function childLevel(parent: string | undefined, key: string): string | undefined
 function keyProblem(frame: Frame, key: string): string | undefined {
   const loose = looseKey(key);
   const seen = frame.keys!.get(loose);
-  const at = describe(frame.where);
   if (seen === key) {
-    return `the key ${JSON.stringify(key)} appears twice in ${at}: JSON.parse keeps the last, some readers the first`;
+    return `the key ${JSON.stringify(key)} appears twice in ${describe(frame)}: JSON.parse keeps the last, some readers the first`;
   }
   if (seen !== undefined) {
-    return `the keys ${JSON.stringify(seen)} and ${JSON.stringify(key)} in ${at} are one key to ${LOOSE_READER}`;
+    return `the keys ${JSON.stringify(seen)} and ${JSON.stringify(key)} in ${describe(frame)} are one key to ${LOOSE_READER}`;
   }
   frame.keys!.set(loose, key);
-  const member = frame.level === undefined ? undefined : LOOSE_ENVELOPE[frame.level]!.get(loose);
+  const member =
+    frame.level === undefined ? undefined : LOOSE_ENVELOPE[frame.level]!.get(envelopeKey(key));
   if (member !== undefined && member !== key) {
-    return `the key ${JSON.stringify(key)} in ${at} is ${JSON.stringify(member)} to ${LOOSE_READER}`;
+    return `the key ${JSON.stringify(key)} in ${describe(frame)} is ${JSON.stringify(member)} to ${LOOSE_READER}`;
   }
   return undefined;
 }
@@ -137,17 +185,13 @@ export function ambiguousKeys(text: string, envelopeOnly = false): string | unde
       }
       i = end - 1;
     } else if (c === '{' || c === '[') {
-      let where = '';
       let level: string | undefined;
       if (top === undefined) level = c === '{' ? 'message' : undefined;
-      else if (top.keys === undefined) where = `${top.where}[]`;
-      else {
-        where = top.where === '' ? top.last : `${top.where}.${top.last}`;
-        if (c === '{') level = childLevel(top.level, top.last);
-      }
+      else if (top.keys !== undefined && c === '{') level = childLevel(top.level, top.last);
       stack.push({
         keys: c === '{' ? new Map() : undefined,
-        where,
+        parent: top,
+        name: top?.keys === undefined ? '[]' : top.last,
         level,
         last: '',
         expectKey: true,

@@ -84,7 +84,7 @@ export class ServerLines {
     const unreadable = unreadableServerLine(line);
     if (unreadable !== undefined) {
       // A host's reader might take it for another message (an id in the proxy's namespace).
-      const message = `mcp-roots-proxy: ${unreadable}; send each key once, spelled exactly`;
+      const message = `mcp-roots-proxy: ${unreadable}`;
       log.warn(`refused the server's ${method}: ${message}`);
       if (line.isRequest) {
         toServer(errorLine(line.idText!, { code: RpcCode.INVALID_REQUEST, message }));

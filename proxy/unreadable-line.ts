@@ -8,6 +8,29 @@ import { RpcCode, type RpcErrorObject } from '../protocol/rpc-errors.js';
 import { ambiguousKeys } from './ambiguous-keys.js';
 import type { McpLine } from './mcp-line.js';
 
+/**
+ * A control character (C0, DEL, C1) or a lone surrogate: a C reader stops a string at NUL, others
+ * drop or replace the rest, so `tools/call\u0000x` is `tools/call` to them and an unknown method
+ * to the proxy, which then checks nothing.
+ */
+const UNCLEAN =
+  // eslint-disable-next-line no-control-regex -- control characters are what this finds
+  /[\u0000-\u001f\u007f-\u009f]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+/** Why the method or the named tool or prompt could be another name to another reader, or undefined. */
+function uncleanName(line: McpLine): string | undefined {
+  const names: [string, unknown][] = [
+    ['the method', line.method],
+    ['params.name', line.params.name],
+  ];
+  for (const [what, name] of names) {
+    if (typeof name === 'string' && UNCLEAN.test(name)) {
+      return `${what} ${JSON.stringify(name)} has a control character or a lone surrogate, which a reader that cuts or cleans strings reads as another name`;
+    }
+  }
+  return undefined;
+}
+
 /** Methods the proxy checks: one sent without an id would reach the server unchecked. */
 const CHECKED_METHODS = new Set(['tools/call', 'resources/read']);
 
@@ -28,6 +51,8 @@ export function unreadableHostLine(line: McpLine): RpcErrorObject | undefined {
     return refused(RpcCode.INVALID_REQUEST, `${keys}; send each key once, spelled exactly`);
   }
   if (line.isResponse) return undefined;
+  const name = uncleanName(line);
+  if (name !== undefined) return refused(RpcCode.INVALID_REQUEST, `${name}; send the name exactly`);
   if (line.method === undefined) {
     return refused(RpcCode.INVALID_REQUEST, 'it is not a JSON-RPC request, notification or answer');
   }
@@ -45,5 +70,9 @@ export function unreadableHostLine(line: McpLine): RpcErrorObject | undefined {
  * read differently to a host's reader (a request id in the proxy's own namespace, say).
  */
 export function unreadableServerLine(line: McpLine): string | undefined {
-  return line.isResponse ? undefined : ambiguousKeys(line.text, true);
+  if (line.isResponse) return undefined;
+  const keys = ambiguousKeys(line.text, true);
+  if (keys !== undefined) return `${keys}; send each key once, spelled exactly`;
+  const name = uncleanName(line);
+  return name === undefined ? undefined : `${name}; send the name exactly`;
 }
