@@ -1,7 +1,6 @@
 /** The two ways the daemon watches a directory: chokidar to a depth, @parcel/watcher recursively. */
 import { realpath, stat } from 'node:fs/promises';
 import { join, sep } from 'node:path';
-import { watch as chokidarWatch } from 'chokidar';
 import { errnoCode } from '../common/errors.js';
 import {
   watchEntries,
@@ -62,6 +61,8 @@ export const defaultBackend: WatchBackend = {
     // A directory's own entries need one inotify watch, not chokidar's walk of every entry.
     if (depth === 0) return watchEntries(real, path, onEvent, onError);
     const name = respell(real, path);
+    // Loaded on first use: most policies need no depth-limited watch (memory, start-up).
+    const { watch: chokidarWatch } = await import('chokidar');
     const watcher = chokidarWatch(real, {
       depth,
       ignoreInitial: true,
