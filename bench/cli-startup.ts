@@ -1,12 +1,13 @@
 /**
- * rootsctl start-up, hyperfine-style: warm-up runs, then N timed runs of each command line, with
- * `node -e 0` (Node's own start) as the floor measured in the same run, printed beside each
- * command. Target: each command starts and ends in under 200 ms at p50, Node's own start included
+ * rootsctl start-up, hyperfine-style: warm-up runs, then N timed runs of each command line, taken
+ * in turns with `node -e 0` (Node's own start), the floor measured in the same run and printed
+ * beside each command. Target: each command starts and ends in under 200 ms at p50, Node's own start included
  * (a figure taken on a loaded machine says so by its floor). Also times the ways the README could
  * tell people to run it, to show which starts fastest.
  */
 import { spawnSync } from 'node:child_process';
 import { chmodSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { RootsClient } from '../protocol/client.js';
 import { dist, report, ROOT, startDaemon, summary, tempDir } from './common.js';
@@ -15,18 +16,31 @@ const RUNS = Number(process.env.STARTUP_RUNS ?? 20);
 const WARMUP = 3;
 const TARGET_MS = 200;
 
-function time(file: string, args: string[], env: NodeJS.ProcessEnv): number[] {
-  const samples: number[] = [];
+/**
+ * Spawn-to-exit times of each command line, taken in turns (one run of each, then the next round),
+ * so that a change in the machine's load falls on the floor and the commands alike.
+ */
+function timeInTurns(lines: [string, string[]][], env: NodeJS.ProcessEnv): number[][] {
+  const samples: number[][] = lines.map(() => []);
   for (let i = 0; i < WARMUP + RUNS; i++) {
-    const start = process.hrtime.bigint();
-    const r = spawnSync(file, args, { env, stdio: 'ignore', cwd: ROOT });
-    const ms = Number(process.hrtime.bigint() - start) / 1e6;
-    if (r.error) throw r.error;
-    if (i >= WARMUP) samples.push(ms);
+    lines.forEach(([file, args], j) => {
+      const start = process.hrtime.bigint();
+      const r = spawnSync(file, args, { env, stdio: 'ignore', cwd: ROOT });
+      const ms = Number(process.hrtime.bigint() - start) / 1e6;
+      if (r.error) throw r.error;
+      if (i >= WARMUP) samples[j]!.push(ms);
+    });
   }
   return samples;
 }
 
+/** One command line's times, alone. */
+function time(file: string, args: string[], env: NodeJS.ProcessEnv): number[] {
+  return timeInTurns([[file, args]], env)[0]!;
+}
+
+const load = () => loadavg()[0]!.toFixed(1);
+const loadBefore = load();
 const dir = tempDir();
 const socket = join(dir, 'rootsd.sock');
 const config = join(dir, 'mcp-roots.yaml');
@@ -37,23 +51,27 @@ const env = { ...process.env, MCP_ROOTS_SOCKET: socket, MCP_ROOTS_CONFIG: config
 const cli = dist('cli/main.js');
 const node = process.execPath;
 
-const floor = summary(time(node, ['-e', '0'], env));
 const commands: [string, string[]][] = [
   ['--version', ['--version']],
   ['status', ['status']],
   ['list fs', ['list', 'fs']],
   ['validate', ['validate']],
 ];
+const [floorSamples, ...commandSamples] = timeInTurns(
+  [[node, ['-e', '0']], ...commands.map(([, args]): [string, string[]] => [node, [cli, ...args]])],
+  env,
+);
+const floor = summary(floorSamples!);
 const rows: Record<string, ReturnType<typeof summary>> = { 'node -e 0': floor };
 const verdicts: [string, boolean][] = [];
-for (const [name, args] of commands) {
-  const s = summary(time(node, [cli, ...args], env));
+commands.forEach(([name], i) => {
+  const s = summary(commandSamples[i]!);
   rows[`node dist/cli/main.js ${name}`] = s;
   verdicts.push([
     `rootsctl ${name}: p50 ${s.p50.toFixed(0)} ms beside node -e 0 at ${floor.p50.toFixed(0)} ms (${(s.p50 - floor.p50).toFixed(0)} ms over it); target < ${TARGET_MS} ms`,
     s.p50 < TARGET_MS,
   ]);
-}
+});
 // The forms a README can give; the npm ones add npm's own start-up. Informational: no target.
 // A project that installed mcp-roots has node_modules/.bin/rootsctl: make one.
 const project = join(dir, 'project');
@@ -75,6 +93,8 @@ for (const [name, file, args] of forms) {
   }
 }
 daemon.kill();
+// Start-up times move with the machine's load: the floor above is from the same run, and so is this.
+process.stdout.write(`  load average ${loadBefore} at the start, ${load()} at the end\n`);
 for (const [name, s] of Object.entries(rows)) {
   process.stdout.write(
     `  ${name.padEnd(44)} p50 ${s.p50.toFixed(1).padStart(7)} ms  min ${s.min.toFixed(1).padStart(7)}  max ${s.max.toFixed(1).padStart(7)}  (n=${s.n})\n`,

@@ -1,17 +1,25 @@
 /**
- * Memory of an idle mcp-rootsd with a one-line policy, beside a bare Node process measured in the
- * same run (target: at most 50 MB resident), then with 1,000 clients connected and subscribed
- * (target: at most 70 MB). bench/README.md says where the memory goes.
+ * Memory of an idle mcp-rootsd with a one-line policy (target: at most 50 MB resident), then with
+ * 1,000 clients connected and subscribed (target: at most 70 MB). Floors measured in the same run:
+ * a bare Node process; a Node ES module that loads the same built-in modules as the daemon and
+ * idles (what Node itself costs before any of the daemon's code); and, for the clients, a bare
+ * line-JSON server (bench/echo-server.ts) holding the same 1,000 connections. bench/README.md says
+ * where the rest goes.
  */
-import { spawn } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { RootsClient } from '../protocol/client.js';
-import { dist, report, startDaemon, tempDir } from './common.js';
+import { dist, report, startDaemon, startNode, tempDir } from './common.js';
 
 const TARGET_MB = 50;
 const CLIENTS_TARGET_MB = 70;
 const CLIENTS = Number(process.env.BENCH_SUBSCRIBERS ?? 1000);
+
+/** The built-in modules the built daemon imports (its bundle's `node:` imports), then idle. */
+const BUILTINS = ['path', 'fs', 'fs/promises', 'crypto', 'net', 'events', 'util', 'os', 'url'];
+const IDLE = 'setInterval(() => {}, 1 << 30);';
 
 /** Resident memory of a process in MB (VmRSS). */
 function rssMb(pid: number): number {
@@ -19,6 +27,36 @@ function rssMb(pid: number): number {
   return m ? Number(m[1]) / 1024 : NaN;
 }
 
+/** Sample each process ten times over a second and keep the last (memory only grows at start). */
+async function settle(pids: number[]): Promise<number[]> {
+  let last: number[] = [];
+  for (let i = 0; i < 10; i++) {
+    await new Promise((r) => setTimeout(r, 100));
+    last = pids.map(rssMb);
+  }
+  return last;
+}
+
+/** `CLIENTS` connections subscribed to `socket`, held open by one process until killed. */
+async function subscribe(socket: string): Promise<ChildProcess> {
+  const subscribers = spawn(
+    process.execPath,
+    [dist('bench/subscribers.js'), socket, `${CLIENTS}`],
+    {
+      stdio: ['pipe', 'pipe', 'inherit'],
+    },
+  );
+  await new Promise<void>((resolve, reject) => {
+    subscribers.stdout.on('data', (chunk: Buffer) => {
+      if (chunk.toString().includes('ready')) resolve();
+    });
+    subscribers.once('exit', (code) => reject(new Error(`subscribers exited ${String(code)}`)));
+  });
+  return subscribers;
+}
+
+const load = () => loadavg()[0]!.toFixed(1);
+const loadBefore = load();
 const dir = tempDir();
 const socket = join(dir, 'rootsd.sock');
 const config = join(dir, 'mcp-roots.yaml');
@@ -29,50 +67,57 @@ const client = await RootsClient.connect({ socket });
 await client.status();
 await client.close();
 
-const bare = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1 << 30)'], { stdio: 'ignore' });
-await new Promise((r) => bare.once('spawn', r));
-// Both settle: sample a few times over a second and keep the last (memory only grows at start).
-let daemonMb = 0;
-let bareMb = 0;
-for (let i = 0; i < 10; i++) {
-  await new Promise((r) => setTimeout(r, 100));
-  daemonMb = rssMb(daemon.pid!);
-  bareMb = rssMb(bare.pid!);
-}
-bare.kill();
-
-// 1,000 clients, each subscribed to a server's list, held open while the daemon is sampled.
-const subscribers = spawn(
-  process.execPath,
-  [dist('bench/subscribers.js'), socket, String(CLIENTS)],
-  {
-    stdio: ['pipe', 'pipe', 'inherit'],
-  },
-);
-await new Promise<void>((resolve, reject) => {
-  subscribers.stdout.on('data', (chunk: Buffer) => {
-    if (chunk.toString().includes('ready')) resolve();
-  });
-  subscribers.once('exit', (code) => reject(new Error(`subscribers exited ${String(code)}`)));
+const bare = spawn(process.execPath, ['-e', IDLE], { stdio: 'ignore' });
+const imports = BUILTINS.map((m) => `import 'node:${m}';`).join(' ');
+const builtins = spawn(process.execPath, ['--input-type=module', '-e', `${imports} ${IDLE}`], {
+  stdio: 'ignore',
 });
-let clientsMb = 0;
-for (let i = 0; i < 10; i++) {
-  await new Promise((r) => setTimeout(r, 100));
-  clientsMb = rssMb(daemon.pid!);
-}
+await Promise.all([bare, builtins].map((p) => new Promise((r) => p.once('spawn', r))));
+const [daemonMb, bareMb, builtinsMb] = await settle([daemon.pid!, bare.pid!, builtins.pid!]);
+bare.kill();
+builtins.kill();
+
+const subscribers = await subscribe(socket);
+const [clientsMb] = await settle([daemon.pid!]);
 subscribers.kill();
 daemon.kill();
-process.stdout.write(
-  `  idle mcp-rootsd, one-line policy  ${daemonMb.toFixed(1)} MB RSS\n  node -e (bare, idle)              ${bareMb.toFixed(1)} MB RSS\n  ${CLIENTS} clients subscribed        ${clientsMb.toFixed(1)} MB RSS\n`,
+
+// The floor for the clients: a bare line-JSON server answering the same subscriptions.
+const payload = join(dir, 'payload.json');
+writeFileSync(payload, '{"roots":[]}');
+const echoSocket = join(dir, 'echo.sock');
+const echo = await startNode([dist('bench/echo-server.js'), echoSocket, payload], () =>
+  existsSync(echoSocket),
 );
-const ok = report('daemon-rss', { daemonMb, bareMb, clientsMb, clients: CLIENTS }, [
+const echoSubscribers = await subscribe(echoSocket);
+const [echoMb] = await settle([echo.pid!]);
+echoSubscribers.kill();
+echo.kill();
+
+const mb = (x: number | undefined) => `${(x ?? NaN).toFixed(1)} MB`;
+process.stdout.write(
   [
-    `idle daemon ${daemonMb.toFixed(1)} MB RSS (bare node ${bareMb.toFixed(1)} MB); target <= ${TARGET_MB} MB`,
-    daemonMb <= TARGET_MB,
-  ],
+    `  load average ${loadBefore} at the start, ${load()} at the end`,
+    `  idle mcp-rootsd, one-line policy          ${mb(daemonMb)} RSS`,
+    `    floor: node -e (bare, idle)             ${mb(bareMb)}`,
+    `    floor: node, the daemon's built-ins     ${mb(builtinsMb)}`,
+    `  mcp-rootsd, ${CLIENTS} clients subscribed      ${mb(clientsMb)} RSS`,
+    `    floor: line-JSON server, same clients   ${mb(echoMb)}`,
+    '',
+  ].join('\n'),
+);
+const ok = report(
+  'daemon-rss',
+  { daemonMb, bareMb, builtinsMb, clientsMb, echoMb, clients: CLIENTS },
   [
-    `${CLIENTS} subscribed clients ${clientsMb.toFixed(1)} MB RSS; target <= ${CLIENTS_TARGET_MB} MB`,
-    clientsMb <= CLIENTS_TARGET_MB,
+    [
+      `idle daemon ${mb(daemonMb)} RSS beside bare node ${mb(bareMb)} and node with its built-ins ${mb(builtinsMb)}; target <= ${TARGET_MB} MB`,
+      daemonMb! <= TARGET_MB,
+    ],
+    [
+      `${CLIENTS} subscribed clients ${mb(clientsMb)} RSS beside a bare line-JSON server with them ${mb(echoMb)}; target <= ${CLIENTS_TARGET_MB} MB`,
+      clientsMb! <= CLIENTS_TARGET_MB,
+    ],
   ],
-]);
+);
 process.exitCode = ok ? 0 : 1;

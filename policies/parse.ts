@@ -8,7 +8,7 @@ import { LineCounter, parseDocument } from 'yaml';
 import { buildPolicyFile, type RawPolicy } from './build-model.js';
 import { dedupe, errorAt, oneLine, sortErrors } from './error-list.js';
 import { fileHash } from './hash.js';
-import type { ParseResult, Pos } from './model.js';
+import type { ParsedPolicyFile, ParseResult, Pos } from './model.js';
 import { validate as compiledValidator } from './schema-validator.js';
 import { schemaErrors } from './schema-errors.js';
 import {
@@ -135,8 +135,25 @@ function parse(text: string | Buffer, file: string): ParseResult {
     return { errors: sortErrors(dedupe(errors)), warnings };
   }
 
-  const policy = buildPolicyFile(data, locate, file, fileHash(text));
+  const policy = buildPolicyFile(data, locate, file, '');
+  lazyHash(policy, text);
   return { policy, errors: [], warnings };
+}
+
+/**
+ * `policy.sha256`, computed when first read. The daemon reads it (it tells its own loads from
+ * edits); `rootsctl validate` never does, and hashing would load node:crypto into every start.
+ */
+function lazyHash(policy: ParsedPolicyFile, text: string | Buffer): void {
+  Object.defineProperty(policy, 'sha256', {
+    enumerable: true,
+    configurable: true,
+    get() {
+      const value = fileHash(text);
+      Object.defineProperty(policy, 'sha256', { value, enumerable: true, writable: true });
+      return value;
+    },
+  });
 }
 
 function tooBigMessage(size: number): string {
