@@ -207,14 +207,12 @@ servers:
     { dir },
   );
   const c = await d.connect();
-  const started = Date.now();
   const r = await c.reload();
   t.ok(r.ok, 'the policy loads');
-  t.ok(
-    Date.now() - started < 2000,
-    `resolved in ${Date.now() - started} ms, no walk through the loops`,
-  );
   const uris = (await c.listRoots('s')).roots.map((x) => x.uri);
+  // A walk that followed the loops would serve more than this, or never end: one directory,
+  // whatever names lead to it (`self/self/self/real`, `real/up/real`), is the whole answer.
+  t.same(uris, [uri(`${l}/real`)], 'one root, however many names loop to it');
   t.ok(uris.includes(uri(`${l}/real`)), 'the real directory is served');
   t.notOk(
     uris.some((u) => u.includes('/a') || u.includes('/b')),

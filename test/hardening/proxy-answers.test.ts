@@ -9,9 +9,8 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
-import { startDaemon } from '../helpers/daemon.js';
-import { ownedShortDir, waitFor } from '../helpers/proxy.js';
-import { initialize, startRawSession, type RawSession } from '../helpers/raw-session.js';
+import { waitFor } from '../helpers/proxy.js';
+import { startFixtureSession, type RawSession } from '../helpers/raw-session.js';
 import { fixtureServer } from '../helpers/repo.js';
 
 const WAIT_MS = 30_000;
@@ -44,24 +43,17 @@ const answered = (s: RawSession, idText: string): boolean =>
   s.received().some((l) => l.includes(`"id":${idText}`) && /"(result|error)"/.test(l));
 
 void t.test('host answers and cancellations', async (t) => {
-  const dir = ownedShortDir(t);
-  const w = join(dir, 'w');
-  mkdirSync(join(w, 'in'), { recursive: true });
-  mkdirSync(join(w, 'more'));
-  const d = await startDaemon(
-    t,
-    `version: 1\nservers:\n  batches:\n    roots:\n      - path: ${w}/in\n`,
-    { dir },
-  );
-  const s = startRawSession({
-    t,
-    dir: d.dir,
-    socket: d.socket,
+  const {
+    s,
+    w,
+    daemon: d,
+  } = await startFixtureSession(t, {
     server: 'batches',
     fixture: fixtureServer('batches.mjs'),
+    prepare: (w) => mkdirSync(join(w, 'more')),
     serverArgs: ['{roots}'],
+    answered: '"batches"',
   });
-  await initialize(s, '"batches"', WAIT_MS);
 
   // [what, the server's request id, the host's answer id, whether the server gets the answer]
   const spellings: [string, string, string, boolean][] = [

@@ -9,12 +9,10 @@
  * lone surrogate `\udcff` as the raw byte 0xff. Every row is a host line the server must never
  * receive: each carries a tag that would show in what the server got.
  */
-import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { symlinkSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import t from 'tap';
-import { startDaemon } from '../helpers/daemon.js';
-import { ownedShortDir } from '../helpers/proxy.js';
-import { initialize, startRawSession } from '../helpers/raw-session.js';
+import { startFixtureSession } from '../helpers/raw-session.js';
 import { fixtureServer } from '../helpers/repo.js';
 
 const WAIT_MS = 30_000;
@@ -273,26 +271,16 @@ const FOLDED_NAMES: [string, string][] = [
 ];
 
 void t.test('host lines two readers read differently never reach the server', async (t) => {
-  const dir = ownedShortDir(t);
-  const w = join(dir, 'w');
-  mkdirSync(join(w, 'in'), { recursive: true });
-  mkdirSync(join(w, 'out'));
-  writeFileSync(join(w, 'out/o.txt'), MARK);
-  // What a reader that keeps the byte 0xff would open.
-  symlinkSync(join(w, 'out/o.txt'), Buffer.from([...Buffer.from(`${w}/in/`), 0xff]));
-  const d = await startDaemon(
-    t,
-    `version: 1\nservers:\n  batches:\n    roots:\n      - path: ${w}/in\n    tools:\n      fetch_it:\n        paths: [location]\n`,
-    { dir },
-  );
-  const s = startRawSession({
-    t,
-    dir: d.dir,
-    socket: d.socket,
+  const { s, w } = await startFixtureSession(t, {
     server: 'batches',
     fixture: fixtureServer('batches.mjs'),
+    mark: MARK,
+    // What a reader that keeps the byte 0xff would open.
+    prepare: (w) =>
+      symlinkSync(join(w, 'out/o.txt'), Buffer.from([...Buffer.from(`${w}/in/`), 0xff])),
+    policy: '    tools:\n      fetch_it:\n        paths: [location]\n',
+    answered: '"batches"',
   });
-  await initialize(s, '"batches"', WAIT_MS);
 
   let n = 0;
   /** Send `line`, then a ping; resolves once the ping's answer shows the line was handled. */

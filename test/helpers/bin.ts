@@ -1,10 +1,8 @@
 /** The built executables, for tests that run them as real child processes. */
 import { existsSync, statSync } from 'node:fs';
-import { REPO } from './repo.js';
+import { REPO, repoPath } from './repo.js';
 
 export { REPO };
-
-const ROOT = REPO + '/';
 
 const BINS = {
   daemon: ['dist/daemon/main.js', 'daemon'],
@@ -18,7 +16,7 @@ const BINS = {
  */
 export function bin(name: keyof typeof BINS): string {
   const [rel] = BINS[name];
-  const file = ROOT + rel;
+  const file = repoPath(rel);
   if (!existsSync(file)) throw new Error(`${file} is missing: run \`npm run build\` first`);
   return file;
 }
@@ -26,8 +24,8 @@ export function bin(name: keyof typeof BINS): string {
 /** Throw if the build is older than a source file it comes from. */
 export function assertFreshBuild(...sources: string[]): void {
   for (const src of sources) {
-    const out = ROOT + 'dist/' + src.replace(/\.ts$/, '.js');
-    if (statSync(ROOT + src).mtimeMs > statSync(out).mtimeMs) {
+    const out = repoPath('dist/' + src.replace(/\.ts$/, '.js'));
+    if (statSync(repoPath(src)).mtimeMs > statSync(out).mtimeMs) {
       throw new Error(`dist/ is older than ${src}: run \`npm run build\` first`);
     }
   }

@@ -74,24 +74,42 @@ export interface FixtureSession {
   w: string;
 }
 
+/** What `startFixtureSession` sets up beyond its defaults. */
+export interface FixtureSessionOptions {
+  server: string;
+  fixture: string;
+  /** The text of `out/o.txt`, the file outside every root. */
+  mark?: string;
+  /** Files to write into the workspace (paths relative to it) before the daemon starts. */
+  files?: Record<string, string>;
+  /** Anything else to lay out in the workspace `w` before the daemon starts. */
+  prepare?: (w: string) => void;
+  /** More of the server's policy entry after its root, as YAML lines indented 4 spaces. */
+  policy?: string;
+  /** Arguments after the fixture's log file (`{roots}`, say). */
+  serverArgs?: string[];
+  /** What the host line answering `initialize` contains (default `"id":0`). */
+  answered?: string;
+}
+
 /**
  * A daemon whose policy gives `server` the one root `<w>/in`, the proxy in front of `fixture`
- * for it, and the MCP handshake done as a 2025-03-26 host that declares roots. `files` (paths
- * relative to the workspace) are written before the daemon starts.
+ * for it, and the MCP handshake done as a 2025-03-26 host that declares roots.
  */
 export async function startFixtureSession(
   t: { teardown(fn: () => unknown): void },
-  opts: { server: string; fixture: string; mark: string; files?: Record<string, string> },
+  opts: FixtureSessionOptions,
 ): Promise<FixtureSession> {
   const dir = ownedShortDir(t);
   const w = join(dir, 'w');
   mkdirSync(join(w, 'in'), { recursive: true });
   mkdirSync(join(w, 'out'));
-  writeFileSync(join(w, 'out/o.txt'), opts.mark);
+  writeFileSync(join(w, 'out/o.txt'), opts.mark ?? '');
   for (const [rel, text] of Object.entries(opts.files ?? {})) writeFileSync(join(w, rel), text);
+  opts.prepare?.(w);
   const daemon = await startDaemon(
     t,
-    `version: 1\nservers:\n  ${opts.server}:\n    roots:\n      - path: ${w}/in\n`,
+    `version: 1\nservers:\n  ${opts.server}:\n    roots:\n      - path: ${w}/in\n${opts.policy ?? ''}`,
     { dir },
   );
   const s = startRawSession({
@@ -100,8 +118,9 @@ export async function startFixtureSession(
     socket: daemon.socket,
     server: opts.server,
     fixture: opts.fixture,
+    serverArgs: opts.serverArgs,
   });
-  await initialize(s);
+  await initialize(s, opts.answered);
   return { s, daemon, w };
 }
 
