@@ -17,7 +17,10 @@ const first = spawnSync(process.execPath, [`${root}scripts/build-validator.mjs`]
 if (first.status !== 0) process.exit(first.status ?? 1);
 
 const STEPS = [
-  ['build the tests', `node scripts/clean-test-build.mjs && ${bin('tsc')} -p tsconfig.json && node scripts/bundle.mjs`],
+  [
+    'build the tests',
+    `node scripts/clean-test-build.mjs && ${bin('tsc')} -p tsconfig.json && node scripts/bundle.mjs`,
+  ],
   ['eslint .', `${bin('eslint')} .`],
   ['prettier --check .', `${bin('prettier')} --check .`],
 ];
