@@ -9,6 +9,7 @@ const ALL = [
   'resolve',
   'deep-path',
   'session-latency',
+  'proxy-overhead',
   'socket',
   'watch-latency',
   'stall',

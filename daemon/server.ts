@@ -1,7 +1,7 @@
 /** The socket side of the daemon: one JSON-RPC connection per client, subscriptions, pushes. */
 import type { Server, Socket } from 'node:net';
 import type { Logger } from './logger.js';
-import { JsonRpcConnection } from '../protocol/connection.js';
+import { encodeNotification, JsonRpcConnection } from '../protocol/connection.js';
 import {
   DAEMON_NAME,
   PROTOCOL_VERSION,
@@ -223,6 +223,8 @@ export class RootsServer {
     const params = rawJson<never>(
       `{"server":${JSON.stringify(server)},"revision":${state.revision},"instance":${JSON.stringify(state.instance)},"roots":${change.json}}`,
     );
-    for (const client of set) client.connection.notify('notifications/roots/list_changed', params);
+    // Encoded once for every subscriber: the list may be tens of thousands of roots.
+    const line = encodeNotification('notifications/roots/list_changed', params);
+    for (const client of set) client.connection.notifyEncoded(line);
   }
 }

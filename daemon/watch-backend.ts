@@ -1,7 +1,8 @@
-/** The two ways the daemon watches a directory: chokidar to a depth, @parcel/watcher recursively. */
+/** How the daemon watches a directory: its own entries, chokidar to a depth, or a whole tree. */
 import { realpath, stat } from 'node:fs/promises';
 import { join, sep } from 'node:path';
 import { errnoCode } from '../common/errors.js';
+import { TreeTooLarge, watchTree } from './watch-tree.js';
 import {
   watchEntries,
   type OnError,
@@ -48,7 +49,7 @@ function respell(real: string, given: string): (path: string) => string {
   return (p) => (p === real ? given : p.startsWith(real + sep) ? given + p.slice(real.length) : p);
 }
 
-/** One `fs.watch` for a directory's own entries; chokidar deeper; @parcel/watcher for `**`. */
+/** One `fs.watch` for a directory's own entries; chokidar deeper; a tree for `**` (watch-tree.ts). */
 export const defaultBackend: WatchBackend = {
   async dir(path, depth, onEvent, onError) {
     // Watch the canonical directory so that a symlinked one is watched inside, not as a link.
@@ -103,25 +104,65 @@ export const defaultBackend: WatchBackend = {
   async recursive(path, ignore, onEvent, onError) {
     const real = await realpath(path);
     const name = respell(real, path);
-    // Loaded on first use: a policy without `**` never pays for the native watcher (~6 MB).
-    const parcel = await import('@parcel/watcher');
-    const subscription = await parcel.subscribe(
-      real,
-      (err, events) => {
-        if (err) {
-          onError(err);
-          return;
+    const emit: OnEvent = (e) => onEvent({ ...e, path: name(e.path) });
+    // One watch per directory while the tree is small enough (watch-tree.ts); beyond that, or
+    // once it grows past that, @parcel/watcher, which answers 50 ms later but holds its tree in
+    // native memory.
+    let current: WatchHandle | undefined;
+    let closed = false;
+    const overflow = () => {
+      void (async () => {
+        try {
+          const next = await parcelWatch(real, ignore, emit, onError);
+          if (closed) await next.close();
+          else current = next;
+        } catch (err) {
+          onError(err as Error);
         }
-        for (const e of events) {
-          const kind = e.type === 'create' ? 'create' : e.type === 'delete' ? 'delete' : 'change';
-          onEvent({ kind, path: name(e.path) });
-        }
+        // What happened while no watch was in place: a full look.
+        if (!closed) onEvent({ kind: 'rename', path });
+      })();
+    };
+    try {
+      current = await watchTree(real, emit, onError, { ignore, onOverflow: overflow });
+    } catch (err) {
+      if (!(err instanceof TreeTooLarge)) throw err;
+      current = await parcelWatch(real, ignore, emit, onError);
+    }
+    return {
+      close: async () => {
+        closed = true;
+        await current?.close();
       },
-      { ignore: ignore.flatMap((n) => [`**/${n}`, `**/${n}/**`]) },
-    );
-    return { close: () => subscription.unsubscribe() };
+    };
   },
 };
+
+/** The whole tree under the canonical `real` with @parcel/watcher (one native watcher). */
+async function parcelWatch(
+  real: string,
+  ignore: string[],
+  onEvent: OnEvent,
+  onError: OnError,
+): Promise<WatchHandle> {
+  // Loaded on first use: a policy without a large `**` tree never pays for it (~6 MB).
+  const parcel = await import('@parcel/watcher');
+  const subscription = await parcel.subscribe(
+    real,
+    (err, events) => {
+      if (err) {
+        onError(err);
+        return;
+      }
+      for (const e of events) {
+        const kind = e.type === 'create' ? 'create' : e.type === 'delete' ? 'delete' : 'change';
+        onEvent({ kind, path: e.path });
+      }
+    },
+    { ignore: ignore.flatMap((n) => [`**/${n}`, `**/${n}/**`]) },
+  );
+  return { close: () => subscription.unsubscribe() };
+}
 
 /** One log line: what cannot be watched, what the daemon does instead, and how to fix it. */
 export function degradedMessage(path: string, code: DegradeCode, everyMs: number): string {

@@ -17,6 +17,8 @@ import { basename } from 'node:path';
 export interface WatchEvent {
   kind: 'create' | 'delete' | 'rename' | 'change';
   path: string;
+  /** For a creation the watch has already `lstat`ed: whether the entry is a symlink. */
+  link?: boolean;
 }
 
 /** An open watch. */
@@ -46,14 +48,14 @@ export async function watchEntries(
   /** A `rename` names an entry that appeared or went (or moved in or out): tell which. */
   const renamed = async (name: string): Promise<void> => {
     const path = child(name);
-    let kind: WatchEvent['kind'];
+    let event: WatchEvent;
     try {
-      await lstat(path);
-      kind = 'create';
+      event = { kind: 'create', path, link: (await lstat(path)).isSymbolicLink() };
     } catch (err) {
-      kind = (err as NodeJS.ErrnoException).code === 'ENOENT' ? 'delete' : 'rename';
+      const code = (err as NodeJS.ErrnoException).code;
+      event = { kind: code === 'ENOENT' ? 'delete' : 'rename', path };
     }
-    if (!closed) onEvent({ kind, path });
+    if (!closed) onEvent(event);
   };
 
   /**

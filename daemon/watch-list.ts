@@ -9,7 +9,7 @@ export type Role = 'policy' | 'roots';
 export interface Watch {
   key: string;
   path: string;
-  /** Levels below `path` (chokidar), or 'recursive' (@parcel/watcher). */
+  /** Levels below `path` (its own entries, or chokidar deeper), or 'recursive' (watch-tree.ts). */
   depth: number | 'recursive';
   ignore: string[];
   roles: Set<Role>;

@@ -259,12 +259,14 @@ export class PolicyWatcher {
     // place: only a full look at the root is sure to drop what went, so only a creation is
     // followed by the changed path alone.
     else if (e.kind !== 'create') this.throttle.note(w.key);
+    else if (e.link !== undefined) this.created(w, e.path, !e.link);
     else void this.creationCheck(w, e.path);
   }
 
   /**
    * A new directory or file is re-walked alone; a new link (it may lead anywhere, or stand where
-   * a matched directory was) or an entry already gone again makes a full look at the root.
+   * a matched directory was) or an entry already gone again makes a full look at the root. The
+   * watches that `lstat` a new entry themselves say whether it is a link (`e.link`).
    */
   private async creationCheck(w: Watch, path: string): Promise<void> {
     let plain = false;
@@ -273,6 +275,10 @@ export class PolicyWatcher {
     } catch {
       // gone again: looked at whole below
     }
+    this.created(w, path, plain);
+  }
+
+  private created(w: Watch, path: string, plain: boolean): void {
     if (plain) this.throttle.note(w.key, path, w.depth === 'recursive');
     else this.throttle.note(w.key);
   }

@@ -1,5 +1,5 @@
 /** The engine's window on the filesystem: read-only, and memoised within one resolution. */
-import { accessSync, promises as fsp } from 'node:fs';
+import { accessSync, lstatSync, promises as fsp, readlinkSync, realpathSync } from 'node:fs';
 import type { Dirent, Stats } from 'node:fs';
 import type { FsView } from './model.js';
 
@@ -23,6 +23,34 @@ export function nodeFs(): FsView {
   };
   direct.add(view);
   return view;
+}
+
+/** A synchronous call as a settled promise, so that callers written for `FsView` need no change. */
+function now<T>(call: () => T): Promise<T> {
+  try {
+    return Promise.resolve(call());
+  } catch (err) {
+    return Promise.reject(err instanceof Error ? err : new Error(String(err)));
+  }
+}
+
+/** The calls that canonicalize a path, made directly (see `pathCalls`). */
+const directPathCalls: Pick<FsView, 'realpath' | 'lstat' | 'readlink'> = {
+  realpath: (p) => now(() => realpathSync.native(p)),
+  lstat: (p) => now(() => lstatSync(p)),
+  readlink: (p) => now(() => readlinkSync(p)),
+};
+
+/**
+ * The calls `canonicalizeLoose` makes, for `fs`. On the real filesystem they are made directly:
+ * one `realpath` is a few microseconds in the kernel, and through libuv's thread pool (behind
+ * the resolution's cap on calls in flight) several times that. Every resolution canonicalizes
+ * the 60-odd protected paths and every deny, and every access decision its path, so this was
+ * most of a one-directory recompute (5 ms of 5.5 here) and of a `roots/check`. As with
+ * `accessAll`, a hung network mount would hold the event loop for the call that hangs.
+ */
+export function pathCalls(fs: FsView): Pick<FsView, 'realpath' | 'lstat' | 'readlink'> {
+  return direct.has(fs) ? directPathCalls : fs;
 }
 
 /** How many `access` calls run between two turns of the event loop (about a millisecond). */

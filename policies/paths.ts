@@ -3,6 +3,7 @@ import { dirname, sep } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { errnoCode } from '../common/errors.js';
 import type { FsView } from './model.js';
+import { pathCalls } from './fs.js';
 
 /** True when `child` is `parent` or lies inside it, compared by whole path segments. */
 export function isInsideOrEqual(child: string, parent: string): boolean {
@@ -105,8 +106,9 @@ export function rebase(path: string, from: string, to: string): string {
  * a link).
  */
 export async function canonicalizeLoose(fs: FsView, path: string, depth = 0): Promise<string> {
+  const calls = pathCalls(fs);
   try {
-    return await fs.realpath(path);
+    return await calls.realpath(path);
   } catch (err) {
     const code = errnoCode(err);
     if (code !== 'ENOENT' && code !== 'ENOTDIR') throw err;
@@ -119,7 +121,7 @@ export async function canonicalizeLoose(fs: FsView, path: string, depth = 0): Pr
     const here = childPath(canon, segments[i]!);
     let st;
     try {
-      st = await fs.lstat(here);
+      st = await calls.lstat(here);
     } catch (err) {
       const code = errnoCode(err);
       if (code !== 'ENOENT' && code !== 'ENOTDIR') throw err;
@@ -132,15 +134,15 @@ export async function canonicalizeLoose(fs: FsView, path: string, depth = 0): Pr
     }
     const rest = segments.slice(i + 1).join(sep);
     try {
-      canon = await fs.realpath(here);
+      canon = await calls.realpath(here);
       continue;
     } catch (err) {
       const code = errnoCode(err);
       if (code !== 'ENOENT' && code !== 'ENOTDIR') throw err;
     }
     // A dangling link: judge the path it points to, with the rest appended.
-    if (!fs.readlink) return childPath(here, rest);
-    const target = await fs.readlink(here);
+    if (!calls.readlink) return childPath(here, rest);
+    const target = await calls.readlink(here);
     const next = target.startsWith(sep) ? target : childPath(canon, target);
     return canonicalizeLoose(fs, normalizeLexically(childPath(next, rest)), depth + 1);
   }

@@ -2,6 +2,7 @@
 import { dirname, join } from 'node:path';
 import type { FsView } from './model.js';
 import { compileDeny, type DenyRule } from './deny.js';
+import type { CompileDeny } from './deny-memo.js';
 
 /*
  * What belongs here (docs/security.md, "Protected paths"): a path is protected when a program
@@ -139,18 +140,21 @@ export interface ProtectedInput {
   configHome?: string;
   /** This installation of mcp-roots (its code decides every access). */
   installDir?: string;
+  /** How each path is compiled (the daemon's recomputes reuse rules; see deny-memo.ts). */
+  compileDeny?: CompileDeny;
 }
 
 /** Compile the protected paths as write denies. */
 export async function protectedRules(fs: FsView, input: ProtectedInput): Promise<DenyRule[]> {
   const rules: Promise<DenyRule>[] = [];
+  const compile = input.compileDeny ?? compileDeny;
   const add = (
     path: string,
     display: string,
     opts: { entriesOnly?: boolean; inMeta?: boolean } = {},
   ) =>
     rules.push(
-      compileDeny(fs, path, 'write', {
+      compile(fs, path, 'write', {
         source: 'protected',
         display,
         entriesOnly: opts.entriesOnly,

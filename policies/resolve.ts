@@ -5,7 +5,8 @@
  */
 import type { PolicyError } from '../common/types.js';
 import { anchorOf, type Anchor, type LinkPins } from './anchor.js';
-import { compileDeny, type DenyRule } from './deny.js';
+import type { DenyRule } from './deny.js';
+import { DenyMemo } from './deny-memo.js';
 import {
   applyExpansion,
   dedupeDirs,
@@ -72,6 +73,9 @@ export async function resolvePolicy(
     if (isGlob(pattern)) plan.includeDirs.push(await includeWatchDir(fs, pattern));
     else plan.policyFiles.push(pattern);
   }
+  // Denies a known change cannot have moved are taken from the resolution before (deny-memo.ts).
+  const denyMemo = new DenyMemo(options.previous, options.changed);
+  const compileDeny = denyMemo.compile;
   const protectedList = await protectedRules(fs, {
     home: ctx.home,
     policyFiles: [...new Set([...policyFiles, ...(options.extraPolicyFiles ?? [])])],
@@ -80,6 +84,7 @@ export async function resolvePolicy(
     runtimeDir: ctx.runtimeDir,
     installDir: ctx.installDir,
     configHome: ctx.env.XDG_CONFIG_HOME?.startsWith('/') ? ctx.env.XDG_CONFIG_HOME : undefined,
+    compileDeny,
   });
 
   /** A policy's deny entries (already expanded by the loader) as rules. */
@@ -165,7 +170,7 @@ export async function resolvePolicy(
   }
   plan.dirs = dedupeDirs(plan.dirs);
   options.pins?.sweep();
-  return new Resolution({
+  const resolution = new Resolution({
     ctx,
     parsed: files,
     warnings,
@@ -177,4 +182,6 @@ export async function resolvePolicy(
     expansions: expanded,
     previous: options.previous instanceof Resolution ? options.previous : undefined,
   });
+  denyMemo.keep(resolution);
+  return resolution;
 }

@@ -164,6 +164,14 @@ export class JsonRpcConnection extends EventEmitter<ConnectionEvents> {
     return this.writeLine(notificationLine(method, jsonText(params)));
   }
 
+  /**
+   * Send a notification made once by `encodeNotification`: a push to many connections encodes
+   * its list once, not once per connection. False as for `notify`.
+   */
+  notifyEncoded(line: EncodedNotification): boolean {
+    return this.writeLine(line.bytes, true);
+  }
+
   /** Handle incoming request `method`; its params arrive validated. Methods without a handler get `-32601`. */
   onRequest<M extends Method>(method: M, handler: RequestHandler<M>): this {
     this.requestHandlers.set(method, handler);
@@ -290,10 +298,10 @@ export class JsonRpcConnection extends EventEmitter<ConnectionEvents> {
   }
 
   /** Write one message and its newline; false when closed, or closed now for a peer that does not read. */
-  private writeLine(message: string): boolean {
+  private writeLine(message: string | Buffer, ended = false): boolean {
     const w = this.writable;
     if (this.closePromise !== undefined || w.destroyed || w.writableEnded) return false;
-    const line = message + '\n';
+    const line = ended || typeof message !== 'string' ? message : message + '\n';
     w.write(line);
     // One message larger than the cap is allowed (answers may reach 64 MiB); what may not pile
     // up is output queued before it. writableLength counts a string's UTF-16 units.
@@ -345,4 +353,17 @@ export class JsonRpcConnection extends EventEmitter<ConnectionEvents> {
     });
     return this.closePromise;
   }
+}
+
+/** A notification's line, newline included, encoded once to be sent on many connections. */
+export interface EncodedNotification {
+  readonly bytes: Buffer;
+}
+
+/** Encode notification `method` once (see `notifyEncoded`). */
+export function encodeNotification<N extends NotificationMethod>(
+  method: N,
+  params: Notifications[N] | RawJson<Notifications[N]>,
+): EncodedNotification {
+  return { bytes: Buffer.from(`${notificationLine(method, jsonText(params))}\n`) };
 }

@@ -1,0 +1,104 @@
+/**
+ * What the proxy adds to a tool call: a 2025-era host (SDK v1 Client) calls the reference
+ * filesystem server through the built proxy, and a second host calls a second copy of the same
+ * server directly, given the same root, the calls alternating one by one (`CALLS`, default 2,000
+ * of each after 200 warm-ups). One tool with a path the proxy checks with the daemon
+ * (`get_file_info`), one without (`list_allowed_directories`). Target: the proxy adds at most
+ * 0.3 ms at p50 to the call with a path.
+ */
+import { mkdirSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { FS_SERVER, proxyArgs, report, startDaemon, summary, tempDir } from './common.js';
+
+const CALLS = Number(process.env.CALLS ?? 2000);
+const WARMUP = 200;
+const TARGET_MS = 0.3;
+
+const dir = realpathSync(tempDir());
+const root = join(dir, 'w');
+mkdirSync(root);
+const file = join(root, 'f.txt');
+writeFileSync(file, 'x\n');
+const config = join(dir, 'mcp-roots.yaml');
+const socket = join(dir, 'rootsd.sock');
+writeFileSync(config, `version: 1\nservers:\n  fs:\n    roots:\n      - path: ${root}\n`);
+const env = { ...process.env, HOME: dir };
+const daemon = await startDaemon({ config, socket, stateDir: join(dir, 'state') }, env);
+
+async function host(args: string[]): Promise<Client> {
+  const c = new Client({ name: 'bench-host', version: '0' });
+  await c.connect(
+    new StdioClientTransport({ command: process.execPath, args, env, stderr: 'ignore' }),
+  );
+  return c;
+}
+// BENCH_NODE_ARGS (say `--cpu-prof --cpu-prof-dir=/tmp/p`) profiles the proxy too.
+const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter((a) => a !== '');
+const proxied = await host([...nodeArgs, ...proxyArgs(socket)]);
+const direct = await host([FS_SERVER, root]);
+
+const text = (r: Record<string, unknown>): string =>
+  ((r.content ?? []) as { text?: string }[]).map((c) => c.text ?? '').join('\n');
+const timeCall = async (c: Client, name: string, args: Record<string, unknown>) => {
+  const t0 = performance.now();
+  const r = await c.callTool({ name, arguments: args });
+  const ms = performance.now() - t0;
+  if (r.isError) throw new Error(`${name} failed: ${text(r)}`);
+  return ms;
+};
+
+let ok: boolean;
+try {
+  // The proxied server has its roots (from the daemon) before anything is measured.
+  for (;;) {
+    const r = await proxied.callTool({ name: 'list_allowed_directories', arguments: {} });
+    if (text(r).includes(root)) break;
+  }
+  const figures: Record<string, { proxied: number[]; direct: number[] }> = {};
+  for (const [name, args] of [
+    ['get_file_info', { path: file }],
+    ['list_allowed_directories', {}],
+  ] as const) {
+    const f = (figures[name] = { proxied: [] as number[], direct: [] as number[] });
+    for (let i = 0; i < WARMUP + CALLS; i++) {
+      // Alternating call by call: both see the same moment of a shared machine.
+      const p = await timeCall(proxied, name, args);
+      const d = await timeCall(direct, name, args);
+      if (i >= WARMUP) {
+        f.proxied.push(p);
+        f.direct.push(d);
+      }
+    }
+  }
+  const withPath = figures.get_file_info!;
+  const noPath = figures.list_allowed_directories!;
+  const p = summary(withPath.proxied);
+  const d = summary(withPath.direct);
+  const np = summary(noPath.proxied);
+  const nd = summary(noPath.direct);
+  const added = Number((p.p50 - d.p50).toFixed(3));
+  ok = report(
+    'proxy-overhead',
+    {
+      calls: CALLS,
+      pathCallProxiedMs: p,
+      pathCallDirectMs: d,
+      noPathCallProxiedMs: np,
+      noPathCallDirectMs: nd,
+    },
+    [
+      [
+        `a call with a path through the proxy p50 ${p.p50} ms, straight to the server ${d.p50} ms: adds ${added} ms <= ${TARGET_MS} ms (without a path: ${np.p50} vs ${nd.p50} ms)`,
+        added <= TARGET_MS,
+      ],
+    ],
+  );
+} finally {
+  await proxied.close();
+  await direct.close();
+  daemon.kill();
+  rmSync(dir, { recursive: true, force: true });
+}
+process.exitCode = ok ? 0 : 1;
