@@ -51,7 +51,13 @@ export async function startNode(
   env: NodeJS.ProcessEnv = process.env,
   waitMs = 10_000,
 ): Promise<ChildProcess> {
-  const child = spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'inherit'], env });
+  // BENCH_NODE_ARGS (say `--cpu-prof --cpu-prof-dir=/tmp/prof`) goes to every process started
+  // here: Node refuses profiling flags in NODE_OPTIONS.
+  const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter((a) => a !== '');
+  const child = spawn(process.execPath, [...nodeArgs, ...args], {
+    stdio: ['ignore', 'ignore', 'inherit'],
+    env,
+  });
   for (let i = 0; i < waitMs / 20; i++) {
     if (ready()) return child;
     if (child.exitCode !== null) throw new Error(`${args.join(' ')} exited with ${child.exitCode}`);

@@ -5,7 +5,14 @@
  * is expanded again. The result is the one `expandEntry` would give now.
  */
 import { isGlob } from './expand.js';
-import { expandEntry, fromGlob, type AnchorOf, type Expansion } from './entry.js';
+import {
+  expandEntry,
+  fromGlob,
+  newExpansionId,
+  type AnchorOf,
+  type Candidate,
+  type Expansion,
+} from './entry.js';
 import { globShape } from './glob.js';
 import { updateGlob } from './glob-update.js';
 import type { PolicyContext } from './model.js';
@@ -44,6 +51,7 @@ export async function updateEntry(
   const g = await updateGlob(fs, abs, kind, walked.canonicalBase, walked.result, canonical);
   if (g === undefined) return expandEntry(fs, abs, kind, anchor);
   const x: Expansion = {
+    id: newExpansionId(),
     literal: false,
     candidates: [],
     notes: [],
@@ -54,7 +62,31 @@ export async function updateEntry(
   };
   // A match outside the changed subtrees that is no link was judged by the last expansion.
   const fresh = (path: string) => canonical.some((r) => isInsideOrEqual(path, r));
-  return fromGlob(fs, x, g, (m) =>
-    m.path !== m.canonical || fresh(m.path) ? undefined : !old.notReadable.has(m.canonical),
+  const judged = (m: Candidate) => m.path !== m.canonical || fresh(m.path);
+  const y = await fromGlob(fs, x, g, (m) =>
+    judged(m) ? undefined : !old.notReadable.has(m.canonical),
   );
+  y.delta = candidateDelta(old, y, judged);
+  return y;
+}
+
+/**
+ * What an update added to and removed from the earlier expansion's candidates. Only candidates
+ * the update judged again can differ: every other one is kept as it was (glob-update.ts).
+ */
+function candidateDelta(
+  old: Expansion,
+  x: Expansion,
+  judged: (c: Candidate) => boolean,
+): NonNullable<Expansion['delta']> {
+  const key = (c: Candidate) => `${c.path}\0${c.canonical}`;
+  const before = old.candidates.filter(judged);
+  const after = x.candidates.filter(judged);
+  const had = new Set(before.map(key));
+  const has = new Set(after.map(key));
+  return {
+    from: old,
+    added: after.filter((c) => !had.has(key(c))),
+    removed: before.filter((c) => !has.has(key(c))),
+  };
 }

@@ -158,7 +158,12 @@ export async function resolvePolicy(
   }
   await Promise.all(pending);
   const expanded = new Map<string, Expansion>();
-  for (const [key, x] of expansions) expanded.set(key, await x);
+  for (const [key, x] of expansions) {
+    const done = await x;
+    // Its entries hold what changed; the expansion before may go.
+    done.delta = undefined;
+    expanded.set(key, done);
+  }
   for (const x of expanded.values()) {
     if (x.watch.dir) plan.dirs.push(x.watch.dir);
     if (x.watch.recursive) plan.recursive.push(x.watch.recursive);
