@@ -335,9 +335,8 @@ export class PolicyState extends EventEmitter<StateEvents> {
       extraPolicyFiles: [this.opts.configFile, this.opts.grantsFile],
       pins: this.pins,
       // Only the same files can reuse what the snapshot in force expanded.
-      ...(changed !== undefined &&
-      this.current?.files.join('\0') === files.map((f) => f.file).join('\0')
-        ? { previous: this.current, changed }
+      ...(this.current?.files.join('\0') === files.map((f) => f.file).join('\0')
+        ? { previous: this.current, ...(changed !== undefined ? { changed } : {}) }
         : {}),
     });
     // The lists the diff below compares are built before the snapshot takes over, in slices:

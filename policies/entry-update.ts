@@ -79,7 +79,8 @@ function candidateDelta(
   x: Expansion,
   judged: (c: Candidate) => boolean,
 ): NonNullable<Expansion['delta']> {
-  const key = (c: Candidate) => `${c.path}\0${c.canonical}`;
+  // A plain match's path is its canonical path: the key is that string, not a new one.
+  const key = (c: Candidate) => (c.path === c.canonical ? c.path : `${c.path}\0${c.canonical}`);
   const before = old.candidates.filter(judged);
   const after = x.candidates.filter(judged);
   const had = new Set(before.map(key));
@@ -89,4 +90,17 @@ function candidateDelta(
     added: after.filter((c) => !had.has(key(c))),
     removed: before.filter((c) => !has.has(key(c))),
   };
+}
+
+/**
+ * `x`, expanded afresh, with what it added to and removed from `old` (the same path's expansion
+ * in the resolution before), so that the lists built from it are updated, not rebuilt. An
+ * expansion that changed from a literal path to a glob or back is left without: its entries'
+ * names are made differently.
+ */
+export function sinceEarlier(x: Expansion, old: Expansion | undefined): Expansion {
+  if (old === undefined || x === old || x.delta !== undefined || x.literal !== old.literal)
+    return x;
+  x.delta = candidateDelta(old, x, () => true);
+  return x;
 }

@@ -13,7 +13,7 @@ import {
   type EntryResult,
   type Expansion,
 } from './entry.js';
-import { updateEntry } from './entry-update.js';
+import { sinceEarlier, updateEntry } from './entry-update.js';
 import { isGlob } from './expand.js';
 import { limitFs, memoFs } from './fs.js';
 import type {
@@ -44,7 +44,9 @@ export interface ResolveOptions {
   /**
    * The resolution of the same files just before, and the paths that changed on disk since
    * (as the watcher reports them): what those paths cannot affect is taken from `previous`,
-   * and a glob walks only the changed subtrees again. Both or neither.
+   * and a glob walks only the changed subtrees again. `previous` alone: everything is expanded
+   * again, and each server's list is updated by what its entries' expansions added and removed
+   * (view-update.ts), not built anew.
    */
   previous?: ResolvedPolicy;
   changed?: string[];
@@ -114,10 +116,7 @@ export async function resolvePolicy(
   // Many entries name the same path or glob: expand each (path, kind) once per resolution.
   const expansions = new Map<string, Promise<Expansion>>();
   const changed = options.changed;
-  const earlier =
-    changed !== undefined && options.previous instanceof Resolution
-      ? options.previous.expansions
-      : undefined;
+  const earlier = options.previous instanceof Resolution ? options.previous.expansions : undefined;
   const pending: Promise<void>[] = [];
   for (const file of files) {
     for (const block of file.servers) {
@@ -146,9 +145,12 @@ export async function resolvePolicy(
         let expansion = expansions.get(key);
         if (!expansion) {
           const kind = entry.kind ?? 'directory';
-          expansion = earlier
-            ? updateEntry(fs, abs, kind, anchor, earlier.get(key), changed!)
-            : expandEntry(fs, abs, kind, anchor);
+          const old = earlier?.get(key);
+          expansion = (
+            changed !== undefined
+              ? updateEntry(fs, abs, kind, anchor, old, changed)
+              : expandEntry(fs, abs, kind, anchor)
+          ).then((x) => sinceEarlier(x, old));
           expansions.set(key, expansion);
         }
         pending.push(expansion.then((x) => applyExpansion(x, entry, result, warn)));
