@@ -60,9 +60,11 @@ export async function updateEntry(
     walked: { canonicalBase: walked.canonicalBase, result: g },
     notReadable: new Set(),
   };
-  // A match outside the changed subtrees that is no link was judged by the last expansion.
+  // A match outside the changed subtrees that is no link, and was none, was judged by the last
+  // expansion; every link it matched is judged again (it may be a directory now).
   const fresh = (path: string) => canonical.some((r) => isInsideOrEqual(path, r));
-  const judged = (m: Candidate) => m.path !== m.canonical || fresh(m.path);
+  const links = new Set(walked.result.links);
+  const judged = (m: Candidate) => m.path !== m.canonical || links.has(m.path) || fresh(m.path);
   const y = await fromGlob(fs, x, g, (m) =>
     judged(m) ? undefined : !old.notReadable.has(m.canonical),
   );

@@ -34,11 +34,13 @@ function view(r: ResolvedPolicy, server: string) {
 
 void t.test('a list updated by what changed equals a full resolution', async (t) => {
   const dir = t.testdir({});
-  const tree = ['home/', 'w/deep/a/b/', 'w/deep/c/'];
+  const tree = ['home/', 'out/', 'w/deep/a/b/', 'w/deep/c/'];
   for (let i = 0; i < 300; i++) tree.push(`w/big/d${String(i).padStart(3, '0')}/`);
   makeTree(dir, tree);
   const big = join(dir, 'w', 'big');
   const deep = join(dir, 'w', 'deep');
+  // A link out: no root, but a glob update judges it again each time.
+  symlinkSync(join(dir, 'out'), join(deep, 'lo'));
   const config = join(dir, 'mcp-roots.yaml');
   writeFileSync(
     config,
@@ -104,6 +106,17 @@ void t.test('a list updated by what changed equals a full resolution', async (t)
     // A link and its target: one path named twice by one glob, then once again.
     ['a link to a deep folder', () => linked(join(deep, 'c'), join(deep, 'l')), false],
     ['the link removed', () => removed(join(deep, 'l')), false],
+    // Replaced where no event names it (a watcher merged the removal and the creation): the
+    // update judges the old link again, and finds a folder.
+    [
+      'a link out replaced by a folder, another folder reported',
+      () => {
+        removed(join(deep, 'lo'));
+        made(join(deep, 'lo'));
+        return made(join(deep, 'c', 'q'));
+      },
+      true,
+    ],
     ['a deep folder renamed', () => renamed(join(deep, 'a'), join(deep, 'z')), true],
     ['a deep subtree removed', () => removed(join(deep, 'z')), true],
     [
