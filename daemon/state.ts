@@ -376,6 +376,12 @@ export class PolicyState extends EventEmitter<StateEvents> {
       }
       const json = this.rootsJsonOf(roots);
       if (json === this.rootsJsonOf(before)) continue;
+      // A list from or to nothing (a server named for the first time) needs no comparison.
+      if (before.length === 0 || roots.length === 0) {
+        const added = roots.map((r) => r.uri);
+        changes.push({ server, roots, json, added, removed: before.map((r) => r.uri) });
+        continue;
+      }
       const old = new Set(before.map((r) => r.uri));
       const now = new Set(roots.map((r) => r.uri));
       changes.push({
