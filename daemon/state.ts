@@ -22,6 +22,7 @@ import {
 } from '../policies/index.js';
 import { packageRoot } from '../common/package-info.js';
 import { ExpiryTimer } from './expiry-timer.js';
+import { ListJson } from './list-json.js';
 
 export interface StateOptions {
   configFile: string;
@@ -86,9 +87,8 @@ export class PolicyState extends EventEmitter<StateEvents> {
   private readonly lists = new Map<string, Root[]>();
   private readonly recent = new Set<string>();
   private readonly subscribed = new Map<string, number>();
-  private readonly jsonOf = new WeakMap<Root[], string>();
-  /** Each root's JSON: snapshots share unchanged root objects, so a list is joined, not re-encoded. */
-  private readonly rootJson = new WeakMap<Root, string>();
+  /** Lists' JSON: snapshots share unchanged root objects, so a list is re-encoded only where it changed. */
+  private readonly json = new ListJson();
   /** State changes, one at a time; a failure is logged, never thrown at the event loop. */
   private readonly queue = new SerialQueue((err) =>
     this.opts.log.error(
@@ -251,20 +251,7 @@ export class PolicyState extends EventEmitter<StateEvents> {
   }
 
   private rootsJsonOf(roots: Root[]): string {
-    let json = this.jsonOf.get(roots);
-    if (json === undefined) {
-      const parts = roots.map((r) => {
-        let one = this.rootJson.get(r);
-        if (one === undefined) {
-          one = JSON.stringify(r);
-          this.rootJson.set(r, one);
-        }
-        return one;
-      });
-      json = `[${parts.join(',')}]`;
-      this.jsonOf.set(roots, json);
-    }
-    return json;
+    return this.json.of(roots);
   }
 
   /** Remember a name that was asked about, so that its changes bump the revision. */
@@ -348,9 +335,8 @@ export class PolicyState extends EventEmitter<StateEvents> {
       extraPolicyFiles: [this.opts.configFile, this.opts.grantsFile],
       pins: this.pins,
       // Only the same files can reuse what the snapshot in force expanded.
-      ...(changed !== undefined &&
-      this.current?.files.join('\0') === files.map((f) => f.file).join('\0')
-        ? { previous: this.current, changed }
+      ...(this.current?.files.join('\0') === files.map((f) => f.file).join('\0')
+        ? { previous: this.current, ...(changed !== undefined ? { changed } : {}) }
         : {}),
     });
     // The lists the diff below compares are built before the snapshot takes over, in slices:
@@ -378,10 +364,24 @@ export class PolicyState extends EventEmitter<StateEvents> {
       }
       const roots = this.roots(server);
       if (roots === before) continue;
-      const json = this.rootsJson(server);
-      const same = json === this.rootsJsonOf(before);
       this.lists.set(server, roots);
-      if (same) continue;
+      // A list updated from the one last sent says what it added and removed: no need to
+      // compare 100,000 roots to find the one that changed.
+      const change = this.lockdown ? undefined : this.current.rootsChange?.(server);
+      if (change !== undefined && change.from === before) {
+        if (change.added.length === 0 && change.removed.length === 0) continue;
+        const { added, removed } = change;
+        changes.push({ server, roots, json: this.rootsJsonOf(roots), added, removed });
+        continue;
+      }
+      const json = this.rootsJsonOf(roots);
+      if (json === this.rootsJsonOf(before)) continue;
+      // A list from or to nothing (a server named for the first time) needs no comparison.
+      if (before.length === 0 || roots.length === 0) {
+        const added = roots.map((r) => r.uri);
+        changes.push({ server, roots, json, added, removed: before.map((r) => r.uri) });
+        continue;
+      }
       const old = new Set(before.map((r) => r.uri));
       const now = new Set(roots.map((r) => r.uri));
       changes.push({

@@ -17,6 +17,26 @@ export interface EntryResult {
   expired: boolean;
   matches: { canonical: string; name: string }[];
   reason?: ExplainReason;
+  /** The expansion it was given (what a later resolution compares with, see view-update.ts). */
+  from?: Expansion;
+  /**
+   * When `from` is an update of the expansion the same entry had in the resolution before: the
+   * matches that update added and removed (every other match is as it was).
+   */
+  delta?: MatchDelta;
+}
+
+/** One entry's matches added and removed since the resolution before (from expansion `fromId`). */
+export interface MatchDelta {
+  fromId: number;
+  added: { canonical: string; name: string }[];
+  removed: { canonical: string; name: string }[];
+}
+
+/** A readable match of a path or glob. */
+export interface Candidate {
+  path: string;
+  canonical: string;
 }
 
 /** Where a written path leads, once per path and resolution (see anchor.ts). */
@@ -24,9 +44,17 @@ export type AnchorOf = (written: string) => Promise<Anchor>;
 
 /** What one path or glob yields on the filesystem, shared by every entry that names it. */
 export interface Expansion {
+  /** Tells expansions apart across resolutions (`newExpansionId`). */
+  id: number;
   literal: boolean;
   /** Readable matches. */
-  candidates: { path: string; canonical: string }[];
+  candidates: Candidate[];
+  /**
+   * For an update of an earlier expansion (entry-update.ts): that expansion, and the candidates
+   * added and removed since (objects of `candidates` and of `from.candidates`). Dropped once
+   * the resolution has given it to its entries, so no expansion keeps the one before alive.
+   */
+  delta?: { from: Expansion; added: Candidate[]; removed: Candidate[] };
   /** Warnings, without the entry's own text. */
   notes: string[];
   /** The matches named by their base names, made once for every entry that gives no name. */
@@ -41,6 +69,12 @@ export interface Expansion {
   notReadable: Set<string>;
 }
 
+let lastId = 0;
+
+export function newExpansionId(): number {
+  return ++lastId;
+}
+
 export async function expandEntry(
   fs: PolicyContext['fs'],
   abs: string,
@@ -48,6 +82,7 @@ export async function expandEntry(
   anchor: AnchorOf,
 ): Promise<Expansion> {
   const x: Expansion = {
+    id: newExpansionId(),
     literal: false,
     candidates: [],
     notes: [],
@@ -66,7 +101,7 @@ export async function expandEntry(
     x.literal = false;
     lstatCode = errnoCode(err);
   }
-  const found: { path: string; canonical: string }[] = [];
+  const found: Candidate[] = [];
   if (x.literal || !isGlob(abs)) {
     x.watch.dir = { path: await nearestExisting(fs, dirname(abs)), depth: 0 };
     if (!x.literal && lstatCode === 'EACCES') {
@@ -181,19 +216,61 @@ export function applyExpansion(
 ): void {
   for (const note of x.notes) warn(entry.pos, `${entry.path}: ${note}`);
   if (x.reason !== undefined && x.candidates.length === 0) result.reason = x.reason;
-  if (entry.name === undefined) {
+  result.from = x;
+  const named = entry.name;
+  const matchOf = (c: Candidate) => ({
+    canonical: c.canonical,
+    name:
+      named === undefined
+        ? basename(c.path)
+        : x.literal
+          ? named
+          : named.replaceAll('{base}', basename(c.path)),
+  });
+  if (x.delta) {
+    result.delta = {
+      fromId: x.delta.from.id,
+      added: x.delta.added.map(matchOf),
+      removed: x.delta.removed.map(matchOf),
+    };
+  }
+  if (named === undefined) {
     // Entries without a name of their own share one list of matches per expansion.
-    x.defaultMatches ??= x.candidates.map((c) => ({
-      canonical: c.canonical,
-      name: basename(c.path),
-    }));
+    x.defaultMatches ??= patchedDefaults(x) ?? x.candidates.map(matchOf);
     result.matches = x.defaultMatches;
     return;
   }
-  for (const c of x.candidates) {
-    const name = x.literal ? entry.name : entry.name.replaceAll('{base}', basename(c.path));
-    result.matches.push({ canonical: c.canonical, name });
+  for (const c of x.candidates) result.matches.push(matchOf(c));
+}
+
+/**
+ * An update's default matches from the earlier expansion's, without a new object for each match
+ * that stayed (their order does not matter: a view sorts its roots).
+ */
+function patchedDefaults(x: Expansion): Expansion['defaultMatches'] {
+  const d = x.delta;
+  const before = d?.from.defaultMatches;
+  if (!d || !before) return undefined;
+  const key = (canonical: string, name: string) => `${canonical}\0${name}`;
+  // How many of each (canonical, name) to take out: a link and its target may share both.
+  const gone = new Map<string, number>();
+  const goneCanonical = new Set<string>();
+  for (const c of d.removed) {
+    const k = key(c.canonical, basename(c.path));
+    gone.set(k, (gone.get(k) ?? 0) + 1);
+    goneCanonical.add(c.canonical);
   }
+  const kept = before.filter((m) => {
+    if (!goneCanonical.has(m.canonical)) return true;
+    const k = key(m.canonical, m.name);
+    const n = gone.get(k) ?? 0;
+    if (n === 0) return true;
+    gone.set(k, n - 1);
+    return false;
+  });
+  if ([...gone.values()].some((n) => n !== 0)) return undefined;
+  for (const c of d.added) kept.push({ canonical: c.canonical, name: basename(c.path) });
+  return kept.length === x.candidates.length ? kept : undefined;
 }
 
 export function dedupeDirs(dirs: WatchPlan['dirs']): WatchPlan['dirs'] {

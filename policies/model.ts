@@ -138,6 +138,11 @@ export interface ResolvedPolicy {
   prepare(servers: Iterable<string>): Promise<void>;
   /** The earliest future expiry among the server's active entries. */
   nextExpiryOf(server: string): number | undefined;
+  /**
+   * How the server's list differs from the same server's list in the resolution this one was
+   * updated from (the URIs added and removed), when that is known without comparing the lists.
+   */
+  rootsChange?(server: string): { from: Root[]; added: string[]; removed: string[] } | undefined;
   /** The access decision for a path (resolves symlinks). */
   check(server: string, path: string, access: 'read' | 'write'): Promise<CheckResult>;
   explain(server: string): ExplainResult;

@@ -34,8 +34,20 @@ export function selfAndAncestors(path: string): string[] {
 
 const uris = new Map<string, string>();
 
-/** The `file://` URI of an absolute path, built only with `pathToFileURL` (remembered: lists repeat paths). */
+/**
+ * Absolute paths of letters, digits, `.`, `_` and `-` only (not `~`: Node escapes it). Lexically
+ * normal ones (`NOT_NORMAL`) are neither escaped nor rewritten by `pathToFileURL`, so their URI
+ * is `file://` + the path (test/policies/uri-spelling.test.ts).
+ */
+const PLAIN_PATH = /^(?:\/[A-Za-z0-9._-]+)+$/;
+
+/**
+ * The `file://` URI of an absolute path: `pathToFileURL`'s spelling. A plain path is spelled
+ * without it (a 100,000-root list would pay a URL object each); the others are remembered, as
+ * lists repeat paths.
+ */
 export function toUri(path: string): string {
+  if (PLAIN_PATH.test(path) && !NOT_NORMAL.test(path)) return `file://${path}`;
   let uri = uris.get(path);
   if (uri === undefined) {
     uri = pathToFileURL(path).href;

@@ -23,8 +23,10 @@ import {
   computeView,
   viewSteps,
   type Block,
+  type RootsChange,
   type ServerView,
 } from './server-view.js';
+import { updateView } from './view-update.js';
 
 /** What a resolution is made of. */
 export interface ResolutionParts {
@@ -56,6 +58,11 @@ export class Resolution implements ResolvedPolicy {
   private readonly protectedList: DenyRule[];
   /** The denies every server shares, and what they do to each path (kept across resolutions). */
   private readonly common: CommonEffects;
+  /**
+   * The views and blocks of the resolution before, which views here are updated from
+   * (view-update.ts). Only one resolution back: the one before lets go of its own.
+   */
+  private before: { views: Map<string, ServerView>; blocks: Block[] } | undefined;
 
   constructor(parts: ResolutionParts) {
     this.files = parts.parsed.map((f) => f.file);
@@ -72,6 +79,11 @@ export class Resolution implements ResolvedPolicy {
       [...this.globalDenies, ...this.protectedList],
       parts.previous?.common,
     );
+    const previous = parts.previous;
+    if (previous !== undefined) {
+      previous.before = undefined;
+      this.before = { views: previous.views, blocks: previous.blocks };
+    }
   }
 
   serverNames(): string[] {
@@ -132,10 +144,24 @@ export class Resolution implements ResolvedPolicy {
     const key = this.viewKey(blocks);
     let v = this.views.get(key);
     if (!v) {
-      v = computeView(blocks, this.viewDenies());
+      v = this.updated(key, blocks) ?? computeView(blocks, this.viewDenies());
       this.views.set(key, v);
     }
     return v;
+  }
+
+  /** The view the resolution before had for these blocks, brought up to date, if it can be. */
+  private updated(key: string, blocks: Block[]): ServerView | undefined {
+    const before = this.before?.views.get(key);
+    if (before === undefined) return undefined;
+    const earlier = blocks.map((b) => this.before!.blocks[this.order.get(b)!]);
+    if (earlier.some((b) => b === undefined)) return undefined;
+    return updateView(before, earlier as Block[], blocks, this.viewDenies());
+  }
+
+  /** How the server's list differs from the one before, when the view was updated by a delta. */
+  rootsChange(server: string): RootsChange | undefined {
+    return this.view(server).change;
   }
 
   /**
@@ -147,6 +173,11 @@ export class Resolution implements ResolvedPolicy {
       const blocks = this.matching(server);
       const key = this.viewKey(blocks);
       if (this.views.has(key)) continue;
+      const updated = this.updated(key, blocks);
+      if (updated !== undefined) {
+        this.views.set(key, updated);
+        continue;
+      }
       const steps = viewSteps(blocks, this.viewDenies());
       let step = steps.next();
       while (!step.done) {
@@ -155,6 +186,8 @@ export class Resolution implements ResolvedPolicy {
       }
       if (!this.views.has(key)) this.views.set(key, step.value);
     }
+    // What the diff compares is built; the resolution before may go.
+    this.before = undefined;
   }
 
   private viewKey(blocks: Block[]): string {

@@ -14,7 +14,7 @@ import {
   type EntryResult,
   type Expansion,
 } from './entry.js';
-import { updateEntry } from './entry-update.js';
+import { sinceEarlier, updateEntry } from './entry-update.js';
 import { isGlob } from './expand.js';
 import { limitFs, memoFs } from './fs.js';
 import type {
@@ -45,7 +45,9 @@ export interface ResolveOptions {
   /**
    * The resolution of the same files just before, and the paths that changed on disk since
    * (as the watcher reports them): what those paths cannot affect is taken from `previous`,
-   * and a glob walks only the changed subtrees again. Both or neither.
+   * and a glob walks only the changed subtrees again. `previous` alone: everything is expanded
+   * again, and each server's list is updated by what its entries' expansions added and removed
+   * (view-update.ts), not built anew.
    */
   previous?: ResolvedPolicy;
   changed?: string[];
@@ -119,10 +121,7 @@ export async function resolvePolicy(
   // Many entries name the same path or glob: expand each (path, kind) once per resolution.
   const expansions = new Map<string, Promise<Expansion>>();
   const changed = options.changed;
-  const earlier =
-    changed !== undefined && options.previous instanceof Resolution
-      ? options.previous.expansions
-      : undefined;
+  const earlier = options.previous instanceof Resolution ? options.previous.expansions : undefined;
   const pending: Promise<void>[] = [];
   for (const file of files) {
     for (const block of file.servers) {
@@ -151,9 +150,12 @@ export async function resolvePolicy(
         let expansion = expansions.get(key);
         if (!expansion) {
           const kind = entry.kind ?? 'directory';
-          expansion = earlier
-            ? updateEntry(fs, abs, kind, anchor, earlier.get(key), changed!)
-            : expandEntry(fs, abs, kind, anchor);
+          const old = earlier?.get(key);
+          expansion = (
+            changed !== undefined
+              ? updateEntry(fs, abs, kind, anchor, old, changed)
+              : expandEntry(fs, abs, kind, anchor)
+          ).then((x) => sinceEarlier(x, old));
           expansions.set(key, expansion);
         }
         pending.push(expansion.then((x) => applyExpansion(x, entry, result, warn)));
@@ -163,7 +165,12 @@ export async function resolvePolicy(
   }
   await Promise.all(pending);
   const expanded = new Map<string, Expansion>();
-  for (const [key, x] of expansions) expanded.set(key, await x);
+  for (const [key, x] of expansions) {
+    const done = await x;
+    // Its entries hold what changed; the expansion before may go.
+    done.delta = undefined;
+    expanded.set(key, done);
+  }
   for (const x of expanded.values()) {
     if (x.watch.dir) plan.dirs.push(x.watch.dir);
     if (x.watch.recursive) plan.recursive.push(x.watch.recursive);

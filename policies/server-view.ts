@@ -39,13 +39,24 @@ export interface ServerView {
   /** Why each entry's matches were dropped, keyed by canonical path. */
   dropped: Map<string, DenyRule>;
   nextExpiry: number | undefined;
+  /** Listed or dropped paths reached by more than one match (the rest by exactly one). */
+  counts: Map<string, number>;
+  /** For a view updated from the one before (view-update.ts): that view's roots, and the URIs in and out. */
+  change?: RootsChange;
+}
+
+/** How a server's list differs from the list before: URIs added and removed, nothing else. */
+export interface RootsChange {
+  from: Root[];
+  added: string[];
+  removed: string[];
 }
 
 /** Past this many remembered paths, a resolution starts its caches afresh (deleted paths go). */
 const SHARED_CACHE_MAX = 400_000;
 
-/** The denies every server shares, as text: equal text, equal effect on every path. */
-function denySignature(rules: DenyRule[]): string {
+/** Denies as text: equal text, equal effect on every path. */
+export function denySignature(rules: DenyRule[]): string {
   return rules
     .map((d) =>
       [d.source, d.access, d.display, d.literal, d.pattern, d.base, d.entriesOnly, d.inMeta].join(
@@ -126,94 +137,130 @@ const VIEW_SLICE = 1024;
  * (a view of 30,000 roots built in one go holds every other server's answers).
  */
 export function* viewSteps(blocks: Block[], d: ViewDenies): Generator<void, ServerView> {
-  const denies = [...d.globalDenies, ...blocks.flatMap((b) => b.denies), ...d.protectedList];
-  interface Agg {
-    name: string;
-    rule: RootEntry;
-    writable: boolean;
-    expires: number | undefined;
-    forever: boolean;
-    /** The entry that named it first. */
-    from: EntryResult;
-  }
+  const own = blocks.flatMap((b) => b.denies);
+  const denies = [...d.globalDenies, ...own, ...d.protectedList];
   const agg = new Map<string, Agg>();
-  let nextExpiry: number | undefined;
   let done = 0;
   for (const b of blocks) {
     for (const e of b.entries) {
       if (e.expired) continue;
-      const exp = e.entry.expires;
-      if (exp !== undefined && e.matches.length > 0) {
-        nextExpiry = nextExpiry === undefined ? exp : Math.min(nextExpiry, exp);
-      }
       for (const m of e.matches) {
         if (++done % VIEW_SLICE === 0) yield;
         // Keyed by the path the root's URI names: the list and the decision are one computation.
         const canonical = listedPath(m.canonical);
-        const a = agg.get(canonical);
-        if (!a) {
-          agg.set(canonical, {
-            name: m.name,
-            rule: e.entry,
-            writable: !e.readOnly,
-            expires: exp,
-            forever: exp === undefined,
-            from: e,
-          });
-        } else {
-          if (!a.writable && !e.readOnly) a.rule = e.entry;
-          // One entry reaching a path twice (a link and its target): the smaller name, so
-          // that the name does not depend on the order the walk met them.
-          if (a.from === e && compareUtf8(m.name, a.name) < 0) a.name = m.name;
-          a.writable ||= !e.readOnly;
-          a.forever ||= exp === undefined;
-          if (exp !== undefined)
-            a.expires = a.expires === undefined ? exp : Math.max(a.expires, exp);
-        }
+        agg.set(canonical, fold(agg.get(canonical), e, m.name));
       }
     }
   }
   const dropped = new Map<string, DenyRule>();
+  const counts = new Map<string, number>();
   const info: RootInfo[] = [];
-  const own = blocks.flatMap((b) => b.denies);
   for (const [canonical, a] of agg) {
     if (++done % VIEW_SLICE === 0) yield;
-    // The denies every server shares are evaluated once per path; a block's own denies per view.
-    const common = d.common.of(canonical);
-    const killer =
-      (common.kill === undefined ? undefined : d.common.rules[common.kill]) ??
-      own.find((r) => r.access === 'all' && covers(r, canonical));
-    if (killer) {
-      dropped.set(canonical, killer);
-      continue;
-    }
-    const readOnly =
-      !a.writable || common.write || own.some((r) => r.access === 'write' && covers(r, canonical));
-    const expires = !a.forever && a.expires !== undefined ? a.expires : undefined;
-    // Views share identical roots: a thousand servers over one tree hold one object per root.
-    const shared = own.length === 0 ? (d.common.rootObjects.get(canonical) ?? []) : undefined;
-    let root = shared?.find(
-      (r) => r.name === a.name && r.readOnly === readOnly && r.expires === expires,
-    )?.root;
-    if (!root) {
-      const meta: Root['_meta'] = { 'mcp-roots/readOnly': readOnly };
-      if (expires !== undefined) meta['mcp-roots/expiresAt'] = new Date(expires).toISOString();
-      const holes =
-        own.length === 0
-          ? common.meta
-          : denyMeta([...d.globalDenies, ...own, ...d.protectedList], canonical);
-      if (holes.length > 0) meta['mcp-roots/deny'] = holes;
-      root = { uri: toUri(canonical), name: a.name, _meta: meta };
-      if (shared !== undefined) {
-        if (shared.length === 0) d.common.rootObjects.set(canonical, shared);
-        shared.push({ name: a.name, readOnly, expires, root });
-      }
-    }
-    info.push({ canonical, readOnly, root, rule: a.rule });
+    if (a.n > 1) counts.set(canonical, a.n);
+    const r = rootOf(canonical, a, own, d);
+    if ('kill' in r) dropped.set(canonical, r.kill);
+    else info.push(r);
   }
   yield;
   sortByCanonical(info);
-  return { roots: info.map((i) => i.root), info, denies, dropped, nextExpiry };
+  return {
+    roots: info.map((i) => i.root),
+    info,
+    denies,
+    dropped,
+    nextExpiry: nextExpiryOf(blocks),
+    counts,
+  };
+}
+
+/** What the matches naming one path give it so far, in entry order. */
+export interface Agg {
+  name: string;
+  rule: RootEntry;
+  writable: boolean;
+  expires: number | undefined;
+  forever: boolean;
+  /** The entry that named it first. */
+  from: EntryResult;
+  /** How many matches named it. */
+  n: number;
+}
+
+/** `a` (undefined: nothing yet) with one more match of entry `e`, named `name`. */
+export function fold(a: Agg | undefined, e: EntryResult, name: string): Agg {
+  const exp = e.entry.expires;
+  if (!a) {
+    return {
+      name,
+      rule: e.entry,
+      writable: !e.readOnly,
+      expires: exp,
+      forever: exp === undefined,
+      from: e,
+      n: 1,
+    };
+  }
+  a.n++;
+  if (!a.writable && !e.readOnly) a.rule = e.entry;
+  // One entry reaching a path twice (a link and its target): the smaller name, so that the
+  // name does not depend on the order the walk met them.
+  if (a.from === e && compareUtf8(name, a.name) < 0) a.name = name;
+  a.writable ||= !e.readOnly;
+  a.forever ||= exp === undefined;
+  if (exp !== undefined) a.expires = a.expires === undefined ? exp : Math.max(a.expires, exp);
+  return a;
+}
+
+/** The earliest `expires` among the active entries that yield something. */
+export function nextExpiryOf(blocks: Block[]): number | undefined {
+  let next: number | undefined;
+  for (const b of blocks) {
+    for (const e of b.entries) {
+      const exp = e.entry.expires;
+      if (e.expired || exp === undefined || e.matches.length === 0) continue;
+      next = next === undefined ? exp : Math.min(next, exp);
+    }
+  }
+  return next;
+}
+
+/** The root a path's matches give it, or the deny that drops it (`own`: the blocks' denies). */
+export function rootOf(
+  canonical: string,
+  a: Agg,
+  own: DenyRule[],
+  d: ViewDenies,
+): RootInfo | { kill: DenyRule } {
+  // The denies every server shares are evaluated once per path; a block's own denies per view.
+  const common = d.common.of(canonical);
+  const killer =
+    (common.kill === undefined ? undefined : d.common.rules[common.kill]) ??
+    own.find((r) => r.access === 'all' && covers(r, canonical));
+  if (killer) return { kill: killer };
+  const readOnly =
+    !a.writable || common.write || own.some((r) => r.access === 'write' && covers(r, canonical));
+  const expires = !a.forever && a.expires !== undefined ? a.expires : undefined;
+  // Views share identical roots: a thousand servers over one tree hold one object per root.
+  const shared = own.length === 0 ? (d.common.rootObjects.get(canonical) ?? []) : undefined;
+  let root = shared?.find(
+    (r) => r.name === a.name && r.readOnly === readOnly && r.expires === expires,
+  )?.root;
+  if (!root) {
+    const meta: Root['_meta'] = { 'mcp-roots/readOnly': readOnly };
+    if (expires !== undefined) meta['mcp-roots/expiresAt'] = new Date(expires).toISOString();
+    const holes =
+      own.length === 0
+        ? common.meta
+        : denyMeta([...d.globalDenies, ...own, ...d.protectedList], canonical);
+    if (holes.length > 0) meta['mcp-roots/deny'] = holes;
+    root = { uri: toUri(canonical), name: a.name, _meta: meta };
+    if (shared !== undefined) {
+      if (shared.length === 0) d.common.rootObjects.set(canonical, shared);
+      shared.push({ name: a.name, readOnly, expires, root });
+    }
+  }
+  return { canonical, readOnly, root, rule: a.rule };
 }
 
 /** A root object kept for the next resolution, with what it was built from. */

@@ -1,0 +1,47 @@
+/**
+ * A list's JSON made from kept runs of roots (daemon/list-json.ts) is `JSON.stringify` of the
+ * list, whatever happened to the list since the runs were made: roots inserted, removed, replaced
+ * by equal-looking new objects, runs emptied, lists shrunk to nothing and grown again, names that
+ * need escaping. Seeded; `LIST_JSON_SEED` replays a run.
+ */
+import t from 'tap';
+import { Rng } from '../../bench/fuzz-rng.js';
+import type { Root } from '../../common/types.js';
+import { ListJson } from '../../daemon/list-json.js';
+
+const NAMES = ['plain', 'with "quotes"', 'back\\slash', 'tab\there', 'é日本', '\ud83d\ude00'];
+
+function root(rng: Rng, n: number): Root {
+  return {
+    uri: `file:///tmp/t/d${n}`,
+    name: `${rng.pick(NAMES)}${n}`,
+    _meta: { 'mcp-roots/readOnly': rng.int(0, 1) === 1 },
+  };
+}
+
+void t.test('a list made from kept runs is JSON.stringify of the list', (t) => {
+  const seed = Number(process.env.LIST_JSON_SEED ?? Date.now() % 1_000_000);
+  t.comment(`seed ${seed} (LIST_JSON_SEED=${seed} replays it)`);
+  const rng = new Rng(seed);
+  const json = new ListJson();
+  let next = 0;
+  let list: Root[] = Array.from({ length: 3000 }, () => root(rng, next++));
+  let ok = true;
+  for (let round = 0; round < 300 && ok; round++) {
+    list = list.slice();
+    const op = rng.int(0, 5);
+    const at = rng.int(0, list.length);
+    if (op === 0) list.splice(at, 0, root(rng, next++));
+    else if (op === 1) list.splice(at, 1);
+    else if (op === 2) list.splice(at, rng.int(1, 200));
+    else if (op === 3 && list.length > 0) list[Math.min(at, list.length - 1)] = root(rng, next++);
+    else if (op === 4) list.splice(at, 0, ...Array.from({ length: 100 }, () => root(rng, next++)));
+    else if (rng.int(0, 9) === 0) list = [];
+    ok = json.of(list) === JSON.stringify(list);
+    if (!ok) t.equal(json.of(list), JSON.stringify(list), `round ${round}, op ${op}`);
+    // The same list asked again is the same text.
+    if (ok) ok = json.of(list) === JSON.stringify(list);
+  }
+  t.ok(ok, '300 rounds, every list exact');
+  t.end();
+});
