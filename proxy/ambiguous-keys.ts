@@ -11,7 +11,11 @@
  * another to the server, so such a line is refused, whatever it carries.
  */
 
-/** Members a peer reads by name, at the levels where they mean something to every MCP reader. */
+/**
+ * Members a peer reads by name, at the levels where they mean something to every MCP reader:
+ * 2025-era members and those MCP 2026-07-28 added (a retry's `inputResponses` and `requestState`,
+ * the `subscriptions/listen` filter, the per-request `_meta` members and a stream's id).
+ */
 const ENVELOPE: Record<string, readonly string[]> = {
   message: ['jsonrpc', 'id', 'method', 'params', 'result', 'error'],
   params: [
@@ -26,8 +30,26 @@ const ENVELOPE: Record<string, readonly string[]> = {
     'protocolVersion',
     'capabilities',
     'clientInfo',
+    // logging/setLevel: the proxy answers it and keeps the level.
+    'level',
+    // 2026-07-28: where the proxy puts the policy's roots in place of the host's.
+    'inputResponses',
+    'requestState',
+    // 2026-07-28: what a subscriptions/listen stream (and its acknowledgement) carries.
+    'notifications',
   ],
-  _meta: ['progressToken'],
+  _meta: [
+    'progressToken',
+    'io.modelcontextprotocol/protocolVersion',
+    'io.modelcontextprotocol/clientCapabilities',
+    'io.modelcontextprotocol/clientInfo',
+    'io.modelcontextprotocol/logLevel',
+    'io.modelcontextprotocol/subscriptionId',
+  ],
+  // The answers in a 2026-07-28 retry, under names the server chose: no member of their own.
+  inputResponses: [],
+  // One answer: the proxy replaces a roots answer by its `roots`.
+  inputResponse: ['roots'],
 };
 
 // eslint-disable-next-line no-control-regex -- NUL is what this excludes
@@ -220,6 +242,8 @@ function describe(frame: Frame): string {
 function childLevel(parent: string | undefined, key: string): string | undefined {
   if (parent === 'message' && key === 'params') return 'params';
   if (parent === 'params' && key === '_meta') return '_meta';
+  if (parent === 'params' && key === 'inputResponses') return 'inputResponses';
+  if (parent === 'inputResponses') return 'inputResponse';
   return undefined;
 }
 
