@@ -1,6 +1,15 @@
 /** Split a byte stream into lines on the `\n` byte, keeping each line's exact bytes and no length cap. */
 
 const LF = 0x0a;
+const MIB = 2 ** 20;
+
+/**
+ * The longest line the proxy takes from the host: what the TypeScript SDK's stdio reader (v1 and
+ * v2, `STDIO_DEFAULT_MAX_BUFFER_SIZE`) takes, so a server on it could not have read a longer one.
+ */
+export const HOST_LINE_CAP = 10 * MIB;
+/** The longest line the proxy takes from the server: a file read's answer can be large. */
+export const SERVER_LINE_CAP = 64 * MIB;
 
 /**
  * MCP's stdio framing as the proxy needs it: unlike `LineFramer` (which decodes and drops a

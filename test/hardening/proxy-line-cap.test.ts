@@ -1,0 +1,152 @@
+/**
+ * One line's length, in each direction. A line from the host longer than the host cap (10 MiB,
+ * what the TypeScript SDK's stdio reader takes) or from the server longer than the server cap
+ * (64 MiB: a file read answer can be large) is refused with a JSON-RPC error where its id can be
+ * read from its start, and is never held whole: the proxy keeps its first bytes and counts the
+ * rest, however long the line runs before its newline.
+ */
+import { readFileSync } from 'node:fs';
+import t from 'tap';
+import { HOST_LINE_CAP, SERVER_LINE_CAP } from '../../proxy/line-splitter.js';
+import { startFixtureSession, type RawSession } from '../helpers/raw-session.js';
+import { fixtureServer } from '../helpers/repo.js';
+
+const WAIT_MS = 60_000;
+const MIB = 2 ** 20;
+
+/** Write `head`, `bytes` bytes of `x`, `tail` and a newline to the proxy, minding back-pressure. */
+async function hostWrites(s: RawSession, head: string, bytes: number, tail: string): Promise<void> {
+  const write = async (b: Buffer): Promise<void> => {
+    if (!s.child.stdin.write(b)) await new Promise((r) => s.child.stdin.once('drain', r));
+  };
+  await write(Buffer.from(head));
+  const chunk = Buffer.alloc(MIB, 0x78);
+  for (let left = bytes; left > 0; left -= MIB) {
+    await write(left >= MIB ? chunk : chunk.subarray(0, left));
+  }
+  await write(Buffer.from(`${tail}\n`));
+}
+
+/** The proxy's peak resident memory so far, from /proc. */
+function peakRss(pid: number): number {
+  const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return Number(m?.[1] ?? 0) * 1024;
+}
+
+let n = 0;
+/** Host calls the server's `send_big`; resolves with the host's answer to the call. */
+async function serverBig(s: RawSession, kind: string, bytes: number): Promise<string> {
+  const id = `big-${++n}`;
+  s.send({
+    jsonrpc: '2.0',
+    id,
+    method: 'tools/call',
+    params: { name: 'send_big', arguments: { kind, bytes } },
+  });
+  return s.line(`"id":"${id}"`, WAIT_MS);
+}
+
+void t.test('line caps', async (t) => {
+  t.equal(HOST_LINE_CAP, 10 * MIB);
+  t.equal(SERVER_LINE_CAP, 64 * MIB);
+  const { s } = await startFixtureSession(t, {
+    server: 'caps',
+    fixture: fixtureServer('hostile-lines.mjs'),
+    mark: 'MARK',
+  });
+  const call = (id: string) =>
+    `{"jsonrpc":"2.0","id":"${id}","method":"tools/call","params":{"name":"hold","arguments":{"pad":"`;
+
+  await t.test('host: a request over the cap is refused under its id', async (t) => {
+    await hostWrites(s, call('cap-1'), HOST_LINE_CAP, '"}}}');
+    const answer = await s.line('"id":"cap-1"', WAIT_MS);
+    t.match(answer, /"code":-32600.*10485760/, answer.slice(0, 400));
+    t.notOk(
+      s.received().some((l) => l.includes('cap-1')),
+      'the server got none of it',
+    );
+  });
+
+  await t.test(
+    'host: a request whose id comes after the cap is refused with a null id',
+    async (t) => {
+      const head =
+        '{"jsonrpc":"2.0","method":"tools/call","params":{"name":"hold","arguments":{"pad":"';
+      await hostWrites(s, head, HOST_LINE_CAP, '"}},"id":"cap-2"}');
+      const answer = await s.line('"id":null', WAIT_MS);
+      t.match(answer, /"code":-32600/);
+      t.notOk(
+        s.received().some((l) => l.includes('cap-2')),
+        'the server got none of it',
+      );
+    },
+  );
+
+  await t.test('host: a notification over the cap goes nowhere', async (t) => {
+    const head = '{"jsonrpc":"2.0","method":"notifications/cap-3","params":{"pad":"';
+    await hostWrites(s, head, HOST_LINE_CAP, '"}}');
+    s.send({ jsonrpc: '2.0', id: 'after-3', method: 'ping' });
+    await s.line('"id":"after-3"', WAIT_MS);
+    t.notOk(
+      s.received().some((l) => l.includes('cap-3')),
+      'the server got none of it',
+    );
+    t.match(s.stderr(), /over the .* cap/);
+  });
+
+  await t.test('host: a line just under the cap goes through', async (t) => {
+    await hostWrites(s, call('cap-4'), HOST_LINE_CAP - 200, '"}}}');
+    s.send({
+      jsonrpc: '2.0',
+      id: 'rel-4',
+      method: 'tools/call',
+      params: { name: 'release', arguments: {} },
+    });
+    const answer = await s.line('"id":"cap-4"', WAIT_MS);
+    t.match(answer, /released/);
+  });
+
+  await t.test('host: 200 MiB without a newline is never held whole', async (t) => {
+    const before = peakRss(s.child.pid!);
+    await hostWrites(s, call('cap-5'), 200 * MIB, '"}}}');
+    await s.line('"id":"cap-5"', WAIT_MS);
+    const grown = peakRss(s.child.pid!) - before;
+    t.ok(grown < 100 * MIB, `the proxy's peak memory grew by ${Math.round(grown / MIB)} MiB`);
+  });
+
+  await t.test('server: an answer over the cap becomes an error answer', async (t) => {
+    const answer = await serverBig(s, 'answer', SERVER_LINE_CAP + MIB);
+    t.match(answer, /"error".*67108864/, answer.slice(0, 400));
+  });
+
+  await t.test('server: a notification over the cap goes nowhere', async (t) => {
+    const before = s.hostLines().length;
+    const answer = await serverBig(s, 'notification', SERVER_LINE_CAP + MIB);
+    t.match(answer, /sent notification/);
+    t.notOk(
+      s
+        .hostLines()
+        .slice(before)
+        .some((l) => l.includes('notifications/message')),
+      'the host saw nothing of it',
+    );
+  });
+
+  await t.test('server: a request over the cap is refused to the server', async (t) => {
+    const answer = await serverBig(s, 'request', SERVER_LINE_CAP + MIB);
+    t.match(answer, /sent request/);
+    t.notOk(
+      s.hostLines().some((l) => l.includes('big-request')),
+      'the host saw nothing of it',
+    );
+    t.ok(
+      s.received().some((l) => l.includes('"id":"big-request"') && l.includes('"error"')),
+      'the server was told',
+    );
+  });
+
+  await t.test('server: bytes without a newline past the cap, then more lines', async (t) => {
+    const answer = await serverBig(s, 'endless', SERVER_LINE_CAP + 8 * MIB);
+    t.match(answer, /sent endless/, 'the session goes on');
+  });
+});
