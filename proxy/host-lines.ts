@@ -30,7 +30,7 @@ export interface HostLinesParts {
   hostOwn: OwnRequests;
   /** Requests the server sent the host: the only ones a host answer may go back to. */
   serverAsked: OpenIds;
-  /** The host's request `key` was answered inside a refused batch. */
+  /** The host's request `key` was answered by the proxy before admission (in a batch, over the cap). */
   answeredInBatch: (key: string | undefined) => void;
   /** A request or notification, admitted after the host's earlier ones (in-order.ts). */
   admit: (line: McpLine) => void;
@@ -88,15 +88,17 @@ export class HostLines {
    * start does not hold it).
    */
   private onOverlong({ head, bytes }: OverlongLine): void {
-    const { log, toServer, toHost, serverAsked } = this.parts;
+    const { log, toServer, toHost, hostOwn, serverAsked } = this.parts;
     const { idText, method, answer } = lineHead(head);
     const what = `a line of ${bytes} bytes from the host is over the ${HOST_LINE_CAP} byte cap`;
     log.warn(`${what}: ${head.toString('utf8', 0, 200)}`);
     if (answer && method === undefined) {
-      if (serverAsked.take(idKey(idText))) {
-        const message = `mcp-roots-proxy: the host's answer was not passed on: ${what}`;
-        toServer(errorLine(idText!, { code: RpcCode.INTERNAL_ERROR, message }));
-      }
+      const message = `mcp-roots-proxy: the host's answer was not passed on: ${what}`;
+      const error = { code: RpcCode.INTERNAL_ERROR, message };
+      const id: unknown = idText === undefined ? undefined : JSON.parse(idText);
+      // The person's answer to the proxy's own question: an error, not a wait for the time limit.
+      if (id !== undefined && hostOwn.isOwn({ id })) hostOwn.settle({ id, error });
+      else if (serverAsked.take(idKey(idText))) toServer(errorLine(idText!, error));
       return;
     }
     // A request, or what may be one (its id may come after the head): answered, under a null id

@@ -90,7 +90,12 @@ export class ServerLines {
     }
     // As from the host: the proxy read U+FFFD where the host's reader may read another character.
     if (!(utf8 ?? isUtf8(bytes))) return this.refuse(line, NOT_UTF8, RpcCode.PARSE_ERROR);
-    if (line.isResponse) return this.onResponse(line, msg);
+    if (line.isResponse) {
+      // A first-wins host reads the first of two ids, the proxy matched the last.
+      const unreadable = unreadableServerLine(line);
+      if (unreadable !== undefined) return this.refuse(line, unreadable, RpcCode.INVALID_REQUEST);
+      return this.onResponse(line, msg);
+    }
     if (method === undefined) {
       // The host's stdout carries only MCP frames: a JSON object that is none is garbage too.
       log.warn(
@@ -208,7 +213,7 @@ export class ServerLines {
       return;
     }
     const key = line.idKey;
-    if (key === undefined || !relayed.has(key)) {
+    if (key === undefined || !relayed.has(key) || inputs.answeredUnderHostId(key)) {
       if (key !== undefined) this.parts.strayAnswer(key);
       const error = isObject(msg.error)
         ? ` (its error: ${JSON.stringify(msg.error).slice(0, 300)})`

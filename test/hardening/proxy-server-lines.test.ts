@@ -88,6 +88,28 @@ void t.test('a hostile server’s lines', async (t) => {
       ),
       'u5',
     ],
+    [
+      'a surrogate encoded in UTF-8 (CESU-8)',
+      Buffer.concat([
+        Buffer.from(
+          '{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"u6',
+        ),
+        Buffer.from([0xed, 0xa0, 0x80]),
+        Buffer.from('"}}'),
+      ]),
+      'u6',
+    ],
+    [
+      'an overlong encoding of "/" (C0 AF)',
+      Buffer.concat([
+        Buffer.from(
+          '{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"u7',
+        ),
+        Buffer.from([0xc0, 0xaf]),
+        Buffer.from('"}}'),
+      ]),
+      'u7',
+    ],
   ];
   for (const [what, line, tag] of notUtf8Rows) {
     await t.test(`not UTF-8: ${what} goes no further`, async (t) => {
@@ -179,6 +201,31 @@ void t.test('a hostile server’s lines', async (t) => {
         before,
         `nothing new under ${idText}: ${seen.join('\n')}`,
       );
+    });
+  }
+
+  // An answer whose envelope two readers read differently: a first-wins host takes the first id
+  // (one the proxy refused, or never saw answered), while the proxy matched the last.
+  const twoFaced: [string, string][] = [
+    ['id twice', '{"jsonrpc":"2.0","id":"forged-1","id":"open-1","result":{"content":[]}}'],
+    ['ID beside id', '{"jsonrpc":"2.0","ID":"forged-2","id":"open-2","result":{"content":[]}}'],
+    [
+      'Result beside error',
+      '{"jsonrpc":"2.0","id":"open-3","error":{"code":1,"message":"m"},"Result":{"forged-3":1}}',
+    ],
+    ['_id beside id', '{"jsonrpc":"2.0","_id":"forged-4","id":"open-4","result":{}}'],
+  ];
+  for (const [i, [what, line]] of twoFaced.entries()) {
+    await t.test(`an answer with ${what} never reaches the host`, async (t) => {
+      const open = `open-${i + 1}`;
+      callTool(s, `"${open}"`, 'hold');
+      const seen = await serverSends(s, [line]);
+      t.notOk(
+        seen.some((l) => l.includes(`forged-${i + 1}`)),
+        `the host saw none of it: ${seen.join('\n')}`,
+      );
+      const answer = answersTo(s, `"${open}"`)[0] ?? '';
+      t.match(answer, /"error".*spelled exactly/, `the open request got an error: ${answer}`);
     });
   }
 
