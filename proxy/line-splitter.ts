@@ -63,8 +63,11 @@ export class LineSplitter {
 
   /** Part of the current line. */
   private add(part: Buffer): void {
-    if (this.overlong !== undefined) {
-      this.overlong.bytes += part.length;
+    const over = this.overlong;
+    if (over !== undefined) {
+      over.bytes += part.length;
+      const room = OVERLONG_HEAD - over.head.length;
+      if (room > 0) over.head = Buffer.concat([over.head, part.subarray(0, room)]);
       return;
     }
     if (this.pending + part.length <= this.cap) {

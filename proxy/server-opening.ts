@@ -40,7 +40,13 @@ export function openServer(
   const out = server.serverOut;
   const splitter = new LineSplitter(SERVER_LINE_CAP);
   const kept: Buffer[] = [];
-  const keep = (bytes: Buffer): void => void kept.push(bytes, Buffer.from('\n'));
+  let keptBytes = 0;
+  const keep = (bytes: Buffer): void => {
+    // What a new server writes before its opening answer is held for the session: at most one
+    // line's cap of it, so that a server cannot grow the proxy by writing without end meanwhile.
+    keptBytes += bytes.length + 1;
+    if (keptBytes <= SERVER_LINE_CAP) kept.push(bytes, Buffer.from('\n'));
+  };
   return new Promise<Opening>((resolve) => {
     const finish = (answer: Opening['answer'], ended = false): void => {
       clearTimeout(timer);

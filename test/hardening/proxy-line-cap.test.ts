@@ -7,7 +7,8 @@
  */
 import { readFileSync } from 'node:fs';
 import t from 'tap';
-import { HOST_LINE_CAP, SERVER_LINE_CAP } from '../../proxy/line-splitter.js';
+import { lineHead } from '../../proxy/line-head.js';
+import { HOST_LINE_CAP, LineSplitter, SERVER_LINE_CAP } from '../../proxy/line-splitter.js';
 import { startFixtureSession, type RawSession } from '../helpers/raw-session.js';
 import { fixtureServer } from '../helpers/repo.js';
 
@@ -45,6 +46,56 @@ async function serverBig(s: RawSession, kind: string, bytes: number): Promise<st
   });
   return s.line(`"id":"${id}"`, WAIT_MS);
 }
+
+void t.test('what the head of a line over the cap says', (t) => {
+  const rows: [string, string, { idText?: string; method?: string; answer: boolean }][] = [
+    [
+      'a request',
+      '{"jsonrpc":"2.0","id":"r1","method":"tools/call","params":{"x":"',
+      { idText: '"r1"', method: 'tools/call', answer: false },
+    ],
+    [
+      'params before the id',
+      '{"jsonrpc":"2.0","method":"ping","params":{"a":[1,{"b":"}"}]},"id":7,"x":"',
+      { idText: '7', method: 'ping', answer: false },
+    ],
+    ['an escaped id', '{"id":"a\\u0022b","result":{"t":"', { idText: '"a\\u0022b"', answer: true }],
+    [
+      'the id cut by the head',
+      '{"jsonrpc":"2.0","method":"ping","id":"abc',
+      { method: 'ping', answer: false },
+    ],
+    [
+      'id twice',
+      '{"id":1,"id":2,"method":"ping","params":{"x":"',
+      { method: 'ping', answer: false },
+    ],
+    ['ID beside id', '{"ID":"mcp-roots-proxy:ask:1","id":2,"result":{"x":"', { answer: true }],
+    [
+      'an error answer',
+      '{"jsonrpc":"2.0","id":-3e2,"error":{"message":"',
+      { idText: '-3e2', answer: true },
+    ],
+    ['a null id', '{"jsonrpc":"2.0","id":null,"result":{"x":"', { answer: true }],
+    ['not an object', '[{"id":1,"method":"ping"', { answer: false }],
+  ];
+  for (const [what, head, want] of rows) {
+    t.same(lineHead(Buffer.from(head)), { idText: undefined, method: undefined, ...want }, what);
+  }
+  t.end();
+});
+
+void t.test('the splitter holds at most the cap of a line', (t) => {
+  const s = new LineSplitter(10);
+  t.same(s.push(Buffer.from('0123456789\n01234')), [Buffer.from('0123456789')]);
+  const over = s.push(Buffer.from('56789ab'));
+  t.same(over, [], 'nothing yet: the line has not ended');
+  t.same(s.push(Buffer.from('cd\nnext')), [
+    { head: Buffer.from('0123456789abcd').subarray(0, 14), bytes: 14 },
+  ]);
+  t.same(s.end(), Buffer.from('next'));
+  t.end();
+});
 
 void t.test('line caps', async (t) => {
   t.equal(HOST_LINE_CAP, 10 * MIB);
