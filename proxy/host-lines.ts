@@ -7,7 +7,7 @@ import { isUtf8 } from 'node:buffer';
 import { errorLine, idKey } from '../protocol/messages.js';
 import { RpcCode } from '../protocol/rpc-errors.js';
 import { batchElements, looksLikeBatch, splitHostBatch } from './batch.js';
-import { lineHead } from './line-head.js';
+import { lineEnds } from './line-head.js';
 import {
   HOST_LINE_CAP,
   isOverlong,
@@ -87,9 +87,9 @@ export class HostLines {
    * becomes an error answer to it; anything else is refused under its id (null when the line's
    * start does not hold it).
    */
-  private onOverlong({ head, bytes }: OverlongLine): void {
+  private onOverlong({ head, tail, bytes }: OverlongLine): void {
     const { log, toServer, toHost, hostOwn, serverAsked } = this.parts;
-    const { idText, method, answer } = lineHead(head);
+    const { idText, method, answer } = lineEnds(head, tail);
     const what = `a line of ${bytes} bytes from the host is over the ${HOST_LINE_CAP} byte cap`;
     log.warn(`${what}: ${head.toString('utf8', 0, 200)}`);
     if (answer && method === undefined) {

@@ -28,6 +28,29 @@ function stringEnd(text: string, i: number): number {
   return -1;
 }
 
+/**
+ * An id written last, after a result the head cannot see past (the TypeScript SDK writes
+ * `{"result":…,"jsonrpc":"2.0","id":1}`): the line's end must be `"id":<value>}`, optionally
+ * followed by `"jsonrpc":"2.0"`, with one closing brace.
+ */
+const TRAILING_ID =
+  /[,{]\s*"id"\s*:\s*(-?\d[\d.eE+-]*|"(?:[^"\\]|\\.)*")\s*(?:,\s*"jsonrpc"\s*:\s*"2\.0"\s*)?\}\s*$/;
+
+/**
+ * What an over-long line's first and last bytes say: its members as far as the head goes, and an
+ * id written at its end. Two different ids (head and tail) are nobody's.
+ */
+export function lineEnds(head: Buffer, tail: Buffer): LineHead {
+  const out = lineHead(head);
+  // The last 1 KiB only: a longer id is unknown, and the pattern never runs over much text.
+  const end = tail.toString('utf8', Math.max(0, tail.length - 1024));
+  const last = TRAILING_ID.exec(end)?.[1];
+  if (last === undefined) return out;
+  if (out.idText === undefined && !/"id"\s*:/.test(head.toString('utf8'))) out.idText = last;
+  else if (out.idText !== last) out.idText = undefined;
+  return out;
+}
+
 /** The top-level members of the object that opens `head`, as far as it goes. */
 export function lineHead(head: Buffer): LineHead {
   const text = head.toString('utf8');

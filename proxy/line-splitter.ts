@@ -14,14 +14,23 @@ export const SERVER_LINE_CAP = 64 * MIB;
 /** How much of a line over the cap is kept: enough to read its id and method from. */
 export const OVERLONG_HEAD = 64 * 1024;
 
-/** A line longer than the cap: its first bytes and its length; the rest was never kept. */
+/** A line longer than the cap: its first and last bytes and its length; the rest was never kept. */
 export interface OverlongLine {
   head: Buffer;
+  /** The last OVERLONG_HEAD bytes: an SDK may write an answer's id after its result. */
+  tail: Buffer;
   bytes: number;
 }
 
 /** What the splitter cuts: a line's exact bytes, or an over-long line's head. */
 export type SplitLine = Buffer | OverlongLine;
+
+/** The last OVERLONG_HEAD bytes of `kept` followed by `part`. */
+function lastBytes(kept: Buffer, part: Buffer): Buffer {
+  if (part.length >= OVERLONG_HEAD) return part.subarray(part.length - OVERLONG_HEAD);
+  const both = Buffer.concat([kept, part]);
+  return both.subarray(Math.max(0, both.length - OVERLONG_HEAD));
+}
 
 export const isOverlong = (line: SplitLine): line is OverlongLine => !Buffer.isBuffer(line);
 
@@ -68,6 +77,7 @@ export class LineSplitter {
       over.bytes += part.length;
       const room = OVERLONG_HEAD - over.head.length;
       if (room > 0) over.head = Buffer.concat([over.head, part.subarray(0, room)]);
+      over.tail = lastBytes(over.tail, part);
       return;
     }
     if (this.pending + part.length <= this.cap) {
@@ -77,7 +87,11 @@ export class LineSplitter {
     }
     // Past the cap: keep the head, forget the rest.
     const held = Buffer.concat([...this.chunks, part.subarray(0, OVERLONG_HEAD)]);
-    this.overlong = { head: held.subarray(0, OVERLONG_HEAD), bytes: this.pending + part.length };
+    this.overlong = {
+      head: held.subarray(0, OVERLONG_HEAD),
+      tail: lastBytes(Buffer.alloc(0), held),
+      bytes: this.pending + part.length,
+    };
     this.chunks = [];
     this.pending = 0;
   }
@@ -88,7 +102,7 @@ export class LineSplitter {
     if (over !== undefined) {
       this.overlong = undefined;
       // A copy: the head must not keep a whole chunk of the dropped line alive.
-      return { head: Buffer.from(over.head), bytes: over.bytes };
+      return { head: Buffer.from(over.head), tail: Buffer.from(over.tail), bytes: over.bytes };
     }
     const line =
       this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks, this.pending);

@@ -9,7 +9,7 @@ import { RpcCode } from '../protocol/rpc-errors.js';
 import { batchElements, looksLikeBatch } from './batch.js';
 import type { HostSubscriptions } from './host-subscriptions.js';
 import type { InputRequired } from './input-required.js';
-import { lineHead } from './line-head.js';
+import { lineEnds } from './line-head.js';
 import {
   isOverlong,
   LineSplitter,
@@ -188,8 +188,8 @@ export class ServerLines {
   }
 
   /** A line over the cap, of which only the head was kept. */
-  private onOverlong({ head, bytes }: OverlongLine): void {
-    const { idText, method, answer } = lineHead(head);
+  private onOverlong({ head, tail, bytes }: OverlongLine): void {
+    const { idText, method, answer } = lineEnds(head, tail);
     const why = `a line of ${bytes} bytes is over the ${SERVER_LINE_CAP} byte cap`;
     this.parts.log.warn(`refused a line from the server: ${why}: ${head.toString('utf8', 0, 200)}`);
     this.refuseParts(idText, method, answer, why, RpcCode.INVALID_REQUEST);

@@ -5,12 +5,16 @@
  * read from its start, and is never held whole: the proxy keeps its first bytes and counts the
  * rest, however long the line runs before its newline.
  */
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import t from 'tap';
-import { lineHead } from '../../proxy/line-head.js';
+import { lineEnds, lineHead } from '../../proxy/line-head.js';
 import { HOST_LINE_CAP, LineSplitter, SERVER_LINE_CAP } from '../../proxy/line-splitter.js';
-import { startFixtureSession, type RawSession } from '../helpers/raw-session.js';
-import { fixtureServer } from '../helpers/repo.js';
+import { spawnLineChild } from '../helpers/child-lines.js';
+import { startDaemon } from '../helpers/daemon.js';
+import { ownedShortDir, proxyFor, waitFor } from '../helpers/proxy.js';
+import { initialize, startFixtureSession, type RawSession } from '../helpers/raw-session.js';
+import { fixtureServer, repoPath } from '../helpers/repo.js';
 
 const WAIT_MS = 60_000;
 const MIB = 2 ** 20;
@@ -85,13 +89,29 @@ void t.test('what the head of a line over the cap says', (t) => {
   t.end();
 });
 
+void t.test('an id written after the result is read from the line’s end', (t) => {
+  const head = Buffer.from('{"result":{"content":[{"type":"text","text":"xxxx');
+  const ends: [string, string, string | undefined][] = [
+    ['the TypeScript SDK’s order', 'xxxx"}]},"jsonrpc":"2.0","id":7}', '7'],
+    ['a string id', 'xxxx"}]},"id":"s-1"}', '"s-1"'],
+    ['an id nested in the result', 'xx"}],"id":7}}', undefined],
+    ['no id', 'xxxx"}]}}', undefined],
+  ];
+  for (const [what, tail, idText] of ends) {
+    t.equal(lineEnds(head, Buffer.from(tail)).idText, idText, what);
+  }
+  const both = Buffer.from('{"id":1,"result":{"t":"xx');
+  t.equal(lineEnds(both, Buffer.from('xx"},"id":2}')).idText, undefined, 'two ids: nobody’s');
+  t.end();
+});
+
 void t.test('the splitter holds at most the cap of a line', (t) => {
   const s = new LineSplitter(10);
   t.same(s.push(Buffer.from('0123456789\n01234')), [Buffer.from('0123456789')]);
   const over = s.push(Buffer.from('56789ab'));
   t.same(over, [], 'nothing yet: the line has not ended');
   t.same(s.push(Buffer.from('cd\nnext')), [
-    { head: Buffer.from('0123456789abcd').subarray(0, 14), bytes: 14 },
+    { head: Buffer.from('0123456789abcd'), tail: Buffer.from('0123456789abcd'), bytes: 14 },
   ]);
   t.same(s.end(), Buffer.from('next'));
   t.end();
@@ -118,20 +138,29 @@ void t.test('line caps', async (t) => {
     );
   });
 
-  await t.test(
-    'host: a request whose id comes after the cap is refused with a null id',
-    async (t) => {
-      const head =
-        '{"jsonrpc":"2.0","method":"tools/call","params":{"name":"hold","arguments":{"pad":"';
-      await hostWrites(s, head, HOST_LINE_CAP, '"}},"id":"cap-2"}');
-      const answer = await s.line('"id":null', WAIT_MS);
-      t.match(answer, /"code":-32600/);
-      t.notOk(
-        s.received().some((l) => l.includes('cap-2')),
-        'the server got none of it',
-      );
-    },
-  );
+  await t.test('host: a request whose id comes last is refused under it', async (t) => {
+    const head =
+      '{"jsonrpc":"2.0","method":"tools/call","params":{"name":"hold","arguments":{"pad":"';
+    await hostWrites(s, head, HOST_LINE_CAP, '"}},"id":"cap-2"}');
+    const answer = await s.line('"id":"cap-2"', WAIT_MS);
+    t.match(answer, /"code":-32600/);
+    t.notOk(
+      s.received().some((l) => l.includes('cap-2')),
+      'the server got none of it',
+    );
+  });
+
+  await t.test('host: a request whose id is neither first nor last: a null id', async (t) => {
+    const head =
+      '{"jsonrpc":"2.0","method":"tools/call","params":{"name":"hold","arguments":{"pad":"';
+    await hostWrites(s, head, HOST_LINE_CAP, `"}},"id":"cap-2b","more":"${'y'.repeat(70_000)}"}`);
+    const answer = await s.line('"id":null', WAIT_MS);
+    t.match(answer, /"code":-32600/);
+    t.notOk(
+      s.received().some((l) => l.includes('cap-2b')),
+      'the server got none of it',
+    );
+  });
 
   await t.test('host: a notification over the cap goes nowhere', async (t) => {
     const head = '{"jsonrpc":"2.0","method":"notifications/cap-3","params":{"pad":"';
@@ -200,4 +229,53 @@ void t.test('line caps', async (t) => {
     const answer = await serverBig(s, 'endless', SERVER_LINE_CAP + 8 * MIB);
     t.match(answer, /sent endless/, 'the session goes on');
   });
+});
+
+void t.test('the real filesystem server: a file read past the server cap', async (t) => {
+  const dir = ownedShortDir(t);
+  const root = join(dir, 'root');
+  mkdirSync(root);
+  writeFileSync(join(root, 'big.txt'), Buffer.alloc(SERVER_LINE_CAP + MIB, 0x78));
+  writeFileSync(join(root, 'large.txt'), Buffer.alloc(8 * MIB, 0x79));
+  const d = await startDaemon(
+    t,
+    `version: 1\nservers:\n  fs:\n    roots:\n      - path: ${root}\n`,
+    {
+      dir,
+    },
+  );
+  const fs = repoPath('node_modules/@modelcontextprotocol/server-filesystem/dist/index.js');
+  const child = spawnLineChild(
+    t,
+    proxyFor({ server: 'fs', socket: d.socket }, [process.execPath, fs, root]),
+  );
+  const s = {
+    ...child,
+    received: () => [],
+    line: async (needle: string, ms = WAIT_MS) => {
+      let found: string | undefined;
+      await waitFor(
+        () => (found = child.lines().find((l) => l.includes(needle))) !== undefined,
+        ms,
+        `${needle}\n${child.stderr().slice(-1500)}`,
+      );
+      return found!;
+    },
+  };
+  await initialize({ ...s, hostLines: s.lines });
+  const read = (id: string, name: string) =>
+    s.send({
+      jsonrpc: '2.0',
+      id,
+      method: 'tools/call',
+      params: { name: 'read_text_file', arguments: { path: join(root, name) } },
+    });
+
+  read('fs-large', 'large.txt');
+  const large = await s.line('"id":"fs-large"');
+  t.ok(large.length > 8 * MIB, 'an 8 MiB file comes through whole');
+  read('fs-big', 'big.txt');
+  const big = await s.line('"id":"fs-big"');
+  t.match(big, /"error".*67108864 byte cap/, big.slice(0, 400));
+  t.ok(big.length < 10_000, 'and the host gets the error, not the line');
 });
