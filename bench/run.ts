@@ -22,6 +22,7 @@ const ALL = [
   'sandbox-start',
   'restart-latency',
   'deny-window',
+  'key-scan',
 ];
 const chosen = process.argv.slice(2).length > 0 ? process.argv.slice(2) : ALL;
 const env = { ...process.env, FUZZ_SECONDS: process.env.FUZZ_SECONDS ?? '60' };

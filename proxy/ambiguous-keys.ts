@@ -11,7 +11,11 @@
  * another to the server, so such a line is refused, whatever it carries.
  */
 
-/** Members a peer reads by name, at the levels where they mean something to every MCP reader. */
+/**
+ * Members a peer reads by name, at the levels where they mean something to every MCP reader:
+ * 2025-era members and those MCP 2026-07-28 added (a retry's `inputResponses` and `requestState`,
+ * the `subscriptions/listen` filter, the per-request `_meta` members and a stream's id).
+ */
 const ENVELOPE: Record<string, readonly string[]> = {
   message: ['jsonrpc', 'id', 'method', 'params', 'result', 'error'],
   params: [
@@ -26,8 +30,26 @@ const ENVELOPE: Record<string, readonly string[]> = {
     'protocolVersion',
     'capabilities',
     'clientInfo',
+    // logging/setLevel: the proxy answers it and keeps the level.
+    'level',
+    // 2026-07-28: where the proxy puts the policy's roots in place of the host's.
+    'inputResponses',
+    'requestState',
+    // 2026-07-28: what a subscriptions/listen stream (and its acknowledgement) carries.
+    'notifications',
   ],
-  _meta: ['progressToken'],
+  _meta: [
+    'progressToken',
+    'io.modelcontextprotocol/protocolVersion',
+    'io.modelcontextprotocol/clientCapabilities',
+    'io.modelcontextprotocol/clientInfo',
+    'io.modelcontextprotocol/logLevel',
+    'io.modelcontextprotocol/subscriptionId',
+  ],
+  // The answers in a 2026-07-28 retry, under names the server chose: no member of their own.
+  inputResponses: [],
+  // One answer: the proxy replaces a roots answer by its `roots`.
+  inputResponse: ['roots'],
 };
 
 // eslint-disable-next-line no-control-regex -- NUL is what this excludes
@@ -57,13 +79,8 @@ function foldCodePoint(c: string): string {
 /** Folds already worked out: a long key of one letter costs one lookup per code point. */
 const FOLDED = new Map<string, string>();
 
-/**
- * A key as the loosest reader above matches it: NULs dropped, lone surrogates as U+FFFD, and each
- * code point folded as Go folds it (`ſ` → `S`, `K` → `K`, `İ` → `I`, `ΐ` (U+1FD3) → `ΐ` (U+0390)).
- */
-export function looseKey(key: string): string {
-  // Most keys: ASCII without NUL, where folding is upper case.
-  if (PLAIN_ASCII.test(key)) return key.toUpperCase();
+/** The fold of each code point on its own: the reference `looseKey` must agree with. */
+export function foldEach(key: string): string {
   const out: string[] = [];
   for (const c of key.replace(/\0/g, '').replace(LONE_SURROGATE, '\ufffd')) {
     let folded = FOLDED.get(c);
@@ -75,6 +92,64 @@ export function looseKey(key: string): string {
     out.push(folded);
   }
   return out.join('');
+}
+
+/** Marks a code point whose fold is not one code point of the same UTF-16 length (or is NUL). */
+const APART = 0x110000;
+/** The fold of each BMP code unit seen so far, plus one (0: not yet worked out), or APART. */
+const BMP_FOLDS = new Uint32Array(0x10000);
+/** Per astral plane, made when one of its code points is first seen: as BMP_FOLDS. */
+const PLANE_FOLDS: (Uint32Array | undefined)[] = [];
+
+/** `cp`'s fold as one code point of the same UTF-16 length, or APART. */
+function foldOf(cp: number): number {
+  if (cp === 0) return APART;
+  const folded = foldCodePoint(String.fromCodePoint(cp));
+  const f = folded.codePointAt(0)!;
+  const sameLength = folded.length === (cp > 0xffff ? 2 : 1) && f > 0xffff === cp > 0xffff;
+  return sameLength ? f : APART;
+}
+
+/** UTF-16 code units of a fold, reused from key to key (grown for a longer key). */
+let units = new Uint16Array(256);
+const UTF16 = new TextDecoder('utf-16le');
+
+/**
+ * A key as the loosest reader above matches it: NULs dropped, lone surrogates as U+FFFD, and each
+ * code point folded as Go folds it (`ſ` → `S`, `K` → `K`, `İ` → `I`, `ΐ` (U+1FD3) → `ΐ` (U+0390)).
+ * One pass over the key's code units with each code point's fold looked up in a table filled as
+ * code points are first seen: the cost is linear, a few nanoseconds a code unit, whatever the
+ * script (the engine's own case mapping costs ten times that for Greek). A key with a NUL, a lone
+ * surrogate or a code point whose fold has another length is folded by `foldEach`.
+ */
+export function looseKey(key: string): string {
+  // Most keys: ASCII without NUL, where folding is upper case.
+  if (PLAIN_ASCII.test(key)) return key.toUpperCase();
+  const n = key.length;
+  if (units.length < n) units = new Uint16Array(Math.max(n, units.length * 2));
+  let changed = false;
+  for (let i = 0; i < n; i++) {
+    const c = key.charCodeAt(i);
+    if (c >= 0xd800 && c <= 0xdfff) {
+      const low = key.charCodeAt(i + 1);
+      if (c > 0xdbff || !(low >= 0xdc00 && low <= 0xdfff)) return foldEach(key);
+      const cp = (c - 0xd800) * 0x400 + (low - 0xdc00) + 0x10000;
+      const plane = (PLANE_FOLDS[cp >> 16] ??= new Uint32Array(0x10000));
+      const known = plane[cp & 0xffff]!;
+      const g = known === 0 ? (plane[cp & 0xffff] = foldOf(cp) + 1) - 1 : known - 1;
+      if (g === APART) return foldEach(key);
+      if (g !== cp) changed = true;
+      units[i] = 0xd800 + ((g - 0x10000) >> 10);
+      units[++i] = 0xdc00 + ((g - 0x10000) & 0x3ff);
+      continue;
+    }
+    const known = BMP_FOLDS[c]!;
+    const f = known === 0 ? (BMP_FOLDS[c] = foldOf(c) + 1) - 1 : known - 1;
+    if (f === APART) return foldEach(key);
+    if (f !== c) changed = true;
+    units[i] = f;
+  }
+  return changed ? UTF16.decode(units.subarray(0, n)) : key;
 }
 
 /**
@@ -94,18 +169,45 @@ const LOOSE_ENVELOPE = Object.fromEntries(
   ]),
 );
 
-/** The end (one past the closing quote) of the string that opens at `i`. */
-function stringEnd(text: string, i: number): number {
+const QUOTE = 0x22;
+const COMMA = 0x2c;
+const BACKSLASH = 0x5c;
+const OPEN_OBJECT = 0x7b;
+const CLOSE_OBJECT = 0x7d;
+const OPEN_ARRAY = 0x5b;
+const CLOSE_ARRAY = 0x5d;
+
+/**
+ * The end (one past the closing quote) of the string that opens at `i`. In a line of one-byte
+ * characters the engine's search for `"` is exact and fastest; in a line that holds any other
+ * character it searches for the quote's low byte and stops at every character whose low byte is
+ * `"` (U+4E22 `丢` and every U+xx22, which an agent can fill a line with), so such a line is
+ * read one code unit at a time instead.
+ */
+function stringEnd(text: string, i: number, wide: boolean): number {
+  if (wide) {
+    const n = text.length;
+    for (let j = i + 1; j < n; j++) {
+      const c = text.charCodeAt(j);
+      if (c === QUOTE) return j + 1;
+      if (c === BACKSLASH) j++;
+    }
+    return n;
+  }
   let from = i + 1;
   for (;;) {
     const quote = text.indexOf('"', from);
     if (quote === -1) return text.length;
     let slashes = 0;
-    for (let b = quote - 1; text.charCodeAt(b) === 0x5c; b--) slashes++;
+    for (let b = quote - 1; text.charCodeAt(b) === BACKSLASH; b--) slashes++;
     if (slashes % 2 === 0) return quote + 1;
     from = quote + 1;
   }
 }
+
+/** A character beyond one byte: the line is held as two-byte text. */
+// eslint-disable-next-line no-control-regex -- the range starts at NUL
+const WIDE = /[^\u0000-\u00ff]/;
 
 interface Frame {
   /** Loose key → the key as written; undefined for an array. */
@@ -140,6 +242,8 @@ function describe(frame: Frame): string {
 function childLevel(parent: string | undefined, key: string): string | undefined {
   if (parent === 'message' && key === 'params') return 'params';
   if (parent === 'params' && key === '_meta') return '_meta';
+  if (parent === 'params' && key === 'inputResponses') return 'inputResponses';
+  if (parent === 'inputResponses') return 'inputResponse';
   return undefined;
 }
 
@@ -170,11 +274,13 @@ function keyProblem(frame: Frame, key: string): string | undefined {
  */
 export function ambiguousKeys(text: string, envelopeOnly = false): string | undefined {
   const stack: Frame[] = [];
+  let top: Frame | undefined;
+  const wide = WIDE.test(text);
   for (let i = 0; i < text.length; i++) {
-    const c = text[i];
-    const top = stack[stack.length - 1];
-    if (c === '"') {
-      const end = stringEnd(text, i);
+    // Char codes, not one-character strings: the loop visits every byte outside strings.
+    const c = text.charCodeAt(i);
+    if (c === QUOTE) {
+      const end = stringEnd(text, i, wide);
       if (top?.keys !== undefined && top.expectKey) {
         const raw = text.slice(i + 1, end - 1);
         const key = raw.includes('\\') ? (JSON.parse(text.slice(i, end)) as string) : raw;
@@ -184,21 +290,23 @@ export function ambiguousKeys(text: string, envelopeOnly = false): string | unde
         top.expectKey = false;
       }
       i = end - 1;
-    } else if (c === '{' || c === '[') {
+    } else if (c === OPEN_OBJECT || c === OPEN_ARRAY) {
       let level: string | undefined;
-      if (top === undefined) level = c === '{' ? 'message' : undefined;
-      else if (top.keys !== undefined && c === '{') level = childLevel(top.level, top.last);
-      stack.push({
-        keys: c === '{' ? new Map() : undefined,
+      if (top === undefined) level = c === OPEN_OBJECT ? 'message' : undefined;
+      else if (top.keys !== undefined && c === OPEN_OBJECT) level = childLevel(top.level, top.last);
+      top = {
+        keys: c === OPEN_OBJECT ? new Map() : undefined,
         parent: top,
         name: top?.keys === undefined ? '[]' : top.last,
         level,
         last: '',
         expectKey: true,
-      });
-    } else if (c === '}' || c === ']') {
+      };
+      stack.push(top);
+    } else if (c === CLOSE_OBJECT || c === CLOSE_ARRAY) {
       stack.pop();
-    } else if (c === ',' && top?.keys !== undefined) {
+      top = stack[stack.length - 1];
+    } else if (c === COMMA && top?.keys !== undefined) {
       top.expectKey = true;
     }
   }

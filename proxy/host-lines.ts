@@ -3,10 +3,18 @@
  * taken apart, lines the proxy cannot read refused, and answers to requests (the server's, the
  * proxy's own asks) sent where they belong at once. What is left is admitted in arrival order.
  */
-import { errorLine } from '../protocol/messages.js';
+import { isUtf8 } from 'node:buffer';
+import { errorLine, idKey } from '../protocol/messages.js';
 import { RpcCode } from '../protocol/rpc-errors.js';
 import { batchElements, looksLikeBatch, splitHostBatch } from './batch.js';
-import { LineSplitter } from './line-splitter.js';
+import { lineEnds } from './line-head.js';
+import {
+  HOST_LINE_CAP,
+  isOverlong,
+  LineSplitter,
+  type OverlongLine,
+  type SplitLine,
+} from './line-splitter.js';
 import type { ProxyLogger } from './log.js';
 import { McpLine } from './mcp-line.js';
 import type { OpenIds } from './open-ids.js';
@@ -22,14 +30,14 @@ export interface HostLinesParts {
   hostOwn: OwnRequests;
   /** Requests the server sent the host: the only ones a host answer may go back to. */
   serverAsked: OpenIds;
-  /** The host's request `key` was answered inside a refused batch. */
+  /** The host's request `key` was answered by the proxy before admission (in a batch, over the cap). */
   answeredInBatch: (key: string | undefined) => void;
   /** A request or notification, admitted after the host's earlier ones (in-order.ts). */
   admit: (line: McpLine) => void;
 }
 
 export class HostLines {
-  private readonly splitter = new LineSplitter();
+  private readonly splitter = new LineSplitter(HOST_LINE_CAP);
 
   constructor(private readonly parts: HostLinesParts) {}
 
@@ -44,13 +52,22 @@ export class HostLines {
     if (rest !== undefined) this.onLine(rest);
   }
 
-  private onLine(bytes: Buffer): void {
+  private onLine(line: SplitLine): void {
+    if (isOverlong(line)) return this.onOverlong(line);
+    const bytes = line;
     if (looksLikeBatch(bytes)) return this.onBatch(bytes);
     this.onMessage(new McpLine(bytes));
   }
 
   /** A batch never reaches the server as one line: its requests are refused, the rest go alone. */
   private onBatch(bytes: Buffer): void {
+    if (!isUtf8(bytes)) {
+      // Its elements would be handed on decoded: the bytes replaced, not the bytes sent.
+      const message = 'mcp-roots-proxy: the line was not passed to the server: it is not UTF-8';
+      this.parts.log.warn(`refused a batch from the host: it is not UTF-8`);
+      this.parts.toHost(errorLine('null', { code: RpcCode.PARSE_ERROR, message }));
+      return;
+    }
     const elements = batchElements(bytes.toString('utf8'));
     if (elements === undefined) {
       // Not JSON: a server's lenient parser must not get to read it either.
@@ -63,6 +80,32 @@ export class HostLines {
     for (const key of refusedKeys) this.parts.answeredInBatch(key);
     if (refusal !== undefined) this.parts.toHost(refusal);
     for (const line of alone) this.onMessage(line);
+  }
+
+  /**
+   * A line over the cap: the server never gets any of it. An answer to a request of the server's
+   * becomes an error answer to it; anything else is refused under its id (null when the line's
+   * start does not hold it).
+   */
+  private onOverlong({ head, tail, bytes }: OverlongLine): void {
+    const { log, toServer, toHost, hostOwn, serverAsked } = this.parts;
+    const { idText, method, answer } = lineEnds(head, tail);
+    const what = `a line of ${bytes} bytes from the host is over the ${HOST_LINE_CAP} byte cap`;
+    log.warn(`${what}: ${head.toString('utf8', 0, 200)}`);
+    if (answer && method === undefined) {
+      const message = `mcp-roots-proxy: the host's answer was not passed on: ${what}`;
+      const error = { code: RpcCode.INTERNAL_ERROR, message };
+      const id: unknown = idText === undefined ? undefined : JSON.parse(idText);
+      // The person's answer to the proxy's own question: an error, not a wait for the time limit.
+      if (id !== undefined && hostOwn.isOwn({ id })) hostOwn.settle({ id, error });
+      else if (serverAsked.take(idKey(idText))) toServer(errorLine(idText!, error));
+      return;
+    }
+    // A request, or what may be one (its id may come after the head): answered, under a null id
+    // when the head does not hold it, as JSON-RPC answers a request whose id cannot be read.
+    const message = `mcp-roots-proxy: the line was not passed to the server: ${what} (the TypeScript MCP SDK reads no longer line); send less in one message`;
+    if (idText !== undefined) this.parts.answeredInBatch(idKey(idText));
+    toHost(errorLine(idText ?? 'null', { code: RpcCode.INVALID_REQUEST, message }));
   }
 
   private onMessage(line: McpLine): void {

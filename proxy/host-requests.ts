@@ -38,6 +38,12 @@ export class HostRequests {
   private readonly pending = new PendingCalls();
   /** Host requests the proxy answered itself (refused calls). */
   private readonly answered = new RecentKeys();
+  /**
+   * Host requests cancelled after they reached the server, which may still answer them (MCP says
+   * it should not; nothing stops it): the host may not use the id again until that answer has
+   * come, since it would be taken for the answer to the new request.
+   */
+  private cancelledAtServer = new RecentKeys();
 
   constructor(private readonly o: HostRequestsOptions) {}
 
@@ -46,10 +52,26 @@ export class HostRequests {
    * whose it is. The first keeps the id; the second is refused here, unchecked. True if refused.
    */
   refusedDuplicate(line: McpLine): boolean {
-    if (!line.isRequest || !this.pending.has(line.idKey)) return false;
-    const message = `mcp-roots-proxy: request id ${line.idText} is already in use by a request that has not been answered; ids must be unique among requests in flight`;
+    const key = line.idKey;
+    if (!line.isRequest || key === undefined) return false;
+    let message: string;
+    if (this.pending.has(key) || this.o.relayed.has(key)) {
+      message = `mcp-roots-proxy: request id ${line.idText} is already in use by a request that has not been answered; ids must be unique among requests in flight`;
+    } else if (this.cancelledAtServer.has(key)) {
+      message = `mcp-roots-proxy: request id ${line.idText} belongs to a request cancelled after it reached the server, which may still answer it; use a new id`;
+    } else return false;
     this.o.toHost(errorLine(line.idText ?? 'null', { code: RpcCode.INVALID_REQUEST, message }));
     return true;
+  }
+
+  /** The server answered `key` though the host has no request open under it: the id is free. */
+  strayAnswer(key: string): void {
+    this.cancelledAtServer.delete(key);
+  }
+
+  /** Another server is behind the session: the old one's late answers can no longer come. */
+  serverReplaced(): void {
+    this.cancelledAtServer = new RecentKeys();
   }
 
   /**
@@ -97,6 +119,7 @@ export class HostRequests {
       return;
     }
     if (key !== undefined) {
+      if (this.o.relayed.has(key)) this.cancelledAtServer.add(key);
       const retry = this.o.inputs.forget(key);
       // The server knows the request by the proxy's retry id, not the host's.
       if (retry !== undefined) {

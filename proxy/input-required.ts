@@ -101,6 +101,14 @@ export class InputRequired {
     return leg === hostKey ? undefined : idText(leg.slice(2));
   }
 
+  /**
+   * Whether the server already answered the host's request `hostKey` under the host's id (with
+   * `input_required`, now retried or about to be): another answer under that id is not the host's.
+   */
+  answeredUnderHostId(hostKey: string): boolean {
+    return this.legOfHost.has(hostKey) && !this.legs.has(hostKey);
+  }
+
   /** Handle the server's answer; true when it belonged to a request relayed here (and was handled). */
   onAnswer(line: McpLine): boolean {
     const key = line.idKey;

@@ -48,12 +48,13 @@ export class OwnRequests {
     return typeof msg.id === 'string' && msg.id.startsWith(this.prefix);
   }
 
-  /** Settle the request an answer of ours pairs with (a late or unknown one is dropped). */
-  settle(msg: JsonObject): void {
+  /** Settle the request an answer of ours pairs with; false for a late or unknown one (dropped). */
+  settle(msg: JsonObject): boolean {
     const awaited = this.pending.take(msg.id as string);
-    if (awaited === undefined) return;
+    if (awaited === undefined) return false;
     if ('error' in msg) awaited.reject(new Error(JSON.stringify(msg.error)));
     else awaited.resolve(msg.result);
+    return true;
   }
 
   /** The server closed its output: nothing it was asked will be answered. */

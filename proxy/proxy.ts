@@ -205,6 +205,7 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
       answered: (line, msg) => {
         if (!this.handshake.answered(line, msg)) toHost(line.bytes);
       },
+      strayAnswer: (key) => this.requests.strayAnswer(key),
     });
     this.onOut = {
       data: (chunk) => this.serverLines.push(chunk),
@@ -346,6 +347,8 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
     this.server = server;
     // The new server has asked the host nothing yet: no answer is owed to it.
     this.serverAsked.clear();
+    // Nor will it answer what the old one was asked.
+    this.requests.serverReplaced();
     this.serverLines.restart();
     this.serverGone = false;
     const out = server.serverOut;

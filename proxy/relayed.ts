@@ -36,6 +36,11 @@ export class RelayedRequests {
     if (idText !== undefined && key !== undefined) this.waiting.set(key, { idText, method });
   }
 
+  /** Whether request `key` went to the server and has not been answered or cancelled. */
+  has(key: string): boolean {
+    return this.waiting.has(key);
+  }
+
   /** The server answered request `key`, or the host cancelled it. */
   settled(key: string): void {
     this.waiting.delete(key);

@@ -3,14 +3,22 @@
  * belongs to (its `roots/list` to the roots, answers to the proxy's own requests to those,
  * everything else on to the host). Nothing that is not a JSON-RPC message reaches the host.
  */
+import { isUtf8 } from 'node:buffer';
 import { errorLine, type JsonObject } from '../protocol/messages.js';
 import { RpcCode } from '../protocol/rpc-errors.js';
 import { batchElements, looksLikeBatch } from './batch.js';
 import type { HostSubscriptions } from './host-subscriptions.js';
 import type { InputRequired } from './input-required.js';
-import { LineSplitter } from './line-splitter.js';
+import { lineEnds } from './line-head.js';
+import {
+  isOverlong,
+  LineSplitter,
+  SERVER_LINE_CAP,
+  type OverlongLine,
+  type SplitLine,
+} from './line-splitter.js';
 import type { ProxyLogger } from './log.js';
-import { McpLine } from './mcp-line.js';
+import { isObject, McpLine } from './mcp-line.js';
 import type { OpenIds } from './open-ids.js';
 import { unreadableServerLine } from './unreadable-line.js';
 import { RESERVED_ID_MESSAGE, reservedId, type OwnRequests } from './own-requests.js';
@@ -38,16 +46,21 @@ export interface ServerLinesParts {
   toolsChanged: () => void;
   /** The server's answer to a host request, its own bookkeeping done: for the host. */
   answered: (line: McpLine, msg: JsonObject) => void;
+  /** The server answered `key`, which the host has no request open under (cancelled, say). */
+  strayAnswer: (key: string) => void;
 }
 
+/** Why a server line that is not UTF-8 goes no further. */
+const NOT_UTF8 = 'it is not UTF-8 (a host reads such bytes as other characters, or stops reading)';
+
 export class ServerLines {
-  private splitter = new LineSplitter();
+  private splitter = new LineSplitter(SERVER_LINE_CAP);
 
   constructor(private readonly parts: ServerLinesParts) {}
 
   /** A new server's output starts: nothing of the old one's last line is carried over. */
   restart(): void {
-    this.splitter = new LineSplitter();
+    this.splitter = new LineSplitter(SERVER_LINE_CAP);
   }
 
   /** Bytes the server wrote. */
@@ -61,7 +74,9 @@ export class ServerLines {
     if (rest !== undefined) this.onLine(rest);
   }
 
-  private onLine(bytes: Buffer, inBatch = false): void {
+  private onLine(split: SplitLine, inBatch = false, utf8?: boolean): void {
+    if (isOverlong(split)) return this.onOverlong(split);
+    const bytes = split;
     if (bytes.length === 0 || (bytes.length === 1 && bytes[0] === 0x0d)) return;
     if (looksLikeBatch(bytes)) return this.onBatch(bytes, inBatch);
     const { log, toServer, toHost, roots, subscriptions } = this.parts;
@@ -73,7 +88,14 @@ export class ServerLines {
       );
       return;
     }
-    if (line.isResponse) return this.onResponse(line, msg);
+    // As from the host: the proxy read U+FFFD where the host's reader may read another character.
+    if (!(utf8 ?? isUtf8(bytes))) return this.refuse(line, NOT_UTF8, RpcCode.PARSE_ERROR);
+    if (line.isResponse) {
+      // A first-wins host reads the first of two ids, the proxy matched the last.
+      const unreadable = unreadableServerLine(line);
+      if (unreadable !== undefined) return this.refuse(line, unreadable, RpcCode.INVALID_REQUEST);
+      return this.onResponse(line, msg);
+    }
     if (method === undefined) {
       // The host's stdout carries only MCP frames: a JSON object that is none is garbage too.
       log.warn(
@@ -127,19 +149,82 @@ export class ServerLines {
       );
       return;
     }
-    for (const element of elements) this.onLine(Buffer.from(element, 'utf8'), true);
+    // Elements are cut from the decoded text: whether they were UTF-8 is the batch's to say.
+    const utf8 = isUtf8(bytes);
+    for (const element of elements) this.onLine(Buffer.from(element, 'utf8'), true, utf8);
   }
 
+  /**
+   * A server line that goes no further than the proxy. A request is answered with an error under
+   * its id; an answer is replaced by an error answer for whoever asked (the host, or the proxy),
+   * never passed on rewritten; a notification is dropped. Each with a line in the log.
+   */
+  private refuse(line: McpLine, why: string, code: number): void {
+    const what = line.isResponse
+      ? `answer to id ${line.idText ?? 'null'}`
+      : (line.method ?? 'line');
+    this.parts.log.warn(`refused the server's ${what}: ${why}`);
+    this.refuseParts(line.idText, line.method, line.isResponse, why, code);
+  }
+
+  /** `refuse` by what is known of the line: its id, its method, whether it is an answer. */
+  private refuseParts(
+    idText: string | undefined,
+    method: string | undefined,
+    answer: boolean,
+    why: string,
+    code: number,
+  ): void {
+    const message = `mcp-roots-proxy: the server's line was not passed on: ${why}`;
+    if (idText === undefined || idText === 'null') return;
+    if (answer && method === undefined) {
+      const error = new McpLine(
+        Buffer.from(errorLine(idText, { code: RpcCode.INTERNAL_ERROR, message })),
+      );
+      this.onResponse(error, error.msg!);
+    } else if (method !== undefined) {
+      this.parts.toServer(errorLine(idText, { code, message }));
+    }
+  }
+
+  /** A line over the cap, of which only the head was kept. */
+  private onOverlong({ head, tail, bytes }: OverlongLine): void {
+    const { idText, method, answer } = lineEnds(head, tail);
+    const why = `a line of ${bytes} bytes is over the ${SERVER_LINE_CAP} byte cap`;
+    this.parts.log.warn(`refused a line from the server: ${why}: ${head.toString('utf8', 0, 200)}`);
+    this.refuseParts(idText, method, answer, why, RpcCode.INVALID_REQUEST);
+  }
+
+  /**
+   * An answer goes to whoever asked: the proxy's retries and own requests stay with it; a host
+   * request gets it once, and only while open (relayed, not yet answered, not cancelled): an
+   * answer the host never asked for could be taken for the answer to a later request under that id.
+   */
   private onResponse(line: McpLine, msg: JsonObject): void {
-    const { own, inputs, relayed, subscriptions } = this.parts;
+    const { own, inputs, relayed, subscriptions, log } = this.parts;
     // First: the proxy's retries of a host request carry ids of the proxy's own.
     if (inputs.onAnswer(line)) return;
-    if (own.isOwn(msg)) return own.settle(msg);
-    const key = line.idKey;
-    if (key !== undefined) {
-      relayed.settled(key);
-      subscriptions.ended(key);
+    if (own.isOwn(msg)) {
+      if (!own.settle(msg)) {
+        log.warn(
+          `dropped the server's answer to ${line.idText ?? 'null'}: no request of the proxy's own is open under it`,
+        );
+      }
+      return;
     }
+    const key = line.idKey;
+    if (key === undefined || !relayed.has(key) || inputs.answeredUnderHostId(key)) {
+      if (key !== undefined) this.parts.strayAnswer(key);
+      const error = isObject(msg.error)
+        ? ` (its error: ${JSON.stringify(msg.error).slice(0, 300)})`
+        : '';
+      log.warn(
+        `dropped the server's answer to id ${line.idText ?? 'null'}: the host has no request open under it${error}`,
+      );
+      return;
+    }
+    relayed.settled(key);
+    subscriptions.ended(key);
     this.parts.answered(line, msg);
   }
 }

@@ -6,7 +6,7 @@
  */
 import { PassThrough, type Readable, type Writable } from 'node:stream';
 import { idText, requestLine, type JsonObject } from '../protocol/messages.js';
-import { LineSplitter } from './line-splitter.js';
+import { isOverlong, LineSplitter, SERVER_LINE_CAP } from './line-splitter.js';
 import { isObject, McpLine } from './mcp-line.js';
 
 /** A server as the router talks to it: a child's pipes, or the stand-in's. */
@@ -38,15 +38,22 @@ export function openServer(
   timeoutMs: number,
 ): Promise<Opening> {
   const out = server.serverOut;
-  const splitter = new LineSplitter();
+  const splitter = new LineSplitter(SERVER_LINE_CAP);
   const kept: Buffer[] = [];
-  const keep = (bytes: Buffer): void => void kept.push(bytes, Buffer.from('\n'));
+  let keptBytes = 0;
+  const keep = (bytes: Buffer): void => {
+    // What a new server writes before its opening answer is held for the session: at most one
+    // line's cap of it, so that a server cannot grow the proxy by writing without end meanwhile.
+    keptBytes += bytes.length + 1;
+    if (keptBytes <= SERVER_LINE_CAP) kept.push(bytes, Buffer.from('\n'));
+  };
   return new Promise<Opening>((resolve) => {
     const finish = (answer: Opening['answer'], ended = false): void => {
       clearTimeout(timer);
       out.off('data', onData).off('end', onEnd).off('close', onEnd).off('error', onError);
       const tail = splitter.end();
-      if (tail !== undefined) kept.push(tail);
+      // A line over the cap is dropped here as the session would drop it.
+      if (tail !== undefined && !isOverlong(tail)) kept.push(tail);
       const bytes = Buffer.concat(kept);
       if (ended) {
         const rest = new PassThrough();
@@ -61,6 +68,7 @@ export function openServer(
     let answer: Opening['answer'] | undefined;
     const onData = (chunk: Buffer): void => {
       for (const bytes of splitter.push(chunk)) {
+        if (isOverlong(bytes)) continue;
         const line = new McpLine(bytes);
         const msg = line.msg;
         if (

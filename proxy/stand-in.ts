@@ -9,7 +9,7 @@ import { memberText } from '../protocol/json-text.js';
 import { errorLine, resultLine } from '../protocol/messages.js';
 import { PROTOCOL_VERSION_KEY } from './era.js';
 import { SUBSCRIPTION_ID_KEY } from './host-subscriptions.js';
-import { LineSplitter } from './line-splitter.js';
+import { HOST_LINE_CAP, isOverlong, LineSplitter } from './line-splitter.js';
 
 /** Why the server is not running. */
 export type StandInMode = { kind: 'wait' | 'refuse'; reason: string };
@@ -42,7 +42,7 @@ const NO_CACHE = { ttlMs: 0, cacheScope: 'private' };
 export function startStandIn(server: string, version: string, mode: StandInMode): StandIn {
   const serverIn = new PassThrough();
   const serverOut = new PassThrough();
-  const splitter = new LineSplitter();
+  const splitter = new LineSplitter(HOST_LINE_CAP);
   const write = (line: string): void => {
     if (!serverOut.writableEnded) serverOut.write(`${line}\n`);
   };
@@ -125,7 +125,7 @@ export function startStandIn(server: string, version: string, mode: StandInMode)
     fail();
   };
   serverIn.on('data', (chunk: Buffer) => {
-    for (const line of splitter.push(chunk)) onLine(line);
+    for (const line of splitter.push(chunk)) if (!isOverlong(line)) onLine(line);
   });
   return {
     serverIn,

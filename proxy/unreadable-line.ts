@@ -66,13 +66,15 @@ export function unreadableHostLine(line: McpLine): RpcErrorObject | undefined {
 }
 
 /**
- * Why a server's request or notification must not reach the host, or undefined: its keys could
- * read differently to a host's reader (a request id in the proxy's own namespace, say).
+ * Why a server's line must not reach the host, or undefined: its keys could read differently to a
+ * host's reader (a request id in the proxy's own namespace, say; an answer whose first `id` a
+ * first-wins host reads, while the proxy matched the last to an open request). Only the envelope
+ * is read: an answer's result, a log's data are the server's.
  */
 export function unreadableServerLine(line: McpLine): string | undefined {
-  if (line.isResponse) return undefined;
   const keys = ambiguousKeys(line.text, true);
   if (keys !== undefined) return `${keys}; send each key once, spelled exactly`;
+  if (line.isResponse) return undefined;
   const name = uncleanName(line);
   return name === undefined ? undefined : `${name}; send the name exactly`;
 }
