@@ -168,6 +168,10 @@ export async function resolvePolicy(
     if (x.watch.dir) plan.dirs.push(x.watch.dir);
     if (x.watch.recursive) plan.recursive.push(x.watch.recursive);
   }
+  // The directories on the way to each deny inside a root (deny-memo.ts).
+  const rootPaths = [...expanded.values()].flatMap((x) => x.candidates.map((c) => c.canonical));
+  const trees = plan.recursive.map((r) => r.path);
+  plan.dirs.push(...(await denyMemo.watchDirs(fs, rootPaths, trees)));
   plan.dirs = dedupeDirs(plan.dirs);
   options.pins?.sweep();
   const resolution = new Resolution({
