@@ -59,6 +59,35 @@ const ATTACKS: [string, Attack][] = [
     },
   ],
   [
+    'plain root: a deep ancestor of the denied directory replaced by a link to it',
+    (d) => {
+      renameSync(join(d, 'plain/deep/1'), join(d, 'plain/deep/one'));
+      symlinkSync('one', join(d, 'plain/deep/1'));
+    },
+  ],
+  [
+    'plain root: a missing deny\u2019s parent made, then a link made in it at once',
+    (d) => {
+      write(join(d, 'plain/stash2/secret/key'));
+      mkdirSync(join(d, 'plain/m'));
+      symlinkSync('../stash2', join(d, 'plain/m/n'));
+    },
+  ],
+  [
+    'plain root: where a deny through a link outside the roots leads, replaced by a link',
+    (d) => {
+      renameSync(join(d, 'plain/x'), join(d, 'plain/x-real'));
+      symlinkSync('x-real', join(d, 'plain/x'));
+    },
+  ],
+  [
+    'dir/* root: the denied directory\u2019s parent inside a match replaced by a link to it',
+    (d) => {
+      renameSync(join(d, 'star/p/a'), join(d, 'star/p/real'));
+      symlinkSync('real', join(d, 'star/p/a'));
+    },
+  ],
+  [
     'tree: the denied directory\u2019s parent moved and replaced by a link to it',
     (d) => {
       renameSync(join(d, 'tree/a'), join(d, 'tree/real'));
@@ -93,6 +122,10 @@ function plant(d: string): void {
   write(join(d, 'plain/k/id.key'));
   write(join(d, 'home/.ssh/authorized_keys'), 'ssh-ed25519 AAAA');
   write(join(d, 'tree/a/secret/key'));
+  write(join(d, 'plain/deep/1/2/secret/key'));
+  write(join(d, 'plain/x/secret/key'));
+  symlinkSync(join(d, 'plain/x'), join(d, 'via'));
+  write(join(d, 'star/p/a/secret/key'));
   mkdirSync(join(d, 'tree/b'));
 }
 
@@ -105,10 +138,15 @@ function policy(d: string): string {
     `      - path: ${d}/plain`,
     `      - path: ${d}/home`,
     `      - path: ${d}/tree/**`,
+    `      - path: ${d}/star/*`,
     '    deny:',
     `      - ${d}/plain/a/secret`,
     `      - ${d}/plain/late/secret`,
     `      - ${d}/plain/k/*.key`,
+    `      - ${d}/plain/deep/1/2/secret`,
+    `      - ${d}/plain/m/n/secret`,
+    `      - ${d}/via/secret`,
+    `      - ${d}/star/p/a/secret`,
     `      - ${d}/tree/a/secret`,
     `      - ${d}/tree/late/secret`,
     `      - ${d}/tree/m/d/secret`,
