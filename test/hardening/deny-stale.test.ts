@@ -8,11 +8,20 @@
  * daemon and against a daemon started afresh on the same tree: the running one must refuse
  * everything the fresh one refuses (and allow nothing else differently).
  */
-import { lstatSync, mkdirSync, readdirSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  realpathSync,
+  renameSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import { shortDir, startDaemon } from '../helpers/daemon.js';
 import { waitFor } from '../helpers/poll.js';
+import { startProxiedFs } from '../helpers/proxy.js';
 
 /** One attack on the tree under `dir` (`plain`: a plain root; `tree`: a `**` glob's base). */
 type Attack = (dir: string) => void;
@@ -211,3 +220,28 @@ for (const [name, attack] of ATTACKS) {
     t.same(got, want, 'every decision is the fresh daemon\u2019s');
   });
 }
+
+void t.test('through the proxy: the moved secret is not read with a real tool call', async (t) => {
+  const d = realpathSync(shortDir());
+  const tree = join(d, 'w');
+  plant(tree);
+  const live = await startDaemon(t, policy(tree), { dir: d, home: join(tree, 'home') });
+  const fs = await startProxiedFs(t, { server: 'g', socket: live.socket });
+  const c = await live.connect();
+  await waitFor(async () => (await fs.allowed()).length > 0, 30_000, 'the first list');
+  const before = await fs.call('read_text_file', { path: join(tree, 'plain/a/secret/key') });
+  t.ok(before.isError, 'the secret is refused before');
+  renameSync(join(tree, 'plain/a'), join(tree, 'plain/real'));
+  symlinkSync('real', join(tree, 'plain/a'));
+  mkdirSync(join(tree, 'tree', 'done'));
+  await waitFor(
+    async () => (await c.listRoots('g')).roots.some((r) => r.uri.endsWith('/done')),
+    30_000,
+    'the marker',
+  );
+  for (const path of [join(tree, 'plain/real/secret/key'), join(tree, 'plain/a/secret/key')]) {
+    const r = await fs.call('read_text_file', { path });
+    t.ok(r.isError, `${path} is refused`);
+    t.notMatch(r.text, /^secret$/m, 'and its content not shown');
+  }
+});
