@@ -87,26 +87,35 @@ export class DenyMemo {
    * The directories to watch (their own entries) so that a change on the way to a rule is seen:
    * every existing directory, not a link, strictly above the path as written, its canonical form
    * or a glob's base, and at or below one of `roots` (canonical). Those inside `trees` (watched
-   * whole already) are left out.
+   * whole already) are left out. `roots` is gone through once, looking each up in a set.
    */
   async watchDirs(
     fs: FsView,
     roots: Iterable<string>,
     trees: string[],
   ): Promise<WatchPlan['dirs']> {
-    const rootSet = new Set(roots);
-    if (rootSet.size === 0) return [];
-    const inRoot = (dir: string) => selfAndAncestors(dir).some((a) => rootSet.has(a));
-    const wanted = new Set<string>();
+    /** Each rule's ends (as written, canonical, a glob's base) and every directory above them. */
+    const chains: string[][] = [];
+    const above = new Set<string>();
     for (const { abs, rule } of this.used) {
       if (abs.startsWith('**/')) continue;
-      const ends = [isGlob(abs) ? splitGlob(abs).base : abs, rule.literal, rule.base];
-      for (const end of ends) {
+      for (const end of [isGlob(abs) ? splitGlob(abs).base : abs, rule.literal, rule.base]) {
         if (end === undefined) continue;
-        for (const dir of selfAndAncestors(end).slice(1)) {
-          if (!inRoot(dir)) break;
-          if (!trees.some((t) => isInsideOrEqual(dir, t))) wanted.add(dir);
-        }
+        const chain = selfAndAncestors(end).slice(1);
+        chains.push(chain);
+        for (const dir of chain) above.add(dir);
+      }
+    }
+    // Only a root above some rule matters.
+    const holding = new Set<string>();
+    for (const root of roots) if (above.has(root)) holding.add(root);
+    if (holding.size === 0) return [];
+    const wanted = new Set<string>();
+    for (const chain of chains) {
+      // Nearest first: once a directory is in no root, neither is any above it.
+      for (const dir of chain) {
+        if (!selfAndAncestors(dir).some((a) => holding.has(a))) break;
+        if (!trees.some((t) => isInsideOrEqual(dir, t))) wanted.add(dir);
       }
     }
     const calls = pathCalls(fs);
