@@ -117,6 +117,15 @@ const ATTACKS: [string, Attack][] = [
     },
   ],
   [
+    'tree written through a link: a directory holding a link moved into place above a deny',
+    (d) => {
+      write(join(d, 'tree2/target/secret/key'));
+      mkdirSync(join(d, 'plain/stage3'));
+      symlinkSync(join(d, 'tree2/target'), join(d, 'plain/stage3/d'));
+      renameSync(join(d, 'plain/stage3'), join(d, 'tree2/m'));
+    },
+  ],
+  [
     'tree: a directory holding a denied match moved into place',
     (d) => {
       write(join(d, 'plain/stage2/secret/key'));
@@ -135,6 +144,8 @@ function plant(d: string): void {
   write(join(d, 'plain/x/secret/key'));
   symlinkSync(join(d, 'plain/x'), join(d, 'via'));
   write(join(d, 'star/p/a/secret/key'));
+  mkdirSync(join(d, 'tree2/b'), { recursive: true });
+  symlinkSync(join(d, 'tree2'), join(d, 'lnk'));
   mkdirSync(join(d, 'tree/b'));
 }
 
@@ -148,6 +159,7 @@ function policy(d: string): string {
     `      - path: ${d}/home`,
     `      - path: ${d}/tree/**`,
     `      - path: ${d}/star/*`,
+    `      - path: ${d}/lnk/**`,
     '    deny:',
     `      - ${d}/plain/a/secret`,
     `      - ${d}/plain/late/secret`,
@@ -156,6 +168,7 @@ function policy(d: string): string {
     `      - ${d}/plain/m/n/secret`,
     `      - ${d}/via/secret`,
     `      - ${d}/star/p/a/secret`,
+    `      - ${d}/tree2/m/d/secret`,
     `      - ${d}/tree/a/secret`,
     `      - ${d}/tree/late/secret`,
     `      - ${d}/tree/m/d/secret`,
