@@ -112,6 +112,35 @@ const ATTACKS: [string, Attack][] = [
     },
   ],
   [
+    'a middle directory swapped between a link out and a directory while the walk runs',
+    async (b, o) => {
+      mkdirSync(join(b, 'w1/x/y/z'), { recursive: true });
+      for (let i = 0; i < 30; i++) {
+        await turn(i % 4);
+        rmSync(join(b, 'w1/x'), { recursive: true });
+        symlinkSync(o, join(b, 'w1/x'));
+        await turn(i % 3);
+        rmSync(join(b, 'w1/x'));
+        mkdirSync(join(b, 'w1/x/y/z'), { recursive: true });
+      }
+      await turn(1);
+      rmSync(join(b, 'w1/x'), { recursive: true });
+      symlinkSync(o, join(b, 'w1/x'));
+    },
+  ],
+  [
+    'a watched directory renamed away and back over and over, made into again each time',
+    async (b) => {
+      for (let i = 0; i < 20; i++) {
+        renameSync(join(b, 'a2-away'), join(b, 'a5'));
+        mkdirSync(join(b, `a5/r${i}`));
+        await turn(i % 4);
+        renameSync(join(b, 'a5'), join(b, 'a2-away'));
+        await turn(i % 3);
+      }
+    },
+  ],
+  [
     'a directory from outside holding a link out moved in',
     (b, o) => {
       mkdirSync(join(o, 'stage/d'), { recursive: true });
@@ -246,6 +275,8 @@ void t.test('past the cap, while links and directories change', async (t) => {
     ],
     ATTACKS[1]!,
     ATTACKS[3]!,
+    ATTACKS[6]!,
+    ATTACKS[8]!,
   ];
   await attackAndCompare(t, live, base, outside, over, false);
   const c = await live.connect();
