@@ -120,6 +120,8 @@ export async function watchTree(
         throw Object.assign(new Error('not a directory'), { code: 'ENOTDIR' });
       entry.ino = st.ino;
       const entries = await readdir(dir, { withFileTypes: true });
+      // Forgotten meanwhile (it went, or is watched afresh): whoever forgot it walks what is there.
+      if (watched.get(dir) !== entry) return [];
       return entries
         .filter((e) => e.isDirectory() && !ignore.has(e.name))
         .map((e) => child(dir, e.name));
@@ -167,7 +169,7 @@ export async function watchTree(
   };
 
   /** `path` appeared or went (or moved in or out): tell which, watching what appeared first. */
-  const renamed = async (path: string): Promise<void> => {
+  const renamed = async (path: string, stale = false): Promise<void> => {
     const parent = dirname(path);
     const [st, real] = await Promise.all([
       lstat(path).catch((err: unknown) => err as Error),
@@ -186,8 +188,8 @@ export async function watchTree(
     if (!st.isDirectory()) {
       // A file, a link, or something put where a watched directory was.
       if (known) forget(path);
-    } else if (!known || known.ino !== st.ino) {
-      // New, or another directory moved into the place of a watched one.
+    } else if (!known || known.ino !== st.ino || stale) {
+      // New, or another directory moved into the place of a watched one (or its watch is dead).
       if (known) forget(path);
       await grow(path);
       if (closed || overflowed) return;
@@ -209,6 +211,13 @@ export async function watchTree(
       // Perhaps the root itself (inotify names it by its base name): its attributes, or its
       // removal, which a full look decides.
       onEvent({ kind: event === 'change' ? 'change' : 'rename', path: root });
+    }
+    if (dir !== root && entry === basename(dir) && event === 'rename') {
+      // Perhaps the watched directory itself went or moved away: its watch is dead. The inode
+      // number \`renamed\` compares cannot tell: a directory removed and made again at once often
+      // gets the number back, and a watch set on the removed one between the two was then taken
+      // for a watch of the new one. It is watched afresh if a directory stands there.
+      void renamed(dir, true);
     }
     if (event === 'change') {
       // A directory that refused a watch may have been given permission.

@@ -12,13 +12,22 @@
  *
  * A rule that went through a link is compiled again every time (a change to any link on the
  * way could move it), and so is every rule on a full resolution (a rescan, a policy edit, a
- * grant), which is what catches a link made above a deny outside the watched directories.
+ * grant).
+ *
+ * Both hold only if a change on the way to a deny is reported at all. A plain root is watched
+ * from its parent, not inside, so an agent writing in it could put a link in place of a denied
+ * directory's ancestor unseen, and every recompute after would take the old rule over (it named
+ * where the directory was, not where the link now leads). `watchDirs` names every directory on
+ * the way to a rule that lies inside a root, for the resolution's watch plan: the change is then
+ * reported like any other in a watched directory (a link or a removal makes a full recompute).
+ * A change outside every root is no agent's; a rescan catches it.
  */
 import type { DenyAccess } from '../common/types.js';
 import { compileDeny, type DenyRule } from './deny.js';
 import { isGlob, splitGlob } from './expand.js';
-import type { FsView } from './model.js';
-import { isInsideOrEqual } from './paths.js';
+import { pathCalls } from './fs.js';
+import type { FsView, WatchPlan } from './model.js';
+import { isInsideOrEqual, selfAndAncestors } from './paths.js';
 
 /** What `compileDeny` takes besides the view. */
 export type DenyExtra = Pick<DenyRule, 'source' | 'display' | 'pos' | 'entriesOnly' | 'inMeta'>;
@@ -53,6 +62,8 @@ function stillHolds(rule: DenyRule, abs: string, changed: string[]): boolean {
 /** The compiler for one resolution; `keep` hands what it compiled to the next one. */
 export class DenyMemo {
   private readonly now = new Map<string, DenyRule>();
+  /** Every rule this resolution uses, with the path it was compiled from. */
+  private readonly used: { abs: string; rule: DenyRule }[] = [];
   private readonly before: Map<string, DenyRule> | undefined;
 
   constructor(
@@ -68,8 +79,55 @@ export class DenyMemo {
     const rule =
       old && stillHolds(old, abs, this.changed!) ? old : await compileDeny(fs, abs, access, extra);
     this.now.set(key, rule);
+    this.used.push({ abs, rule });
     return rule;
   };
+
+  /**
+   * The directories to watch (their own entries) so that a change on the way to a rule is seen:
+   * every existing directory, not a link, strictly above the path as written, its canonical form
+   * or a glob's base, and at or below one of `roots` (canonical). Those inside `trees` (watched
+   * whole already) are left out. `roots` is gone through once, looking each up in a set.
+   */
+  async watchDirs(
+    fs: FsView,
+    roots: Iterable<string>,
+    trees: string[],
+  ): Promise<WatchPlan['dirs']> {
+    /** Each rule's ends (as written, canonical, a glob's base) and every directory above them. */
+    const chains: string[][] = [];
+    const above = new Set<string>();
+    for (const { abs, rule } of this.used) {
+      if (abs.startsWith('**/')) continue;
+      for (const end of [isGlob(abs) ? splitGlob(abs).base : abs, rule.literal, rule.base]) {
+        if (end === undefined) continue;
+        const chain = selfAndAncestors(end).slice(1);
+        chains.push(chain);
+        for (const dir of chain) above.add(dir);
+      }
+    }
+    // Only a root above some rule matters.
+    const holding = new Set<string>();
+    for (const root of roots) if (above.has(root)) holding.add(root);
+    if (holding.size === 0) return [];
+    const wanted = new Set<string>();
+    for (const chain of chains) {
+      // Nearest first: once a directory is in no root, neither is any above it.
+      for (const dir of chain) {
+        if (!selfAndAncestors(dir).some((a) => holding.has(a))) break;
+        if (!trees.some((t) => isInsideOrEqual(dir, t))) wanted.add(dir);
+      }
+    }
+    const calls = pathCalls(fs);
+    const dirs: WatchPlan['dirs'] = [];
+    for (const path of wanted) {
+      // A missing directory is seen appearing from the one above it; a link is not watched
+      // (a watch follows it), its replacement is seen from the directory holding it.
+      const st = await calls.lstat(path).catch(() => undefined);
+      if (st?.isDirectory()) dirs.push({ path, depth: 0 });
+    }
+    return dirs;
+  }
 
   /** Let the next resolution after `resolution` take these rules. */
   keep(resolution: object): void {

@@ -175,6 +175,14 @@ export async function resolvePolicy(
     if (x.watch.dir) plan.dirs.push(x.watch.dir);
     if (x.watch.recursive) plan.recursive.push(x.watch.recursive);
   }
+  // The directories on the way to each deny inside a root (deny-memo.ts).
+  // A tree's matches lie inside the tree, which is watched whole.
+  function* rootPaths(): Generator<string> {
+    for (const x of expanded.values())
+      if (!x.watch.recursive) for (const c of x.candidates) yield c.canonical;
+  }
+  const trees = plan.recursive.map((r) => r.path);
+  plan.dirs.push(...(await denyMemo.watchDirs(fs, rootPaths(), trees)));
   plan.dirs = dedupeDirs(plan.dirs);
   options.pins?.sweep();
   const resolution = new Resolution({
