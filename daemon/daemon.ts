@@ -20,6 +20,7 @@ import { SocketGuard } from './socket-guard.js';
 import { recordStateDecisions } from './record-decisions.js';
 import { PolicyState } from './state.js';
 import { PolicyWatcher } from './watcher.js';
+import type { WatchBackend } from './watch-backend.js';
 
 /** A running daemon. */
 export class Daemon {
@@ -41,7 +42,14 @@ export class Daemon {
   /** Load the policy, take the socket, start watching. Fails only when it cannot serve at all. */
   static async start(
     options: DaemonOptions,
-    deps: { log: Logger; env: Record<string, string | undefined>; uid: number; pid: number },
+    deps: {
+      log: Logger;
+      env: Record<string, string | undefined>;
+      uid: number;
+      pid: number;
+      /** How directories are watched; tests give one with a small tree cap. */
+      watchBackend?: WatchBackend;
+    },
   ): Promise<Daemon> {
     const { log } = deps;
     const runtimeDir = dirname(options.socket);
@@ -97,6 +105,7 @@ export class Daemon {
         degradedRescanMs: options.degradedRescanMs,
         configFile: options.configFile,
         grantsFile: grantsFile(options.stateDir),
+        backend: deps.watchBackend,
       });
       await watcher.start();
       // Accept only now: every connection finds a loaded policy and a handler.

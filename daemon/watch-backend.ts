@@ -2,7 +2,7 @@
 import { realpath, stat } from 'node:fs/promises';
 import { join, sep } from 'node:path';
 import { errnoCode } from '../common/errors.js';
-import { TreeTooLarge, watchTree } from './watch-tree.js';
+import { TREE_WATCH_CAP, TreeTooLarge, watchTree } from './watch-tree.js';
 import {
   watchEntries,
   type OnError,
@@ -101,42 +101,68 @@ export const defaultBackend: WatchBackend = {
     return { close: () => watcher.close() };
   },
 
-  async recursive(path, ignore, onEvent, onError) {
-    const real = await realpath(path);
-    const name = respell(real, path);
-    const emit: OnEvent = (e) => onEvent({ ...e, path: name(e.path) });
-    // One watch per directory while the tree is small enough (watch-tree.ts); beyond that, or
-    // once it grows past that, @parcel/watcher, which answers 50 ms later but holds its tree in
-    // native memory.
-    let current: WatchHandle | undefined;
-    let closed = false;
-    const overflow = () => {
-      void (async () => {
-        try {
-          const next = await parcelWatch(real, ignore, emit, onError);
-          if (closed) await next.close();
-          else current = next;
-        } catch (err) {
-          onError(err as Error);
-        }
-        // What happened while no watch was in place: a full look.
-        if (!closed) onEvent({ kind: 'rename', path });
-      })();
-    };
-    try {
-      current = await watchTree(real, emit, onError, { ignore, onOverflow: overflow });
-    } catch (err) {
-      if (!(err instanceof TreeTooLarge)) throw err;
-      current = await parcelWatch(real, ignore, emit, onError);
-    }
-    return {
-      close: async () => {
-        closed = true;
-        await current?.close();
-      },
-    };
-  },
+  recursive: (path, ignore, onEvent, onError) =>
+    watchRecursive(path, ignore, onEvent, onError, TREE_WATCH_CAP),
 };
+
+/** The default backend with another tree cap (tests: a small cap makes the hand-over cheap). */
+export function makeBackend({ treeCap }: { treeCap: number }): WatchBackend {
+  return {
+    ...defaultBackend,
+    recursive: (path, ignore, onEvent, onError) =>
+      watchRecursive(path, ignore, onEvent, onError, treeCap),
+  };
+}
+
+/**
+ * The whole tree under `path`: one watch per directory up to `treeCap` directories
+ * (watch-tree.ts), @parcel/watcher beyond.
+ */
+async function watchRecursive(
+  path: string,
+  ignore: string[],
+  onEvent: OnEvent,
+  onError: OnError,
+  treeCap: number,
+): Promise<WatchHandle> {
+  const real = await realpath(path);
+  const name = respell(real, path);
+  const emit: OnEvent = (e) => onEvent({ ...e, path: name(e.path) });
+  // One watch per directory while the tree is small enough (watch-tree.ts); beyond that, or
+  // once it grows past that, @parcel/watcher, which answers 50 ms later but holds its tree in
+  // native memory.
+  let current: WatchHandle | undefined;
+  let closed = false;
+  const overflow = () => {
+    void (async () => {
+      try {
+        const next = await parcelWatch(real, ignore, emit, onError);
+        if (closed) await next.close();
+        else current = next;
+      } catch (err) {
+        onError(err as Error);
+      }
+      // What happened while no watch was in place: a full look.
+      if (!closed) onEvent({ kind: 'rename', path });
+    })();
+  };
+  try {
+    current = await watchTree(real, emit, onError, {
+      ignore,
+      cap: treeCap,
+      onOverflow: overflow,
+    });
+  } catch (err) {
+    if (!(err instanceof TreeTooLarge)) throw err;
+    current = await parcelWatch(real, ignore, emit, onError);
+  }
+  return {
+    close: async () => {
+      closed = true;
+      await current?.close();
+    },
+  };
+}
 
 /** The whole tree under the canonical `real` with @parcel/watcher (one native watcher). */
 async function parcelWatch(

@@ -168,13 +168,27 @@ export async function watchTree(
     }
   };
 
+  /**
+   * The newest look under way at each path. Looks at one path can end out of order (their
+   * `lstat` and `realpath` run on the thread pool), and an older look acting last would undo a
+   * newer one: a directory moved out and back, seen gone by the first look and back by the
+   * second, lost its watches when the first ended last. Only the newest look acts: it began
+   * after every event so far, so it sees a state at least as recent as any older one. Whether a
+   * watch is known dead (`stale`) is carried over to it.
+   */
+  const looks = new Map<string, { stale: boolean }>();
+
   /** `path` appeared or went (or moved in or out): tell which, watching what appeared first. */
   const renamed = async (path: string, stale = false): Promise<void> => {
+    const look = { stale: stale || looks.get(path)?.stale === true };
+    looks.set(path, look);
     const parent = dirname(path);
     const [st, real] = await Promise.all([
       lstat(path).catch((err: unknown) => err as Error),
       realpath(parent).catch(() => undefined),
     ]);
+    if (looks.get(path) !== look) return;
+    looks.delete(path);
     if (closed || overflowed) return;
     // The directory the event came from went, or is reached through a link now: the event of
     // that change, from the directory above, is the one that counts.
@@ -188,7 +202,7 @@ export async function watchTree(
     if (!st.isDirectory()) {
       // A file, a link, or something put where a watched directory was.
       if (known) forget(path);
-    } else if (!known || known.ino !== st.ino || stale) {
+    } else if (!known || known.ino !== st.ino || look.stale) {
       // New, or another directory moved into the place of a watched one (or its watch is dead).
       if (known) forget(path);
       await grow(path);

@@ -6,6 +6,7 @@ import { Writable } from 'node:stream';
 import { Daemon } from '../../daemon/daemon.js';
 import { makeLogger } from '../../daemon/logger.js';
 import type { DaemonOptions } from '../../daemon/options.js';
+import type { WatchBackend } from '../../daemon/watch-backend.js';
 import { RootsClient } from '../../protocol/client.js';
 
 export interface TestDaemon {
@@ -31,7 +32,7 @@ export function shortDir(): string {
 export async function startDaemon(
   t: { teardown(fn: () => unknown): void },
   policy: string | undefined,
-  overrides: Partial<DaemonOptions> & { dir?: string } = {},
+  overrides: Partial<DaemonOptions> & { dir?: string; watchBackend?: WatchBackend } = {},
 ): Promise<TestDaemon> {
   const dir = overrides.dir ?? shortDir();
   const socket = join(dir, 'run', 'rootsd.sock');
@@ -46,6 +47,7 @@ export async function startDaemon(
     },
   });
   const log = makeLogger({ level: 'debug', format: 'text', stream });
+  const { watchBackend, ...optionOverrides } = overrides;
   const options: DaemonOptions = {
     configFile: config,
     socket,
@@ -57,7 +59,7 @@ export async function startDaemon(
     rescanMs: 300_000,
     degradedRescanMs: 200,
     decisionLogBytes: 1024 * 1024,
-    ...overrides,
+    ...optionOverrides,
   };
   const env = { ...process.env, HOME: options.home };
   const daemon = await Daemon.start(options, {
@@ -65,6 +67,7 @@ export async function startDaemon(
     env,
     uid: process.getuid!(),
     pid: process.pid,
+    watchBackend,
   });
   const clients: RootsClient[] = [];
   const td: TestDaemon = {
