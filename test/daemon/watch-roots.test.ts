@@ -6,6 +6,7 @@
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
+import { defaultBackend, type WatchBackend } from '../../daemon/watch-backend.js';
 import type { ListChangedParams } from '../../protocol/methods.js';
 import type { RootsClient } from '../../protocol/client.js';
 import { nextEvent, startDaemon } from '../helpers/daemon.js';
@@ -20,14 +21,6 @@ import {
   waitForList,
   WAIT_MS,
 } from '../helpers/watch-session.js';
-
-/**
- * A module beside this test's compiled file, by full URL, for `t.mockImport`: tap resolves a
- * relative name against the caller's source-mapped location (the .ts file in test/), where no
- * compiled module is.
- */
-// eslint-disable-next-line no-restricted-syntax -- the compiled module is what is wanted here
-const compiled = (rel: string): string => new URL(rel, import.meta.url).href;
 
 void t.test('directories matching dir/* and dir/**/x appear and disappear', async (t) => {
   const { d, c, first } = await setup(t, ['g', 'r'], (dir) =>
@@ -158,9 +151,8 @@ void t.test('watches are released when the policy stops naming a directory', asy
 });
 
 void t.test('a watch that cannot be set is rescanned, listed, and recovers', async (t) => {
-  const real = await import('../../daemon/watch-backend.js');
   let allow = false;
-  const backend: typeof real.defaultBackend = {
+  const backend: WatchBackend = {
     dir: (path, depth, onEvent, onError) =>
       !allow && path.endsWith('/blocked')
         ? Promise.reject(
@@ -173,24 +165,10 @@ void t.test('a watch that cannot be set is rescanned, listed, and recovers', asy
               },
             ),
           )
-        : real.defaultBackend.dir(path, depth, onEvent, onError),
-    recursive: (path, ignore, onEvent, onError) =>
-      real.defaultBackend.recursive(path, ignore, onEvent, onError),
+        : defaultBackend.dir(path, depth, onEvent, onError),
+    recursive: defaultBackend.recursive,
   };
-  // Mock each level's own import: the daemon's watcher gets the failing backend. Each module is
-  // named by its full URL: tap would resolve a relative name against the source-mapped test/
-  // file, while the compiled modules live in dist/.
-  const watcher = await t.mockImport(compiled('../../daemon/watcher.js'), {
-    [compiled('../../daemon/watch-backend.js')]: { ...real, defaultBackend: backend },
-  });
-  const daemon = await t.mockImport(compiled('../../daemon/daemon.js'), {
-    [compiled('../../daemon/watcher.js')]: watcher,
-  });
-  const { startDaemon: start } = await t.mockImport<typeof import('../helpers/daemon.js')>(
-    compiled('../helpers/daemon.js'),
-    { [compiled('../../daemon/daemon.js')]: daemon },
-  );
-  const d = await start(t, undefined);
+  const d = await startDaemon(t, undefined, { watchBackend: backend });
   mkdirSync(join(d.dir, 'blocked'));
   d.writePolicy(policy([`${d.dir}/blocked/*`]));
   const c = await d.connect();
