@@ -25,6 +25,8 @@ import { spawnDaemon } from '../helpers/spawn-daemon.js';
 
 const SECONDS = Number(process.env.FUZZ_SECONDS ?? 10);
 const MAX_ROUNDS = Number(process.env.FUZZ_ROUNDS ?? 30);
+/** Rounds run whatever the clock says: a loaded machine has taken 10 s for one. */
+const MIN_ROUNDS = Math.min(3, MAX_ROUNDS);
 const CONNECTIONS = 20;
 const MESSAGES = 12;
 /** Peak resident memory the daemon may reach under the fuzzer. */
@@ -70,7 +72,7 @@ void t.test('the daemon survives the socket fuzzer and keeps answering correctly
   const deadline = Date.now() + SECONDS * 1000;
   let rounds = 0;
   let peak = 0;
-  while (rounds < MAX_ROUNDS && Date.now() < deadline) {
+  while (rounds < MIN_ROUNDS || (rounds < MAX_ROUNDS && Date.now() < deadline)) {
     const stats = await fuzzRound({
       socket,
       rng,
@@ -97,7 +99,6 @@ void t.test('the daemon survives the socket fuzzer and keeps answering correctly
       `${total.connections} connections, ${total.answers} answers, ${total.cutOff} cut off, ` +
       `${total.probesOk}/${total.probes} probes, peak RSS ${(peak / 1024).toFixed(0)} MiB`,
   );
-  t.ok(rounds >= 3, `${rounds} rounds ran`);
   t.same(total.malformed, [], `every line from the daemon is a well-formed answer (seed ${seed})`);
   t.same(total.internalErrors, [], `no request made a handler fail (seed ${seed})`);
   t.equal(total.probesOk, total.probes, `every probe on a clean connection got the right list`);
