@@ -8,9 +8,14 @@
  *
  * One `fs.watch` per directory of the roots' trees (inotify), not descending into what is denied:
  * a hidden directory is an empty tmpfs in the sandbox, so nothing created inside it is visible.
+ *
+ * A directory that appears is watched first and read after, so that nothing created in it is
+ * missed; an entry created between the two is then seen twice, by the read and by the watch's
+ * event. Each report restarts the server, and a second restart stops the server the first one
+ * started (a call in flight there fails), so such an entry is reported once: see `walkReport`.
  */
-import { lstatSync, watch, type FSWatcher } from 'node:fs';
-import { join } from 'node:path';
+import { lstatSync, watch, type FSWatcher, type Stats } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { DenyAccess, Root } from '../common/types.js';
 import type { ProxyLogger } from './log.js';
@@ -39,13 +44,22 @@ interface WatchedRoot {
 interface WatchSet {
   watchers: Map<string, FSWatcher>;
   live: boolean;
+  /** Directories being read by a reporting walk: what their watch reported meanwhile. */
+  walking: Map<string, Set<string>>;
+  /** Entries a walk reported: the one event each may still have queued is not reported again. */
+  walked: Set<string>;
 }
+
+/** One appearance of a path: the same path and file (device and inode). */
+const appearance = (path: string, st: Stats): string => `${st.dev}:${st.ino}:${path}`;
 
 const closeSet = (set: WatchSet | undefined): void => {
   if (set === undefined) return;
   set.live = false;
   for (const w of set.watchers.values()) w.close();
   set.watchers.clear();
+  set.walking.clear();
+  set.walked.clear();
 };
 
 export class DenyWatch {
@@ -53,6 +67,8 @@ export class DenyWatch {
   private next: WatchSet | undefined;
   private key = '';
   private warned = false;
+  /** Walks of directories that appeared, under way. */
+  private readonly walks = new Set<Promise<void>>();
 
   constructor(private readonly o: DenyWatchOptions) {}
 
@@ -66,7 +82,12 @@ export class DenyWatch {
     if (key === this.key) return;
     this.key = key;
     closeSet(this.next);
-    const set: WatchSet = { watchers: new Map(), live: true };
+    const set: WatchSet = {
+      watchers: new Map(),
+      live: true,
+      walking: new Map(),
+      walked: new Set(),
+    };
     this.next = set;
     for (const r of roots) {
       const denies = (r._meta['mcp-roots/deny'] ?? []).map((d) => ({
@@ -81,6 +102,11 @@ export class DenyWatch {
     this.next = undefined;
     closeSet(this.current);
     this.current = set;
+  }
+
+  /** Resolves once no walk of a directory that appeared is under way. */
+  async settled(): Promise<void> {
+    while (this.walks.size > 0) await Promise.all(this.walks);
   }
 
   /** Stop watching everything. */
@@ -129,15 +155,41 @@ export class DenyWatch {
     }
     w.on('error', () => unwatchBelow(set, dir));
     set.watchers.set(dir, w);
-    for (const e of await entriesOf(dir)) {
-      const p = join(dir, e.name);
-      const denied = e.isSymbolicLink() ? undefined : this.denial(root, p);
-      if (denied !== undefined) {
-        if (report) this.o.onDenied(denied);
-        continue;
+    const reported = new Set<string>();
+    if (report) set.walking.set(dir, reported);
+    try {
+      for (const e of await entriesOf(dir)) {
+        const p = join(dir, e.name);
+        const denied = e.isSymbolicLink() ? undefined : this.denial(root, p);
+        if (denied !== undefined) {
+          if (report) this.walkReport(set, denied, reported);
+          continue;
+        }
+        if (e.isDirectory()) await this.watchTree(set, root, p, report);
       }
-      if (e.isDirectory()) await this.watchTree(set, root, p, report);
+    } finally {
+      if (set.walking.get(dir) === reported) set.walking.delete(dir);
     }
+  }
+
+  /**
+   * A walk found `denied` in a directory it watched just before reading it. If the directory's
+   * watch has already reported the same appearance (same path and inode) during this walk, that
+   * was the report. Otherwise this is, and it takes the place of the one event the watch may
+   * still have queued for it: that event was queued before the read saw the entry, so it is read
+   * from the kernel before the loop's next check phase, when the exemption ends. Only one event
+   * is exempted, and only until then: a path removed or renamed away and back queues two events
+   * more, and a reused inode comes with an event for the removal too, so each is reported again.
+   */
+  private walkReport(set: WatchSet, denied: DeniedPath, reported: Set<string>): void {
+    const st = lstatSync(denied.path, { throwIfNoEntry: false });
+    if (st !== undefined) {
+      const key = appearance(denied.path, st);
+      if (reported.delete(key)) return;
+      set.walked.add(key);
+      setImmediate(() => set.walked.delete(key));
+    }
+    this.o.onDenied(denied);
   }
 
   /** An entry of a watched directory appeared, went away, or was renamed (either end). */
@@ -149,8 +201,15 @@ export class DenyWatch {
     // A link is not mounted over (sandbox-mounts.ts): its target is shown or hidden on its own.
     if (st.isSymbolicLink()) return;
     const denied = this.denial(root, path);
-    if (denied !== undefined) return this.o.onDenied(denied);
-    if (st.isDirectory()) void this.watchTree(set, root, path, true);
+    if (denied !== undefined) {
+      const key = appearance(path, st);
+      if (set.walked.delete(key)) return; // the walk reported this appearance (`walkReport`)
+      set.walking.get(dirname(path))?.add(key);
+      return this.o.onDenied(denied);
+    }
+    if (!st.isDirectory()) return;
+    const walk = this.watchTree(set, root, path, true).finally(() => this.walks.delete(walk));
+    this.walks.add(walk);
   }
 
   private cannotWatch(dir: string, why: string): void {

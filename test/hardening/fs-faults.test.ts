@@ -107,6 +107,9 @@ servers:
   t.equal(await daemon.stop(), 0, 'and stops cleanly');
 });
 
+/** Deletions of the whole tree raced by reloads. */
+const ROUNDS = 1;
+
 void t.test('a tree deleted while a ** glob walks it', async (t) => {
   const dir = ownedShortDir(t);
   const tree = join(dir, 'tree');
@@ -119,7 +122,9 @@ void t.test('a tree deleted while a ** glob walks it', async (t) => {
   );
   const c = await d.connect();
   let reloads = 0;
-  for (let round = 0; round < 3; round++) {
+  // One round: whether a reload meets the deletion midway is up to the scheduler, so more rounds
+  // add little; the subtest below puts the removal at each step of the walk on purpose.
+  for (let round = 0; round < ROUNDS; round++) {
     for (let i = 0; i < 60; i++) {
       for (let j = 0; j < 50; j++) mkdirSync(join(tree, `d${i}`, `e${j}`), { recursive: true });
     }
@@ -143,7 +148,7 @@ void t.test('a tree deleted while a ** glob walks it', async (t) => {
       `round ${round}: nothing is left after the deletion`,
     );
   }
-  t.comment(`${reloads} reloads raced three deletions of 3,060 directories`);
+  t.comment(`${reloads} reloads raced ${ROUNDS} deletion(s) of 3,060 directories`);
   t.same(d.daemon.state.errors, []);
 
   await t.test('each directory removed just before the walker reads it', async (t) => {
