@@ -230,6 +230,10 @@ export class RootsServer {
     // One buffer for every subscriber, copied from the list's kept runs: the list may be tens
     // of thousands of roots, and encoding it as one string held the event loop for tens of ms.
     const line = encodeNotification('notifications/roots/list_changed', params);
+    const started = performance.now();
     for (const client of set) client.connection.notifyEncoded(line);
+    this.deps.log.debug(
+      `pushed ${server}'s list (${line.bytes.length} bytes) to ${set.size} subscriber${set.size === 1 ? '' : 's'} in ${(performance.now() - started).toFixed(1)} ms`,
+    );
   }
 }
