@@ -5,11 +5,12 @@
  * beside A's p99 with no churn (the floor, measured in the same run on the same daemon).
  * Target: the churn may add at most a few milliseconds to A's p99.
  */
+import { spawn } from 'node:child_process';
 import { mkdirSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { createInterface } from 'node:readline';
 import { RootsClient } from '../protocol/client.js';
-import type { ListChangedParams } from '../protocol/methods.js';
-import { makeDirTree, report, startTreeDaemon, summary, tempDir } from './common.js';
+import { dist, makeDirTree, report, startTreeDaemon, summary, tempDir } from './common.js';
 
 /** Folders under B's root (scaled with STALL_FOLDERS to stay in time on a slow machine). */
 const FOLDERS = Number(process.env.STALL_FOLDERS ?? 30_000);
@@ -36,6 +37,10 @@ writeFileSync(
 const env = { ...process.env, HOME: dir };
 const daemon = await startTreeDaemon({ dir, config, socket, logVar: 'STALL_LOG' }, env, 120_000);
 
+/** With STALL_TRACE=<ms>, each check slower than that is printed with its time (to set beside the daemon's log). */
+const TRACE = process.env.STALL_TRACE !== undefined;
+const TRACE_MS = Number(process.env.STALL_TRACE ?? 0);
+
 /** How often A asks (ms). Asked on a clock, not one after another, so a stall counts fully. */
 const ASK_EVERY_MS = 10;
 
@@ -51,7 +56,10 @@ async function askFor(c: RootsClient, seconds: number): Promise<number[]> {
       { timeoutMs: 600_000 },
     );
     if (!r.allowed) throw new Error(`A's check refused: ${r.reason}`);
-    return performance.now() - t0;
+    const ms = performance.now() - t0;
+    if (TRACE && ms > TRACE_MS)
+      console.error(`${new Date().toISOString()} slow check ${ms.toFixed(1)} ms`);
+    return ms;
   };
   const end = performance.now() + seconds * 1000;
   while (performance.now() < end) {
@@ -61,53 +69,66 @@ async function askFor(c: RootsClient, seconds: number): Promise<number[]> {
   return Promise.all(asks);
 }
 
-let ok: boolean;
-try {
-  const connect = (name: string) =>
-    RootsClient.connect({ socket, env, clientInfo: { name, version: '0' } });
-  const ca = await connect('server-a');
-  const cb = await connect('server-b');
-  // The first answer waits for the start-up resolution, however long it takes.
-  const startAt = performance.now();
-  const first = await cb.request(
-    'roots/list',
-    { server: 'b', subscribe: true },
-    { timeoutMs: 600_000 },
-  );
-  const firstMs = Math.round(performance.now() - startAt);
-  let notes = 0;
-  let lastRoots = first.roots.length;
-  cb.on('list_changed', (p: ListChangedParams) => {
-    notes++;
-    lastRoots = p.roots.length;
+/** B's subscriber, in a process of its own (stall-subscriber.ts); its stdout, line by line. */
+function startSubscriber(): {
+  lines: AsyncIterator<string>;
+  tell: (line: string) => void;
+  kill: () => void;
+} {
+  const child = spawn(process.execPath, [dist('bench/stall-subscriber.js'), socket], {
+    env,
+    stdio: ['pipe', 'pipe', 'inherit'],
   });
+  const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
+  return {
+    lines,
+    tell: (line) => child.stdin.write(`${line}\n`),
+    kill: () => child.kill(),
+  };
+}
+
+async function nextLine(lines: AsyncIterator<string>, what: string): Promise<string[]> {
+  const r = await lines.next();
+  if (r.done === true) throw new Error(`B's subscriber exited before ${what}`);
+  return r.value.split(' ');
+}
+
+let ok: boolean;
+const sub = startSubscriber();
+try {
+  const ca = await RootsClient.connect({
+    socket,
+    env,
+    clientInfo: { name: 'server-a', version: '0' },
+  });
+  const [, firstRoots, firstMs] = await nextLine(sub.lines, 'its first list');
+  const first = Number(firstRoots);
   await askFor(ca, 1); // warm-up
   let n = 0;
+  if (TRACE) console.error(`${new Date().toISOString()} churn starts`);
   const churn = setInterval(() => mkdirSync(join(b, 'churn', `c${n++}`)), CREATE_EVERY_MS);
   setTimeout(() => clearInterval(churn), SECONDS * 1000);
   const stalled = await askFor(ca, SECONDS);
   clearInterval(churn);
   // B's list must still follow: every created folder ends up among B's roots.
-  const want = first.roots.length + n;
-  const deadline = performance.now() + 120_000;
-  while (lastRoots < want && performance.now() < deadline) {
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  const want = first + n;
+  sub.tell(`want ${want}`);
+  const [, notes, lastRoots] = (await nextLine(sub.lines, 'the end of the churn')).map(Number);
+  if (TRACE) console.error(`${new Date().toISOString()} churn over, B's list complete`);
   // The floor: the same daemon, the same checks, once B's tree is quiet again.
   const floor = await askFor(ca, SECONDS);
   await ca.close();
-  await cb.close();
   const f = summary(floor);
   const s = summary(stalled);
   ok = report(
     'stall',
     {
       folders: FOLDERS,
-      firstListMs: firstMs,
+      firstListMs: Number(firstMs),
       seconds: SECONDS,
       creates: n,
       notificationsToB: notes,
-      bRoots: { first: first.roots.length, last: lastRoots, want },
+      bRoots: { first, last: lastRoots, want },
       noChurnMs: f,
       churnMs: s,
     },
@@ -120,6 +141,7 @@ try {
     ],
   );
 } finally {
+  sub.kill();
   daemon.kill('SIGTERM');
   await new Promise((r) => daemon.once('exit', r));
   rmSync(dir, { recursive: true, force: true });

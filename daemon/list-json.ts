@@ -1,10 +1,13 @@
 /**
- * A roots list as the JSON the daemon sends, made from runs of roots encoded before. Lists that
- * follow each other share most root objects (a snapshot updated by a delta keeps every root it
- * did not add), so a list is cut into runs at roots chosen by their URI alone: a root added or
- * removed changes the run it falls in, and every other run is found again by its first root and
- * joined as it was. A 100,000-root list after one new directory encodes one run, not 100,000
- * roots. The text is the same as `JSON.stringify(roots)` would give.
+ * A roots list as the UTF-8 bytes of the JSON the daemon sends, made from runs of roots encoded
+ * before. Lists that follow each other share most root objects (a snapshot updated by a delta
+ * keeps every root it did not add), so a list is cut into runs at roots chosen by their URI alone:
+ * a root added or removed changes the run it falls in, and every other run is found again by its
+ * first root and reused as it was. A 100,000-root list after one new directory encodes one run,
+ * not 100,000 roots, and a push or an answer is those runs' bytes put together: no string of the
+ * whole list is built or encoded (that took tens of ms in one turn of the event loop). The bytes
+ * are those of `JSON.stringify(roots)`; root objects are never changed once made, which is what
+ * makes a run found by its members' identity still exact.
  */
 import type { Root } from '../common/types.js';
 
@@ -12,33 +15,59 @@ import type { Root } from '../common/types.js';
 const RUN_SHIFT = 26;
 const MAX_RUN = 1024;
 
+const OPEN = Buffer.from('[');
+const COMMA = Buffer.from(',');
+const CLOSE = Buffer.from(']');
+const EMPTY: readonly Buffer[] = [Buffer.from('[]')];
+
 interface Run {
   roots: Root[];
-  json: string;
+  /** The run's roots as JSON, separated by commas, without brackets. */
+  bytes: Buffer;
 }
 
 export class ListJson {
   /** Each run by its first root (runs go when their roots do). */
   private readonly runs = new WeakMap<Root, Run>();
-  /** Each list's whole text. */
-  private readonly lists = new WeakMap<Root[], string>();
+  /** Each list's pieces. */
+  private readonly lists = new WeakMap<Root[], readonly Buffer[]>();
 
-  /** The JSON text of `roots`, made once per list. */
-  of(roots: Root[]): string {
-    let json = this.lists.get(roots);
-    if (json !== undefined) return json;
-    // Concatenated, not joined: V8 keeps the pieces and copies them once, when the text is
-    // written out; `Array.prototype.join` of a few MB copies them here, for tens of ms.
-    json = '[';
-    let i = 0;
-    while (i < roots.length) {
-      const run = this.runAt(roots, i);
-      json += i === 0 ? run.json : `,${run.json}`;
-      i += run.roots.length;
+  /**
+   * The JSON of `roots` as pieces to be sent one after another (or joined with `Buffer.concat`):
+   * `[`, the runs with commas between them, `]`. Made once per list; the pieces are shared and
+   * must not be written to.
+   */
+  parts(roots: Root[]): readonly Buffer[] {
+    let parts = this.lists.get(roots);
+    if (parts !== undefined) return parts;
+    if (roots.length === 0) parts = EMPTY;
+    else {
+      const built: Buffer[] = [OPEN];
+      let i = 0;
+      while (i < roots.length) {
+        const run = this.runAt(roots, i);
+        if (i > 0) built.push(COMMA);
+        built.push(run.bytes);
+        i += run.roots.length;
+      }
+      built.push(CLOSE);
+      parts = built;
     }
-    json += ']';
-    this.lists.set(roots, json);
-    return json;
+    this.lists.set(roots, parts);
+    return parts;
+  }
+
+  /** The JSON text of `roots` (decoded from the pieces: for comparisons and tests, not for sending). */
+  of(roots: Root[]): string {
+    return Buffer.concat(this.parts(roots)).toString('utf8');
+  }
+
+  /** Whether two lists' JSON is the same, byte for byte (pieces shared by both are not compared). */
+  same(a: Root[], b: Root[]): boolean {
+    const pa = this.parts(a);
+    const pb = this.parts(b);
+    if (pa.length === pb.length && pa.every((p, i) => p === pb[i])) return true;
+    return Buffer.concat(pa).equals(Buffer.concat(pb));
   }
 
   /** The run starting at `roots[i]`: the one kept, if it is still whole there, else a new one. */
@@ -54,7 +83,8 @@ export class ListJson {
     const members = roots.slice(i, end);
     let text = JSON.stringify(members[0]);
     for (let k = 1; k < members.length; k++) text += `,${JSON.stringify(members[k])}`;
-    const run = { roots: members, json: text };
+    // JSON.stringify escapes lone surrogates, so the text encodes to UTF-8 without loss.
+    const run = { roots: members, bytes: Buffer.from(text, 'utf8') };
     this.runs.set(roots[i]!, run);
     return run;
   }

@@ -9,7 +9,7 @@ import {
   type ListRootsResult,
   type Methods,
 } from '../protocol/methods.js';
-import { rawJson } from '../protocol/raw-json.js';
+import { rawJsonBytes } from '../protocol/raw-json.js';
 import type { Change, PolicyState } from './state.js';
 import type { DecisionSink } from './decision-log.js';
 import { RulesMemo } from './rules-push.js';
@@ -138,10 +138,12 @@ export class RootsServer {
       await state.fresh();
       if (params.subscribe) this.addSubscriber(params.server, client);
       else state.noteAsked(params.server);
-      // Ready-made JSON from the snapshot: no filesystem access on this path.
-      return rawJson<ListRootsResult>(
-        `{"roots":${state.rootsJson(params.server)},"_meta":{"mcp-roots/revision":${state.revision},"mcp-roots/instance":${JSON.stringify(state.instance)}}}`,
-      );
+      // Ready-made JSON bytes from the snapshot: no filesystem access, no encoding on this path.
+      return rawJsonBytes<ListRootsResult>([
+        '{"roots":',
+        ...state.rootsJson(params.server),
+        `,"_meta":{"mcp-roots/revision":${state.revision},"mcp-roots/instance":${JSON.stringify(state.instance)}}}`,
+      ]);
     });
     c.onRequest('roots/subscribe', async (params) => {
       await state.fresh();
@@ -220,11 +222,18 @@ export class RootsServer {
     const set = this.subscribers.get(server);
     if (!set) return;
     const { state } = this.deps;
-    const params = rawJson<never>(
-      `{"server":${JSON.stringify(server)},"revision":${state.revision},"instance":${JSON.stringify(state.instance)},"roots":${change.json}}`,
-    );
-    // Encoded once for every subscriber: the list may be tens of thousands of roots.
+    const params = rawJsonBytes<never>([
+      `{"server":${JSON.stringify(server)},"revision":${state.revision},"instance":${JSON.stringify(state.instance)},"roots":`,
+      ...change.parts,
+      '}',
+    ]);
+    // One buffer for every subscriber, copied from the list's kept runs: the list may be tens
+    // of thousands of roots, and encoding it as one string held the event loop for tens of ms.
     const line = encodeNotification('notifications/roots/list_changed', params);
+    const started = performance.now();
     for (const client of set) client.connection.notifyEncoded(line);
+    this.deps.log.debug(
+      `pushed ${server}'s list (${line.bytes.length} bytes) to ${set.size} subscriber${set.size === 1 ? '' : 's'} in ${(performance.now() - started).toFixed(1)} ms`,
+    );
   }
 }

@@ -41,7 +41,8 @@ export interface StateOptions {
 export interface Change {
   server: string;
   roots: Root[];
-  json: string;
+  /** The list's JSON as UTF-8 pieces (list-json.ts), to be sent as they are. */
+  parts: readonly Buffer[];
   added: string[];
   removed: string[];
 }
@@ -245,13 +246,9 @@ export class PolicyState extends EventEmitter<StateEvents> {
     return this.lockdown ? [] : this.current.roots(server);
   }
 
-  /** The server's list as ready-to-send JSON, computed once per snapshot and view. */
-  rootsJson(server: string): string {
-    return this.rootsJsonOf(this.roots(server));
-  }
-
-  private rootsJsonOf(roots: Root[]): string {
-    return this.json.of(roots);
+  /** The server's list as ready-to-send JSON bytes, made once per list from kept runs. */
+  rootsJson(server: string): readonly Buffer[] {
+    return this.json.parts(this.roots(server));
   }
 
   /** Remember a name that was asked about, so that its changes bump the revision. */
@@ -371,15 +368,15 @@ export class PolicyState extends EventEmitter<StateEvents> {
       if (change !== undefined && change.from === before) {
         if (change.added.length === 0 && change.removed.length === 0) continue;
         const { added, removed } = change;
-        changes.push({ server, roots, json: this.rootsJsonOf(roots), added, removed });
+        changes.push({ server, roots, parts: this.json.parts(roots), added, removed });
         continue;
       }
-      const json = this.rootsJsonOf(roots);
-      if (json === this.rootsJsonOf(before)) continue;
+      if (this.json.same(roots, before)) continue;
+      const parts = this.json.parts(roots);
       // A list from or to nothing (a server named for the first time) needs no comparison.
       if (before.length === 0 || roots.length === 0) {
         const added = roots.map((r) => r.uri);
-        changes.push({ server, roots, json, added, removed: before.map((r) => r.uri) });
+        changes.push({ server, roots, parts, added, removed: before.map((r) => r.uri) });
         continue;
       }
       const old = new Set(before.map((r) => r.uri));
@@ -387,7 +384,7 @@ export class PolicyState extends EventEmitter<StateEvents> {
       changes.push({
         server,
         roots,
-        json,
+        parts,
         added: [...now].filter((u) => !old.has(u)),
         removed: [...old].filter((u) => !now.has(u)),
       });

@@ -19,7 +19,7 @@ export { parseMessage } from './messages.js';
 export type { Incoming, RpcId } from './messages.js';
 export { DAEMON_NAME, PROTOCOL_VERSION } from './methods.js';
 export type * from './methods.js';
-export { RawJson, rawJson } from './raw-json.js';
+export { RawJson, rawJson, RawJsonBytes, rawJsonBytes } from './raw-json.js';
 export {
   RpcCode,
   RpcError,

@@ -98,9 +98,19 @@ export function notificationLine(method: string, paramsText?: string): string {
   return `{"jsonrpc":"2.0","method":${JSON.stringify(method)}${params}}`;
 }
 
+/** A notification line's text before and after its params' text (for params kept as bytes). */
+export function notificationLineAround(method: string): [before: string, after: string] {
+  return [`{"jsonrpc":"2.0","method":${JSON.stringify(method)},"params":`, '}'];
+}
+
 /** A result line answering the request whose id is `id` (its exact text). */
 export function resultLine(id: string, resultText: string): string {
   return `{"jsonrpc":"2.0","id":${id},"result":${resultText}}`;
+}
+
+/** A result line's text before and after its result's text (for a result kept as bytes). */
+export function resultLineAround(id: string): [before: string, after: string] {
+  return [`{"jsonrpc":"2.0","id":${id},"result":`, '}'];
 }
 
 /** An error line answering the request whose id is `id` (its exact text). */

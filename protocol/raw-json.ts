@@ -17,3 +17,19 @@ export function jsonText(value: unknown): string {
   if (value instanceof RawJson) return value.json;
   return JSON.stringify(value === undefined ? null : value);
 }
+
+/**
+ * JSON text standing for a value of type `T`, as UTF-8 pieces in order (a big list kept as the
+ * bytes of its runs): written out as they are, never decoded or encoded again. The pieces must
+ * together be `JSON.stringify` output (no raw newline) and are not written to.
+ */
+export class RawJsonBytes<T = unknown> {
+  declare readonly __type?: T;
+
+  constructor(readonly parts: readonly Buffer[]) {}
+}
+
+/** Wrap UTF-8 pieces (strings are encoded) that together are the JSON text of a `T`. */
+export function rawJsonBytes<T>(parts: readonly (Buffer | string)[]): RawJsonBytes<T> {
+  return new RawJsonBytes<T>(parts.map((p) => (typeof p === 'string' ? Buffer.from(p) : p)));
+}

@@ -1,15 +1,26 @@
 /**
- * A list's JSON made from kept runs of roots (daemon/list-json.ts) is `JSON.stringify` of the
- * list, whatever happened to the list since the runs were made: roots inserted, removed, replaced
- * by equal-looking new objects, runs emptied, lists shrunk to nothing and grown again, names that
- * need escaping. Seeded; `LIST_JSON_SEED` replays a run.
+ * A list's JSON made from kept runs of roots (daemon/list-json.ts) is the UTF-8 of
+ * `JSON.stringify` of the list, byte for byte, whatever happened to the list since the runs were
+ * made: roots inserted, removed, replaced by equal-looking new objects, runs emptied, lists shrunk
+ * to nothing and grown again, names that need escaping or take several bytes (and lone
+ * surrogates). Two lists are `same` exactly when their JSON is. Seeded; `LIST_JSON_SEED` replays
+ * a run.
  */
 import t from 'tap';
 import { Rng } from '../../bench/fuzz-rng.js';
 import type { Root } from '../../common/types.js';
 import { ListJson } from '../../daemon/list-json.js';
 
-const NAMES = ['plain', 'with "quotes"', 'back\\slash', 'tab\there', 'é日本', '\ud83d\ude00'];
+const NAMES = [
+  'plain',
+  'with "quotes"',
+  'back\\slash',
+  'tab\there',
+  'é日本',
+  '\ud83d\ude00',
+  'lone \ud800',
+  'line\u2028sep',
+];
 
 function root(rng: Rng, n: number): Root {
   return {
@@ -27,6 +38,7 @@ void t.test('a list made from kept runs is JSON.stringify of the list', (t) => {
   let next = 0;
   let list: Root[] = Array.from({ length: 3000 }, () => root(rng, next++));
   let ok = true;
+  let previous: Root[] | undefined;
   for (let round = 0; round < 300 && ok; round++) {
     list = list.slice();
     const op = rng.int(0, 5);
@@ -37,10 +49,25 @@ void t.test('a list made from kept runs is JSON.stringify of the list', (t) => {
     else if (op === 3 && list.length > 0) list[Math.min(at, list.length - 1)] = root(rng, next++);
     else if (op === 4) list.splice(at, 0, ...Array.from({ length: 100 }, () => root(rng, next++)));
     else if (rng.int(0, 9) === 0) list = [];
-    ok = json.of(list) === JSON.stringify(list);
-    if (!ok) t.equal(json.of(list), JSON.stringify(list), `round ${round}, op ${op}`);
-    // The same list asked again is the same text.
+    const want = Buffer.from(JSON.stringify(list), 'utf8');
+    const got = Buffer.concat(json.parts(list));
+    ok = got.equals(want);
+    if (!ok) t.equal(got.toString('utf8'), want.toString('utf8'), `round ${round}, op ${op}`);
+    // The same list asked again is the same bytes, and its text the same text.
+    if (ok) ok = Buffer.concat(json.parts(list)).equals(want);
     if (ok) ok = json.of(list) === JSON.stringify(list);
+    // A copy of the list (new array, same roots) is the same; one with a root changed is not.
+    if (ok) ok = json.same(list.slice(), list);
+    if (ok && list.length > 0) {
+      const other = list.slice();
+      const k = rng.int(0, other.length - 1);
+      other[k] = { ...other[k]!, name: `${other[k]!.name}x` };
+      ok = !json.same(other, list) && json.same(other, other.slice());
+      if (!ok) t.fail(`round ${round}: a changed root not told apart`);
+    }
+    if (ok && previous !== undefined)
+      ok = json.same(previous, list) === (JSON.stringify(previous) === JSON.stringify(list));
+    previous = list;
   }
   t.ok(ok, '300 rounds, every list exact');
   t.end();
