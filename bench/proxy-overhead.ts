@@ -5,11 +5,16 @@
  * of each after 200 warm-ups). One tool with a path the proxy checks with the daemon
  * (`get_file_info`), one without (`list_allowed_directories`). Target: the proxy adds at most
  * 0.3 ms at p50 to the call with a path.
+ *
+ * Beside them, in the same turns, the bench's own `roots/check` of the same path straight to the
+ * daemon (the question the proxy asks before it relays the call): what share of the difference
+ * is the daemon's answer, and what is the proxy's own work and its two extra pipe hops.
  */
 import { mkdirSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { RootsClient } from '../protocol/client.js';
 import { FS_SERVER, proxyArgs, report, startDaemon, summary, tempDir } from './common.js';
 
 const CALLS = Number(process.env.CALLS ?? 2000);
@@ -38,6 +43,19 @@ async function host(args: string[]): Promise<Client> {
 const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter((a) => a !== '');
 const proxied = await host([...nodeArgs, ...proxyArgs(socket)]);
 const direct = await host([FS_SERVER, root]);
+const daemonClient = await RootsClient.connect({
+  socket,
+  env,
+  clientInfo: { name: 'bench', version: '0' },
+});
+/** The daemon's answer to the proxy's question, asked from here. */
+const timeCheck = async (): Promise<number> => {
+  const t0 = performance.now();
+  const r = await daemonClient.check('fs', file, 'read', { tool: 'get_file_info' });
+  const ms = performance.now() - t0;
+  if (!r.allowed) throw new Error(`roots/check refused ${file}: ${r.reason}`);
+  return ms;
+};
 
 const text = (r: Record<string, unknown>): string =>
   ((r.content ?? []) as { text?: string }[]).map((c) => c.text ?? '').join('\n');
@@ -57,6 +75,7 @@ try {
     if (text(r).includes(root)) break;
   }
   const figures: Record<string, { proxied: number[]; direct: number[] }> = {};
+  const checkMs: number[] = [];
   for (const [name, args] of [
     ['get_file_info', { path: file }],
     ['list_allowed_directories', {}],
@@ -66,9 +85,11 @@ try {
       // Alternating call by call: both see the same moment of a shared machine.
       const p = await timeCall(proxied, name, args);
       const d = await timeCall(direct, name, args);
+      const c = name === 'get_file_info' ? await timeCheck() : undefined;
       if (i >= WARMUP) {
         f.proxied.push(p);
         f.direct.push(d);
+        if (c !== undefined) checkMs.push(c);
       }
     }
   }
@@ -78,6 +99,7 @@ try {
   const d = summary(withPath.direct);
   const np = summary(noPath.proxied);
   const nd = summary(noPath.direct);
+  const check = summary(checkMs);
   const added = Number((p.p50 - d.p50).toFixed(3));
   ok = report(
     'proxy-overhead',
@@ -87,10 +109,11 @@ try {
       pathCallDirectMs: d,
       noPathCallProxiedMs: np,
       noPathCallDirectMs: nd,
+      daemonCheckMs: check,
     },
     [
       [
-        `a call with a path through the proxy p50 ${p.p50} ms, straight to the server ${d.p50} ms: adds ${added} ms <= ${TARGET_MS} ms (without a path: ${np.p50} vs ${nd.p50} ms)`,
+        `a call with a path through the proxy p50 ${p.p50} ms, straight to the server ${d.p50} ms: adds ${added} ms <= ${TARGET_MS} ms (without a path: ${np.p50} vs ${nd.p50} ms; the daemon's roots/check alone ${check.p50} ms)`,
         added <= TARGET_MS,
       ],
     ],
@@ -98,6 +121,7 @@ try {
 } finally {
   await proxied.close();
   await direct.close();
+  await daemonClient.close();
   daemon.kill();
   rmSync(dir, { recursive: true, force: true });
 }

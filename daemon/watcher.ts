@@ -1,4 +1,5 @@
 /** Watching policy files and root directories so that every change reaches the subscribers. */
+import { lstatSync } from 'node:fs';
 import { lstat } from 'node:fs/promises';
 import { sep } from 'node:path';
 import type { Logger } from './logger.js';
@@ -260,18 +261,19 @@ export class PolicyWatcher {
     // followed by the changed path alone.
     else if (e.kind !== 'create') this.throttle.note(w.key);
     else if (e.link !== undefined) this.created(w, e.path, !e.link);
-    else void this.creationCheck(w, e.path);
+    else this.creationCheck(w, e.path);
   }
 
   /**
    * A new directory or file is re-walked alone; a new link (it may lead anywhere, or stand where
    * a matched directory was) or an entry already gone again makes a full look at the root. The
-   * watches that `lstat` a new entry themselves say whether it is a link (`e.link`).
+   * watches that `lstat` a new entry themselves say whether it is a link (`e.link`). The `lstat`
+   * is direct, as there (watch-dir.ts): a hop through the thread pool delayed the recompute.
    */
-  private async creationCheck(w: Watch, path: string): Promise<void> {
+  private creationCheck(w: Watch, path: string): void {
     let plain = false;
     try {
-      plain = !(await lstat(path)).isSymbolicLink();
+      plain = !lstatSync(path).isSymbolicLink();
     } catch {
       // gone again: looked at whole below
     }
