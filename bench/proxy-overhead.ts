@@ -8,9 +8,11 @@
  *
  * Beside them, in the same turns, the bench's own `roots/check` of the same path straight to the
  * daemon (the question the proxy asks before it relays the call): what share of the difference
- * is the daemon's answer, and what is the proxy's own work and its two extra pipe hops.
+ * is the daemon's answer, and what is the proxy's own work and its two extra pipe hops. And the
+ * CPU time the proxy spends per call and the daemon per `roots/check` (from `/proc`), figures a
+ * loaded machine moves far less than it moves times.
  */
-import { mkdirSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -32,12 +34,29 @@ writeFileSync(config, `version: 1\nservers:\n  fs:\n    roots:\n      - path: ${
 const env = { ...process.env, HOME: dir };
 const daemon = await startDaemon({ config, socket, stateDir: join(dir, 'state') }, env);
 
+const hostPids = new Map<Client, number | null>();
 async function host(args: string[]): Promise<Client> {
   const c = new Client({ name: 'bench-host', version: '0' });
-  await c.connect(
-    new StdioClientTransport({ command: process.execPath, args, env, stderr: 'ignore' }),
-  );
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args,
+    env,
+    stderr: 'ignore',
+  });
+  await c.connect(transport);
+  hostPids.set(c, transport.pid);
   return c;
+}
+
+/** CPU time (user + system) a process has used, in ms; NaN when it cannot be read. */
+function cpuMs(pid: number | null | undefined): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    // utime and stime, in clock ticks of 10 ms (Linux's USER_HZ).
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return NaN;
+  }
 }
 // BENCH_NODE_ARGS (say `--cpu-prof --cpu-prof-dir=/tmp/p`) profiles the proxy too.
 const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter((a) => a !== '');
@@ -76,11 +95,15 @@ try {
   }
   const figures: Record<string, { proxied: number[]; direct: number[] }> = {};
   const checkMs: number[] = [];
+  /** CPU µs per call: the proxy's for each tool, the daemon's per roots/check. */
+  const cpu: Record<string, number> = {};
+  const proxyPid = hostPids.get(proxied);
   for (const [name, args] of [
     ['get_file_info', { path: file }],
     ['list_allowed_directories', {}],
   ] as const) {
     const f = (figures[name] = { proxied: [] as number[], direct: [] as number[] });
+    const [proxyBefore, daemonBefore] = [cpuMs(proxyPid), cpuMs(daemon.pid)];
     for (let i = 0; i < WARMUP + CALLS; i++) {
       // Alternating call by call: both see the same moment of a shared machine.
       const p = await timeCall(proxied, name, args);
@@ -92,6 +115,11 @@ try {
         if (c !== undefined) checkMs.push(c);
       }
     }
+    const n = WARMUP + CALLS;
+    cpu[`proxyUsPerCall_${name}`] = Math.round(((cpuMs(proxyPid) - proxyBefore) * 1000) / n);
+    // Two checks per turn: the proxy's, and the bench's own.
+    if (name === 'get_file_info')
+      cpu.daemonUsPerCheck = Math.round(((cpuMs(daemon.pid) - daemonBefore) * 1000) / (2 * n));
   }
   const withPath = figures.get_file_info!;
   const noPath = figures.list_allowed_directories!;
@@ -110,10 +138,11 @@ try {
       noPathCallProxiedMs: np,
       noPathCallDirectMs: nd,
       daemonCheckMs: check,
+      cpu,
     },
     [
       [
-        `a call with a path through the proxy p50 ${p.p50} ms, straight to the server ${d.p50} ms: adds ${added} ms <= ${TARGET_MS} ms (without a path: ${np.p50} vs ${nd.p50} ms; the daemon's roots/check alone ${check.p50} ms)`,
+        `a call with a path through the proxy p50 ${p.p50} ms, straight to the server ${d.p50} ms: adds ${added} ms <= ${TARGET_MS} ms (without a path: ${np.p50} vs ${nd.p50} ms; the daemon's roots/check alone ${check.p50} ms; CPU per call: proxy ${cpu.proxyUsPerCall_get_file_info} µs with a path, ${cpu.proxyUsPerCall_list_allowed_directories} µs without, daemon ${cpu.daemonUsPerCheck} µs per check)`,
         added <= TARGET_MS,
       ],
     ],
