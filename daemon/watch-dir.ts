@@ -50,9 +50,12 @@ export async function watchEntries(
    * `lstat` is made directly, in the event's own turn: through libuv's thread pool it cost a
    * hop of about 0.2 ms, and up to tens of milliseconds when the pool was busy with other
    * work, before the recompute could start (the entry is in a directory being watched, on
-   * the same filesystems the engine canonicalizes directly; see policies/fs.ts).
+   * the same filesystems the engine canonicalizes directly; see policies/fs.ts). Still an async
+   * function, run to its end at once: what `onEvent` throws stays a rejection, which the daemon
+   * logs, not an exception out of the watch's callback.
    */
-  const renamed = (name: string): void => {
+  // eslint-disable-next-line @typescript-eslint/require-await -- see above
+  const renamed = async (name: string): Promise<void> => {
     const path = child(name);
     let event: WatchEvent;
     try {
@@ -103,7 +106,7 @@ export async function watchEntries(
         else void maybeSelf();
       }
       if (event === 'change') onEvent({ kind: 'change', path: child(name) });
-      else renamed(name);
+      else void renamed(name);
     });
     w.on('error', (err) => {
       if (!closed) onError(err);

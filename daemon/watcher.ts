@@ -261,7 +261,7 @@ export class PolicyWatcher {
     // followed by the changed path alone.
     else if (e.kind !== 'create') this.throttle.note(w.key);
     else if (e.link !== undefined) this.created(w, e.path, !e.link);
-    else this.creationCheck(w, e.path);
+    else void this.creationCheck(w, e.path);
   }
 
   /**
@@ -269,8 +269,10 @@ export class PolicyWatcher {
    * a matched directory was) or an entry already gone again makes a full look at the root. The
    * watches that `lstat` a new entry themselves say whether it is a link (`e.link`). The `lstat`
    * is direct, as there (watch-dir.ts): a hop through the thread pool delayed the recompute.
+   * Async as there, so that a throw stays a rejection.
    */
-  private creationCheck(w: Watch, path: string): void {
+  // eslint-disable-next-line @typescript-eslint/require-await -- see above
+  private async creationCheck(w: Watch, path: string): Promise<void> {
     let plain = false;
     try {
       plain = !lstatSync(path).isSymbolicLink();
