@@ -1,8 +1,11 @@
 /**
  * The decision log: JSON lines in the state directory, bounded by size and rotated.
  *
- * Answers must not wait for the disk: `record` only queues a line; one write per turn of the
- * event loop appends whatever has queued. The file is the person's own record (mode 0600, never
+ * Answers must not wait for the disk: `record` only queues a line, and one write appends
+ * whatever has queued within `BATCH_MS`. A write per decision (per turn of the event loop)
+ * cost each `roots/check` a hop through libuv's thread pool, about half of the daemon's CPU
+ * time for a check, and on a busy machine the process that asked waits for that time too
+ * (bench/README.md, "What a checked call pays for"). The file is the person's own record (mode 0600, never
  * followed through a link) and holds paths, never file contents.
  */
 import { constants } from 'node:fs';
@@ -32,6 +35,8 @@ export const NO_DECISIONS: DecisionSink = { record: () => undefined };
 /** Default size of one log file, and how many rotated files stay. */
 export const DEFAULT_DECISION_LOG_BYTES = 10 * 1024 * 1024;
 export const DEFAULT_DECISION_LOG_KEEP = 3;
+/** How long a decision may wait to be written with the ones after it. */
+export const BATCH_MS = 50;
 
 const OPEN_FLAGS =
   constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW;
@@ -41,6 +46,8 @@ export class DecisionLog implements DecisionSink {
   private handle: FileHandle | undefined;
   private size = 0;
   private writing: Promise<void> | undefined;
+  /** Ends the batch window early (`flush`, `close`). */
+  private writeNow: (() => void) | undefined;
   private closed = false;
   /** Set after a write failed: said once in the daemon's log, not once per decision. */
   private failing = false;
@@ -54,12 +61,22 @@ export class DecisionLog implements DecisionSink {
     if (this.closed) return;
     const line = { time: new Date(this.now()).toISOString(), ...entry };
     this.queue.push(`${JSON.stringify(line)}\n`);
-    this.writing ??= new Promise<void>((resolve) => setImmediate(resolve)).then(() => this.drain());
+    this.writing ??= new Promise<void>((resolve) => {
+      const timer = setTimeout(() => this.writeNow?.(), BATCH_MS);
+      this.writeNow = () => {
+        clearTimeout(timer);
+        this.writeNow = undefined;
+        resolve();
+      };
+    }).then(() => this.drain());
   }
 
   /** Everything recorded so far is on disk (tests, and before the daemon exits). */
   async flush(): Promise<void> {
-    while (this.writing) await this.writing;
+    while (this.writing) {
+      this.writeNow?.();
+      await this.writing;
+    }
   }
 
   async close(): Promise<void> {

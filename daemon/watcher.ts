@@ -1,4 +1,5 @@
 /** Watching policy files and root directories so that every change reaches the subscribers. */
+import { lstatSync } from 'node:fs';
 import { lstat } from 'node:fs/promises';
 import { sep } from 'node:path';
 import type { Logger } from './logger.js';
@@ -266,12 +267,15 @@ export class PolicyWatcher {
   /**
    * A new directory or file is re-walked alone; a new link (it may lead anywhere, or stand where
    * a matched directory was) or an entry already gone again makes a full look at the root. The
-   * watches that `lstat` a new entry themselves say whether it is a link (`e.link`).
+   * watches that `lstat` a new entry themselves say whether it is a link (`e.link`). The `lstat`
+   * is direct, as there (watch-dir.ts): a hop through the thread pool delayed the recompute.
+   * Async as there, so that a throw stays a rejection.
    */
+  // eslint-disable-next-line @typescript-eslint/require-await -- see above
   private async creationCheck(w: Watch, path: string): Promise<void> {
     let plain = false;
     try {
-      plain = !(await lstat(path)).isSymbolicLink();
+      plain = !lstatSync(path).isSymbolicLink();
     } catch {
       // gone again: looked at whole below
     }

@@ -10,6 +10,8 @@ export class McpLine {
   readonly msg: JsonObject | undefined;
   private idRead = false;
   private idTextCache: string | undefined;
+  private keyRead = false;
+  private idKeyCache: string | undefined;
 
   constructor(readonly bytes: Buffer) {
     this.text = bytes.toString('utf8');
@@ -52,9 +54,16 @@ export class McpLine {
     return this.idTextCache;
   }
 
-  /** The id as the proxy compares it (`idKey`); undefined for none and for null. */
+  /**
+   * The id as the proxy compares it (`idKey`); undefined for none and for null. Kept once read:
+   * one relayed call asks for it several times (admission, pending, relay, answer).
+   */
   get idKey(): string | undefined {
-    return idKey(this.idText);
+    if (!this.keyRead) {
+      this.idKeyCache = idKey(this.idText);
+      this.keyRead = true;
+    }
+    return this.idKeyCache;
   }
 
   /** The key of the request a `notifications/cancelled` names. */
