@@ -45,6 +45,18 @@ function matcher(pattern: string): (path: string) => boolean {
   return m;
 }
 
+/**
+ * A built-in pattern's matcher, compiled when first asked: `**\/.git/hooks` and `**\/.git/config`
+ * are tried only on a path with a `hooks` or `config` segment (`ancestorMatches`), and compiling
+ * them was most of what a start-up (`rootsctl validate`, the daemon's first resolution) spent in
+ * picomatch. A policy's own patterns are compiled at once, so that a pattern picomatch refuses
+ * fails the resolution, not a later check.
+ */
+function lazyMatcher(pattern: string): (path: string) => boolean {
+  let m: ((path: string) => boolean) | undefined;
+  return (path) => (m ??= matcher(pattern))(path);
+}
+
 /** Compile a deny path (already expanded to absolute, or a `**\/` pattern). */
 export async function compileDeny(
   fs: FsView,
@@ -62,7 +74,7 @@ export async function compileDeny(
       rule.segment = name;
       rule.match = (p) => p.slice(p.lastIndexOf(sep) + 1) === name;
     } else {
-      const m = matcher(abs);
+      const m = extra.source === 'protected' ? lazyMatcher(abs) : matcher(abs);
       rule.match = (p) => m(p.slice(1));
     }
     return rule;
