@@ -6,7 +6,7 @@
  * same daemon's RSS once started and idle (the floor). Targets: the plateau (median of the last
  * half) <= 70 MB, and flat: the last quarter's median within 5 MB of the third quarter's.
  */
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { RootsClient } from '../protocol/client.js';
@@ -101,7 +101,9 @@ try {
   };
   const edits = async () => {
     for (let i = 1; running(); i++) {
-      writeFileSync(config, policy(i));
+      // Written whole and renamed into place, as editors save: each edit is a valid policy.
+      writeFileSync(`${config}.tmp`, policy(i));
+      renameSync(`${config}.tmp`, config);
       counts.edits++;
       await new Promise((r) => setTimeout(r, 300));
     }
