@@ -14,6 +14,7 @@ const ALL = [
   'watch-latency',
   'stall',
   'big-glob',
+  'churn-rss',
   'idle-cpu',
   'fuzz-socket',
   'decision-log',

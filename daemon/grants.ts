@@ -45,21 +45,38 @@ export class GrantStore {
   constructor(private readonly opts: GrantStoreOptions) {
     this.now = opts.now ?? Date.now;
     // An expired grant grants nothing, but left in the file it would show as a warning until the
-    // next grant: take it out as soon as a recomputation (the expiry's own included) has run.
-    opts.state.on('resolved', () => void this.queue.run(() => this.pruneExpired()));
+    // next grant: take it out as soon as a recomputation (the expiry's own included) has run
+    // past the earliest expiry the file holds. The file is read again whenever it was loaded
+    // (written here, or edited by hand), not after every recomputation: a directory churning
+    // under a glob recomputes many times a second.
+    opts.state.on('resolved', () => {
+      if (this.pruneAt !== undefined && this.now() >= this.pruneAt) this.schedulePrune();
+    });
+    opts.state.on('loaded', () => this.schedulePrune());
+  }
+
+  /** The earliest expiry in the grants file as last read (0: not read yet; undefined: none). */
+  private pruneAt: number | undefined = 0;
+
+  private schedulePrune(): void {
+    void this.queue.run(() => this.pruneExpired());
   }
 
   /** Rewrite the grants file without its expired grants, if it has any. */
   private async pruneExpired(): Promise<void> {
     const bytes = await ignoreMissing(readFile(this.opts.file));
+    this.pruneAt = undefined;
     if (bytes === undefined) return;
     const parsed = parsePolicyText(bytes, this.opts.file);
     const now = this.now();
-    const expired = (parsed.policy?.servers ?? []).flatMap((b) =>
-      b.roots
-        .filter((r) => r.expires !== undefined && r.expires <= now)
-        .map((r) => ({ server: b.pattern, path: r.path, expires: r.expires! })),
-    );
+    const expired: { server: string; path: string; expires: number }[] = [];
+    for (const b of parsed.policy?.servers ?? []) {
+      for (const r of b.roots) {
+        if (r.expires === undefined) continue;
+        if (r.expires <= now) expired.push({ server: b.pattern, path: r.path, expires: r.expires });
+        else this.pruneAt = Math.min(this.pruneAt ?? Infinity, r.expires);
+      }
+    }
     if (expired.length === 0) return;
     await this.write(await this.read());
     this.opts.log.info('removed expired grants from the grants file');

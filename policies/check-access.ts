@@ -8,13 +8,9 @@ import type { CheckResult, RefusalKind, Root } from '../common/types.js';
 import { covers, describeRule } from './deny.js';
 import { linkItself, mayHoldEntries, positionDependent } from './descendants.js';
 import type { FsView, RootEntry } from './model.js';
-import {
-  canonicalizeLoose,
-  isInsideOrEqual,
-  isStrictlyInside,
-  normalizeLexically,
-} from './paths.js';
+import { canonicalizeLoose, normalizeLexically } from './paths.js';
 import type { ServerView } from './server-view.js';
+import { holdingRoot, readOnlyInside } from './sorted-roots.js';
 
 /** Whether `server` (whose roots and denies are `view`) may read or write `path`. */
 export async function checkAccess(
@@ -80,14 +76,8 @@ function decide(
     root
       ? { allowed: false, access, reason, refusal, root }
       : { allowed: false, access, reason, refusal };
-  let best: ServerView['info'][number] | undefined;
-  for (const r of view.info) {
-    if (
-      isInsideOrEqual(canonical, r.canonical) &&
-      (!best || r.canonical.length > best.canonical.length)
-    )
-      best = r;
-  }
+  // The nearest root at or above the path (the longest), by binary search in the sorted roots.
+  const best = holdingRoot(view.info, canonical);
   const shown = canonical === path ? path : `${path} (${canonical})`;
   if (!best) {
     // A path no root holds may still be one a deny covers: that refusal is a deny, never
@@ -116,9 +106,7 @@ function decide(
         );
       }
     }
-    const nested = holds
-      ? view.info.find((r) => r.readOnly && isStrictlyInside(r.canonical, canonical))
-      : undefined;
+    const nested = holds ? readOnlyInside(view.info, canonical) : undefined;
     if (nested) {
       return no(
         `writing ${shown} as a whole (moving, renaming or replacing it) would move the read-only root ${nested.root.uri} inside it`,

@@ -65,12 +65,16 @@ export class DenyMemo {
   /** Every rule this resolution uses, with the path it was compiled from. */
   private readonly used: { abs: string; rule: DenyRule }[] = [];
   private readonly before: Map<string, DenyRule> | undefined;
+  /** What `watchDirs` found in the resolution before (any resolution of the same files). */
+  private readonly previousWatch: WatchCarry | undefined;
+  private watch: WatchCarry | undefined;
 
   constructor(
     previous: object | undefined,
     private readonly changed: string[] | undefined,
   ) {
     this.before = previous && changed ? carried.get(previous) : undefined;
+    this.previousWatch = previous ? carriedWatch.get(previous) : undefined;
   }
 
   readonly compile: CompileDeny = async (fs, abs, access, extra) => {
@@ -86,51 +90,149 @@ export class DenyMemo {
   /**
    * The directories to watch (their own entries) so that a change on the way to a rule is seen:
    * every existing directory, not a link, strictly above the path as written, its canonical form
-   * or a glob's base, and at or below one of `roots` (canonical). Those inside `trees` (watched
-   * whole already) are left out. `roots` is gone through once, looking each up in a set.
+   * or a glob's base, and at or below one of the roots (canonical). Those inside `trees` (watched
+   * whole already) are left out.
+   *
+   * What the resolution before found is carried over (`WatchCarry`): with the same rules, a
+   * source it saw (the same expansion, or one that says what it added and removed since) is not
+   * gone through again, and a directory whose `lstat` it made is asked again only when a changed
+   * path is at or above it (a full resolution asks all again). So a recompute after one new
+   * directory looks at that directory, not at 100,000 roots and every directory of every chain.
    */
-  async watchDirs(
-    fs: FsView,
-    roots: Iterable<string>,
-    trees: string[],
-  ): Promise<WatchPlan['dirs']> {
-    /** Each rule's ends (as written, canonical, a glob's base) and every directory above them. */
-    const chains: string[][] = [];
-    const above = new Set<string>();
-    for (const { abs, rule } of this.used) {
-      if (abs.startsWith('**/')) continue;
-      for (const end of [isGlob(abs) ? splitGlob(abs).base : abs, rule.literal, rule.base]) {
-        if (end === undefined) continue;
-        const chain = selfAndAncestors(end).slice(1);
-        chains.push(chain);
-        for (const dir of chain) above.add(dir);
-      }
-    }
-    // Only a root above some rule matters.
+  async watchDirs(fs: FsView, sources: RootSource[], trees: string[]): Promise<WatchPlan['dirs']> {
+    const ends = this.ends();
+    const endsKey = ends.join('\0');
+    const prior = this.previousWatch?.endsKey === endsKey ? this.previousWatch : undefined;
+    const { chains, above } = prior ?? chainsOf(ends);
+    const holdingOf = new Map<object, string[]>();
     const holding = new Set<string>();
-    for (const root of roots) if (above.has(root)) holding.add(root);
-    if (holding.size === 0) return [];
-    const wanted = new Set<string>();
-    for (const chain of chains) {
-      // Nearest first: once a directory is in no root, neither is any above it.
-      for (const dir of chain) {
-        if (!selfAndAncestors(dir).some((a) => holding.has(a))) break;
-        if (!trees.some((t) => isInsideOrEqual(dir, t))) wanted.add(dir);
-      }
+    for (const source of sources) {
+      const list = heldBy(source, above, prior?.holdingOf);
+      holdingOf.set(source.key, list);
+      for (const root of list) holding.add(root);
     }
+    const treesKey = trees.join('\0');
+    const wanted =
+      prior !== undefined && prior.treesKey === treesKey && sameSet(prior.holding, holding)
+        ? prior.wanted
+        : wantedDirs(chains, holding, trees);
     const calls = pathCalls(fs);
+    const isDir = new Map<string, boolean>();
     const dirs: WatchPlan['dirs'] = [];
     for (const path of wanted) {
-      // A missing directory is seen appearing from the one above it; a link is not watched
-      // (a watch follows it), its replacement is seen from the directory holding it.
-      const st = await calls.lstat(path).catch(() => undefined);
-      if (st?.isDirectory()) dirs.push({ path, depth: 0 });
+      let known = prior?.isDir.get(path);
+      if (
+        known === undefined ||
+        this.changed === undefined ||
+        this.changed.some((c) => isInsideOrEqual(path, c))
+      ) {
+        // A missing directory is seen appearing from the one above it; a link is not watched
+        // (a watch follows it), its replacement is seen from the directory holding it.
+        const st = await calls.lstat(path).catch(() => undefined);
+        known = st?.isDirectory() ?? false;
+      }
+      isDir.set(path, known);
+      if (known) dirs.push({ path, depth: 0 });
     }
+    this.watch = { endsKey, chains, above, holdingOf, holding, treesKey, wanted, isDir };
     return dirs;
   }
 
-  /** Let the next resolution after `resolution` take these rules. */
+  /** Each rule's ends (as written, canonical, a glob's base), in the order they were used. */
+  private ends(): string[] {
+    const out: string[] = [];
+    for (const { abs, rule } of this.used) {
+      if (abs.startsWith('**/')) continue;
+      for (const end of [isGlob(abs) ? splitGlob(abs).base : abs, rule.literal, rule.base])
+        if (end !== undefined) out.push(end);
+    }
+    return out;
+  }
+
+  /** Let the next resolution after `resolution` take these rules and what `watchDirs` found. */
   keep(resolution: object): void {
     carried.set(resolution, this.now);
+    if (this.watch !== undefined) carriedWatch.set(resolution, this.watch);
   }
+}
+
+/**
+ * Where a resolution's roots come from, for `watchDirs`: one per expansion. `key` is the same
+ * object while the expansion is reused whole; an updated one names the one it came from, and
+ * the roots it added and removed since.
+ */
+export interface RootSource {
+  key: object;
+  roots: () => Iterable<string>;
+  delta?: { from: object; added: string[]; removed: string[] };
+}
+
+/** What `watchDirs` found, for the resolution after to start from. */
+interface WatchCarry {
+  /** The rules' ends: equal keys, equal `chains` and `above`. */
+  endsKey: string;
+  chains: string[][];
+  above: Set<string>;
+  /** Each source's roots that lie above some rule (a handful). */
+  holdingOf: Map<object, string[]>;
+  holding: Set<string>;
+  treesKey: string;
+  wanted: Set<string>;
+  /** Each wanted directory's `lstat`: a directory (not a link), or not. */
+  isDir: Map<string, boolean>;
+}
+
+const carriedWatch = new WeakMap<object, WatchCarry>();
+
+/** Every directory strictly above each end, nearest first, and all of them as a set. */
+function chainsOf(ends: string[]): { chains: string[][]; above: Set<string> } {
+  const chains: string[][] = [];
+  const above = new Set<string>();
+  for (const end of ends) {
+    const chain = selfAndAncestors(end).slice(1);
+    chains.push(chain);
+    for (const dir of chain) above.add(dir);
+  }
+  return { chains, above };
+}
+
+/** The roots of `source` that lie above some rule, from what the resolution before found if it can. */
+function heldBy(
+  source: RootSource,
+  above: Set<string>,
+  before: Map<object, string[]> | undefined,
+): string[] {
+  const same = before?.get(source.key);
+  if (same !== undefined) return same;
+  const d = source.delta;
+  const from = d === undefined ? undefined : before?.get(d.from);
+  if (d !== undefined && from !== undefined) {
+    const removed = new Set(d.removed);
+    const kept = removed.size === 0 ? [...from] : from.filter((r) => !removed.has(r));
+    for (const r of d.added) if (above.has(r)) kept.push(r);
+    return kept;
+  }
+  const out: string[] = [];
+  for (const root of source.roots()) if (above.has(root)) out.push(root);
+  return out;
+}
+
+/** The directories of each chain that are at or below a holding root and outside every tree. */
+function wantedDirs(chains: string[][], holding: Set<string>, trees: string[]): Set<string> {
+  const wanted = new Set<string>();
+  if (holding.size === 0) return wanted;
+  for (const chain of chains) {
+    // Nearest first: once a directory is in no root, neither is any above it.
+    for (const dir of chain) {
+      if (!selfAndAncestors(dir).some((a) => holding.has(a))) break;
+      if (!trees.some((t) => isInsideOrEqual(dir, t))) wanted.add(dir);
+    }
+  }
+  return wanted;
+}
+
+function sameSet(a: Set<string>, b: Set<string>): boolean {
+  if (a.size !== b.size) return false;
+  for (const x of a) if (!b.has(x)) return false;
+  return true;
 }

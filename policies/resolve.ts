@@ -6,7 +6,7 @@
 import type { PolicyError } from '../common/types.js';
 import { anchorOf, type Anchor, type LinkPins } from './anchor.js';
 import type { DenyRule } from './deny.js';
-import { DenyMemo } from './deny-memo.js';
+import { DenyMemo, type RootSource } from './deny-memo.js';
 import {
   applyExpansion,
   dedupeDirs,
@@ -165,8 +165,13 @@ export async function resolvePolicy(
   }
   await Promise.all(pending);
   const expanded = new Map<string, Expansion>();
+  // The roots of each expansion, for the directories on the way to each deny inside a root
+  // (deny-memo.ts), with what an update added and removed. A tree's matches lie inside the
+  // tree, which is watched whole.
+  const sources: RootSource[] = [];
   for (const [key, x] of expansions) {
     const done = await x;
+    if (!done.watch.recursive) sources.push(rootSource(done));
     // Its entries hold what changed; the expansion before may go.
     done.delta = undefined;
     expanded.set(key, done);
@@ -175,14 +180,8 @@ export async function resolvePolicy(
     if (x.watch.dir) plan.dirs.push(x.watch.dir);
     if (x.watch.recursive) plan.recursive.push(x.watch.recursive);
   }
-  // The directories on the way to each deny inside a root (deny-memo.ts).
-  // A tree's matches lie inside the tree, which is watched whole.
-  function* rootPaths(): Generator<string> {
-    for (const x of expanded.values())
-      if (!x.watch.recursive) for (const c of x.candidates) yield c.canonical;
-  }
   const trees = plan.recursive.map((r) => r.path);
-  plan.dirs.push(...(await denyMemo.watchDirs(fs, rootPaths(), trees)));
+  plan.dirs.push(...(await denyMemo.watchDirs(fs, sources, trees)));
   plan.dirs = dedupeDirs(plan.dirs);
   options.pins?.sweep();
   const resolution = new Resolution({
@@ -199,4 +198,23 @@ export async function resolvePolicy(
   });
   denyMemo.keep(resolution);
   return resolution;
+}
+
+/** An expansion's roots as `DenyMemo.watchDirs` takes them. */
+function rootSource(x: Expansion): RootSource {
+  const source: RootSource = {
+    key: x,
+    roots: function* () {
+      for (const c of x.candidates) yield c.canonical;
+    },
+  };
+  const d = x.delta;
+  if (d !== undefined) {
+    source.delta = {
+      from: d.from,
+      added: d.added.map((c) => c.canonical),
+      removed: d.removed.map((c) => c.canonical),
+    };
+  }
+  return source;
 }

@@ -9,6 +9,7 @@
 import type { EntryResult } from './entry.js';
 import type { DenyRule } from './deny.js';
 import { compareUtf8, listedPath } from './paths.js';
+import { indexOf, insertionPoint } from './sorted-roots.js';
 import {
   denySignature,
   fold,
@@ -138,22 +139,4 @@ function entryChanges(
     }
   }
   return out;
-}
-
-/** Where `canonical` is in the sorted `info`, or -1. */
-function indexOf(info: RootInfo[], canonical: string): number {
-  const at = insertionPoint(info, canonical);
-  return at < info.length && info[at]!.canonical === canonical ? at : -1;
-}
-
-/** The first place in the sorted `info` whose path is not below `canonical` in UTF-8 order. */
-function insertionPoint(info: RootInfo[], canonical: string): number {
-  let lo = 0;
-  let hi = info.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (compareUtf8(info[mid]!.canonical, canonical) < 0) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
 }
