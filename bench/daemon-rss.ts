@@ -3,7 +3,7 @@
  * 1,000 clients connected and subscribed (target: at most 70 MB). Floors measured in the same run:
  * a bare Node process; a Node ES module that loads the same built-in modules as the daemon and
  * idles (what Node itself costs before any of the daemon's code); and, for the clients, a bare
- * line-JSON server (bench/echo-server.ts) holding the same 1,000 connections. bench/README.md says
+ * line-JSON server (bench/echo-server.ts) holding the same 1,000 connections. bench/FINDINGS.md says
  * where the rest goes.
  */
 import { spawn, type ChildProcess } from 'node:child_process';

@@ -5,7 +5,7 @@
  * whatever has queued within `BATCH_MS`. A write per decision (per turn of the event loop)
  * cost each `roots/check` a hop through libuv's thread pool, about half of the daemon's CPU
  * time for a check, and on a busy machine the process that asked waits for that time too
- * (bench/README.md, "What a checked call pays for"). The file is the person's own record (mode 0600, never
+ * (bench/FINDINGS.md, "What a checked call pays for"). The file is the person's own record (mode 0600, never
  * followed through a link) and holds paths, never file contents.
  */
 import { constants } from 'node:fs';

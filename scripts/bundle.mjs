@@ -5,7 +5,7 @@
 // of `yaml`; each costs Node's loader a resolution, a read and a compile, and the loader's own
 // functions ran hot enough to be optimised, which maps several MB more of the node binary into an
 // idle daemon. One file per entry (shared code and lazily loaded commands in `chunks/`) does the
-// same work with a handful of files. bench/README.md has the figures.
+// same work with a handful of files. bench/FINDINGS.md has the figures.
 //
 // Only the two entry files are replaced: every other file in dist/ stays tsc's own, so that code
 // importing dist/ modules (the tests, the proxy) keeps one instance of each module. Nothing imports
@@ -13,7 +13,7 @@
 //
 // What V8 still pays per start is mostly parsing what is loaded (every function is at least
 // pre-parsed) and keeping its source: `rootsctl validate` and an idle daemon load about 0.6 MB.
-// Two things make that less without changing the code that runs (bench/README.md has the figures):
+// Two things make that less without changing the code that runs (bench/FINDINGS.md has the figures):
 // - `yaml` is taken from its ES module build (the same code as its CommonJS `dist/`, from the same
 //   package version), so esbuild leaves out what nothing reaches instead of wrapping 72 CommonJS
 //   files whole.
