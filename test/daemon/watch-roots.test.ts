@@ -166,7 +166,8 @@ void t.test('a watch that cannot be set is rescanned, listed, and recovers', asy
             ),
           )
         : defaultBackend.dir(path, depth, onEvent, onError),
-    recursive: defaultBackend.recursive,
+    recursive: (path, ignore, onEvent, onError) =>
+      defaultBackend.recursive(path, ignore, onEvent, onError),
   };
   const d = await startDaemon(t, undefined, { watchBackend: backend });
   mkdirSync(join(d.dir, 'blocked'));
