@@ -62,12 +62,13 @@ export class ListJson {
     return Buffer.concat(this.parts(roots)).toString('utf8');
   }
 
-  /** Whether two lists' JSON is the same, byte for byte (pieces shared by both are not compared). */
+  /**
+   * Whether two lists' JSON is the same, byte for byte. Pieces shared by both, at the same place,
+   * are not compared; the rest is compared where it lies, without joining either list (joining
+   * two 3 MB lists copies 6 MB to learn that one run of them differs).
+   */
   same(a: Root[], b: Root[]): boolean {
-    const pa = this.parts(a);
-    const pb = this.parts(b);
-    if (pa.length === pb.length && pa.every((p, i) => p === pb[i])) return true;
-    return Buffer.concat(pa).equals(Buffer.concat(pb));
+    return sameBytes(this.parts(a), this.parts(b));
   }
 
   /** The run starting at `roots[i]`: the one kept, if it is still whole there, else a new one. */
@@ -88,6 +89,38 @@ export class ListJson {
     this.runs.set(roots[i]!, run);
     return run;
   }
+}
+
+/** Whether two lists of pieces hold the same bytes, however each is cut into pieces. */
+export function sameBytes(pa: readonly Buffer[], pb: readonly Buffer[]): boolean {
+  if (pa === pb) return true;
+  if (byteLength(pa) !== byteLength(pb)) return false;
+  let i = 0;
+  let j = 0;
+  let atA = 0; // bytes of pa[i] already compared
+  let atB = 0;
+  while (i < pa.length && j < pb.length) {
+    const x = pa[i]!;
+    const y = pb[j]!;
+    if (atA === 0 && atB === 0 && x === y) {
+      i++;
+      j++;
+      continue;
+    }
+    const n = Math.min(x.length - atA, y.length - atB);
+    if (x.compare(y, atB, atB + n, atA, atA + n) !== 0) return false;
+    atA += n;
+    atB += n;
+    if (atA === x.length) [i, atA] = [i + 1, 0];
+    if (atB === y.length) [j, atB] = [j + 1, 0];
+  }
+  return true; // equal lengths: both ran out together
+}
+
+function byteLength(parts: readonly Buffer[]): number {
+  let n = 0;
+  for (const p of parts) n += p.length;
+  return n;
 }
 
 /** Whether a run ends after this root: a hash of its URI's last characters, so lists realign. */

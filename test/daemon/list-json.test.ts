@@ -9,7 +9,7 @@
 import t from 'tap';
 import { Rng } from '../../bench/fuzz-rng.js';
 import type { Root } from '../../common/types.js';
-import { ListJson } from '../../daemon/list-json.js';
+import { ListJson, sameBytes } from '../../daemon/list-json.js';
 
 const NAMES = [
   'plain',
@@ -70,5 +70,48 @@ void t.test('a list made from kept runs is JSON.stringify of the list', (t) => {
     previous = list;
   }
   t.ok(ok, '300 rounds, every list exact');
+  t.end();
+});
+
+/** `bytes` cut into pieces at random places (empty pieces too), as fresh buffers. */
+function cut(rng: Rng, bytes: Buffer): Buffer[] {
+  const pieces: Buffer[] = [];
+  let at = 0;
+  while (at < bytes.length) {
+    const n = rng.int(0, Math.min(40, bytes.length - at));
+    pieces.push(Buffer.from(bytes.subarray(at, at + n)));
+    at += n;
+  }
+  return pieces;
+}
+
+void t.test('pieces are compared as the bytes they hold, however each side is cut', (t) => {
+  const seed = Number(process.env.LIST_JSON_SEED ?? Date.now() % 1_000_000);
+  t.comment(`seed ${seed} (LIST_JSON_SEED=${seed} replays it)`);
+  const rng = new Rng(seed);
+  let ok = true;
+  for (let round = 0; round < 2000 && ok; round++) {
+    const bytes = Buffer.from(Array.from({ length: rng.int(0, 300) }, () => rng.int(0, 3)));
+    const a = cut(rng, bytes);
+    // The same bytes cut elsewhere, with some pieces shared with `a` where the cuts agree.
+    const b =
+      rng.int(0, 1) === 0 ? cut(rng, bytes) : a.map((p) => (rng.int(0, 1) ? p : Buffer.from(p)));
+    ok = sameBytes(a, b) && sameBytes(b, a);
+    if (!ok) t.fail(`round ${round}: equal bytes told apart`);
+    if (ok && bytes.length > 0) {
+      // One byte changed (same length), or one byte more or less.
+      const other = Buffer.from(bytes);
+      const k = rng.int(0, other.length - 1);
+      const how = rng.int(0, 2);
+      let changed = other;
+      if (how === 0) other[k] = (other[k]! + 1 + rng.int(0, 2)) % 4;
+      else if (how === 1) changed = other.subarray(0, other.length - 1);
+      else changed = Buffer.concat([other, Buffer.from([rng.int(0, 3)])]);
+      const c = cut(rng, changed);
+      ok = !sameBytes(a, c) && !sameBytes(c, a);
+      if (!ok) t.fail(`round ${round}: bytes changed (${how}) at ${k} not told apart`);
+    }
+  }
+  t.ok(ok, '2,000 rounds: same exactly when the bytes are');
   t.end();
 });
