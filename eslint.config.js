@@ -8,6 +8,8 @@ export default tseslint.config(
       'dist/',
       'node_modules/',
       '.tap/',
+      // what the demo, CI and the benchmarks leave behind (git ignores it too)
+      '.tmp/',
       'bench/results/',
       // generated from roots.schema.json by scripts/build-validator.mjs
       'policies/schema-validator.ts',
