@@ -2,7 +2,7 @@
  * Run the built mcp-roots-proxy under an SDK Client acting as the host. The SDK is loaded only
  * when a host is started (`startProxiedFs`): most tests import this module for `proxyFor`,
  * `ownedShortDir` or `waitFor` alone, and under tap's module tracker the SDK client and its
- * schemas cost a test process about 0.8 s of CPU to load.
+ * schemas cost a test process about 0.7 s of CPU to load.
  */
 import { mkdtempSync, readdirSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
