@@ -6,7 +6,7 @@ import type { Io } from '../cli/io.js';
 import { main } from '../cli/run.js';
 import type { DaemonStatus, ListRootsResult } from '../protocol/methods.js';
 import { bin, REPO } from './helpers/bin.js';
-import { shortDir } from './helpers/daemon.js';
+import { shortDir } from './helpers/short-dir.js';
 
 function capture(env: Io['env'], cwd: string) {
   const out: string[] = [];

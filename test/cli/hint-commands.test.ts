@@ -10,7 +10,7 @@ import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import t from 'tap';
 import { bin, REPO } from '../helpers/bin.js';
-import { shortDir } from '../helpers/daemon.js';
+import { shortDir } from '../helpers/short-dir.js';
 
 const exec = promisify(execFile);
 

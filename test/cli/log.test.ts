@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import t from 'tap';
 import { bin } from '../helpers/bin.js';
 import { rootsctl } from '../helpers/cli.js';
-import { shortDir } from '../helpers/daemon.js';
+import { shortDir } from '../helpers/short-dir.js';
 import { waitFor } from '../helpers/proxy.js';
 
 const now = Date.now();

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import t from 'tap';
 import { commandOf, withSocket } from '../../common/command-line.js';
 import { REPO } from '../helpers/bin.js';
-import { shortDir } from '../helpers/daemon.js';
+import { shortDir } from '../helpers/short-dir.js';
 
 const dir = shortDir();
 const ours = join(dir, 'ours');

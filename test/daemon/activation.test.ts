@@ -5,7 +5,7 @@ import { pathToFileURL } from 'node:url';
 import t from 'tap';
 import { RootsClient } from '../../protocol/client.js';
 import { bin } from '../helpers/bin.js';
-import { shortDir } from '../helpers/daemon.js';
+import { shortDir } from '../helpers/short-dir.js';
 
 /** Everything a child wrote to stderr so far, and a way to wait for a line matching a pattern. */
 function stderrOf(child: ChildProcess) {

@@ -3,7 +3,7 @@ import { chmodSync, existsSync, mkdirSync, statSync, writeFileSync } from 'node:
 import { join } from 'node:path';
 import t from 'tap';
 import { RootsClient } from '../../protocol/client.js';
-import { shortDir } from '../helpers/daemon.js';
+import { shortDir } from '../helpers/short-dir.js';
 import { spawnDaemon } from '../helpers/spawn-daemon.js';
 
 function setup() {

@@ -12,7 +12,7 @@ import { pathToFileURL } from 'node:url';
 import t from 'tap';
 import type { Root } from '../../common/types.js';
 import { sandboxMounts } from '../../proxy/sandbox-mounts.js';
-import { shortDir } from '../helpers/daemon.js';
+import { shortDir } from '../helpers/short-dir.js';
 
 /** How a root listed as `path` is changed before the server starts. */
 const CASES: [string, (path: string, secret: string) => void, boolean][] = [

@@ -1,7 +1,7 @@
 /** A fixture for rootsctl tests: a home with a project, its secret and documents, and a policy for them. */
 import { mkdirSync, realpathSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { shortDir } from './daemon.js';
+import { shortDir } from './short-dir.js';
 
 /** `<dir>/home/{proj/secret,docs,proj-evil}` and `<dir>/p.yaml` giving server `fs` the project and the documents. */
 export function policyTree() {

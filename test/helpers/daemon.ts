@@ -1,6 +1,5 @@
 /** Start a real daemon on a socket in a short temp directory, in this process. */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { Daemon } from '../../daemon/daemon.js';
@@ -8,6 +7,7 @@ import { makeLogger } from '../../daemon/logger.js';
 import type { DaemonOptions } from '../../daemon/options.js';
 import type { WatchBackend } from '../../daemon/watch-backend.js';
 import { RootsClient } from '../../protocol/client.js';
+import { shortDir } from './short-dir.js';
 
 export interface TestDaemon {
   daemon: Daemon;
@@ -23,10 +23,8 @@ export interface TestDaemon {
   close(): Promise<void>;
 }
 
-/** A short directory for sockets (tap's fixture paths exceed sun_path). */
-export function shortDir(): string {
-  return mkdtempSync(join(tmpdir(), 'mr-'));
-}
+/** A short directory for sockets (kept here for the tests that import it from this module). */
+export { shortDir };
 
 /** Start a daemon; `policy` is written to `<dir>/mcp-roots.yaml` first unless undefined. */
 export async function startDaemon(

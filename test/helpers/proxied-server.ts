@@ -2,7 +2,8 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
-import { proxyFor, stdioWithStderr } from './proxy.js';
+import { proxyFor } from './proxy.js';
+import { stdioWithStderr } from './stdio-host.js';
 import { fixtureServer } from './repo.js';
 import { toolOutcome } from './tool-result.js';
 

@@ -1,15 +1,14 @@
-/** Run the built mcp-roots-proxy under an SDK Client acting as the host. */
+/**
+ * Run the built mcp-roots-proxy under an SDK Client acting as the host. The SDK is loaded only
+ * when a host is started (`startProxiedFs`): most tests import this module for `proxyFor`,
+ * `ownedShortDir` or `waitFor` alone, and under tap's module tracker the SDK client and its
+ * schemas cost a test process about 0.7 s of CPU to load.
+ */
 import { mkdtempSync, readdirSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import {
-  ElicitRequestSchema,
-  ListRootsRequestSchema,
-  type ElicitRequest,
-  type ElicitResult,
-} from '@modelcontextprotocol/sdk/types.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { ElicitRequest, ElicitResult } from '@modelcontextprotocol/sdk/types.js';
 import { assertFreshBuild, bin, REPO } from './bin.js';
 import { repoPath } from './repo.js';
 import { toolOutcome } from './tool-result.js';
@@ -59,20 +58,6 @@ export function proxyFor(
   );
 }
 
-/** An SDK stdio transport to `cmd`, not yet started, and everything its process writes to stderr. */
-export function stdioWithStderr(cmd: {
-  command: string;
-  args: string[];
-  env: Record<string, string>;
-}): { transport: StdioClientTransport; stderr: () => string } {
-  const transport = new StdioClientTransport({ ...cmd, stderr: 'pipe' });
-  let err = '';
-  transport.stderr?.on('data', (chunk: Buffer) => {
-    err += chunk.toString();
-  });
-  return { transport, stderr: () => err };
-}
-
 /** Every source file the proxy is built from (its own, and the layers below it). */
 const PROXY_SOURCES = ['proxy', 'protocol', 'common', 'policies'].flatMap((dir) =>
   readdirSync(join(REPO, dir))
@@ -108,6 +93,12 @@ export async function startProxiedFs(
     elicit?: (params: ElicitRequest['params'], signal: AbortSignal) => Promise<ElicitResult>;
   },
 ): Promise<ProxiedServer> {
+  const [{ Client }, { ElicitRequestSchema, ListRootsRequestSchema }, { stdioWithStderr }] =
+    await Promise.all([
+      import('@modelcontextprotocol/sdk/client/index.js'),
+      import('@modelcontextprotocol/sdk/types.js'),
+      import('./stdio-host.js'),
+    ]);
   const { transport, stderr } = stdioWithStderr(
     proxyFor({ server: opts.server, socket: opts.socket, extra: opts.extra ?? [] }, [
       process.execPath,

@@ -13,7 +13,7 @@ import { EffectIndex, denyMeta } from '../../policies/common-effect.js';
 import { compileDeny, covers, type DenyRule } from '../../policies/deny.js';
 import { nodeFs } from '../../policies/index.js';
 import { protectedRules } from '../../policies/protected.js';
-import { shortDir } from '../helpers/daemon.js';
+import { shortDir } from '../helpers/short-dir.js';
 
 /** The rule-by-rule answer, as the resolution worked it out before. */
 function reference(rules: DenyRule[], path: string) {

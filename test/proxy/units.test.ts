@@ -9,7 +9,7 @@ import { idKey } from '../../protocol/messages.js';
 import { LineSplitter } from '../../proxy/line-splitter.js';
 import { parseProxyArgs } from '../../proxy/options.js';
 import { applyRule, learnTool } from '../../proxy/tool-table.js';
-import { shortDir } from '../helpers/daemon.js';
+import { shortDir } from '../helpers/short-dir.js';
 import { waitFor } from '../helpers/proxy.js';
 
 void t.test('json-text edits one member and leaves the rest byte for byte', (t) => {
