@@ -1,4 +1,5 @@
 // Build step, after tsc: replace the built `rootsctl` and `mcp-rootsd` entry points with bundles.
+// (rootsctl's is a CommonJS bundle run through V8's code cache: see the end of this file.)
 //
 // Why: a start-up spent most of its time and much of its memory loading modules, not running
 // them. `rootsctl validate` loaded about 60 of the project's ES modules and the 72 CommonJS files
