@@ -1,19 +1,8 @@
 #!/usr/bin/env node
-/** The `rootsctl` executable. */
-import { commandOf } from '../common/command-line.js';
-import { main } from './run.js';
+/**
+ * The `rootsctl` executable, as tsc builds it. The build (scripts/bundle.mjs) replaces the built
+ * file with `cached-main.ts`, which runs the same `start` from one bundle with V8's code cache.
+ */
+import { start } from './start.js';
 
-const interrupted = () =>
-  new Promise<void>((resolve) => {
-    process.once('SIGINT', () => resolve());
-    process.once('SIGTERM', () => resolve());
-  });
-process.exitCode = await main(process.argv.slice(2), {
-  out: (text) => process.stdout.write(text),
-  err: (text) => process.stderr.write(text),
-  env: process.env,
-  cwd: process.cwd(),
-  isTTY: process.stdout.isTTY === true,
-  interrupted,
-  command: (bin) => commandOf(bin, { env: process.env, cwd: process.cwd() }),
-});
+process.exitCode = await start();

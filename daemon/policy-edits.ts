@@ -3,7 +3,8 @@
  * something in their directories moved; this compares the files' bytes with what was last read
  * (and with what the state loaded) and reloads only when they differ.
  */
-import { combinedHash } from '../policies/index.js';
+import { readFile } from 'node:fs/promises';
+import { combinedHash, prepareParse } from '../policies/index.js';
 import type { PolicyState } from './state.js';
 import {
   fingerprint,
@@ -40,7 +41,46 @@ export class PolicyEdits {
   private lastPrint: Fingerprint | undefined;
   private graceUsed = false;
 
+  /** Whether `prepare` is reading, and whether it was asked again meanwhile. */
+  private preparing = false;
+  private prepareAgain = false;
+
   constructor(private readonly opts: PolicyEditsOptions) {}
+
+  /**
+   * Read and parse the policy's files now, while the settle window runs, so that the reload at
+   * its end finds them parsed (policies/load.ts `prepareParse`; a parse is used only if the
+   * file's bytes are still the same then). Asked again while reading: once more after it, for
+   * an editor's later steps.
+   */
+  prepare(): void {
+    if (this.preparing) {
+      this.prepareAgain = true;
+      return;
+    }
+    this.preparing = true;
+    // The grants file is the daemon's own, written on every grant: not parsed ahead.
+    const files = this.opts.state.resolved.watchPlan.policyFiles.filter(
+      (f) => f !== this.opts.grantsFile,
+    );
+    void Promise.all(
+      files.map((f) =>
+        readFile(f).then(
+          (bytes) => {
+            if (!this.opts.closed()) prepareParse(f, bytes);
+          },
+          // Missing or unreadable: the reload will say so.
+          () => undefined,
+        ),
+      ),
+    ).then(() => {
+      this.preparing = false;
+      if (this.prepareAgain && !this.opts.closed()) {
+        this.prepareAgain = false;
+        this.prepare();
+      }
+    });
+  }
 
   /** Reload the policy and/or grants files when their bytes differ from what was last read. */
   async reloadIfEdited(policy: boolean, grants: boolean, includeGlobs: string[]): Promise<boolean> {

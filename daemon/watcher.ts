@@ -368,6 +368,8 @@ export class PolicyWatcher {
     if (!what.policy && !what.grants) return;
     this.pending.policy ||= what.policy ?? false;
     this.pending.grants ||= what.grants ?? false;
+    // Read and parse during the window; the reload after it uses the parse if nothing changed.
+    if (what.policy) this.edits.prepare();
     const now = performance.now();
     if (this.settleTimer === undefined) this.settleSince = now;
     else if (now - this.settleSince >= Math.max(10 * this.opts.settleMs, 500)) return;

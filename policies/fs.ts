@@ -1,5 +1,12 @@
 /** The engine's window on the filesystem: read-only, and memoised within one resolution. */
-import { accessSync, lstatSync, promises as fsp, readlinkSync, realpathSync } from 'node:fs';
+import {
+  accessSync,
+  existsSync,
+  lstatSync,
+  promises as fsp,
+  readlinkSync,
+  realpathSync,
+} from 'node:fs';
 import type { Dirent, Stats } from 'node:fs';
 import type { FsView } from './model.js';
 
@@ -52,6 +59,31 @@ const directPathCalls: Pick<FsView, 'realpath' | 'lstat' | 'readlink'> = {
 export function pathCalls(fs: FsView): Pick<FsView, 'realpath' | 'lstat' | 'readlink'> {
   return direct.has(fs) ? directPathCalls : fs;
 }
+
+/**
+ * The same calls for `canonicalizeLoose`'s direct path, answering `undefined` for a path that
+ * does not exist instead of throwing: the built-in protected paths alone are 80-odd paths,
+ * most of them missing on any one machine, and an exception (an `Error` with its stack, through
+ * Node's error helpers) per missing component was a visible share of `rootsctl validate`.
+ */
+export const directProbe = {
+  /** True when `fs` is the real filesystem (see `pathCalls`). */
+  applies: (fs: FsView): boolean => direct.has(fs),
+  /** `realpath`, or undefined when the path (followed through links) does not exist. */
+  realpath(p: string): string | undefined {
+    if (!existsSync(p)) return undefined;
+    try {
+      return realpathSync.native(p);
+    } catch (err) {
+      // Removed between the two calls.
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      throw err;
+    }
+  },
+  /** `lstat`, or undefined when the entry does not exist. */
+  lstat: (p: string): Stats | undefined => lstatSync(p, { throwIfNoEntry: false }),
+  readlink: (p: string): string => readlinkSync(p),
+};
 
 /** How many `access` calls run between two turns of the event loop (about a millisecond). */
 const ACCESS_SLICE = 256;

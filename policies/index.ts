@@ -1,6 +1,6 @@
 /** The policy engine: pure functions from policy files and a view of the filesystem to roots. */
 export { parsePolicyText } from './parse.js';
-export { loadPolicySources, loadGrantsSource } from './load.js';
+export { loadPolicySources, loadGrantsSource, prepareParse } from './load.js';
 export { resolvePolicy, type ResolveOptions } from './resolve.js';
 export { nodeFs, memoFs } from './fs.js';
 export { loadAndResolve, type LoadedAndResolved } from './load-and-resolve.js';

@@ -3,8 +3,34 @@ import { errnoCode } from '../common/errors.js';
 import type { PolicyError } from '../common/types.js';
 import { expandPath, isGlob, policyDir } from './expand.js';
 import { expandGlob } from './glob.js';
-import type { LoadedSources, ParsedPolicyFile, PolicyContext, Pos } from './model.js';
+import type { LoadedSources, ParsedPolicyFile, ParseResult, PolicyContext, Pos } from './model.js';
 import { parsePolicyText } from './parse.js';
+
+/**
+ * Parses made ahead of a load, by file: the daemon parses an edited policy file during the settle
+ * window it waits out for editors' multi-step saves (`prepareParse`), so that the reload after
+ * the window has only to read the file again. A load takes a parse only when it reads the very
+ * same bytes (anything else is parsed afresh), and takes it once: the parse is its own from then
+ * on (loading fills in fields of it).
+ */
+const prepared = new Map<string, { bytes: Buffer; parsed: ParseResult }>();
+const MAX_PREPARED = 16;
+
+/** Parse `bytes`, read from `file`, for the next load of `file` (see `prepared`). */
+export function prepareParse(file: string, bytes: Buffer): void {
+  prepared.delete(file);
+  if (prepared.size >= MAX_PREPARED) prepared.delete(prepared.keys().next().value!);
+  prepared.set(file, { bytes, parsed: parsePolicyText(bytes, file) });
+}
+
+/** The parse of `bytes` from `file`: one made ahead for these bytes, else a new one. */
+function parseOnce(bytes: Buffer, file: string): ParseResult {
+  const ahead = prepared.get(file);
+  prepared.delete(file);
+  return ahead !== undefined && ahead.bytes.equals(bytes)
+    ? ahead.parsed
+    : parsePolicyText(bytes, file);
+}
 
 /** Where the include chain stands, for cycle warnings. */
 interface Walk {
@@ -96,7 +122,7 @@ async function loadFile(
   if (walk.seen.has(canonical)) return;
   walk.seen.add(canonical);
 
-  const parsed = parsePolicyText(bytes, file);
+  const parsed = parseOnce(bytes, file);
   out.errors.push(...parsed.errors);
   out.warnings.push(...parsed.warnings);
   if (!parsed.policy) return;

@@ -3,7 +3,7 @@ import { dirname, sep } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { errnoCode } from '../common/errors.js';
 import type { FsView } from './model.js';
-import { pathCalls } from './fs.js';
+import { directProbe, pathCalls } from './fs.js';
 
 /** True when `child` is `parent` or lies inside it, compared by whole path segments. */
 export function isInsideOrEqual(child: string, parent: string): boolean {
@@ -118,6 +118,7 @@ export function rebase(path: string, from: string, to: string): string {
  * a link).
  */
 export async function canonicalizeLoose(fs: FsView, path: string, depth = 0): Promise<string> {
+  if (directProbe.applies(fs)) return canonicalizeDirect(path, depth);
   const calls = pathCalls(fs);
   try {
     return await calls.realpath(path);
@@ -157,6 +158,49 @@ export async function canonicalizeLoose(fs: FsView, path: string, depth = 0): Pr
     const target = await calls.readlink(here);
     const next = target.startsWith(sep) ? target : childPath(canon, target);
     return canonicalizeLoose(fs, normalizeLexically(childPath(next, rest)), depth + 1);
+  }
+  return canon;
+}
+
+/**
+ * `canonicalizeLoose` on the real filesystem, in the same steps, with calls that answer
+ * "missing" instead of throwing (`directProbe`). Direct calls, as `pathCalls` already made
+ * there; the one added call is `existsSync` before the `realpath` of the same path.
+ */
+function canonicalizeDirect(path: string, depth: number): string {
+  const whole = directProbe.realpath(path);
+  if (whole !== undefined) return whole;
+  if (depth > MAX_LINKS)
+    throw Object.assign(new Error(`too many symlinks: ${path}`), { code: 'ELOOP' });
+  const segments = path.split(sep).filter((s) => s !== '');
+  let canon: string = sep;
+  for (let i = 0; i < segments.length; i++) {
+    const here = childPath(canon, segments[i]!);
+    const st = directProbe.lstat(here);
+    if (st === undefined) {
+      return withinLimits(childPath(canon, segments.slice(i).join(sep)), segments.slice(i));
+    }
+    if (!st.isSymbolicLink()) {
+      canon = here;
+      // Below a file nothing exists (the kernel's ENOTDIR): the rest is appended as written.
+      if (!st.isDirectory() && i + 1 < segments.length) {
+        return withinLimits(
+          childPath(canon, segments.slice(i + 1).join(sep)),
+          segments.slice(i + 1),
+        );
+      }
+      continue;
+    }
+    const rest = segments.slice(i + 1).join(sep);
+    const target = directProbe.realpath(here);
+    if (target !== undefined) {
+      canon = target;
+      continue;
+    }
+    // A dangling link: judge the path it points to, with the rest appended.
+    const link = directProbe.readlink(here);
+    const next = link.startsWith(sep) ? link : childPath(canon, link);
+    return canonicalizeDirect(normalizeLexically(childPath(next, rest)), depth + 1);
   }
   return canon;
 }

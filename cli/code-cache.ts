@@ -1,0 +1,136 @@
+/**
+ * V8's code cache for `rootsctl`, which starts afresh for every command.
+ *
+ * Why: most of a short command's own time was V8 parsing and compiling the bundle it loads, not
+ * running it (bench/FINDINGS.md). A code cache holds the bytecode of what a run compiled; the
+ * next run of the same command deserializes it instead. Node 20 has no cache for ES modules
+ * (`module.enableCompileCache` arrived in Node 22.1), so the command runs from a CommonJS bundle
+ * compiled with `vm.Script` and its `cachedData`, which every supported Node has.
+ *
+ * Where, and why it is safe: compiled code is trusted as it is (V8 checks the cache's version,
+ * flags and the source's length, not what the code does), so it lives only where nobody but the
+ * user can write: `$XDG_CACHE_HOME/mcp-roots` (else `~/.cache/mcp-roots`), a directory owned by
+ * the user with no access for group or others (created `0700`), holding files owned by the user
+ * that no one else may write, opened without following links. Anything else and the command
+ * runs without a cache, as it would on its first run. Never a shared path such as /tmp. One file
+ * per command and build: `rootsctl-<bundle hash>-<node version>-<arch>-<command>.v8`.
+ * `MCP_ROOTS_CODE_CACHE=0` turns it off.
+ */
+import {
+  closeSync,
+  constants,
+  fstatSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  unlinkSync,
+  writeFileSync,
+} from 'node:fs';
+import { homedir } from 'node:os';
+import { basename, join } from 'node:path';
+import { Script } from 'node:vm';
+
+/** The CommonJS wrapper's parameters; `url` stands for the bundle's `import.meta.url`. */
+export type Wrapper = (
+  exports: unknown,
+  require: NodeJS.Require,
+  module: { exports: unknown },
+  filename: string,
+  url: string,
+) => void;
+
+/** At most this many cache files per build (one per command): a bound on what a run may write. */
+const MAX_FILES = 40;
+
+/**
+ * Compile the CommonJS bundle `file` (with the cache for `command`, when there is a usable one),
+ * hand its wrapper function to `run`, and return what `run` returns with `save`, to be called once
+ * the command has run: it writes the cache when there was none or V8 refused it.
+ */
+export function runCached<T>(
+  file: string,
+  command: string | undefined,
+  run: (fn: Wrapper) => T,
+): { value: T; save: () => void } {
+  const source = readFileSync(file, 'utf8');
+  const dir = process.env.MCP_ROOTS_CODE_CACHE === '0' ? undefined : cacheDir();
+  const build = basename(file).replace(/\.cjs$/, '');
+  const name = `${build}-${process.version}-${process.arch}-${commandKey(command)}.v8`;
+  const cachedData = dir !== undefined && ownDir(dir) ? readOwn(join(dir, name)) : undefined;
+  const script = new Script(
+    `(function (exports, require, module, __filename, __bundleUrl) {${source}\n})`,
+    { filename: file, cachedData },
+  );
+  const value = run(script.runInThisContext() as Wrapper);
+  const save = () => {
+    if (dir === undefined || (cachedData !== undefined && !script.cachedDataRejected)) return;
+    try {
+      write(dir, build, name, script.createCachedData());
+    } catch {
+      // A cache that cannot be written costs the next run its compile, nothing else.
+    }
+  };
+  return { value, save };
+}
+
+/** `$XDG_CACHE_HOME/mcp-roots`, else `~/.cache/mcp-roots`; undefined without a home. */
+function cacheDir(): string | undefined {
+  const xdg = process.env.XDG_CACHE_HOME;
+  if (xdg?.startsWith('/')) return join(xdg, 'mcp-roots');
+  const home = process.env.HOME || homedir();
+  return home.startsWith('/') ? join(home, '.cache', 'mcp-roots') : undefined;
+}
+
+/** The command's name as a file name part (`validate`, `list`, ...); anything else is `other`. */
+function commandKey(command: string | undefined): string {
+  return command !== undefined && /^[a-z]{2,16}(?:-[a-z]{2,16})?$/.test(command)
+    ? command
+    : 'other';
+}
+
+const uid = () => process.getuid?.() ?? -1;
+
+/** A real directory (not a link) of this user's, closed to group and others. */
+function ownDir(dir: string): boolean {
+  const st = lstatSync(dir, { throwIfNoEntry: false });
+  return st !== undefined && st.isDirectory() && st.uid === uid() && (st.mode & 0o077) === 0;
+}
+
+/** The file's bytes, if it is a regular file of this user's that no one else may write. */
+function readOwn(file: string): Buffer | undefined {
+  let fd: number;
+  try {
+    fd = openSync(file, constants.O_RDONLY | constants.O_NOFOLLOW);
+  } catch {
+    return undefined;
+  }
+  try {
+    const st = fstatSync(fd);
+    if (!st.isFile() || st.uid !== uid() || (st.mode & 0o022) !== 0) return undefined;
+    return readFileSync(fd);
+  } catch {
+    return undefined;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Write `data` as `name` in `dir` (made `0700` if missing) whole or not at all; drop other builds'. */
+function write(dir: string, build: string, name: string, data: Buffer): void {
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  if (!ownDir(dir)) return;
+  const entries = readdirSync(dir);
+  for (const entry of entries) {
+    // Caches of other builds or Node versions: nothing will read them again.
+    if (entry.startsWith('rootsctl-') && !entry.startsWith(`${build}-${process.version}-`)) {
+      unlinkSync(join(dir, entry));
+    }
+  }
+  if (entries.filter((e) => e.startsWith(`${build}-`)).length >= MAX_FILES) return;
+  const temp = join(dir, `.${name}.${process.pid}`);
+  writeFileSync(temp, data, { mode: 0o600, flag: 'wx' });
+  renameSync(temp, join(dir, name));
+}
