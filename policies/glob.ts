@@ -1,4 +1,5 @@
 /** Expanding a policy glob to existing entries (docs/policy.md rule 3). */
+import type { Stats } from 'node:fs';
 import { sep } from 'node:path';
 import picomatch from 'picomatch';
 import { errnoCode } from '../common/errors.js';
@@ -133,11 +134,21 @@ export function globWalker(
   const visit = async (dir: string, rel: string, level: number, entry: EntryType) => {
     const name = entry.name;
     const path = childPath(dir, name);
-    if (name.includes('\uFFFD') && !(await exists(fs, path))) {
+    // A name that is not valid UTF-8 reads as U+FFFD, and so does a name really spelled with it:
+    // the decoded path names the latter, whatever the entry read was. Judge what the path
+    // names (its own lstat), never the entry's type, or a directory named by the byte 0xFF would
+    // stand for a link named U+FFFD beside it, and the link's target would be listed.
+    if (!name.includes('\uFFFD')) return visitFound(path, rel, level, entry);
+    const st = await lstatOf(fs, path);
+    if (st === undefined) {
       result.notUtf8.push(path);
       return;
     }
-    await visitFound(path, rel, level, entry);
+    await visitFound(path, rel, level, {
+      name,
+      isDirectory: () => st.isDirectory(),
+      isSymbolicLink: () => st.isSymbolicLink(),
+    });
   };
 
   /**
@@ -184,10 +195,17 @@ export function globWalker(
       return;
     }
     const pending: Promise<void>[] = [];
+    /** Names read here with U+FFFD: several entries may read as one, which names one of them. */
+    const replaced = new Set<string>();
     for (const entry of entries) {
-      const p = entry.name.includes('\uFFFD')
-        ? visit(dir, rel, level, entry)
-        : visitFound(childPath(dir, entry.name), rel, level, entry);
+      let p: Promise<void> | undefined;
+      if (!entry.name.includes('\uFFFD'))
+        p = visitFound(childPath(dir, entry.name), rel, level, entry);
+      else if (replaced.has(entry.name)) result.notUtf8.push(childPath(dir, entry.name));
+      else {
+        replaced.add(entry.name);
+        p = visit(dir, rel, level, entry);
+      }
       if (p !== undefined) pending.push(p);
     }
     await Promise.all(pending);
@@ -233,11 +251,10 @@ export function globWalker(
   return { walk, visit, consider, enters };
 }
 
-async function exists(fs: FsView, path: string): Promise<boolean> {
+async function lstatOf(fs: FsView, path: string): Promise<Stats | undefined> {
   try {
-    await fs.lstat(path);
-    return true;
+    return await fs.lstat(path);
   } catch {
-    return false;
+    return undefined;
   }
 }

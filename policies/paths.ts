@@ -50,11 +50,28 @@ export function toUri(path: string): string {
   if (PLAIN_PATH.test(path) && !NOT_NORMAL.test(path)) return `file://${path}`;
   let uri = uris.get(path);
   if (uri === undefined) {
-    uri = pathToFileURL(path).href;
+    uri = fileUri(path);
     if (uris.size > 100_000) uris.clear();
     uris.set(path, uri);
   }
   return uri;
+}
+
+/**
+ * Control characters at the end of a path: `pathToFileURL` escapes tab, LF and CR, and the URL
+ * parser strips the rest from the end of the text, so `/g/secret\u0001` would be listed as
+ * `file:///g/secret`, another directory. They are escaped here.
+ */
+// eslint-disable-next-line no-control-regex
+const TRAILING_CONTROLS = /[\u0001-\u001f]+$/;
+
+function fileUri(path: string): string {
+  const tail = TRAILING_CONTROLS.exec(path);
+  if (tail === null) return pathToFileURL(path).href;
+  const escaped = [...tail[0]].map(
+    (c) => `%${c.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0')}`,
+  );
+  return pathToFileURL(path.slice(0, tail.index)).href + escaped.join('');
 }
 
 /** A doubled slash, a `.` or `..` segment, or a trailing slash: what `pathToFileURL` rewrites. */

@@ -140,7 +140,7 @@ function clientInfo(method: string, p: Fields): ClientInfo | undefined {
 }
 
 /** Longest tool or client label the decision log keeps. */
-const MAX_LABEL = 200;
+export const MAX_LABEL = 200;
 
 /** An optional label for the decision log: printable text, at most MAX_LABEL characters. */
 function optionalLabel(method: string, p: Fields, field: string): string | undefined {

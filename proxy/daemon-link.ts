@@ -20,6 +20,7 @@ import { untilCancelled } from './abortable.js';
 import type { ProxyLogger } from './log.js';
 import { BARE_COMMANDS, startHint, type HintCommands } from './hint-commands.js';
 import { namingWarning, type ServerNaming } from './server-name.js';
+import { fitLabels } from './log-label.js';
 
 /** Options for `DaemonLink`. */
 export interface DaemonLinkOptions {
@@ -161,7 +162,7 @@ export class DaemonLink extends EventEmitter<DaemonLinkEvents> {
     signal?: AbortSignal,
   ): Promise<CheckResult> {
     const client = this.connected();
-    const params = { server: this.options.server, path, access, ...context };
+    const params = { server: this.options.server, path, access, ...fitLabels(context) };
     // mcp-rootsd closes a connection whose line passes its cap: one long path would cost every
     // other call of this server until the link is back. Refuse that one check instead.
     const bytes = Buffer.byteLength(JSON.stringify(params), 'utf8') + CHECK_ENVELOPE_BYTES;
@@ -192,7 +193,7 @@ export class DaemonLink extends EventEmitter<DaemonLinkEvents> {
     try {
       await this.connected().request(
         'log/ask',
-        { server: this.options.server, ...params },
+        { server: this.options.server, ...fitLabels(params) },
         { timeoutMs: this.timeoutMs },
       );
     } catch (err) {

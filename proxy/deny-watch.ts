@@ -144,8 +144,11 @@ export class DenyWatch {
       return this.cannotWatch(dir, 'too many directories');
     let w: FSWatcher;
     try {
-      w = watch(dir, { persistent: false }, (event, name) => {
-        if (event === 'rename' && name !== null) this.onEntry(set, root, join(dir, String(name)));
+      w = watch(dir, { persistent: false, encoding: 'buffer' }, (event, name) => {
+        if (event !== 'rename' || name === null) return;
+        const text = name.toString('utf8');
+        if (Buffer.from(text).equals(name)) this.onEntry(set, root, join(dir, text));
+        else this.onUnnameable(root, dir, name);
       });
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
@@ -210,6 +213,25 @@ export class DenyWatch {
     if (!st.isDirectory()) return;
     const walk = this.watchTree(set, root, path, true).finally(() => this.walks.delete(walk));
     this.walks.add(walk);
+  }
+
+  /**
+   * An entry whose name is not UTF-8 appeared (or went) in `dir`. It cannot be watched, nor
+   * hidden, by name: when it is denied, or a directory that may carry what is, the server is
+   * restarted, and its layout hides the nearest ancestor that can be named, or refuses to start
+   * (sandbox-mounts.ts). What is made inside such a directory later is not seen.
+   */
+  private onUnnameable(root: WatchedRoot, dir: string, name: Buffer): void {
+    const st = lstatSync(Buffer.concat([Buffer.from(dir), Buffer.from('/'), name]), {
+      throwIfNoEntry: false,
+    });
+    if (st === undefined || st.isSymbolicLink()) return;
+    const path = join(dir, name.toString('utf8'));
+    const denied = this.denial(root, path);
+    if (denied !== undefined) return this.o.onDenied(denied);
+    if (!st.isDirectory()) return;
+    this.cannotWatch(path, 'its name is not UTF-8');
+    this.o.onDenied({ path, access: 'all' });
   }
 
   private cannotWatch(dir: string, why: string): void {

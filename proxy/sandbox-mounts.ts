@@ -100,25 +100,53 @@ export async function entriesOf(dir: string): Promise<Dirent[]> {
   }
 }
 
-/** Every existing path under `root` that a deny pattern matches (not descending below a match). */
+/** The entries of `dir` (given as bytes) with their names as bytes, or none when it cannot be read. */
+async function rawEntriesOf(dir: Buffer): Promise<Dirent<Buffer>[]> {
+  try {
+    return await readdir(dir, { withFileTypes: true, encoding: 'buffer' });
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * Every existing path under `root` that a deny pattern matches (not descending below a match).
+ *
+ * A name that is not UTF-8 (a Latin-1 `café` from an old archive) cannot be named to bwrap, whose
+ * arguments are text: a denied entry with such a name, or below a directory with one, cannot be
+ * mounted over. Its nearest ancestor that can be named is hidden instead; when that is the root
+ * itself, the sandbox is not laid out at all (an error that names the entry).
+ */
 async function patternMatches(root: string, pattern: string): Promise<string[]> {
   const test = patternTest(pattern);
-  const out: string[] = [];
+  const out = new Set<string>();
   let seen = 0;
-  const walk = async (dir: string): Promise<void> => {
-    for (const e of await entriesOf(dir)) {
+  /** `dir` as text and as bytes; `cover`: the nameable directory to hide for what is below. */
+  const walk = async (dir: string, raw: Buffer, cover: string | undefined): Promise<void> => {
+    for (const e of await rawEntriesOf(raw)) {
       if (++seen > MAX_WALK_ENTRIES) {
         throw new Error(
           `${root} has more than ${MAX_WALK_ENTRIES} entries to search for the deny pattern ${pattern}; narrow the root or the pattern`,
         );
       }
-      const p = join(dir, e.name);
-      if (test(p)) out.push(p);
-      else if (e.isDirectory()) await walk(p);
+      const name = e.name.toString('utf8');
+      const p = join(dir, name);
+      const nameable = cover === undefined && Buffer.from(name).equals(e.name);
+      const below = nameable ? undefined : (cover ?? dir);
+      if (test(p)) {
+        if (below === undefined) out.add(p);
+        else if (below === root) {
+          throw new Error(
+            `${p} (a name that is not UTF-8, shown with U+FFFD) matches the deny pattern ${pattern} and cannot be hidden by name; rename it to UTF-8`,
+          );
+        } else out.add(below);
+      } else if (e.isDirectory()) {
+        await walk(p, Buffer.concat([raw, Buffer.from('/'), e.name]), below);
+      }
     }
   };
-  await walk(root);
-  return out;
+  await walk(root, Buffer.from(root), undefined);
+  return [...out];
 }
 
 /** The denied and write-protected paths inside one root that exist now. */
