@@ -277,14 +277,18 @@ function patchedDefaults(x: Expansion): Expansion['defaultMatches'] {
     gone.set(k, (gone.get(k) ?? 0) + 1);
     goneCanonical.add(c.canonical);
   }
-  const kept = before.filter((m) => {
-    if (!goneCanonical.has(m.canonical)) return true;
-    const k = key(m.canonical, m.name);
-    const n = gone.get(k) ?? 0;
-    if (n === 0) return true;
-    gone.set(k, n - 1);
-    return false;
-  });
+  // Nothing went (a creation): the earlier list as it is, copied without a look at each.
+  const kept =
+    goneCanonical.size === 0
+      ? before.slice()
+      : before.filter((m) => {
+          if (!goneCanonical.has(m.canonical)) return true;
+          const k = key(m.canonical, m.name);
+          const n = gone.get(k) ?? 0;
+          if (n === 0) return true;
+          gone.set(k, n - 1);
+          return false;
+        });
   if ([...gone.values()].some((n) => n !== 0)) return undefined;
   for (const c of d.added) kept.push({ canonical: c.canonical, name: basename(c.path) });
   return kept.length === x.candidates.length ? kept : undefined;
