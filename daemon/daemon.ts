@@ -75,6 +75,18 @@ export class Daemon {
           })
         : NO_DECISIONS;
     recordStateDecisions(state, decisions);
+    // Made before the policy is first resolved: the roots' watches are set before the walk.
+    const watcher = new PolicyWatcher({
+      state,
+      log,
+      settleMs: options.settleMs,
+      rescanMs: options.rescanMs,
+      degradedRescanMs: options.degradedRescanMs,
+      configFile: options.configFile,
+      grantsFile: grantsFile(options.stateDir),
+      backend: deps.watchBackend,
+    });
+    state.watchFirst = (targets) => watcher.watchFirst(targets);
     try {
       await state.start();
       const grants = new GrantStore({
@@ -97,16 +109,6 @@ export class Daemon {
         decisions,
         extra: grants.handlers(),
       });
-      const watcher = new PolicyWatcher({
-        state,
-        log,
-        settleMs: options.settleMs,
-        rescanMs: options.rescanMs,
-        degradedRescanMs: options.degradedRescanMs,
-        configFile: options.configFile,
-        grantsFile: grantsFile(options.stateDir),
-        backend: deps.watchBackend,
-      });
       await watcher.start();
       // Accept only now: every connection finds a loaded policy and a handler.
       await listener.listen();
@@ -126,6 +128,7 @@ export class Daemon {
       );
       return daemon;
     } catch (err) {
+      await watcher.close();
       state.close();
       await listener.close();
       if (decisions instanceof DecisionLog) await decisions.close();

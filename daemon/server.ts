@@ -231,7 +231,8 @@ export class RootsServer {
     // of thousands of roots, and encoding it as one string held the event loop for tens of ms.
     const line = encodeNotification('notifications/roots/list_changed', params);
     const started = performance.now();
-    for (const client of set) client.connection.notifyEncoded(line);
+    // Each push holds the whole list: a subscriber still reading the last gets only the newest.
+    for (const client of set) client.connection.notifyLatest(server, line);
     this.deps.log.debug(
       `pushed ${server}'s list (${line.bytes.length} bytes) to ${set.size} subscriber${set.size === 1 ? '' : 's'} in ${(performance.now() - started).toFixed(1)} ms`,
     );

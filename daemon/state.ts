@@ -19,6 +19,8 @@ import {
   type LoadedSources,
   type PolicyContext,
   type ResolvedPolicy,
+  type RootWatches,
+  watchTargets,
 } from '../policies/index.js';
 import { packageRoot } from '../common/package-info.js';
 import { ExpiryTimer } from './expiry-timer.js';
@@ -105,6 +107,14 @@ export class PolicyState extends EventEmitter<StateEvents> {
   private asked: Promise<unknown> = Promise.resolve();
   private readonly timer: ExpiryTimer;
   private readonly now: () => number;
+  /**
+   * Sets the watches a (re)load's roots need before it walks them (the watcher's): a change
+   * during the walk is then seen by the walk or reported by a watch. Resolves once they are in
+   * place, with a function to call once the new snapshot is in force (until then the watcher
+   * keeps them, whatever the snapshot in force plans). Without it, the watcher sets watches
+   * after each snapshot and looks again once they are set.
+   */
+  watchFirst?: (targets: RootWatches) => Promise<() => void>;
 
   constructor(private readonly opts: StateOptions) {
     super();
@@ -171,7 +181,15 @@ export class PolicyState extends EventEmitter<StateEvents> {
         (what.policy && this.baseErrors.length === 0) ||
         (what.grants && this.grantsErrors.length === 0);
       if (took || this.loadedAt.getTime() === 0) this.loadedAt = new Date(ctx.now);
-      await this.resolveNow(ctx);
+      // The roots' watches are set before the walk (watchFirst), so nothing is walked twice.
+      const release = this.watchFirst
+        ? await this.watchFirst(await watchTargets([...this.base.files, ...this.grants.files], ctx))
+        : undefined;
+      try {
+        await this.resolveNow(ctx, undefined, release);
+      } finally {
+        release?.();
+      }
       const ms = (performance.now() - started).toFixed(1);
       const servers = this.current.serverNames();
       const roots = servers.reduce((n, s) => n + this.current.roots(s).length, 0);
@@ -325,7 +343,12 @@ export class PolicyState extends EventEmitter<StateEvents> {
     };
   }
 
-  private async resolveNow(ctx: PolicyContext, changed?: string[]): Promise<void> {
+  /** `swapped`: called once the new snapshot is in force, before anyone hears of it. */
+  private async resolveNow(
+    ctx: PolicyContext,
+    changed?: string[],
+    swapped?: () => void,
+  ): Promise<void> {
     const files = [...this.base.files, ...this.grants.files];
     const next = await resolvePolicy(files, ctx, {
       includePatterns: this.base.includePatterns,
@@ -340,6 +363,7 @@ export class PolicyState extends EventEmitter<StateEvents> {
     // until then the snapshot in force answers, and answers are not held behind a big list.
     await next.prepare(new Set([...this.lists.keys(), ...next.serverNames()]));
     this.current = next;
+    swapped?.();
     this.warnings = [...this.base.warnings, ...this.grants.warnings, ...this.current.warnings];
     this.sha256 = combinedHash(files.map((f) => f.sha256));
     this.timer.set(this.current.nextExpiry, this.now);

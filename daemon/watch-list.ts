@@ -16,6 +16,8 @@ export interface Watch {
   handle?: WatchHandle;
   degraded?: DegradeCode;
   removed?: boolean;
+  /** Resolutions walking under it that set it first (watcher.ts `watchFirst`): kept until done. */
+  held?: number;
 }
 
 /**

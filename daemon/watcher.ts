@@ -4,7 +4,14 @@ import { lstat } from 'node:fs/promises';
 import { sep } from 'node:path';
 import type { Logger } from './logger.js';
 import { errnoCode } from '../common/errors.js';
-import { includeBase, includeMatcher, includeWatchDir, isGlob, nodeFs } from '../policies/index.js';
+import {
+  includeBase,
+  includeMatcher,
+  includeWatchDir,
+  isGlob,
+  nodeFs,
+  type RootWatches,
+} from '../policies/index.js';
 import { MAX_TIMEOUT_MS } from './expiry-timer.js';
 import type { PolicyState } from './state.js';
 import { RecomputeThrottle } from './throttle-recompute.js';
@@ -68,6 +75,10 @@ export class PolicyWatcher {
   /** Paths whose failure was logged (once per episode). */
   private readonly warned = new Set<string>();
   private readonly onResolved = () => void this.requestPlan();
+  /** Watches being opened, so that `watchFirst` can wait for one a plan is opening. */
+  private readonly opening = new Map<Watch, Promise<boolean>>();
+  /** A plan left a held watch it does not want (see `watchFirst`). */
+  private keptHeld = false;
   /** Directory changes: on the leading edge, then one trailing recompute per root and gap. */
   private readonly throttle = new RecomputeThrottle((paths) =>
     this.enqueue({ roots: true, policy: false, grants: false }, 'directories changed', paths),
@@ -112,6 +123,47 @@ export class PolicyWatcher {
       directories: active.size,
       mode: degraded.size > 0 ? 'degraded' : 'events',
       degraded: [...degraded].sort(),
+    };
+  }
+
+  /**
+   * Set the root watches a resolution is about to walk for (`PolicyState.watchFirst`), resolving
+   * once each is in place: every change after that is reported, so the walk that follows needs
+   * no second look. Until the returned function is called (the new snapshot is in force) they
+   * are kept even if the snapshot in force does not plan them; then its plan takes them over as
+   * watches it already has, with nothing to catch up.
+   */
+  async watchFirst(targets: RootWatches): Promise<() => void> {
+    if (this.closed) return () => {};
+    const wanted = wantedWatches({ policyFiles: [], includeDirs: [], ...targets }, []);
+    const held: Watch[] = [];
+    const waits: Promise<boolean>[] = [];
+    for (const [key, want] of wanted) {
+      let w = this.watches.get(key);
+      if (w === undefined) {
+        w = want;
+        this.watches.set(key, w);
+        waits.push(this.open(w));
+      } else {
+        // Its events count for the roots from now on, before the walk reads.
+        w.roles.add('roots');
+        waits.push(this.opening.get(w) ?? Promise.resolve(true));
+      }
+      w.held = (w.held ?? 0) + 1;
+      held.push(w);
+    }
+    if (held.length > 0) this.opts.log.debug(`watches set before the walk: ${held.length}`);
+    await Promise.all(waits);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      for (const w of held) w.held = (w.held ?? 1) - 1;
+      // A plan that ran meanwhile kept them; the next one closes those no longer wanted.
+      if (this.keptHeld) {
+        this.keptHeld = false;
+        void this.requestPlan();
+      }
     };
   }
 
@@ -175,7 +227,10 @@ export class PolicyWatcher {
 
     const wanted = wantedWatches(wp, [...pol.watch, ...gr.watch]);
 
-    const stale = [...this.watches.values()].filter((w) => !wanted.has(w.key));
+    const unwanted = [...this.watches.values()].filter((w) => !wanted.has(w.key));
+    // Watches set for a resolution still walking stay until its snapshot is in force.
+    const stale = unwanted.filter((w) => !(w.held !== undefined && w.held > 0));
+    if (stale.length < unwanted.length) this.keptHeld = true;
     for (const w of stale) {
       this.watches.delete(w.key);
       w.removed = true;
@@ -209,8 +264,16 @@ export class PolicyWatcher {
     if (roots || policy) this.poke({ roots, policy, grants: policy });
   }
 
-  /** Open one watch; true when it is in place. */
-  private async open(w: Watch): Promise<boolean> {
+  /** Open one watch; true when it is in place. One opening at a time per watch. */
+  private open(w: Watch): Promise<boolean> {
+    const p = this.openNow(w).finally(() => {
+      if (this.opening.get(w) === p) this.opening.delete(w);
+    });
+    this.opening.set(w, p);
+    return p;
+  }
+
+  private async openNow(w: Watch): Promise<boolean> {
     const onEvent = (e: WatchEvent) => this.onEvent(w, e);
     const onError = (err: Error) => this.onWatchError(w, err);
     let handle: WatchHandle;

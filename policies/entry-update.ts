@@ -4,6 +4,7 @@
  * whose base saw changes walks only the changed subtrees again (glob-update.ts), anything else
  * is expanded again. The result is the one `expandEntry` would give now.
  */
+import { constants } from 'node:fs';
 import { isGlob } from './expand.js';
 import {
   expandEntry,
@@ -14,7 +15,8 @@ import {
   type Expansion,
 } from './entry.js';
 import { globShape } from './glob.js';
-import { updateGlob } from './glob-update.js';
+import { updateGlob, type GlobUpdate } from './glob-update.js';
+import { accessAll } from './fs.js';
 import type { PolicyContext } from './model.js';
 import { isInsideOrEqual, isStrictlyInside } from './paths.js';
 
@@ -48,8 +50,9 @@ export async function updateEntry(
   if (touched.some((p) => !isStrictlyInside(p, shape.base)))
     return expandEntry(fs, abs, kind, anchor);
   const canonical = touched.map((p) => walked.canonicalBase + p.slice(shape.base.length));
-  const g = await updateGlob(fs, abs, kind, walked.canonicalBase, walked.result, canonical);
-  if (g === undefined) return expandEntry(fs, abs, kind, anchor);
+  const u = await updateGlob(fs, abs, kind, walked.canonicalBase, walked.result, canonical);
+  if (u === undefined) return expandEntry(fs, abs, kind, anchor);
+  const g = u.result;
   const x: Expansion = {
     id: newExpansionId(),
     literal: false,
@@ -60,36 +63,61 @@ export async function updateEntry(
     walked: { canonicalBase: walked.canonicalBase, result: g },
     notReadable: new Set(),
   };
-  // A match outside the changed subtrees that is no link, and was none, was judged by the last
-  // expansion; every link it matched is judged again (it may be a directory now).
-  const fresh = (path: string) => canonical.some((r) => isInsideOrEqual(path, r));
-  const links = new Set(walked.result.links);
-  const judged = (m: Candidate) => m.path !== m.canonical || links.has(m.path) || fresh(m.path);
-  const y = await fromGlob(fs, x, g, (m) =>
-    judged(m) ? undefined : !old.notReadable.has(m.canonical),
-  );
-  y.delta = candidateDelta(old, y, judged);
-  return y;
+  return updated(fs, x, old, u);
 }
 
 /**
- * What an update added to and removed from the earlier expansion's candidates. Only candidates
- * the update judged again can differ: every other one is kept as it was (glob-update.ts).
+ * Fill `x` from an update's walk as `fromGlob` would from a full one, in time proportional to
+ * what the update looked at again. The matches it kept (no link, outside the changed subtrees)
+ * were judged by the last expansion: readable unless it found them not. The rest (what the
+ * changed subtrees hold now, every matched link) are asked of the filesystem, and they alone
+ * make the delta: the earlier candidates among `dropped` against the new ones among them.
  */
-function candidateDelta(
-  old: Expansion,
+async function updated(
+  fs: PolicyContext['fs'],
   x: Expansion,
-  judged: (c: Candidate) => boolean,
-): NonNullable<Expansion['delta']> {
-  const before = old.candidates.filter(judged);
-  const after = x.candidates.filter(judged);
+  old: Expansion,
+  u: GlobUpdate,
+): Promise<Expansion> {
+  const g = u.result;
+  if (g.matches.length === 0) return fromGlob(fs, x, g, () => undefined);
+  for (const n of g.unreadable) x.notes.push(`cannot read ${n.path} (${n.code}); skipped`);
+  for (const o of g.outsideBase)
+    x.notes.push(`${o} is a symlink that leads outside what the glob matches; not granted`);
+  for (const n of g.notUtf8) x.notes.push(`${n} is not valid UTF-8 and cannot be a URI; skipped`);
+  const notReadable = (c: Candidate) => {
+    x.notReadable.add(c.canonical);
+    x.notes.push(`${c.canonical} is not readable; not granted`);
+  };
+  const kept = g.matches.slice(0, u.kept);
+  if (old.notReadable.size === 0) x.candidates = kept;
+  else for (const c of kept) (old.notReadable.has(c.canonical) ? notReadable : keep)(c);
+  function keep(c: Candidate) {
+    x.candidates.push(c);
+  }
+  const asked = g.matches.slice(u.kept);
+  const answers = await accessAll(
+    fs,
+    asked.map((c) => c.canonical),
+    constants.R_OK,
+  );
+  const added: Candidate[] = [];
+  asked.forEach((c, i) => {
+    if (!answers[i]) return notReadable(c);
+    x.candidates.push(c);
+    added.push(c);
+  });
+  if (x.candidates.length === 0) x.reason = 'not-readable';
+  // The earlier candidates looked at again: the dropped matches the last expansion found readable.
+  const before = u.dropped.filter((c) => !old.notReadable.has(c.canonical));
   const had = new Set(before.map(candidateKey));
-  const has = new Set(after.map(candidateKey));
-  return {
+  const has = new Set(added.map(candidateKey));
+  x.delta = {
     from: old,
-    added: after.filter((c) => !had.has(candidateKey(c))),
+    added: added.filter((c) => !had.has(candidateKey(c))),
     removed: before.filter((c) => !has.has(candidateKey(c))),
   };
+  return x;
 }
 
 /**

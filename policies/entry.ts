@@ -103,7 +103,7 @@ export async function expandEntry(
   }
   const found: Candidate[] = [];
   if (x.literal || !isGlob(abs)) {
-    x.watch.dir = { path: await nearestExisting(fs, dirname(abs)), depth: 0 };
+    x.watch = await watchFor(fs, abs, x.literal, undefined);
     if (!x.literal && lstatCode === 'EACCES') {
       // A parent that cannot be searched: the path may well exist, and "missing" would mislead.
       x.reason = 'not-readable';
@@ -121,24 +121,41 @@ export async function expandEntry(
     const shape = globShape(abs);
     const base = await anchor(shape.base);
     x.anchors += JSON.stringify(base);
-    if (!base.ok && base.refused) {
-      // Not walked: watch where the link lives, to see it removed or pointed back.
-      x.watch.dir = { path: await nearestExisting(fs, dirname(shape.base)), depth: 0 };
-      return refuse(x, shape.base, base);
-    }
-    const watchBase = await nearestExisting(fs, shape.base);
-    if (shape.recursive && watchBase === shape.base) {
-      const ignore = [...HEAVY_DIRS, '.git'].filter((h) => !abs.includes(`/${h}`));
-      x.watch.recursive = { path: watchBase, ignore };
-    } else {
-      // Until the base exists, watch its nearest ancestor shallowly, not all of it recursively.
-      x.watch.dir = { path: watchBase, depth: watchBase === shape.base ? shape.depth : 0 };
-    }
+    x.watch = await watchFor(fs, abs, false, base);
+    if (!base.ok && base.refused) return refuse(x, shape.base, base);
     const g = await expandGlob(fs, abs, kind, base.ok ? base.canonical : undefined);
     if (base.ok) x.walked = { canonicalBase: base.canonical, result: g };
     return fromGlob(fs, x, g, () => undefined);
   }
   return withReadable(fs, x, found, () => undefined);
+}
+
+/**
+ * What to watch to see every change to what `abs` yields: a path's parent (or its nearest
+ * existing ancestor), a glob's base (recursively for `**`), or, for a glob whose base leads
+ * through a link that is refused, where the link lives. `literal`: `abs` exists as written;
+ * `base`: where a glob's base led. The daemon asks this before it walks (see
+ * `watchTargets` in resolve.ts), so both must choose alike: both call this.
+ */
+export async function watchFor(
+  fs: PolicyContext['fs'],
+  abs: string,
+  literal: boolean,
+  base: Anchor | undefined,
+): Promise<Expansion['watch']> {
+  if (literal || !isGlob(abs))
+    return { dir: { path: await nearestExisting(fs, dirname(abs)), depth: 0 } };
+  const shape = globShape(abs);
+  // Not walked: watch where the link lives, to see it removed or pointed back.
+  if (base !== undefined && !base.ok && base.refused)
+    return { dir: { path: await nearestExisting(fs, dirname(shape.base)), depth: 0 } };
+  const watchBase = await nearestExisting(fs, shape.base);
+  if (shape.recursive && watchBase === shape.base) {
+    const ignore = [...HEAVY_DIRS, '.git'].filter((h) => !abs.includes(`/${h}`));
+    return { recursive: { path: watchBase, ignore } };
+  }
+  // Until the base exists, watch its nearest ancestor shallowly, not all of it recursively.
+  return { dir: { path: watchBase, depth: watchBase === shape.base ? shape.depth : 0 } };
 }
 
 /**
@@ -260,14 +277,18 @@ function patchedDefaults(x: Expansion): Expansion['defaultMatches'] {
     gone.set(k, (gone.get(k) ?? 0) + 1);
     goneCanonical.add(c.canonical);
   }
-  const kept = before.filter((m) => {
-    if (!goneCanonical.has(m.canonical)) return true;
-    const k = key(m.canonical, m.name);
-    const n = gone.get(k) ?? 0;
-    if (n === 0) return true;
-    gone.set(k, n - 1);
-    return false;
-  });
+  // Nothing went (a creation): the earlier list as it is, copied without a look at each.
+  const kept =
+    goneCanonical.size === 0
+      ? before.slice()
+      : before.filter((m) => {
+          if (!goneCanonical.has(m.canonical)) return true;
+          const k = key(m.canonical, m.name);
+          const n = gone.get(k) ?? 0;
+          if (n === 0) return true;
+          gone.set(k, n - 1);
+          return false;
+        });
   if ([...gone.values()].some((n) => n !== 0)) return undefined;
   for (const c of d.added) kept.push({ canonical: c.canonical, name: basename(c.path) });
   return kept.length === x.candidates.length ? kept : undefined;

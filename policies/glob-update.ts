@@ -8,9 +8,29 @@
 import { constants } from 'node:fs';
 import { basename, dirname, sep } from 'node:path';
 import { errnoCode } from '../common/errors.js';
-import { globShape, globWalker, type EntryKind, type EntryType, type GlobResult } from './glob.js';
+import {
+  globShape,
+  globWalker,
+  type EntryKind,
+  type EntryType,
+  type GlobMatch,
+  type GlobResult,
+} from './glob.js';
 import type { FsView } from './model.js';
 import { isInsideOrEqual, isStrictlyInside } from './paths.js';
+
+/**
+ * An update's walk. `result.matches` is the earlier matches the update did not look at again,
+ * in their order (the first `kept`), then those it found judging the changed subtrees and every
+ * matched link again; `dropped` is the earlier matches it looked at again (objects of
+ * `old.matches`). So a caller can tell what changed from those two short lists, without going
+ * through every match.
+ */
+export interface GlobUpdate {
+  result: GlobResult;
+  kept: number;
+  dropped: GlobMatch[];
+}
 
 /**
  * `old` brought up to date for `changed` (canonical paths strictly inside `canonicalBase`), or
@@ -23,7 +43,7 @@ export async function updateGlob(
   canonicalBase: string,
   old: GlobResult,
   changed: string[],
-): Promise<GlobResult | undefined> {
+): Promise<GlobUpdate | undefined> {
   if (changed.some((p) => !isStrictlyInside(p, canonicalBase))) return undefined;
   // A change inside another changed path is walked with it.
   const sorted = [...new Set(changed)].sort((a, b) => a.length - b.length);
@@ -34,10 +54,23 @@ export async function updateGlob(
     return undefined;
 
   const links = new Set(old.links);
+  // Every matched symlink is judged again below: its target may lie in a changed subtree.
+  // One pass over the earlier matches, the only one an update makes.
+  const keptMatches: GlobMatch[] = [];
+  const dropped: GlobMatch[] = [];
+  const one = regions.length === 1 ? regions[0]! : undefined;
+  const under = one === undefined ? '' : one === sep ? sep : one + sep;
+  for (const m of old.matches) {
+    const p = m.path;
+    const again =
+      (links.size > 0 && links.has(p)) ||
+      (one !== undefined ? p === one || p.startsWith(under) : inRegion(p));
+    (again ? dropped : keptMatches).push(m);
+  }
+  const kept = keptMatches.length;
   const result: GlobResult = {
     ...old,
-    // Every matched symlink is judged again below: its target may lie in a changed subtree.
-    matches: old.matches.filter((m) => !links.has(m.path) && !inRegion(m.path)),
+    matches: keptMatches,
     unreadable: old.unreadable.filter((u) => !inRegion(u.path)),
     outsideBase: [],
     notUtf8: old.notUtf8.filter((n) => !inRegion(n)),
@@ -65,10 +98,10 @@ export async function updateGlob(
         : [walker.visit(plan.dir, plan.rel, plan.level, plan.entry)],
     ),
   );
-  const kept = old.links.filter((l) => !inRegion(l));
-  result.links.push(...kept);
-  await Promise.all(kept.map((l) => walker.consider(l, true, false)));
-  return result;
+  const keptLinks = old.links.filter((l) => !inRegion(l));
+  result.links.push(...keptLinks);
+  await Promise.all(keptLinks.map((l) => walker.consider(l, true, false)));
+  return { result, kept, dropped };
 }
 
 type Plan = 'nothing' | { dir: string; rel: string; level: number; entry: EntryType };

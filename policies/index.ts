@@ -12,3 +12,4 @@ export { includeBase, includeMatcher, includeWatchDir, nearestExisting } from '.
 export { combinedHash, fileHash } from './hash.js';
 export type * from './model.js';
 export { coverageOf, serverCoverage } from './server-coverage.js';
+export { watchTargets, type RootWatches } from './watch-first.js';

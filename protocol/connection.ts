@@ -177,6 +177,22 @@ export class JsonRpcConnection extends EventEmitter<ConnectionEvents> {
     return this.writeLine(line.bytes, true);
   }
 
+  /**
+   * `notifyEncoded` for a message that supersedes the one sent before it under the same `key`
+   * (a server's whole list). While the peer has yet to read earlier output, only the newest such
+   * message is kept, and written once it has: a slow reader of large lists gets the latest list,
+   * not a pile of stale ones and a disconnection for the pile.
+   */
+  notifyLatest(key: string, line: EncodedNotification): boolean {
+    const w = this.writable;
+    if (this.closePromise !== undefined || w.destroyed || w.writableEnded) return false;
+    if (!w.writableNeedDrain && this.owed.size === 0) return this.writeLine(line.bytes, true);
+    this.owed.delete(key);
+    this.owed.set(key, line);
+    if (this.owed.size === 1) w.once('drain', this.payOwed);
+    return true;
+  }
+
   /** Handle incoming request `method`; its params arrive validated. Methods without a handler get `-32601`. */
   onRequest<M extends Method>(method: M, handler: RequestHandler<M>): this {
     this.requestHandlers.set(method, handler);
@@ -306,6 +322,21 @@ export class JsonRpcConnection extends EventEmitter<ConnectionEvents> {
   private sendError(id: RpcId, error: RpcErrorObject): void {
     this.writeLine(errorLine(idText(id), error));
   }
+
+  /** The newest superseding message per key, waiting for the peer to read (`notifyLatest`). */
+  private readonly owed = new Map<string, EncodedNotification>();
+
+  /** Write what `notifyLatest` kept, oldest key first, until the peer falls behind again. */
+  private readonly payOwed = (): void => {
+    for (const [key, line] of this.owed) {
+      this.owed.delete(key);
+      if (!this.writeLine(line.bytes, true)) return;
+      if (this.writable.writableNeedDrain && this.owed.size > 0) {
+        this.writable.once('drain', this.payOwed);
+        return;
+      }
+    }
+  };
 
   /** Write one message and its newline; false when closed, or closed now for a peer that does not read. */
   private writeLine(message: string | Buffer, ended = false): boolean {
