@@ -4,11 +4,12 @@
  */
 import { spawn, spawnSync, type ChildProcess, type SpawnSyncReturns } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, chownSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { bin } from './bin.js';
 import { poll } from './poll.js';
+import { REPO } from './repo.js';
 
 export interface TestUser {
   name: string;
@@ -44,6 +45,27 @@ export function requireUserTools(): void {
     throw new Error(
       `${missing.join(', ')} not found: install passwd (useradd, userdel) and util-linux (setpriv); .ci/run does`,
     );
+  }
+  requireReachable(REPO, 'the checkout');
+  requireReachable(dirname(process.execPath), "Node's directory");
+}
+
+/**
+ * Throw unless another user can reach what is in directory `path`: it and every directory above
+ * it must let others in (mode o+x). The throwaway users run the checkout's built files with the same Node; a checkout
+ * under a private directory (`mktemp -d` makes one 0700) fails every permission test with a
+ * message about a missing module instead of saying why.
+ */
+function requireReachable(path: string, what: string): void {
+  for (let dir = path; ; dir = dirname(dir)) {
+    const mode = statSync(dir).mode;
+    if ((mode & 0o001) === 0) {
+      throw new Error(
+        `${what} ${path} is not reachable by other users: ${dir} has mode ${(mode & 0o777).toString(8)}. ` +
+          'The permission tests run it as a throwaway user; put the checkout (and Node) where others may enter (chmod o+x on each directory above it).',
+      );
+    }
+    if (dir === '/') return;
   }
 }
 
