@@ -27,6 +27,13 @@ const TIMEOUT_S = 180;
 const KILL_AFTER_MS = (TIMEOUT_S + 20) * 1000;
 /** Each file's last duration, so that the longest start first and none is left running alone. */
 const TIMES = join(root, '.tmp', 'test-times.json');
+/**
+ * Durations from one full run on the project's 2-core machine, for a checkout that has none of its
+ * own yet (a fresh clone's first run, which CI's first Node version is): run in path order, the
+ * longest files could start last and leave a core idle for half a minute. Only an ordering hint,
+ * so a stale entry costs nothing but order; refresh it from .tmp/test-times.json now and then.
+ */
+const SEED_TIMES = join(root, 'scripts', 'test-times.json');
 const MOCK_HOOKS = pathToFileURL(join(root, 'node_modules/@tapjs/mock/dist/esm/import.mjs')).href;
 
 function usage(message) {
@@ -72,15 +79,15 @@ function allTests(dir) {
   return out.sort();
 }
 
-function readTimes() {
+function readTimes(path) {
   try {
-    return JSON.parse(readFileSync(TIMES, 'utf8'));
+    return JSON.parse(readFileSync(path, 'utf8'));
   } catch {
     return {};
   }
 }
 
-const times = readTimes();
+const times = { ...readTimes(SEED_TIMES), ...readTimes(TIMES) };
 // Unknown files first (a new file may be long), then the longest first.
 const queue = files.slice().sort((a, b) => (times[b] ?? Infinity) - (times[a] ?? Infinity));
 const jobs = Number(process.env.MCP_ROOTS_TEST_JOBS) || availableParallelism() + 1;
