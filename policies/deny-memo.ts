@@ -25,7 +25,7 @@
 import type { DenyAccess } from '../common/types.js';
 import { compileDeny, type DenyRule } from './deny.js';
 import { isGlob, splitGlob } from './expand.js';
-import { pathCalls } from './fs.js';
+import { pathProbe } from './fs.js';
 import type { FsView, WatchPlan } from './model.js';
 import { isInsideOrEqual, selfAndAncestors } from './paths.js';
 
@@ -116,7 +116,7 @@ export class DenyMemo {
       prior !== undefined && prior.treesKey === treesKey && sameSet(prior.holding, holding)
         ? prior.wanted
         : wantedDirs(chains, holding, trees);
-    const calls = pathCalls(fs);
+    const probe = pathProbe(fs);
     const isDir = new Map<string, boolean>();
     const dirs: WatchPlan['dirs'] = [];
     for (const path of wanted) {
@@ -128,7 +128,12 @@ export class DenyMemo {
       ) {
         // A missing directory is seen appearing from the one above it; a link is not watched
         // (a watch follows it), its replacement is seen from the directory holding it.
-        const st = await calls.lstat(path).catch(() => undefined);
+        let st;
+        try {
+          st = await probe.lstat(path);
+        } catch {
+          st = undefined; // unreadable: not watched, as a missing one
+        }
         known = st?.isDirectory() ?? false;
       }
       isDir.set(path, known);

@@ -32,58 +32,75 @@ export function nodeFs(): FsView {
   return view;
 }
 
-/** A synchronous call as a settled promise, so that callers written for `FsView` need no change. */
-function now<T>(call: () => T): Promise<T> {
-  try {
-    return Promise.resolve(call());
-  } catch (err) {
-    return Promise.reject(err instanceof Error ? err : new Error(String(err)));
-  }
+/**
+ * The calls that canonicalize a path (`canonicalizeLoose`), each answering `undefined` for a path
+ * that does not exist (ENOENT, or ENOTDIR: a component is not a directory) and throwing any other
+ * error. Answers may be plain values: on the real filesystem they are.
+ */
+export interface PathProbe {
+  realpath(p: string): string | undefined | Promise<string | undefined>;
+  lstat(p: string): Stats | undefined | Promise<Stats | undefined>;
+  /** Absent when the view cannot read links (a test's own view). */
+  readlink: ((p: string) => string | Promise<string>) | undefined;
 }
 
-/** The calls that canonicalize a path, made directly (see `pathCalls`). */
-const directPathCalls: Pick<FsView, 'realpath' | 'lstat' | 'readlink'> = {
-  realpath: (p) => now(() => realpathSync.native(p)),
-  lstat: (p) => now(() => lstatSync(p)),
-  readlink: (p) => now(() => readlinkSync(p)),
-};
+function isMissing(err: unknown): boolean {
+  const code = (err as NodeJS.ErrnoException | undefined)?.code;
+  return code === 'ENOENT' || code === 'ENOTDIR';
+}
 
-/**
- * The calls `canonicalizeLoose` makes, for `fs`. On the real filesystem they are made directly:
- * one `realpath` is a few microseconds in the kernel, and through libuv's thread pool (behind
- * the resolution's cap on calls in flight) several times that. Every resolution canonicalizes
- * the 60-odd protected paths and every deny, and every access decision its path, so this was
- * most of a one-directory recompute (5 ms of 5.5 here) and of a `roots/check`. As with
- * `accessAll`, a hung network mount would hold the event loop for the call that hangs.
- */
-export function pathCalls(fs: FsView): Pick<FsView, 'realpath' | 'lstat' | 'readlink'> {
-  return direct.has(fs) ? directPathCalls : fs;
+function missingAsUndefined(err: unknown): undefined {
+  if (isMissing(err)) return undefined;
+  throw err;
 }
 
 /**
- * The same calls for `canonicalizeLoose`'s direct path, answering `undefined` for a path that
- * does not exist instead of throwing: the built-in protected paths alone are 80-odd paths,
- * most of them missing on any one machine, and an exception (an `Error` with its stack, through
- * Node's error helpers) per missing component was a visible share of `rootsctl validate`.
+ * The probe of the real filesystem: direct calls. One `realpath` is a few microseconds in the
+ * kernel, and through libuv's thread pool (behind the resolution's cap on calls in flight)
+ * several times that. Every resolution canonicalizes the 60-odd protected paths and every deny,
+ * and every access decision its path, so this was most of a one-directory recompute (5 ms of
+ * 5.5 here) and of a `roots/check`. As with `accessAll`, a hung network mount would hold the
+ * event loop for the call that hangs. A missing path answers without an exception: the built-in
+ * protected paths alone are 80-odd paths, most of them missing on any one machine, and an
+ * `Error` with its stack per missing component was a visible share of `rootsctl validate`.
  */
-export const directProbe = {
-  /** True when `fs` is the real filesystem (see `pathCalls`). */
-  applies: (fs: FsView): boolean => direct.has(fs),
-  /** `realpath`, or undefined when the path (followed through links) does not exist. */
-  realpath(p: string): string | undefined {
+const directProbe: PathProbe = {
+  realpath(p) {
     if (!existsSync(p)) return undefined;
     try {
       return realpathSync.native(p);
     } catch (err) {
-      // Removed between the two calls.
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-      throw err;
+      return missingAsUndefined(err); // removed between the two calls
     }
   },
-  /** `lstat`, or undefined when the entry does not exist. */
-  lstat: (p: string): Stats | undefined => lstatSync(p, { throwIfNoEntry: false }),
-  readlink: (p: string): string => readlinkSync(p),
+  lstat(p) {
+    try {
+      return lstatSync(p, { throwIfNoEntry: false });
+    } catch (err) {
+      return missingAsUndefined(err);
+    }
+  },
+  readlink: (p) => readlinkSync(p),
 };
+
+/** Each view's probe, made once. */
+const probes = new WeakMap<FsView, PathProbe>();
+
+/** The calls `canonicalizeLoose` makes, for `fs`: direct ones on the real filesystem. */
+export function pathProbe(fs: FsView): PathProbe {
+  if (direct.has(fs)) return directProbe;
+  let probe = probes.get(fs);
+  if (probe === undefined) {
+    const readlink = fs.readlink?.bind(fs);
+    probe = {
+      realpath: (p) => fs.realpath(p).catch(missingAsUndefined),
+      lstat: (p) => fs.lstat(p).catch(missingAsUndefined),
+      readlink,
+    };
+    probes.set(fs, probe);
+  }
+  return probe;
+}
 
 /** How many `access` calls run between two turns of the event loop (about a millisecond). */
 const ACCESS_SLICE = 256;

@@ -1,9 +1,8 @@
 /** Path helpers that compare by whole segments: the only way this project compares paths. */
 import { dirname, sep } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { errnoCode } from '../common/errors.js';
 import type { FsView } from './model.js';
-import { directProbe, pathCalls } from './fs.js';
+import { pathProbe } from './fs.js';
 
 /** True when `child` is `parent` or lies inside it, compared by whole path segments. */
 export function isInsideOrEqual(child: string, parent: string): boolean {
@@ -135,57 +134,8 @@ export function rebase(path: string, from: string, to: string): string {
  * a link).
  */
 export async function canonicalizeLoose(fs: FsView, path: string, depth = 0): Promise<string> {
-  if (directProbe.applies(fs)) return canonicalizeDirect(path, depth);
-  const calls = pathCalls(fs);
-  try {
-    return await calls.realpath(path);
-  } catch (err) {
-    const code = errnoCode(err);
-    if (code !== 'ENOENT' && code !== 'ENOTDIR') throw err;
-  }
-  if (depth > MAX_LINKS)
-    throw Object.assign(new Error(`too many symlinks: ${path}`), { code: 'ELOOP' });
-  const segments = path.split(sep).filter((s) => s !== '');
-  let canon: string = sep;
-  for (let i = 0; i < segments.length; i++) {
-    const here = childPath(canon, segments[i]!);
-    let st;
-    try {
-      st = await calls.lstat(here);
-    } catch (err) {
-      const code = errnoCode(err);
-      if (code !== 'ENOENT' && code !== 'ENOTDIR') throw err;
-      // The first missing component (or one below a file): the rest is appended as written.
-      return withinLimits(childPath(canon, segments.slice(i).join(sep)), segments.slice(i));
-    }
-    if (!st.isSymbolicLink()) {
-      canon = here;
-      continue;
-    }
-    const rest = segments.slice(i + 1).join(sep);
-    try {
-      canon = await calls.realpath(here);
-      continue;
-    } catch (err) {
-      const code = errnoCode(err);
-      if (code !== 'ENOENT' && code !== 'ENOTDIR') throw err;
-    }
-    // A dangling link: judge the path it points to, with the rest appended.
-    if (!calls.readlink) return childPath(here, rest);
-    const target = await calls.readlink(here);
-    const next = target.startsWith(sep) ? target : childPath(canon, target);
-    return canonicalizeLoose(fs, normalizeLexically(childPath(next, rest)), depth + 1);
-  }
-  return canon;
-}
-
-/**
- * `canonicalizeLoose` on the real filesystem, in the same steps, with calls that answer
- * "missing" instead of throwing (`directProbe`). Direct calls, as `pathCalls` already made
- * there; the one added call is `existsSync` before the `realpath` of the same path.
- */
-function canonicalizeDirect(path: string, depth: number): string {
-  const whole = directProbe.realpath(path);
+  const probe = pathProbe(fs);
+  const whole = await probe.realpath(path);
   if (whole !== undefined) return whole;
   if (depth > MAX_LINKS)
     throw Object.assign(new Error(`too many symlinks: ${path}`), { code: 'ELOOP' });
@@ -193,31 +143,28 @@ function canonicalizeDirect(path: string, depth: number): string {
   let canon: string = sep;
   for (let i = 0; i < segments.length; i++) {
     const here = childPath(canon, segments[i]!);
-    const st = directProbe.lstat(here);
-    if (st === undefined) {
-      return withinLimits(childPath(canon, segments.slice(i).join(sep)), segments.slice(i));
-    }
+    const st = await probe.lstat(here);
+    // The first missing component: the rest is appended as written.
+    if (st === undefined) return withinLimits(canon, segments.slice(i));
     if (!st.isSymbolicLink()) {
       canon = here;
-      // Below a file nothing exists (the kernel's ENOTDIR): the rest is appended as written.
+      // Below anything but a directory nothing exists (the kernel's ENOTDIR).
       if (!st.isDirectory() && i + 1 < segments.length) {
-        return withinLimits(
-          childPath(canon, segments.slice(i + 1).join(sep)),
-          segments.slice(i + 1),
-        );
+        return withinLimits(canon, segments.slice(i + 1));
       }
       continue;
     }
-    const rest = segments.slice(i + 1).join(sep);
-    const target = directProbe.realpath(here);
+    const target = await probe.realpath(here);
     if (target !== undefined) {
       canon = target;
       continue;
     }
     // A dangling link: judge the path it points to, with the rest appended.
-    const link = directProbe.readlink(here);
+    const rest = segments.slice(i + 1).join(sep);
+    if (probe.readlink === undefined) return childPath(here, rest);
+    const link = await probe.readlink(here);
     const next = link.startsWith(sep) ? link : childPath(canon, link);
-    return canonicalizeDirect(normalizeLexically(childPath(next, rest)), depth + 1);
+    return canonicalizeLoose(fs, normalizeLexically(childPath(next, rest)), depth + 1);
   }
   return canon;
 }
@@ -226,7 +173,9 @@ function canonicalizeDirect(path: string, depth: number): string {
 const PATH_MAX = 4096;
 const NAME_MAX = 255;
 
-function withinLimits(path: string, missing: string[]): string {
+/** `existing` with the `missing` segments appended, unless the kernel would refuse the result. */
+function withinLimits(existing: string, missing: string[]): string {
+  const path = childPath(existing, missing.join(sep));
   const tooLong =
     Buffer.byteLength(path) >= PATH_MAX || missing.some((s) => Buffer.byteLength(s) > NAME_MAX);
   if (tooLong) throw Object.assign(new Error(`name too long: ${path}`), { code: 'ENAMETOOLONG' });
