@@ -4,7 +4,7 @@ import type { Socket } from 'node:net';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import t from 'tap';
-import { nextEvent, shortDir, startDaemon } from '../helpers/daemon.js';
+import { nextEvent, shortDir, startDaemon, startLargeListDaemon } from '../helpers/daemon.js';
 import { poll, waitFor } from '../helpers/poll.js';
 import { rawConnect } from '../helpers/raw.js';
 
@@ -243,14 +243,7 @@ void t.test(
 );
 
 void t.test('a client that stops reading is cut off once 1 MiB is queued', async (t) => {
-  const dir = shortDir();
-  for (let i = 0; i < 3000; i++)
-    mkdirSync(join(dir, 'many', `directory-with-a-long-name-${i}`), { recursive: true });
-  const d = await startDaemon(
-    t,
-    `version: 1\nservers:\n  fs:\n    roots: [{path: ${dir}/many/*}]\n`,
-    { dir },
-  );
+  const { d } = await startLargeListDaemon(t);
   const raw = await rawConnect(d.socket);
   raw.socket.pause();
   const req = '{"jsonrpc":"2.0","id":1,"method":"roots/list","params":{"server":"fs"}}\n';

@@ -6,20 +6,13 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
-import { shortDir, startDaemon } from '../helpers/daemon.js';
+import { startLargeListDaemon } from '../helpers/daemon.js';
 import { waitFor } from '../helpers/poll.js';
 import { rawConnect } from '../helpers/raw.js';
 
 void t.test('a slow subscriber of a large list gets the newest list, not cut off', async (t) => {
-  const dir = shortDir();
   // About 300 KB a list: ten pushes pile up well past the 1 MiB cap on queued output.
-  for (let i = 0; i < 3000; i++)
-    mkdirSync(join(dir, 'many', `directory-with-a-long-name-${i}`), { recursive: true });
-  const d = await startDaemon(
-    t,
-    `version: 1\nservers:\n  fs:\n    roots: [{path: ${dir}/many/*}]\n`,
-    { dir },
-  );
+  const { dir, d } = await startLargeListDaemon(t);
   const raw = await rawConnect(d.socket);
   t.teardown(() => raw.close());
   raw.send(

@@ -1,5 +1,5 @@
 /** Start a real daemon on a socket in a short temp directory, in this process. */
-import { rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { Daemon } from '../../daemon/daemon.js';
@@ -115,4 +115,18 @@ export function nextEvent<T>(emitter: NodeJS.EventEmitter, event: string, ms = 3
     };
     emitter.once(event, on);
   });
+}
+
+/**
+ * A daemon whose server `fs` lists 3,000 directories with long names (`dir/many/*`): about
+ * 300 KB a list, so that a few lists queued for a client that does not read pass the 1 MiB cap.
+ */
+export async function startLargeListDaemon(t: {
+  teardown(fn: () => unknown): void;
+}): Promise<{ dir: string; d: TestDaemon }> {
+  const dir = shortDir();
+  for (let i = 0; i < 3000; i++)
+    mkdirSync(join(dir, 'many', `directory-with-a-long-name-${i}`), { recursive: true });
+  const policy = `version: 1\nservers:\n  fs:\n    roots: [{path: ${dir}/many/*}]\n`;
+  return { dir, d: await startDaemon(t, policy, { dir }) };
 }

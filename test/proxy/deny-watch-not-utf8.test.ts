@@ -8,13 +8,8 @@
  */
 import { mkdirSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import t from 'tap';
-import { DenyWatch, type DeniedPath } from '../../proxy/deny-watch.js';
-import { waitFor } from '../helpers/poll.js';
-import { ownedShortDir } from '../helpers/proxy.js';
-
-const quiet = { error() {}, warn() {}, info() {}, debug() {} };
+import { isSentinel, watchedRoot } from '../helpers/deny-watch.js';
 
 /** `dir` + `/` + `name`, with the byte 0xE9 (Latin-1 `é`, not UTF-8) after `name`. */
 const latin1 = (dir: string, name: string): Buffer =>
@@ -45,29 +40,11 @@ const ROWS: [string, (r: string) => void, string | undefined][] = [
 
 for (const [what, make, reported] of ROWS) {
   void t.test(what, async (t) => {
-    const r = ownedShortDir(t);
-    const reports: DeniedPath[] = [];
-    const dw = new DenyWatch({ onDenied: (d) => reports.push(d), log: quiet });
-    t.teardown(() => dw.close());
-    await dw.update([
-      {
-        uri: pathToFileURL(r).href,
-        _meta: {
-          'mcp-roots/readOnly': false,
-          'mcp-roots/deny': [
-            { pattern: '**/.env', access: 'all' },
-            { pattern: '**/*.secret', access: 'all' },
-          ],
-        },
-      },
-    ]);
+    const { r, reports, quietNow } = await watchedRoot(t);
     make(r);
-    // Events arrive in order: once a later denied file is reported, the row's events were read.
-    const sentinel = join(r, 'sentinel.secret');
-    writeFileSync(sentinel, '');
-    await waitFor(() => reports.some((d) => d.path === sentinel), 30_000, 'the sentinel');
+    await quietNow();
     t.same(
-      reports.filter((d) => d.path !== sentinel).map((d) => d.path),
+      reports.filter((d) => !isSentinel(d.path)).map((d) => d.path),
       reported === undefined ? [] : [join(r, reported)],
       reported === undefined ? 'nothing reported' : `${reported} reported`,
     );

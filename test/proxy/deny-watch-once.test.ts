@@ -10,42 +10,12 @@
  */
 import { mkdirSync, renameSync, watch, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import t, { type Test } from 'tap';
-import { DenyWatch, type DeniedPath } from '../../proxy/deny-watch.js';
 import { waitFor } from '../helpers/poll.js';
-import { ownedShortDir } from '../helpers/proxy.js';
-
-const quiet = { error() {}, warn() {}, info() {}, debug() {} };
+import { watchedRoot } from '../helpers/deny-watch.js';
 
 async function watched(t: Test) {
-  const r = ownedShortDir(t);
-  const reports: DeniedPath[] = [];
-  const dw = new DenyWatch({ onDenied: (d) => reports.push(d), log: quiet });
-  t.teardown(() => dw.close());
-  await dw.update([
-    {
-      uri: pathToFileURL(r).href,
-      _meta: {
-        'mcp-roots/readOnly': false,
-        'mcp-roots/deny': [
-          { pattern: '**/.env', access: 'all' },
-          { pattern: '**/*.secret', access: 'all' },
-          { pattern: '**/locked', access: 'write' },
-        ],
-      },
-    },
-  ]);
-  const count = (p: string) => reports.filter((d) => d.path === p).length;
-  let sentinels = 0;
-  /** Every walk ended and every event queued so far read. */
-  const quietNow = async () => {
-    await dw.settled();
-    const s = join(r, `sentinel-${++sentinels}.secret`);
-    writeFileSync(s, '');
-    await waitFor(() => count(s) === 1, 30_000, `the report of ${s}`);
-    await dw.settled();
-  };
+  const { r, count, quietNow } = await watchedRoot(t, [{ pattern: '**/locked', access: 'write' }]);
   /**
    * Make the new directories `rel` (one below the other, from the root down), each once the
    * proxy's watch has set its watch on the one above; run `inside` as soon as the proxy's watch

@@ -1,0 +1,52 @@
+/** The proxy's watch for denied paths (proxy/deny-watch.ts) over a fresh root, as tests set it up. */
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import type { Test } from 'tap';
+import { DenyWatch, type DeniedPath } from '../../proxy/deny-watch.js';
+import { waitFor } from './poll.js';
+import { ownedShortDir } from './proxy.js';
+
+const quiet = { error() {}, warn() {}, info() {}, debug() {} };
+
+/** A name `quietNow` writes in the root: it must stay out of what a test expects reported. */
+export const isSentinel = (path: string): boolean => /\/sentinel-\d+\.secret$/.test(path);
+
+/**
+ * A `DenyWatch` of a new writable root `r` with `**\/.env`, `**\/*.secret` and `more` denied,
+ * closed when `t` ends; `reports` collects what it reports. `quietNow` waits until every walk has
+ * ended and every event queued so far was read: it writes a denied sentinel file and waits for its
+ * report (events arrive in order).
+ */
+export async function watchedRoot(
+  t: Test,
+  more: { pattern: string; access: 'all' | 'write' }[] = [],
+) {
+  const r = ownedShortDir(t);
+  const reports: DeniedPath[] = [];
+  const dw = new DenyWatch({ onDenied: (d) => reports.push(d), log: quiet });
+  t.teardown(() => dw.close());
+  await dw.update([
+    {
+      uri: pathToFileURL(r).href,
+      _meta: {
+        'mcp-roots/readOnly': false,
+        'mcp-roots/deny': [
+          { pattern: '**/.env', access: 'all' },
+          { pattern: '**/*.secret', access: 'all' },
+          ...more,
+        ],
+      },
+    },
+  ]);
+  const count = (p: string) => reports.filter((d) => d.path === p).length;
+  let sentinels = 0;
+  const quietNow = async () => {
+    await dw.settled();
+    const s = join(r, `sentinel-${++sentinels}.secret`);
+    writeFileSync(s, '');
+    await waitFor(() => count(s) === 1, 30_000, `the report of ${s}`);
+    await dw.settled();
+  };
+  return { r, reports, dw, count, quietNow };
+}
