@@ -138,7 +138,6 @@ function asciiOnly(text) {
     platform: 'node',
     target: 'node20',
     define: { ROOTSCTL_BUNDLES: JSON.stringify(bundles) },
-    plugins: [builtinsByGetter()],
     minifyWhitespace: true,
     minifySyntax: true,
     logLevel: 'warning',
@@ -186,25 +185,6 @@ function onlyCommandsOf(group) {
       });
       b.onLoad({ filter: /.*/, namespace: 'rootsctl-elsewhere' }, (args) => ({
         contents: `throw new Error(${JSON.stringify(`rootsctl: this bundle does not hold cli/commands/${args.path}.ts`)});`,
-        loader: 'js',
-      }));
-    },
-  };
-}
-
-/**
- * For `main.js`, an ES module: Node's built-in modules through `process.getBuiltinModule` (Node
- * >= 20.16) instead of `import`. An `import` of a built-in builds its ES module facade, which
- * reads every export once: `node:fs`'s `ReadStream` getter alone loads Node's streams, which
- * `--version` and `--help` never use.
- */
-function builtinsByGetter() {
-  return {
-    name: 'rootsctl-builtins-by-getter',
-    setup(b) {
-      b.onResolve({ filter: /^node:/ }, (args) => ({ path: args.path, namespace: 'builtin' }));
-      b.onLoad({ filter: /.*/, namespace: 'builtin' }, (args) => ({
-        contents: `module.exports = process.getBuiltinModule(${JSON.stringify(args.path)});`,
         loader: 'js',
       }));
     },
