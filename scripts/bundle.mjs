@@ -21,7 +21,7 @@
 // - Whitespace and syntax are minified; names are not, so a stack trace still names every function
 //   (its positions point into the bundle; the `.map` beside it, in the build, maps them back).
 import { createHash } from 'node:crypto';
-import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
@@ -79,11 +79,11 @@ function asciiOnly(text) {
 /**
  * rootsctl: CommonJS bundles of `cli/start.ts`, run by a small `main.js` (`cli/cached-main.ts`)
  * through `vm.Script` with V8's code cache (cli/code-cache.ts says why and where the cache lives).
- * One bundle per module of `cli/commands/` (`daemon`, `query`, `validate`, ...), holding that
- * module's commands and none of the others' (their dynamic imports in `cli/commands/table.ts`
- * become a stub that is never reached), and one holding them all, for a command line that names
- * no command. Why: what a command's bundle holds and does not run still costs its start a read
- * and V8's set-up of every function in it (bench/FINDINGS.md has the figures). `main.js` answers
+ * One bundle holding every command, and one per module of `cli/commands/` (`daemon`, `grants`,
+ * `log`, ...) that needs under half of it, holding that module's commands and none of the others'
+ * (their dynamic imports in `cli/commands/table.ts` become a stub that is never reached). Why:
+ * what a command's bundle holds and does not run still costs its start a read and V8's set-up of
+ * the bundle's top level (bench/FINDINGS.md has the figures). `main.js` answers
  * `--version` and `--help` itself and picks the bundle by the command (cli/command-word.ts).
  * Each bundle's name carries a hash of its contents, so that a cache is never used with another
  * build's code even when the two have the same length (V8 checks only the length).
@@ -124,9 +124,18 @@ function asciiOnly(text) {
     writeFileSync(`${outdir}/${name}.map`, map.contents);
     return name;
   };
-  const bundles = { '': await bundleStart(undefined) };
+  const whole = await bundleStart(undefined);
+  const bundles = { '': whole };
   for (const group of new Set(groups.values())) {
-    const name = await bundleStart(group);
+    let name = await bundleStart(group);
+    // A group that needs most of the code (the engine and the YAML parser: validate, list, edit,
+    // doctor, ...) measured no faster from its own bundle (bench/FINDINGS.md): it runs from the
+    // whole one, and the package carries one copy of the engine, not six.
+    if (statSync(`${outdir}/${name}`).size > statSync(`${outdir}/${whole}`).size / 2) {
+      rmSync(`${outdir}/${name}`);
+      rmSync(`${outdir}/${name}.map`);
+      name = whole;
+    }
     for (const [command, g] of groups) if (g === group) bundles[command] = name;
   }
   const { outputFiles } = await build({
