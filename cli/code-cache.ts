@@ -48,12 +48,14 @@ const MAX_FILES = 40;
 /**
  * Compile the CommonJS bundle `file` (with the cache for `command`, when there is a usable one),
  * hand its wrapper function to `run`, and return what `run` returns with `save`, to be called once
- * the command has run: it writes the cache when there was none or V8 refused it.
+ * the command has run: it writes the cache when there was none or V8 refused it. `bundles`: the
+ * file names of this build's bundles (one per group of commands), whose caches a write keeps.
  */
 export function runCached<T>(
   file: string,
   command: string | undefined,
   run: (fn: Wrapper) => T,
+  bundles: readonly string[] = [basename(file)],
 ): { value: T; save: () => void } {
   const source = readFileSync(file, 'utf8');
   const dir = process.env.MCP_ROOTS_CODE_CACHE === '0' ? undefined : cacheDir();
@@ -68,7 +70,8 @@ export function runCached<T>(
   const save = () => {
     if (dir === undefined || (cachedData !== undefined && !script.cachedDataRejected)) return;
     try {
-      write(dir, build, name, script.createCachedData());
+      const builds = bundles.map((b) => b.replace(/\.cjs$/, ''));
+      write(dir, build, name, script.createCachedData(), builds);
     } catch {
       // A cache that cannot be written costs the next run its compile, nothing else.
     }
@@ -118,14 +121,24 @@ function readOwn(file: string): Buffer | undefined {
   }
 }
 
-/** Write `data` as `name` in `dir` (made `0700` if missing) whole or not at all; drop other builds'. */
-function write(dir: string, build: string, name: string, data: Buffer): void {
+/**
+ * Write `data` as `name` in `dir` (made `0700` if missing) whole or not at all; drop the caches of
+ * other builds (`builds`: this build's bundles).
+ */
+function write(
+  dir: string,
+  build: string,
+  name: string,
+  data: Buffer,
+  builds: readonly string[],
+): void {
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   if (!ownDir(dir)) return;
   const entries = readdirSync(dir);
   for (const entry of entries) {
     // Caches of other builds or Node versions: nothing will read them again.
-    if (entry.startsWith('rootsctl-') && !entry.startsWith(`${build}-${process.version}-`)) {
+    const ours = builds.some((b) => entry.startsWith(`${b}-${process.version}-`));
+    if (entry.startsWith('rootsctl-') && !ours) {
       unlinkSync(join(dir, entry));
     }
   }

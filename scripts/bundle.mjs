@@ -1,5 +1,5 @@
 // Build step, after tsc: replace the built `rootsctl` and `mcp-rootsd` entry points with bundles.
-// (rootsctl's is a CommonJS bundle run through V8's code cache: see the end of this file.)
+// (rootsctl's are CommonJS bundles run through V8's code cache: see the end of this file.)
 //
 // Why: a start-up spent most of its time and much of its memory loading modules, not running
 // them. `rootsctl validate` loaded about 60 of the project's ES modules and the 72 CommonJS files
@@ -21,8 +21,8 @@
 // - Whitespace and syntax are minified; names are not, so a stack trace still names every function
 //   (its positions point into the bundle; the `.map` beside it, in the build, maps them back).
 import { createHash } from 'node:crypto';
-import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 
@@ -77,9 +77,15 @@ function asciiOnly(text) {
 }
 
 /**
- * rootsctl: one CommonJS bundle of `cli/start.ts`, run by a small `main.js` (`cli/cached-main.ts`)
+ * rootsctl: CommonJS bundles of `cli/start.ts`, run by a small `main.js` (`cli/cached-main.ts`)
  * through `vm.Script` with V8's code cache (cli/code-cache.ts says why and where the cache lives).
- * The bundle's name carries a hash of its contents, so that a cache is never used with another
+ * One bundle holding every command, and one per module of `cli/commands/` (`daemon`, `grants`,
+ * `log`, ...) that needs under half of it, holding that module's commands and none of the others'
+ * (their dynamic imports in `cli/commands/table.ts` become a stub that is never reached). Why:
+ * what a command's bundle holds and does not run still costs its start a read and V8's set-up of
+ * the bundle's top level (bench/FINDINGS.md has the figures). `main.js` answers
+ * `--version` and `--help` itself and picks the bundle by the command (cli/command-word.ts).
+ * Each bundle's name carries a hash of its contents, so that a cache is never used with another
  * build's code even when the two have the same length (V8 checks only the length).
  */
 {
@@ -88,30 +94,50 @@ function asciiOnly(text) {
   for (const old of readdirSync(outdir)) {
     if (/^rootsctl-[0-9a-f]+\.cjs(\.map)?$/.test(old)) rmSync(`${outdir}/${old}`);
   }
-  const bundled = await build({
-    absWorkingDir: root,
-    entryPoints: ['cli/start.ts'],
-    outfile: `${outdir}/rootsctl.cjs`,
-    bundle: true,
-    format: 'cjs',
-    platform: 'node',
-    target: 'node20',
-    sourcemap: 'external',
-    alias: { yaml: './node_modules/yaml/browser/index.js' },
-    // The wrapper (cli/code-cache.ts) passes the bundle's own URL for the modules that find
-    // files beside themselves (the package's version).
-    define: { 'import.meta.url': '__bundleUrl' },
-    minifyWhitespace: true,
-    minifySyntax: true,
-    logLevel: 'warning',
-    write: false,
-  });
-  const code = bundled.outputFiles.find((f) => f.path.endsWith('.cjs'));
-  const map = bundled.outputFiles.find((f) => f.path.endsWith('.map'));
-  const text = asciiOnly(code.text);
-  const name = `rootsctl-${createHash('sha256').update(text).digest('hex').slice(0, 16)}.cjs`;
-  writeFileSync(`${outdir}/${name}`, text);
-  writeFileSync(`${outdir}/${name}.map`, map.contents);
+  const groups = commandModules();
+  /** Bundle `cli/start.ts` (with only `group`'s commands when given); returns the file's name. */
+  const bundleStart = async (group) => {
+    const bundled = await build({
+      absWorkingDir: root,
+      entryPoints: ['cli/start.ts'],
+      outfile: `${outdir}/rootsctl.cjs`,
+      bundle: true,
+      format: 'cjs',
+      platform: 'node',
+      target: 'node20',
+      sourcemap: 'external',
+      alias: { yaml: './node_modules/yaml/browser/index.js' },
+      // The wrapper (cli/code-cache.ts) passes the bundle's own URL for the modules that find
+      // files beside themselves (the package's version).
+      define: { 'import.meta.url': '__bundleUrl' },
+      plugins: group === undefined ? [] : [onlyCommandsOf(group)],
+      minifyWhitespace: true,
+      minifySyntax: true,
+      logLevel: 'warning',
+      write: false,
+    });
+    const code = bundled.outputFiles.find((f) => f.path.endsWith('.cjs'));
+    const map = bundled.outputFiles.find((f) => f.path.endsWith('.map'));
+    const text = asciiOnly(code.text);
+    const name = `rootsctl-${createHash('sha256').update(text).digest('hex').slice(0, 16)}.cjs`;
+    writeFileSync(`${outdir}/${name}`, text);
+    writeFileSync(`${outdir}/${name}.map`, map.contents);
+    return name;
+  };
+  const whole = await bundleStart(undefined);
+  const bundles = { '': whole };
+  for (const group of new Set(groups.values())) {
+    let name = await bundleStart(group);
+    // A group that needs most of the code (the engine and the YAML parser: validate, list, edit,
+    // doctor, ...) measured no faster from its own bundle (bench/FINDINGS.md): it runs from the
+    // whole one, and the package carries one copy of the engine, not six.
+    if (statSync(`${outdir}/${name}`).size > statSync(`${outdir}/${whole}`).size / 2) {
+      rmSync(`${outdir}/${name}`);
+      rmSync(`${outdir}/${name}.map`);
+      name = whole;
+    }
+    for (const [command, g] of groups) if (g === group) bundles[command] = name;
+  }
   const { outputFiles } = await build({
     absWorkingDir: root,
     entryPoints: ['cli/cached-main.ts'],
@@ -120,11 +146,56 @@ function asciiOnly(text) {
     format: 'esm',
     platform: 'node',
     target: 'node20',
-    define: { ROOTSCTL_BUNDLE: JSON.stringify(name) },
+    define: { ROOTSCTL_BUNDLES: JSON.stringify(bundles) },
     minifyWhitespace: true,
     minifySyntax: true,
     logLevel: 'warning',
     write: false,
   });
   writeFileSync(`${outdir}/main.js`, asciiOnly(outputFiles[0].text));
+}
+
+/**
+ * Which module of `cli/commands/` holds each command, read from `cli/commands/table.ts`'s
+ * `HANDLERS` (`status: async () => (await import('./daemon.js')).status,`). The build fails when
+ * a command of `SPECS` has no such line, rather than leave it to the bundle holding every command.
+ */
+function commandModules() {
+  const table = readFileSync(`${root}cli/commands/table.ts`, 'utf8');
+  const groups = new Map();
+  const line = /^ {2}'?([a-z-]+)'?: async \(\) => \(await import\('\.\/([a-z-]+)\.js'\)\)\.\w+,$/gm;
+  for (const [, command, module] of table.matchAll(line)) groups.set(command, module);
+  const specs = readFileSync(`${root}cli/commands/spec.ts`, 'utf8');
+  const section = specs.slice(specs.indexOf('export const SPECS = {'));
+  for (const [, command] of section.matchAll(/^ {2}'?([a-z-]+)'?: \{/gm)) {
+    if (!groups.has(command)) {
+      throw new Error(
+        `scripts/bundle.mjs: no handler line for "${command}" in cli/commands/table.ts`,
+      );
+    }
+  }
+  return groups;
+}
+
+/**
+ * For the bundle of the commands in `cli/commands/<group>.ts`: the table's dynamic imports of the
+ * other command modules resolve to a module that only throws. `main.js` loads this bundle only
+ * for a command line whose command is one of `group`'s, so it is never reached.
+ */
+function onlyCommandsOf(group) {
+  return {
+    name: 'rootsctl-only-commands-of',
+    setup(b) {
+      b.onResolve({ filter: /^\.\/[a-z-]+\.js$/ }, (args) => {
+        if (args.kind !== 'dynamic-import') return undefined;
+        if (!args.importer.endsWith(join('cli', 'commands', 'table.ts'))) return undefined;
+        const module = args.path.slice(2, -3);
+        return module === group ? undefined : { path: module, namespace: 'rootsctl-elsewhere' };
+      });
+      b.onLoad({ filter: /.*/, namespace: 'rootsctl-elsewhere' }, (args) => ({
+        contents: `throw new Error(${JSON.stringify(`rootsctl: this bundle does not hold cli/commands/${args.path}.ts`)});`,
+        loader: 'js',
+      }));
+    },
+  };
 }
