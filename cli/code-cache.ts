@@ -10,19 +10,17 @@
  * Where, and why it is safe: compiled code is trusted as it is (V8 checks the cache's version,
  * flags and the source's length, not what the code does), so it lives only where nobody but the
  * user can write: `$XDG_CACHE_HOME/mcp-roots` (else `~/.cache/mcp-roots`), a directory owned by
- * the user with no access for group or others (created `0700`), holding files owned by the user
- * that no one else may write, opened without following links. Anything else and the command
- * runs without a cache, as it would on its first run. Never a shared path such as /tmp. One file
+ * the user with no access for group or others (created `0700`), below directories no one else
+ * can change (cache-trust.ts), holding files owned by the user that no one else may write, opened
+ * without following links, each sealed with a CRC of the source and the cache (a corrupted cache
+ * aborts V8). Anything else and the command runs without a cache, as it would on its first run.
+ * The daemon protects `~/.cache/mcp-roots` and `$XDG_CACHE_HOME/mcp-roots` from servers' writes
+ * (policies/protected.ts): an agent that could write a cache would run code as the user. One file
  * per command and build: `rootsctl-<bundle hash>-<node version>-<arch>-<command>.v8`.
  * `MCP_ROOTS_CODE_CACHE=0` turns it off.
  */
 import {
-  closeSync,
-  constants,
-  fstatSync,
-  lstatSync,
   mkdirSync,
-  openSync,
   readdirSync,
   readFileSync,
   renameSync,
@@ -30,8 +28,9 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { homedir } from 'node:os';
-import { basename, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { Script } from 'node:vm';
+import { ownDir, readOwn, seal, trustedPath, unseal } from './cache-trust.js';
 
 /** The CommonJS wrapper's parameters; `url` stands for the bundle's `import.meta.url`. */
 export type Wrapper = (
@@ -57,11 +56,13 @@ export function runCached<T>(
   run: (fn: Wrapper) => T,
   bundles: readonly string[] = [basename(file)],
 ): { value: T; save: () => void } {
-  const source = readFileSync(file, 'utf8');
+  const bytes = readFileSync(file);
+  const source = bytes.toString('utf8');
   const dir = process.env.MCP_ROOTS_CODE_CACHE === '0' ? undefined : cacheDir();
   const build = basename(file).replace(/\.cjs$/, '');
   const name = `${build}-${process.version}-${process.arch}-${commandKey(command)}.v8`;
-  const cachedData = dir !== undefined && ownDir(dir) ? readOwn(join(dir, name)) : undefined;
+  const sealed = dir !== undefined && ownDir(dir) ? readOwn(join(dir, name)) : undefined;
+  const cachedData = sealed && unseal(bytes, sealed);
   const script = new Script(
     `(function (exports, require, module, __filename, __bundleUrl) {${source}\n})`,
     { filename: file, cachedData },
@@ -71,7 +72,7 @@ export function runCached<T>(
     if (dir === undefined || (cachedData !== undefined && !script.cachedDataRejected)) return;
     try {
       const builds = bundles.map((b) => b.replace(/\.cjs$/, ''));
-      write(dir, build, name, script.createCachedData(), builds);
+      write(dir, build, name, seal(bytes, script.createCachedData()), builds);
     } catch {
       // A cache that cannot be written costs the next run its compile, nothing else.
     }
@@ -94,33 +95,6 @@ function commandKey(command: string | undefined): string {
     : 'other';
 }
 
-const uid = () => process.getuid?.() ?? -1;
-
-/** A real directory (not a link) of this user's, closed to group and others. */
-function ownDir(dir: string): boolean {
-  const st = lstatSync(dir, { throwIfNoEntry: false });
-  return st !== undefined && st.isDirectory() && st.uid === uid() && (st.mode & 0o077) === 0;
-}
-
-/** The file's bytes, if it is a regular file of this user's that no one else may write. */
-function readOwn(file: string): Buffer | undefined {
-  let fd: number;
-  try {
-    fd = openSync(file, constants.O_RDONLY | constants.O_NOFOLLOW);
-  } catch {
-    return undefined;
-  }
-  try {
-    const st = fstatSync(fd);
-    if (!st.isFile() || st.uid !== uid() || (st.mode & 0o022) !== 0) return undefined;
-    return readFileSync(fd);
-  } catch {
-    return undefined;
-  } finally {
-    closeSync(fd);
-  }
-}
-
 /**
  * Write `data` as `name` in `dir` (made `0700` if missing) whole or not at all; drop the caches of
  * other builds (`builds`: this build's bundles).
@@ -132,17 +106,27 @@ function write(
   data: Buffer,
   builds: readonly string[],
 ): void {
+  // Made only below directories no one else can change (cache-trust.ts): never along a link
+  // someone else may point elsewhere, as root with a user's environment would otherwise do.
+  if (!trustedPath(dirname(dir))) return;
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   if (!ownDir(dir)) return;
   const entries = readdirSync(dir);
   for (const entry of entries) {
-    // Caches of other builds or Node versions: nothing will read them again.
-    const ours = builds.some((b) => entry.startsWith(`${b}-${process.version}-`));
-    if (entry.startsWith('rootsctl-') && !ours) {
-      unlinkSync(join(dir, entry));
+    // Caches (and temporary files a killed run left) of other builds or Node versions: nothing
+    // will read them again. Another run may have removed one first.
+    const cache = entry.startsWith('.') ? entry.slice(1) : entry;
+    const ours = builds.some((b) => cache.startsWith(`${b}-${process.version}-`));
+    if (cache.startsWith('rootsctl-') && !ours) {
+      try {
+        unlinkSync(join(dir, entry));
+      } catch {
+        // gone already
+      }
     }
   }
-  if (entries.filter((e) => e.startsWith(`${build}-`)).length >= MAX_FILES) return;
+  if (entries.filter((e) => e.replace(/^\./, '').startsWith(`${build}-`)).length >= MAX_FILES)
+    return;
   const temp = join(dir, `.${name}.${process.pid}`);
   writeFileSync(temp, data, { mode: 0o600, flag: 'wx' });
   renameSync(temp, join(dir, name));

@@ -128,6 +128,9 @@ export const HOST_CONFIG_PATTERNS = [
  */
 export const GIT_PATTERNS = ['**/.git/hooks', '**/.git/config'];
 
+/** rootsctl's code cache, relative to `$XDG_CACHE_HOME` (and to `~/.cache`). */
+export const CODE_CACHE_DIR = 'mcp-roots';
+
 export interface ProtectedInput {
   home: string;
   /** Every loaded policy file (main, includes, grants), as given. */
@@ -138,6 +141,8 @@ export interface ProtectedInput {
   runtimeDir?: string;
   /** `$XDG_CONFIG_HOME` when it is set (absolute); `~/.config` is protected either way. */
   configHome?: string;
+  /** `$XDG_CACHE_HOME` when it is set (absolute); `~/.cache` is protected either way. */
+  cacheHome?: string;
   /** This installation of mcp-roots (its code decides every access). */
   installDir?: string;
   /** How each path is compiled (the daemon's recomputes reuse rules; see deny-memo.ts). */
@@ -195,6 +200,14 @@ export async function protectedRules(fs: FsView, input: ProtectedInput): Promise
       add(join(base, rel), `${join(base, rel)} (systemd runs it as you; reaches mcp-rootsd too)`);
     for (const rel of STARTUP_IN_CONFIG_HOME)
       add(join(base, rel), `${join(base, rel)} (runs as you at login or on a routine command)`);
+  }
+  // rootsctl's V8 code cache (cli/code-cache.ts): bytecode it runs as the person on every command.
+  for (const base of new Set([
+    join(input.home, '.cache'),
+    input.cacheHome ?? join(input.home, '.cache'),
+  ])) {
+    const path = join(base, CODE_CACHE_DIR);
+    add(path, `${path} (rootsctl's compiled code)`);
   }
   // The code that decides every access, not the rest of a clone (its examples may be roots).
   if (input.installDir) {

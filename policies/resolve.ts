@@ -86,6 +86,7 @@ export async function resolvePolicy(
     runtimeDir: ctx.runtimeDir,
     installDir: ctx.installDir,
     configHome: ctx.env.XDG_CONFIG_HOME?.startsWith('/') ? ctx.env.XDG_CONFIG_HOME : undefined,
+    cacheHome: ctx.env.XDG_CACHE_HOME?.startsWith('/') ? ctx.env.XDG_CACHE_HOME : undefined,
     compileDeny,
   });
 
