@@ -1,7 +1,7 @@
 /** Temporary grants and lockdown: the grants file, written only by the daemon (docs/protocol.md grants/*). */
 import { randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
-import { mkdir, open, readFile, realpath, rename, rm } from 'node:fs/promises';
+import { mkdir, open, realpath, rename, rm } from 'node:fs/promises';
 import { dirname, isAbsolute } from 'node:path';
 import type { Logger } from './logger.js';
 import { stringify } from 'yaml';
@@ -9,7 +9,7 @@ import { errnoCode, ignoreMissing, RootsError } from '../common/errors.js';
 import { SerialQueue } from '../common/serial-queue.js';
 import { parseRfc3339, RFC3339_WANTED } from '../common/rfc3339.js';
 import type { Grant } from '../common/types.js';
-import { parsePolicyText, toUri } from '../policies/index.js';
+import { parsePolicyText, readPolicyFile, toUri } from '../policies/index.js';
 import type { GrantAddParams, Methods } from '../protocol/methods.js';
 import type { DecisionSink } from './decision-log.js';
 import type { PolicyState } from './state.js';
@@ -64,7 +64,7 @@ export class GrantStore {
 
   /** Rewrite the grants file without its expired grants, if it has any. */
   private async pruneExpired(): Promise<void> {
-    const bytes = await ignoreMissing(readFile(this.opts.file));
+    const bytes = await ignoreMissing(readPolicyFile(this.opts.file));
     this.pruneAt = undefined;
     if (bytes === undefined) return;
     const parsed = parsePolicyText(bytes, this.opts.file);
@@ -221,7 +221,7 @@ export class GrantStore {
 
   /** The unexpired grants in the file; a file that does not parse counts as none (and is replaced on the next write). */
   private async read(): Promise<Grant[]> {
-    const bytes = await ignoreMissing(readFile(this.opts.file));
+    const bytes = await ignoreMissing(readPolicyFile(this.opts.file));
     if (bytes === undefined) return [];
     const parsed = parsePolicyText(bytes, this.opts.file);
     if (!parsed.policy) {

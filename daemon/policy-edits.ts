@@ -3,8 +3,7 @@
  * something in their directories moved; this compares the files' bytes with what was last read
  * (and with what the state loaded) and reloads only when they differ.
  */
-import { readFile } from 'node:fs/promises';
-import { combinedHash, prepareParse } from '../policies/index.js';
+import { combinedHash, prepareParse, readPolicyFile } from '../policies/index.js';
 import type { PolicyState } from './state.js';
 import {
   fingerprint,
@@ -65,7 +64,7 @@ export class PolicyEdits {
     );
     void Promise.all(
       files.map((f) =>
-        readFile(f).then(
+        readPolicyFile(f).then(
           (bytes) => {
             if (!this.opts.closed()) prepareParse(f, bytes);
           },

@@ -1,8 +1,14 @@
 /** Which files make up the policy on disk, and a fingerprint of their bytes to tell a real edit from noise. */
-import { readFile, realpath } from 'node:fs/promises';
+import { realpath } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { errnoCode } from '../common/errors.js';
-import { expandGlob, fileHash, nearestExisting, nodeFs } from '../policies/index.js';
+import {
+  expandGlob,
+  fileHash,
+  nearestExisting,
+  nodeFs,
+  readPolicyFile,
+} from '../policies/index.js';
 
 /** The hash of a file that does not exist (or cannot be read): a state of its own. */
 export const MISSING = 'missing';
@@ -10,7 +16,7 @@ export const MISSING = 'missing';
 /** sha256 of the file's bytes, or MISSING. */
 export async function hashFile(file: string): Promise<string> {
   try {
-    return fileHash(await readFile(file));
+    return fileHash(await readPolicyFile(file));
   } catch (err) {
     const code = errnoCode(err);
     return code === 'ENOENT' || code === 'ENOTDIR' ? MISSING : `unreadable:${code ?? String(err)}`;

@@ -3,6 +3,7 @@ export { parsePolicyText } from './parse.js';
 export { loadPolicySources, loadGrantsSource, prepareParse } from './load.js';
 export { resolvePolicy, type ResolveOptions } from './resolve.js';
 export { nodeFs, memoFs } from './fs.js';
+export { readPolicyFile } from './read-policy-file.js';
 export { loadAndResolve, type LoadedAndResolved } from './load-and-resolve.js';
 export { LinkPins } from './anchor.js';
 export { compareUtf8, toUri } from './paths.js';

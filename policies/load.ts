@@ -4,7 +4,7 @@ import type { PolicyError } from '../common/types.js';
 import { expandPath, isGlob, policyDir } from './expand.js';
 import { expandGlob } from './glob.js';
 import type { LoadedSources, ParsedPolicyFile, ParseResult, PolicyContext, Pos } from './model.js';
-import { parsePolicyText } from './parse.js';
+import { parsePolicyText, tooBigMessage } from './parse.js';
 
 /**
  * Parses made ahead of a load, by file: the daemon parses an edited policy file during the settle
@@ -103,12 +103,19 @@ async function loadFile(
       if (isMain) out.missingMain = true;
       return;
     }
+    if (code === 'EFBIG') {
+      const size = (e as { size: number }).size;
+      out.errors.push({ file, line: 1, column: 1, message: tooBigMessage(size) });
+      return;
+    }
     const what =
       code === 'ENOENT' || code === 'ENOTDIR'
         ? `included file ${file} does not exist (create it, or remove it from include)`
         : code === 'EISDIR'
           ? `${file} is a directory, not a policy file`
-          : `cannot read ${file} (${code ?? String(e)}); check its permissions`;
+          : code === 'ENOTREG'
+            ? `${file} is not a regular file (a FIFO, device or socket cannot be a policy file)`
+            : `cannot read ${file} (${code ?? String(e)}); check its permissions`;
     out.errors.push(
       from ? err(from, `include: ${what}`) : { file, line: 1, column: 1, message: what },
     );

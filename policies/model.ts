@@ -77,6 +77,7 @@ export interface FsView {
   lstat(path: string): Promise<import('node:fs').Stats>;
   readdir(path: string): Promise<import('node:fs').Dirent[]>;
   realpath(path: string): Promise<string>;
+  /** A policy file's bytes (the real filesystem's: `readPolicyFile`). */
   readFile(path: string): Promise<Buffer>;
   access(path: string, mode: number): Promise<void>;
   readlink?(path: string): Promise<string>;

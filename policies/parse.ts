@@ -156,7 +156,8 @@ function lazyHash(policy: ParsedPolicyFile, text: string | Buffer): void {
   });
 }
 
-function tooBigMessage(size: number): string {
+/** Why a file of `size` bytes over the limit is refused, and what to do. */
+export function tooBigMessage(size: number): string {
   const mib = (size / MAX_POLICY_BYTES).toFixed(1);
   const shown = mib === '1.0' ? `${size} bytes` : `${mib} MiB`;
   return `file is ${shown}; a policy file may be at most 1 MiB (split it with include)`;
