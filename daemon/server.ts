@@ -234,7 +234,7 @@ export class RootsServer {
     // Each push holds the whole list: a subscriber still reading the last gets only the newest.
     for (const client of set) client.connection.notifyLatest(server, line);
     this.deps.log.debug(
-      `pushed ${server}'s list (${line.bytes.length} bytes) to ${set.size} subscriber${set.size === 1 ? '' : 's'} in ${(performance.now() - started).toFixed(1)} ms`,
+      `pushed ${server}'s list (${line.length} bytes) to ${set.size} subscriber${set.size === 1 ? '' : 's'} in ${(performance.now() - started).toFixed(1)} ms`,
     );
   }
 }

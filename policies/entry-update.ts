@@ -19,6 +19,7 @@ import { updateGlob, type GlobUpdate } from './glob-update.js';
 import { accessAll } from './fs.js';
 import type { PolicyContext } from './model.js';
 import { isInsideOrEqual, isStrictlyInside } from './paths.js';
+import { nextTurn, SLICE } from './slices.js';
 
 export async function updateEntry(
   fs: PolicyContext['fs'],
@@ -89,22 +90,29 @@ async function updated(
     x.notReadable.add(c.canonical);
     x.notes.push(`${c.canonical} is not readable; not granted`);
   };
-  const kept = g.matches.slice(0, u.kept);
-  if (old.notReadable.size === 0) x.candidates = kept;
-  else for (const c of kept) (old.notReadable.has(c.canonical) ? notReadable : keep)(c);
-  function keep(c: Candidate) {
-    x.candidates.push(c);
-  }
   const asked = g.matches.slice(u.kept);
   const answers = await accessAll(
     fs,
     asked.map((c) => c.canonical),
     constants.R_OK,
   );
+  // Every match readable (the usual case): the candidates are the matches, in their order
+  // (the kept ones, then the ones asked), with no copy of either.
+  const whole = old.notReadable.size === 0 && answers.every((a) => a);
+  if (whole) x.candidates = g.matches;
+  else {
+    // A slice at a time: the daemon's other answers wait on the same event loop.
+    for (let i = 0; i < u.kept; i++) {
+      if (i > 0 && i % SLICE === 0) await nextTurn();
+      const c = g.matches[i]!;
+      if (old.notReadable.has(c.canonical)) notReadable(c);
+      else x.candidates.push(c);
+    }
+  }
   const added: Candidate[] = [];
   asked.forEach((c, i) => {
     if (!answers[i]) return notReadable(c);
-    x.candidates.push(c);
+    if (!whole) x.candidates.push(c);
     added.push(c);
   });
   if (x.candidates.length === 0) x.reason = 'not-readable';
@@ -140,13 +148,10 @@ export async function sinceEarlier(x: Expansion, old: Expansion | undefined): Pr
   return x;
 }
 
-/** How many candidates are keyed between two turns of the event loop. */
-const SLICE = 8192;
-
 async function keysOf(list: Candidate[]): Promise<Set<string>> {
   const out = new Set<string>();
   for (let i = 0; i < list.length; i++) {
-    if (i > 0 && i % SLICE === 0) await new Promise((resolve) => setImmediate(resolve));
+    if (i > 0 && i % SLICE === 0) await nextTurn();
     out.add(candidateKey(list[i]!));
   }
   return out;

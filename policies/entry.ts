@@ -252,46 +252,13 @@ export function applyExpansion(
     };
   }
   if (named === undefined) {
-    // Entries without a name of their own share one list of matches per expansion.
-    x.defaultMatches ??= patchedDefaults(x) ?? x.candidates.map(matchOf);
+    // Entries without a name of their own share one list of matches per expansion (an
+    // update's is patched from the one before, default-matches.ts).
+    x.defaultMatches ??= x.candidates.map(matchOf);
     result.matches = x.defaultMatches;
     return;
   }
   for (const c of x.candidates) result.matches.push(matchOf(c));
-}
-
-/**
- * An update's default matches from the earlier expansion's, without a new object for each match
- * that stayed (their order does not matter: a view sorts its roots).
- */
-function patchedDefaults(x: Expansion): Expansion['defaultMatches'] {
-  const d = x.delta;
-  const before = d?.from.defaultMatches;
-  if (!d || !before) return undefined;
-  const key = (canonical: string, name: string) => `${canonical}\0${name}`;
-  // How many of each (canonical, name) to take out: a link and its target may share both.
-  const gone = new Map<string, number>();
-  const goneCanonical = new Set<string>();
-  for (const c of d.removed) {
-    const k = key(c.canonical, basename(c.path));
-    gone.set(k, (gone.get(k) ?? 0) + 1);
-    goneCanonical.add(c.canonical);
-  }
-  // Nothing went (a creation): the earlier list as it is, copied without a look at each.
-  const kept =
-    goneCanonical.size === 0
-      ? before.slice()
-      : before.filter((m) => {
-          if (!goneCanonical.has(m.canonical)) return true;
-          const k = key(m.canonical, m.name);
-          const n = gone.get(k) ?? 0;
-          if (n === 0) return true;
-          gone.set(k, n - 1);
-          return false;
-        });
-  if ([...gone.values()].some((n) => n !== 0)) return undefined;
-  for (const c of d.added) kept.push({ canonical: c.canonical, name: basename(c.path) });
-  return kept.length === x.candidates.length ? kept : undefined;
 }
 
 export function dedupeDirs(dirs: WatchPlan['dirs']): WatchPlan['dirs'] {

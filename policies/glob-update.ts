@@ -18,6 +18,7 @@ import {
 } from './glob.js';
 import type { FsView } from './model.js';
 import { isInsideOrEqual, isStrictlyInside } from './paths.js';
+import { nextTurn, SLICE } from './slices.js';
 
 /**
  * An update's walk. `result.matches` is the earlier matches the update did not look at again,
@@ -55,12 +56,15 @@ export async function updateGlob(
 
   const links = new Set(old.links);
   // Every matched symlink is judged again below: its target may lie in a changed subtree.
-  // One pass over the earlier matches, the only one an update makes.
+  // One pass over the earlier matches, the only one an update makes, a slice at a time.
   const keptMatches: GlobMatch[] = [];
   const dropped: GlobMatch[] = [];
   const one = regions.length === 1 ? regions[0]! : undefined;
   const under = one === undefined ? '' : one === sep ? sep : one + sep;
-  for (const m of old.matches) {
+  // A slice at a time: the daemon's other answers wait on the same event loop.
+  for (let i = 0; i < old.matches.length; i++) {
+    if (i > 0 && i % SLICE === 0) await nextTurn();
+    const m = old.matches[i]!;
     const p = m.path;
     const again =
       (links.size > 0 && links.has(p)) ||

@@ -26,7 +26,8 @@ import {
   type RootsChange,
   type ServerView,
 } from './server-view.js';
-import { updateView } from './view-update.js';
+import { runAtOnce, runSliced } from './slices.js';
+import { updateViewSteps } from './view-update.js';
 
 /** What a resolution is made of. */
 export interface ResolutionParts {
@@ -152,11 +153,16 @@ export class Resolution implements ResolvedPolicy {
 
   /** The view the resolution before had for these blocks, brought up to date, if it can be. */
   private updated(key: string, blocks: Block[]): ServerView | undefined {
+    return runAtOnce(this.updatedSteps(key, blocks));
+  }
+
+  /** `updated` as steps (view-update.ts), for `prepare` to run a slice at a time. */
+  private *updatedSteps(key: string, blocks: Block[]): Generator<void, ServerView | undefined> {
     const before = this.before?.views.get(key);
     if (before === undefined) return undefined;
     const earlier = blocks.map((b) => this.before!.blocks[this.order.get(b)!]);
     if (earlier.some((b) => b === undefined)) return undefined;
-    return updateView(before, earlier as Block[], blocks, this.viewDenies());
+    return yield* updateViewSteps(before, earlier as Block[], blocks, this.viewDenies());
   }
 
   /** How the server's list differs from the one before, when the view was updated by a delta. */
@@ -173,18 +179,15 @@ export class Resolution implements ResolvedPolicy {
       const blocks = this.matching(server);
       const key = this.viewKey(blocks);
       if (this.views.has(key)) continue;
-      const updated = this.updated(key, blocks);
+      const updated = await runSliced(this.updatedSteps(key, blocks));
+      // A synchronous query between slices may have built it meanwhile.
+      if (this.views.has(key)) continue;
       if (updated !== undefined) {
         this.views.set(key, updated);
         continue;
       }
-      const steps = viewSteps(blocks, this.viewDenies());
-      let step = steps.next();
-      while (!step.done) {
-        await new Promise((resolve) => setImmediate(resolve));
-        step = steps.next();
-      }
-      if (!this.views.has(key)) this.views.set(key, step.value);
+      const view = await runSliced(viewSteps(blocks, this.viewDenies()));
+      if (!this.views.has(key)) this.views.set(key, view);
     }
     // What the diff compares is built; the resolution before may go.
     this.before = undefined;

@@ -14,6 +14,7 @@ import {
   type EntryResult,
   type Expansion,
 } from './entry.js';
+import { patchDefaults } from './default-matches.js';
 import { sinceEarlier, updateEntry } from './entry-update.js';
 import { isGlob } from './expand.js';
 import { limitFs, memoFs } from './fs.js';
@@ -156,7 +157,9 @@ export async function resolvePolicy(
             changed !== undefined
               ? updateEntry(fs, abs, kind, anchor, old, changed)
               : expandEntry(fs, abs, kind, anchor)
-          ).then((x) => sinceEarlier(x, old));
+          )
+            .then((x) => sinceEarlier(x, old))
+            .then(patchDefaults);
           expansions.set(key, expansion);
         }
         pending.push(expansion.then((x) => applyExpansion(x, entry, result, warn)));

@@ -6,9 +6,11 @@
  * names, denies that are no longer the same, an entry expanded afresh) declines, and the caller
  * builds the view whole. The result is the one `computeView` gives.
  */
+import type { Root } from '../common/types.js';
 import type { EntryResult } from './entry.js';
 import type { DenyRule } from './deny.js';
 import { compareUtf8, listedPath } from './paths.js';
+import { runAtOnce, SLICE } from './slices.js';
 import { indexOf, insertionPoint } from './sorted-roots.js';
 import {
   denySignature,
@@ -35,6 +37,21 @@ export function updateView(
   blocks: Block[],
   d: ViewDenies,
 ): ServerView | undefined {
+  return runAtOnce(updateViewSteps(before, earlier, blocks, d));
+}
+
+/**
+ * `updateView` as steps, yielding every `SLICE` roots copied: the decisions take time
+ * proportional to the change, but the new view's lists are new arrays (the view in force keeps
+ * answering from its own until the new one takes over), and copying 100,000 roots in one turn
+ * holds every other answer.
+ */
+export function* updateViewSteps(
+  before: ServerView,
+  earlier: Block[],
+  blocks: Block[],
+  d: ViewDenies,
+): Generator<void, ServerView | undefined> {
   const changes = entryChanges(earlier, blocks);
   if (changes === undefined) return undefined;
   const own = blocks.flatMap((b) => b.denies);
@@ -57,7 +74,7 @@ export function updateView(
     }
   }
   if (added.size + removed.size > MAX_CHANGED) return undefined;
-  const info = before.info.slice();
+  const info = before.info;
   // The explanation tells a view's denies apart by identity: this resolution's rule objects.
   const same = new Map(before.denies.map((r, i) => [r, denies[i]!]));
   const dropped = new Map<string, DenyRule>();
@@ -66,7 +83,11 @@ export function updateView(
     if (now === undefined) return undefined;
     dropped.set(c, now);
   }
-  const counts = new Map(before.counts);
+  const counts = new Map<string, number>();
+  for (const [c, n] of before.counts) {
+    counts.set(c, n);
+    if (counts.size % SLICE === 0) yield;
+  }
   const inserts: RootInfo[] = [];
   const gone: RootInfo[] = [];
   for (const c of new Set([...added.keys(), ...removed.keys()])) {
@@ -92,10 +113,24 @@ export function updateView(
       return undefined;
     }
   }
+  // One pass: the earlier roots without those that went, the new ones merged in where a binary
+  // search puts them (no path is compared on the way).
   const out = new Set(gone);
-  const kept = out.size === 0 ? info : info.filter((i) => !out.has(i));
-  for (const r of inserts.sort((x, y) => compareUtf8(x.canonical, y.canonical))) {
-    kept.splice(insertionPoint(kept, r.canonical), 0, r);
+  inserts.sort((x, y) => compareUtf8(x.canonical, y.canonical));
+  const at = inserts.map((r) => insertionPoint(info, r.canonical));
+  const kept: RootInfo[] = [];
+  const roots: Root[] = [];
+  let next = 0;
+  for (let i = 0; i <= info.length; i++) {
+    if (i > 0 && i % SLICE === 0) yield;
+    for (; next < inserts.length && at[next] === i; next++) {
+      kept.push(inserts[next]!);
+      roots.push(inserts[next]!.root);
+    }
+    const r = info[i];
+    if (r === undefined || out.has(r)) continue;
+    kept.push(r);
+    roots.push(r.root);
   }
   const change = {
     from: before.roots,
@@ -103,7 +138,7 @@ export function updateView(
     removed: gone.map((i) => i.root.uri),
   };
   return {
-    roots: kept.map((i) => i.root),
+    roots,
     info: kept,
     denies,
     dropped,
