@@ -87,6 +87,18 @@ function readTimes(path) {
   }
 }
 
+/**
+ * The test processes' environment: this one's, without NODE_EXTRA_CA_CERTS. Where it is set (CI
+ * machines behind a TLS-inspecting proxy set it), Node 20 parses the whole bundle of extra
+ * certificates at every start, about 50 ms of CPU, and the suite starts thousands of Node processes
+ * (daemons, proxies, servers, rootsctl), none of which speaks TLS. A test that runs npm against the
+ * registry puts it back from MCP_ROOTS_TEST_CA_CERTS (test/install/pack.test.ts).
+ */
+const TEST_ENV = { ...process.env };
+delete TEST_ENV.NODE_EXTRA_CA_CERTS;
+if (process.env.NODE_EXTRA_CA_CERTS !== undefined)
+  TEST_ENV.MCP_ROOTS_TEST_CA_CERTS = process.env.NODE_EXTRA_CA_CERTS;
+
 const times = { ...readTimes(SEED_TIMES), ...readTimes(TIMES) };
 // Unknown files first (a new file may be long), then the longest first.
 const queue = files.slice().sort((a, b) => (times[b] ?? Infinity) - (times[a] ?? Infinity));
@@ -120,7 +132,7 @@ function runFile(file) {
         cwd: root,
         stdio: ['ignore', 'pipe', 'pipe'],
         env: {
-          ...process.env,
+          ...TEST_ENV,
           TAP: '1',
           TAP_TIMEOUT: String(TIMEOUT_S),
           ...(grep.length > 0 ? { TAP_GREP: grep.join('\n') } : {}),

@@ -23,9 +23,15 @@ const pkg = JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as {
   bin: Record<string, string>;
 };
 
-/** npm itself, from the repository, with the test's environment (and so npm's own cache). */
+/**
+ * npm itself, from the repository, with the test's environment (and so npm's own cache), and the
+ * extra certificates the test runner keeps from the other tests (scripts/run-tests.mjs), which
+ * npm needs where the registry is reached through a TLS-inspecting proxy.
+ */
 function npm(args: string[], cwd = REPO): SpawnSyncReturns<string> {
-  const r = spawnSync('npm', args, { cwd, encoding: 'utf8', timeout: 150_000 });
+  const ca = process.env.MCP_ROOTS_TEST_CA_CERTS;
+  const env = ca === undefined ? process.env : { ...process.env, NODE_EXTRA_CA_CERTS: ca };
+  const r = spawnSync('npm', args, { cwd, encoding: 'utf8', timeout: 150_000, env });
   if (r.status !== 0) throw new Error(`npm ${args.join(' ')} failed (${r.status}): ${r.stderr}`);
   return r;
 }
