@@ -7,14 +7,12 @@
  */
 import { mkdirSync, renameSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import t from 'tap';
-import { makeLogger } from '../../daemon/logger.js';
-import { PolicyState } from '../../daemon/state.js';
-import { PolicyWatcher } from '../../daemon/watcher.js';
+import type { PolicyState } from '../../daemon/state.js';
 import { nodeFs, type FsView } from '../../policies/index.js';
 import { shortDir } from '../helpers/daemon.js';
 import { waitFor } from '../helpers/poll.js';
+import { startWatchedState } from '../helpers/watch-state.js';
 
 type Teardown = { teardown(fn: () => unknown): void };
 
@@ -55,39 +53,8 @@ function triggeringFs(triggers: Trigger[], reads: Map<string, number>): FsView {
 }
 
 /** The state and watcher as the daemon makes them (daemon.ts), on `fs`. */
-async function start(t: Teardown, dir: string, fs: FsView) {
-  const log = makeLogger({
-    level: 'debug',
-    format: 'text',
-    stream: new Writable({ write: (_c, _e, done) => done() }),
-  });
-  const state = new PolicyState({
-    configFile: join(dir, 'mcp-roots.yaml'),
-    grantsFile: join(dir, 'state', 'grants.yaml'),
-    stateDir: join(dir, 'state'),
-    runtimeDir: join(dir, 'run'),
-    home: join(dir, 'home'),
-    env: {},
-    fs,
-    log,
-  });
-  const watcher = new PolicyWatcher({
-    state,
-    log,
-    settleMs: 20,
-    rescanMs: 300_000,
-    degradedRescanMs: 200,
-    configFile: join(dir, 'mcp-roots.yaml'),
-    grantsFile: join(dir, 'state', 'grants.yaml'),
-  });
-  state.watchFirst = (targets) => watcher.watchFirst(targets);
-  t.teardown(async () => {
-    await watcher.close();
-    state.close();
-  });
-  await state.start();
-  await watcher.start();
-  return state;
+function start(t: Teardown, dir: string, fs: FsView): Promise<PolicyState> {
+  return startWatchedState(t, dir, fs, { level: 'debug' });
 }
 
 /** Every server's list as URIs, from a state started now on the real filesystem. */

@@ -9,65 +9,25 @@
  */
 import { mkdirSync, renameSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import t from 'tap';
-import { makeLogger } from '../../daemon/logger.js';
-import { PolicyState } from '../../daemon/state.js';
-import { PolicyWatcher } from '../../daemon/watcher.js';
+import type { PolicyState } from '../../daemon/state.js';
 import { nodeFs } from '../../policies/index.js';
 import { shortDir } from '../helpers/daemon.js';
 import { waitFor } from '../helpers/poll.js';
+import { startWatchedState } from '../helpers/watch-state.js';
 
 type Teardown = { teardown(fn: () => unknown): void };
 
-/** The state and watcher as the daemon makes them, watches first, on `fs`. */
-async function start(
+/**
+ * The state and watcher as the daemon makes them, watches first: `between` runs at the moment an
+ * attacker aims for, the watches set and the walk not begun (at the start, then at each reload).
+ */
+function start(
   t: Teardown,
   dir: string,
   hooks: { between?: (() => void)[]; seen?: (s: PolicyState) => void } = {},
-) {
-  const fs = nodeFs();
-  const log = makeLogger({
-    level: 'error',
-    format: 'text',
-    stream: new Writable({ write: (_c, _e, done) => done() }),
-  });
-  const state = new PolicyState({
-    configFile: join(dir, 'mcp-roots.yaml'),
-    grantsFile: join(dir, 'state', 'grants.yaml'),
-    stateDir: join(dir, 'state'),
-    runtimeDir: join(dir, 'run'),
-    home: join(dir, 'home'),
-    env: {},
-    fs,
-    log,
-  });
-  const watcher = new PolicyWatcher({
-    state,
-    log,
-    settleMs: 20,
-    rescanMs: 300_000,
-    degradedRescanMs: 200,
-    configFile: join(dir, 'mcp-roots.yaml'),
-    grantsFile: join(dir, 'state', 'grants.yaml'),
-  });
-  const between = hooks.between ?? [];
-  state.watchFirst = async (targets) => {
-    const release = await watcher.watchFirst(targets);
-    // The watches are set and the walk has not begun (at the start, then at each reload): the
-    // moment an attacker aims for.
-    between.shift()?.();
-    return release;
-  };
-  const seen = hooks.seen;
-  if (seen) state.on('resolved', () => seen(state));
-  t.teardown(async () => {
-    await watcher.close();
-    state.close();
-  });
-  await state.start();
-  await watcher.start();
-  return state;
+): Promise<PolicyState> {
+  return startWatchedState(t, dir, nodeFs(), hooks);
 }
 
 const SERVERS = ['star', 'tree', 'lit', 'deny', 'late'];
