@@ -113,7 +113,7 @@ async function loadFile(
         ? `included file ${file} does not exist (create it, or remove it from include)`
         : code === 'EISDIR'
           ? `${file} is a directory, not a policy file`
-          : code === 'ENOTREG'
+          : code === 'ENOTREG' || code === 'ENXIO'
             ? `${file} is not a regular file (a FIFO, device or socket cannot be a policy file)`
             : `cannot read ${file} (${code ?? String(e)}); check its permissions`;
     out.errors.push(

@@ -11,7 +11,12 @@ import { MAX_POLICY_BYTES } from './parse.js';
  * `size`) for a file over the limit.
  */
 export async function readPolicyFile(path: string): Promise<Buffer> {
-  const handle = await fsp.open(path, constants.O_RDONLY | constants.O_NONBLOCK);
+  // O_NOCTTY: a link to a terminal must not become the daemon's controlling terminal (a session
+  // leader's first open of one does), through which ^C on it would stop the daemon.
+  const handle = await fsp.open(
+    path,
+    constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY,
+  );
   try {
     const st = await handle.stat();
     if (st.isDirectory()) throw codeError(`${path} is a directory`, 'EISDIR');

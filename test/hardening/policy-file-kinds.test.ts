@@ -6,6 +6,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { join } from 'node:path';
 import t from 'tap';
 import { rootsctl } from '../helpers/cli.js';
@@ -100,3 +101,16 @@ void t.test(
     }
   },
 );
+
+void t.test('an include that is a Unix socket', async (t) => {
+  const dir = shortDir();
+  mkdirSync(join(dir, 'w'));
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(join(dir, 'inc.yaml'), resolve));
+  t.teardown(() => server.close());
+  const main = join(dir, 'mcp-roots.yaml');
+  writeFileSync(main, `version: 1\ninclude: [inc.yaml]\n${SERVERS(dir)}`);
+  const r = await rootsctl(['validate', main]);
+  t.not(r.code, 0, 'validate fails');
+  t.match(r.out + r.err, /is not a regular file/, 'and says what it is, not a permission problem');
+});
