@@ -3,7 +3,15 @@
  * something in their directories moved; this compares the files' bytes with what was last read
  * (and with what the state loaded) and reloads only when they differ.
  */
-import { combinedHash, prepareParse, readPolicyFile } from '../policies/index.js';
+import {
+  combinedHash,
+  mapBounded,
+  MAX_POLICY_FILES,
+  MAX_POLICY_TOTAL_BYTES,
+  POLICY_READS_IN_FLIGHT,
+  prepareParse,
+  readPolicyFile,
+} from '../policies/index.js';
 import type { PolicyState } from './state.js';
 import {
   fingerprint,
@@ -62,17 +70,18 @@ export class PolicyEdits {
     const files = this.opts.state.resolved.watchPlan.policyFiles.filter(
       (f) => f !== this.opts.grantsFile,
     );
-    void Promise.all(
-      files.map((f) =>
-        readPolicyFile(f).then(
-          (bytes) => {
-            if (!this.opts.closed()) prepareParse(f, bytes);
-          },
-          // Missing or unreadable: the reload will say so.
-          () => undefined,
-        ),
-      ),
-    ).then(() => {
+    // A few at a time, and no more than one policy may hold (policies/policy-caps.ts): the files
+    // may have grown since they were loaded, up to 1 MiB each. Past the caps the reload refuses
+    // the policy anyway; nothing is parsed ahead for it.
+    let bytesLeft = MAX_POLICY_TOTAL_BYTES;
+    void mapBounded(files.slice(0, MAX_POLICY_FILES), POLICY_READS_IN_FLIGHT, async (f) => {
+      if (bytesLeft < 0 || this.opts.closed()) return;
+      // Missing or unreadable: the reload will say so.
+      const bytes = await readPolicyFile(f).catch(() => undefined);
+      if (bytes === undefined) return;
+      bytesLeft -= bytes.length;
+      if (bytesLeft >= 0 && !this.opts.closed()) prepareParse(f, bytes);
+    }).then(() => {
       this.preparing = false;
       if (this.prepareAgain && !this.opts.closed()) {
         this.prepareAgain = false;
@@ -124,12 +133,11 @@ export class PolicyEdits {
   private async matchesState(all: Fingerprint): Promise<boolean> {
     const { state } = this.opts;
     const loaded = state.files;
-    const hashes = await Promise.all(
-      loaded.map((f) => {
-        const known = all.get(f);
-        return known === undefined ? hashFile(f) : Promise.resolve(known);
-      }),
-    );
+    // The state's files are within the caps (a load past them is refused), so this is bounded.
+    const hashes = await mapBounded(loaded, POLICY_READS_IN_FLIGHT, (f) => {
+      const known = all.get(f);
+      return known === undefined ? hashFile(f) : Promise.resolve(known);
+    });
     if (hashes.includes(MISSING)) return false;
     if (combinedHash(hashes) !== state.sha256) return false;
     const set = new Set(loaded);

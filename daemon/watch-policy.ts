@@ -1,12 +1,17 @@
 /** Which files make up the policy on disk, and a fingerprint of their bytes to tell a real edit from noise. */
-import { realpath } from 'node:fs/promises';
+import { realpath, stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { errnoCode } from '../common/errors.js';
 import {
   expandGlob,
   fileHash,
   nearestExisting,
+  mapBounded,
+  MAX_POLICY_BYTES,
+  MAX_POLICY_FILES,
+  MAX_POLICY_TOTAL_BYTES,
   nodeFs,
+  POLICY_READS_IN_FLIGHT,
   readPolicyFile,
 } from '../policies/index.js';
 
@@ -26,7 +31,14 @@ export async function hashFile(file: string): Promise<string> {
 /** Every file of a group as it is on disk now: path to hash, in path order. */
 export type Fingerprint = Map<string, string>;
 
-/** Hash `files` plus every file the include globs match now. */
+/**
+ * Hash `files` plus every file the include globs match now, within the caps on what one policy
+ * may hold (policies/policy-caps.ts), a few at a time. Past the caps, where the load will refuse
+ * the policy anyway, a file is not read: the first MAX_POLICY_FILES (and the grants file) in path
+ * order are looked at, the rest stand by name alone; of those, the bytes are read in path order
+ * while their sizes (by `stat`) stay within MAX_POLICY_TOTAL_BYTES (and the grants file's own
+ * size), the rest stand by size, change time and inode, which an edit changes too.
+ */
 export async function fingerprint(files: string[], includeGlobs: string[]): Promise<Fingerprint> {
   const all = new Set(files);
   const fs = nodeFs();
@@ -34,8 +46,28 @@ export async function fingerprint(files: string[], includeGlobs: string[]): Prom
     for (const m of (await expandGlob(fs, pattern, 'file')).matches) all.add(m.path);
   }
   const sorted = [...all].sort();
-  const hashes = await Promise.all(sorted.map(hashFile));
-  return new Map(sorted.map((f, i) => [f, hashes[i]!]));
+  const looked = sorted.slice(0, MAX_POLICY_FILES + 1);
+  const sizes = await mapBounded(looked, POLICY_READS_IN_FLIGHT, statKey);
+  let budget = MAX_POLICY_TOTAL_BYTES + MAX_POLICY_BYTES;
+  const read = sizes.map((st) => {
+    if (st === undefined) return true; // missing or unreadable: hashFile says which
+    budget -= st.size;
+    return budget >= 0;
+  });
+  const hashes = await mapBounded(looked, POLICY_READS_IN_FLIGHT, (f, i) =>
+    read[i] ? hashFile(f) : Promise.resolve(`over-cap:${sizes[i]!.key}`),
+  );
+  return new Map(sorted.map((f, i) => [f, hashes[i] ?? 'over-cap']));
+}
+
+/** A file's size, and a key that changes when it is written: size, change time, inode. */
+async function statKey(file: string): Promise<{ size: number; key: string } | undefined> {
+  try {
+    const st = await stat(file, { bigint: true });
+    return { size: Number(st.size), key: `${st.size}:${st.ctimeNs}:${st.mtimeNs}:${st.ino}` };
+  } catch {
+    return undefined;
+  }
 }
 
 /** The fingerprint as one comparable string. */

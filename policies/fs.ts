@@ -9,7 +9,7 @@ import {
 } from 'node:fs';
 import type { Dirent, Stats } from 'node:fs';
 import type { FsView } from './model.js';
-import { readPolicyFile } from './read-policy-file.js';
+import { openPolicyFile } from './read-policy-file.js';
 
 /**
  * Views that are the real filesystem underneath (nodeFs, and the limits and memos over it):
@@ -25,7 +25,7 @@ export function nodeFs(): FsView {
     lstat: (p) => fsp.lstat(p),
     readdir: (p) => fsp.readdir(p, { withFileTypes: true }),
     realpath: (p) => fsp.realpath(p),
-    readFile: (p) => readPolicyFile(p),
+    readFile: (p) => openPolicyFile(p),
     access: (p, mode) => fsp.access(p, mode),
     readlink: (p) => fsp.readlink(p),
   };

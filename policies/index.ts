@@ -3,7 +3,14 @@ export { parsePolicyText } from './parse.js';
 export { loadPolicySources, loadGrantsSource, prepareParse } from './load.js';
 export { resolvePolicy, type ResolveOptions } from './resolve.js';
 export { nodeFs, memoFs } from './fs.js';
-export { readPolicyFile } from './read-policy-file.js';
+export { openPolicyFile, readPolicyFile } from './read-policy-file.js';
+export { MAX_POLICY_BYTES } from './parse.js';
+export {
+  mapBounded,
+  MAX_POLICY_FILES,
+  MAX_POLICY_TOTAL_BYTES,
+  POLICY_READS_IN_FLIGHT,
+} from './policy-caps.js';
 export { loadAndResolve, type LoadedAndResolved } from './load-and-resolve.js';
 export { LinkPins } from './anchor.js';
 export { compareUtf8, toUri } from './paths.js';

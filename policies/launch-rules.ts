@@ -20,7 +20,7 @@ export function launchRules(
     if (block.sandbox === undefined) continue;
     sandbox ??= { read: [], write: [], network: true };
     const expand = (raw: string): string[] => {
-      const e = expandPath(raw, dirname(file.file), ctx);
+      const e = expandPath(raw, file.dir ?? dirname(file.file), ctx);
       return e.ok ? [e.path] : [];
     };
     sandbox.read.push(...block.sandbox.read.flatMap(expand));

@@ -1,10 +1,24 @@
 /** Reading the policy files: the main file, its includes, and the grants file (docs/policy.md rule 10). */
 import { errnoCode } from '../common/errors.js';
 import type { PolicyError } from '../common/types.js';
+import { dirname } from 'node:path';
 import { expandPath, isGlob, policyDir } from './expand.js';
 import { expandGlob } from './glob.js';
-import type { LoadedSources, ParsedPolicyFile, ParseResult, PolicyContext, Pos } from './model.js';
+import type {
+  LoadedSources,
+  ParsedPolicyFile,
+  ParseResult,
+  PolicyContext,
+  PolicyFileRead,
+  Pos,
+} from './model.js';
 import { parsePolicyText, tooBigMessage } from './parse.js';
+import {
+  MAX_POLICY_FILES,
+  MAX_POLICY_TOTAL_BYTES,
+  tooManyBytesMessage,
+  tooManyFilesMessage,
+} from './policy-caps.js';
 
 /**
  * Parses made ahead of a load, by file: the daemon parses an edited policy file during the settle
@@ -32,14 +46,23 @@ function parseOnce(bytes: Buffer, file: string): ParseResult {
     : parsePolicyText(bytes, file);
 }
 
-/** Where the include chain stands, for cycle warnings. */
+/**
+ * Where the include chain stands, for cycle warnings. Files are known by the identity of what was
+ * read (`dev:ino` of the descriptor, `PolicyFileRead.id`), never by a name resolved apart from
+ * the read: a link swapped between a `realpath` and the read made a load read one file and record
+ * another as loaded, so that a later include of that other file was skipped as "already loaded".
+ */
 interface Walk {
   ctx: PolicyContext;
   out: LoadedSources;
-  /** Canonical paths of files already loaded. */
+  /** Identities of files already loaded. */
   seen: Set<string>;
-  /** Canonical paths on the current include chain. */
-  stack: string[];
+  /** The include chain: each file's identity, and its canonical name for messages. */
+  stack: { id: string; real: string }[];
+  /** Bytes of the files loaded so far (MAX_POLICY_TOTAL_BYTES). */
+  bytes: number;
+  /** Set once the policy is past a cap: nothing more is read. */
+  capped: boolean;
 }
 
 function err(pos: Pos, message: string): PolicyError {
@@ -66,7 +89,7 @@ async function walkFrom(file: string, ctx: PolicyContext, isMain: boolean): Prom
     includePatterns: [],
     missingMain: false,
   };
-  const walk: Walk = { ctx, out, seen: new Set(), stack: [] };
+  const walk: Walk = { ctx, out, seen: new Set(), stack: [], bytes: 0, capped: false };
   await loadFile(walk, file, undefined, isMain);
   return walk;
 }
@@ -92,11 +115,10 @@ async function loadFile(
   isMain: boolean,
 ): Promise<void> {
   const { ctx, out } = walk;
-  let canonical: string;
-  let bytes: Buffer;
+  if (walk.capped) return;
+  let read: PolicyFileRead;
   try {
-    canonical = await ctx.fs.realpath(file);
-    bytes = await ctx.fs.readFile(file);
+    read = await ctx.fs.readFile(file);
   } catch (e) {
     const code = errnoCode(e);
     if ((code === 'ENOENT' || code === 'ENOTDIR') && from === undefined) {
@@ -121,25 +143,41 @@ async function loadFile(
     );
     return;
   }
-  if (walk.stack.includes(canonical)) {
-    const chain = [...walk.stack, canonical].join(' -> ');
+  const { bytes, id, real } = read;
+  if (walk.stack.some((s) => s.id === id)) {
+    const chain = [...walk.stack.map((s) => s.real), real].join(' -> ');
     if (from) out.warnings.push(err(from, `include cycle: ${chain} (the file is loaded once)`));
     return;
   }
-  if (walk.seen.has(canonical)) return;
-  walk.seen.add(canonical);
+  if (walk.seen.has(id)) return;
+  walk.seen.add(id);
+  walk.bytes += bytes.length;
+  if (from && walk.seen.size > MAX_POLICY_FILES) {
+    out.errors.push(err(from, tooManyFilesMessage(walk.seen.size)));
+    walk.capped = true;
+    return;
+  }
+  if (from && walk.bytes > MAX_POLICY_TOTAL_BYTES) {
+    out.errors.push(err(from, tooManyBytesMessage(walk.bytes)));
+    walk.capped = true;
+    return;
+  }
 
   const parsed = parseOnce(bytes, file);
   out.errors.push(...parsed.errors);
   out.warnings.push(...parsed.warnings);
   if (!parsed.policy) return;
   const policy = parsed.policy;
+  // Relative paths: the main file's own directory (a link's own: the person named that path);
+  // an included file's real directory, whatever name the include reached it by, so that a file
+  // means one thing however it is reached and in whatever order (docs/policy.md rule 1).
+  policy.dir = from === undefined ? policyDir(file) : dirname(real);
   expandEntries(policy, ctx, out.errors);
   out.files.push(policy);
 
-  walk.stack.push(canonical);
+  walk.stack.push({ id, real });
   for (const inc of policy.include) {
-    const expanded = expandPath(inc.pattern, policyDir(file), ctx);
+    const expanded = expandPath(inc.pattern, policy.dir, ctx);
     if (!expanded.ok) {
       out.errors.push(err(inc.pos, `include: ${expanded.message}`));
       continue;
@@ -147,13 +185,28 @@ async function loadFile(
     out.includePatterns.push(expanded.path);
     if (isGlob(expanded.path) && !(await existsLiterally(ctx, expanded.path))) {
       const globbed = await expandGlob(ctx.fs, expanded.path, 'file');
+      for (const link of globbed.outsideBase) {
+        out.warnings.push(
+          err(
+            inc.pos,
+            `include: ${link} is a link out of ${globbed.base}; an include glob loads only files ` +
+              'inside its directory, so it is not loaded (name its target in include: to load it)',
+          ),
+        );
+      }
       const paths = globbed.matches
         .map((m) => m.path)
         .sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
+      if (paths.length > MAX_POLICY_FILES) {
+        // Past the cap on its own, whatever the other files: nothing of it is read.
+        out.errors.push(err(inc.pos, tooManyFilesMessage(walk.seen.size + paths.length)));
+        walk.capped = true;
+      }
       for (const p of paths) await loadFile(walk, p, inc.pos, false);
     } else {
       await loadFile(walk, expanded.path, inc.pos, false);
     }
+    if (walk.capped) break;
   }
   walk.stack.pop();
 }
@@ -169,7 +222,7 @@ async function existsLiterally(ctx: PolicyContext, path: string): Promise<boolea
 
 /** Expand every root and deny path of a file in place, recording expansion errors. */
 function expandEntries(policy: ParsedPolicyFile, ctx: PolicyContext, errors: PolicyError[]): void {
-  const dir = policyDir(policy.file);
+  const dir = policy.dir ?? policyDir(policy.file);
   const denies = [...policy.deny, ...policy.servers.flatMap((s) => s.deny)];
   for (const d of denies) {
     if (d.path.startsWith('**/')) {

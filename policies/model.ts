@@ -56,8 +56,14 @@ export interface ServerBlock {
 
 /** One policy file after YAML parsing and schema validation (paths not yet expanded). */
 export interface ParsedPolicyFile {
-  /** Absolute path as given (not realpath'd: relative paths resolve against the link's own directory). */
+  /** Absolute path as given (not realpath'd), as messages name the file. */
   file: string;
+  /**
+   * The directory its relative paths are taken against (docs/policy.md rule 1), set by the load:
+   * the main file's own directory (a link's own), an included file's real directory. Absent: the
+   * directory of `file`.
+   */
+  dir?: string;
   sha256: string;
   include: { pattern: string; pos: Pos }[];
   defaults: { readOnly: boolean };
@@ -71,14 +77,33 @@ export interface ParseResult {
   warnings: PolicyError[];
 }
 
+/** What one open of a policy file read: its bytes, and which file they came from. */
+export interface PolicyFileRead {
+  bytes: Buffer;
+  /**
+   * The file's identity, `dev:ino` of the descriptor the bytes were read from: what "already
+   * loaded" and include cycles are decided by. A name resolved in a separate step (`realpath`
+   * before or after the read) may name another file by then, if a link or a rename changed
+   * between the two.
+   */
+  id: string;
+  /**
+   * Where the opened file is, as the kernel names the descriptor (`/proc/self/fd`): the file's
+   * canonical path when it was read, or the name given when the kernel cannot say (the file was
+   * removed meanwhile). For messages, and for the directory an included file's relative paths
+   * are taken from (docs/policy.md rule 1).
+   */
+  real: string;
+}
+
 /** Read-only filesystem access the engine uses; tests may hand in their own. */
 export interface FsView {
   stat(path: string): Promise<import('node:fs').Stats>;
   lstat(path: string): Promise<import('node:fs').Stats>;
   readdir(path: string): Promise<import('node:fs').Dirent[]>;
   realpath(path: string): Promise<string>;
-  /** A policy file's bytes (the real filesystem's: `readPolicyFile`). */
-  readFile(path: string): Promise<Buffer>;
+  /** A policy file's bytes and identity, from one open (the real filesystem's: `openPolicyFile`). */
+  readFile(path: string): Promise<PolicyFileRead>;
   access(path: string, mode: number): Promise<void>;
   readlink?(path: string): Promise<string>;
 }

@@ -1,5 +1,6 @@
 /** Reading one policy file's bytes (the main file, an include, the grants file). */
 import { constants, promises as fsp } from 'node:fs';
+import type { PolicyFileRead } from './model.js';
 import { MAX_POLICY_BYTES } from './parse.js';
 
 /**
@@ -11,6 +12,11 @@ import { MAX_POLICY_BYTES } from './parse.js';
  * `size`) for a file over the limit.
  */
 export async function readPolicyFile(path: string): Promise<Buffer> {
+  return (await openPolicyFile(path)).bytes;
+}
+
+/** As `readPolicyFile`, with the identity and canonical name of the file read, from its one open. */
+export async function openPolicyFile(path: string): Promise<PolicyFileRead> {
   // O_NOCTTY: a link to a terminal must not become the daemon's controlling terminal (a session
   // leader's first open of one does), through which ^C on it would stop the daemon.
   const handle = await fsp.open(
@@ -18,15 +24,17 @@ export async function readPolicyFile(path: string): Promise<Buffer> {
     constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY,
   );
   try {
-    const st = await handle.stat();
+    const st = await handle.stat({ bigint: true });
     if (st.isDirectory()) throw codeError(`${path} is a directory`, 'EISDIR');
     if (!st.isFile()) throw codeError(`${path} is not a regular file`, 'ENOTREG');
     if (st.size > MAX_POLICY_BYTES) {
-      throw Object.assign(codeError(`${path} is over the size limit`, 'EFBIG'), { size: st.size });
+      throw Object.assign(codeError(`${path} is over the size limit`, 'EFBIG'), {
+        size: Number(st.size),
+      });
     }
     // Read to the end, as the file is now (it may have grown since the stat), but never more
     // than one byte past the limit, which the parser then reports.
-    let buf = Buffer.allocUnsafe(Math.min(st.size, MAX_POLICY_BYTES) + 1);
+    let buf = Buffer.allocUnsafe(Math.min(Number(st.size), MAX_POLICY_BYTES) + 1);
     let length = 0;
     for (;;) {
       const { bytesRead } = await handle.read(buf, length, buf.length - length, length);
@@ -38,9 +46,24 @@ export async function readPolicyFile(path: string): Promise<Buffer> {
       buf.copy(grown, 0, 0, length);
       buf = grown;
     }
-    return buf.subarray(0, length);
+    return {
+      bytes: buf.subarray(0, length),
+      id: `${st.dev}:${st.ino}`,
+      real: await descriptorPath(handle.fd, path),
+    };
   } finally {
     await handle.close();
+  }
+}
+
+/** The path the kernel gives an open descriptor, or `fallback` when it gives none usable. */
+async function descriptorPath(fd: number, fallback: string): Promise<string> {
+  try {
+    const real = await fsp.readlink(`/proc/self/fd/${fd}`);
+    // A removed file reads as "/x (deleted)"; anything not absolute is no path (no /proc).
+    return real.startsWith('/') && !real.endsWith(' (deleted)') ? real : fallback;
+  } catch {
+    return fallback;
   }
 }
 

@@ -58,13 +58,21 @@ function withMarks(text: string, errors: PolicyError[], home: string): string {
   return `${head.join('\n')}\n${text}`;
 }
 
+/** `dev:ino` of the file at `target` (as a policy load knows files), or a name of its own if none. */
+async function identity(target: string): Promise<string> {
+  const st = await ignoreMissing(stat(target, { bigint: true }));
+  return st === undefined ? `edited:${target}` : `${st.dev}:${st.ino}`;
+}
+
 /** Validate `text` as the policy at `target`: the real filesystem, with `text` in the file's place. */
 async function check(io: Io, target: string, text: string) {
   const fs = nodeFs();
   const bytes = Buffer.from(text);
   const view = {
     ...fs,
-    readFile: (p: string) => (p === target ? Promise.resolve(bytes) : fs.readFile(p)),
+    // The edited text stands for the file at `target`, under the identity of what is there now.
+    readFile: async (p: string) =>
+      p === target ? { bytes, id: await identity(target), real: target } : fs.readFile(p),
     realpath: async (p: string) => (p === target ? target : fs.realpath(p)),
   };
   const evaluation = await loadAndResolve(
