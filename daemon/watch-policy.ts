@@ -34,8 +34,9 @@ export type Fingerprint = Map<string, string>;
 /**
  * Hash `files` plus every file the include globs match now, within the caps on what one policy
  * may hold (policies/policy-caps.ts), a few at a time. Past the caps, where the load will refuse
- * the policy anyway, a file is not read: the first MAX_POLICY_FILES (and the grants file) in path
- * order are looked at, the rest stand by name alone; of those, the bytes are read in path order
+ * the policy anyway, a file is not read: the files given (those the policy loaded, and the grants
+ * file) and then the globs' other matches in path order are looked at up to MAX_POLICY_FILES (and
+ * the grants file), the rest stand by name alone; of those, the bytes are read in that order
  * while their sizes (by `stat`) stay within MAX_POLICY_TOTAL_BYTES (and the grants file's own
  * size), the rest stand by size, change time and inode, which an edit changes too.
  */
@@ -45,8 +46,11 @@ export async function fingerprint(files: string[], includeGlobs: string[]): Prom
   for (const pattern of includeGlobs) {
     for (const m of (await expandGlob(fs, pattern, 'file')).matches) all.add(m.path);
   }
-  const sorted = [...all].sort();
-  const looked = sorted.slice(0, MAX_POLICY_FILES + 1);
+  // The files the policy loaded (and the grants file) first, then the globs' other matches.
+  const knownSet = new Set(files);
+  const known = [...knownSet].sort();
+  const matched = [...all].filter((f) => !knownSet.has(f)).sort();
+  const looked = [...known, ...matched].slice(0, Math.max(known.length, MAX_POLICY_FILES + 1));
   const sizes = await mapBounded(looked, POLICY_READS_IN_FLIGHT, statKey);
   let budget = MAX_POLICY_TOTAL_BYTES + MAX_POLICY_BYTES;
   const read = sizes.map((st) => {
@@ -57,8 +61,12 @@ export async function fingerprint(files: string[], includeGlobs: string[]): Prom
   const hashes = await mapBounded(looked, POLICY_READS_IN_FLIGHT, (f, i) =>
     read[i] ? hashFile(f) : Promise.resolve(`over-cap:${sizes[i]!.key}`),
   );
-  return new Map(sorted.map((f, i) => [f, hashes[i] ?? 'over-cap']));
+  const byFile = new Map(looked.map((f, i) => [f, hashes[i]!]));
+  return new Map([...all].sort().map((f) => [f, byFile.get(f) ?? OVER_CAP]));
 }
+
+/** A file past the cap on the number of files: it stands by its name alone. */
+export const OVER_CAP = 'over-cap';
 
 /** A file's size, and a key that changes when it is written: size, change time, inode. */
 async function statKey(file: string): Promise<{ size: number; key: string } | undefined> {

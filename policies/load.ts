@@ -59,7 +59,9 @@ interface Walk {
   seen: Set<string>;
   /** The include chain: each file's identity, and its canonical name for messages. */
   stack: { id: string; real: string }[];
-  /** Bytes of the files loaded so far (MAX_POLICY_TOTAL_BYTES). */
+  /** Files read so far (MAX_POLICY_FILES), a file reached twice counted twice: each is a read. */
+  reads: number;
+  /** Bytes read so far (MAX_POLICY_TOTAL_BYTES). */
   bytes: number;
   /** Set once the policy is past a cap: nothing more is read. */
   capped: boolean;
@@ -89,7 +91,7 @@ async function walkFrom(file: string, ctx: PolicyContext, isMain: boolean): Prom
     includePatterns: [],
     missingMain: false,
   };
-  const walk: Walk = { ctx, out, seen: new Set(), stack: [], bytes: 0, capped: false };
+  const walk: Walk = { ctx, out, seen: new Set(), stack: [], reads: 0, bytes: 0, capped: false };
   await loadFile(walk, file, undefined, isMain);
   return walk;
 }
@@ -144,16 +146,10 @@ async function loadFile(
     return;
   }
   const { bytes, id, real } = read;
-  if (walk.stack.some((s) => s.id === id)) {
-    const chain = [...walk.stack.map((s) => s.real), real].join(' -> ');
-    if (from) out.warnings.push(err(from, `include cycle: ${chain} (the file is loaded once)`));
-    return;
-  }
-  if (walk.seen.has(id)) return;
-  walk.seen.add(id);
+  walk.reads++;
   walk.bytes += bytes.length;
-  if (from && walk.seen.size > MAX_POLICY_FILES) {
-    out.errors.push(err(from, tooManyFilesMessage(walk.seen.size)));
+  if (from && walk.reads > MAX_POLICY_FILES) {
+    out.errors.push(err(from, tooManyFilesMessage(walk.reads)));
     walk.capped = true;
     return;
   }
@@ -162,6 +158,13 @@ async function loadFile(
     walk.capped = true;
     return;
   }
+  if (walk.stack.some((s) => s.id === id)) {
+    const chain = [...walk.stack.map((s) => s.real), real].join(' -> ');
+    if (from) out.warnings.push(err(from, `include cycle: ${chain} (the file is loaded once)`));
+    return;
+  }
+  if (walk.seen.has(id)) return;
+  walk.seen.add(id);
 
   const parsed = parseOnce(bytes, file);
   out.errors.push(...parsed.errors);
@@ -197,9 +200,9 @@ async function loadFile(
       const paths = globbed.matches
         .map((m) => m.path)
         .sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
-      if (paths.length > MAX_POLICY_FILES) {
-        // Past the cap on its own, whatever the other files: nothing of it is read.
-        out.errors.push(err(inc.pos, tooManyFilesMessage(walk.seen.size + paths.length)));
+      if (walk.reads + paths.length > MAX_POLICY_FILES) {
+        // Past the cap with what is read already: nothing of it is read.
+        out.errors.push(err(inc.pos, tooManyFilesMessage(walk.reads + paths.length)));
         walk.capped = true;
       }
       for (const p of paths) await loadFile(walk, p, inc.pos, false);

@@ -6,7 +6,10 @@
  * edit anywhere in the policy's directories read them all, all at once.
  */
 
-/** The most files one policy (the main file and everything it includes) may load. */
+/**
+ * The most files one load of a policy (the main file and everything it includes) may read; a file
+ * reached twice (by two includes, or as many links to it as a glob matches) is read twice.
+ */
 export const MAX_POLICY_FILES = 256;
 
 /** The most bytes all files of one policy may hold together (each one at most MAX_POLICY_BYTES). */
@@ -22,8 +25,8 @@ export const POLICY_READS_IN_FLIGHT = 4;
 /** The error for an include that takes a policy past MAX_POLICY_FILES. */
 export function tooManyFilesMessage(count: number): string {
   return (
-    `include: the policy would load ${count > MAX_POLICY_FILES ? `${count} files` : 'more files'}; ` +
-    `one policy may load at most ${MAX_POLICY_FILES} files (narrow the include, or merge files)`
+    `include: the policy would read ${count} files; one policy may read at most ` +
+    `${MAX_POLICY_FILES} (a file reached twice counts twice): narrow the include, or merge files`
   );
 }
 
