@@ -15,6 +15,7 @@
  * Relative paths in an included file are taken from the file's own real directory
  * (docs/policy.md rule 1): each layout gives the same roots in every order, through `rootsctl`.
  */
+import { spawn } from 'node:child_process';
 import { mkdirSync, realpathSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
@@ -290,3 +291,51 @@ void t.test('the daemon serves the same roots whichever include it meets first',
   t.equal(reload.ok, true, 'reloaded');
   t.same(await uris(), [`file://${join(dir, 'other/w')}`], 'target first');
 });
+
+void t.test(
+  'a daemon reloading while a link is swapped in a loop never loses a deny',
+  async (t) => {
+    const dir = realpathSync(ownedShortDir(t));
+    for (const d of ['home', 'w', 'w/one', 'w/two', 'v1', 'v2', 'x']) mkdirSync(join(dir, d));
+    denying(dir, join(dir, 'v1', 'inc.yaml'), 'w/one');
+    denying(dir, join(dir, 'v2', 'inc.yaml'), 'w/two');
+    // The link is a directory on the way, in a directory the daemon does not watch (no policy
+    // file is there), so that its every swap is not also a reload of its own.
+    symlinkSync('../v1', join(dir, 'x', 'cur'));
+    const policy =
+      `version: 1\ninclude: [x/cur/inc.yaml, v1/inc.yaml, v2/inc.yaml]\n` +
+      `servers:\n  fs:\n    roots: [{path: ${dir}/w}]\n`;
+    const d = await startDaemon(t, policy, { dir });
+    const c = await d.connect();
+    // The attacker: re-points x/cur between v1 and v2 as fast as it can.
+    const swapper = spawn(
+      process.execPath,
+      [
+        '-e',
+        `const fs = require('node:fs');
+       const [link, a, b] = process.argv.slice(1);
+       for (let i = 0; ; i++) {
+         fs.symlinkSync(i % 2 ? a : b, link + '.new');
+         fs.renameSync(link + '.new', link);
+       }`,
+        join(dir, 'x', 'cur'),
+        '../v1',
+        '../v2',
+      ],
+      { stdio: 'ignore' },
+    );
+    t.teardown(() => {
+      swapper.kill('SIGKILL');
+    });
+    for (let i = 0; i < 30; i++) {
+      const reload = await c.reload();
+      t.equal(reload.ok, true, `reload ${i}`);
+      for (const name of ['one', 'two']) {
+        const r = await c.check('fs', join(dir, 'w', name, 'x'));
+        if (r.allowed) t.fail(`reload ${i}: the deny of ${name} was lost`);
+      }
+    }
+    swapper.kill('SIGKILL');
+    t.pass('every deny held through 30 reloads');
+  },
+);
