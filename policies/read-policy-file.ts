@@ -56,15 +56,14 @@ export async function openPolicyFile(path: string): Promise<PolicyFileRead> {
   }
 }
 
-/** The path the kernel gives an open descriptor, or `fallback` when it gives none usable. */
-async function descriptorPath(fd: number, fallback: string): Promise<string> {
-  try {
-    const real = await fsp.readlink(`/proc/self/fd/${fd}`);
-    // A removed file reads as "/x (deleted)"; anything not absolute is no path (no /proc).
-    return real.startsWith('/') && !real.endsWith(' (deleted)') ? real : fallback;
-  } catch {
-    return fallback;
-  }
+/**
+ * The path the kernel gives an open descriptor; without one (no /proc, or the file removed since:
+ * "/x (deleted)"), the canonical path of `name` now, or `name` itself.
+ */
+async function descriptorPath(fd: number, name: string): Promise<string> {
+  const real = await fsp.readlink(`/proc/self/fd/${fd}`).catch(() => '');
+  if (real.startsWith('/') && !real.endsWith(' (deleted)')) return real;
+  return fsp.realpath(name).catch(() => name);
 }
 
 function codeError(message: string, code: string): Error {
