@@ -5,6 +5,7 @@ import { errnoCode } from '../common/errors.js';
 import {
   expandGlob,
   fileHash,
+  limitFs,
   nearestExisting,
   mapBounded,
   MAX_POLICY_BYTES,
@@ -42,7 +43,7 @@ export type Fingerprint = Map<string, string>;
  */
 export async function fingerprint(files: string[], includeGlobs: string[]): Promise<Fingerprint> {
   const all = new Set(files);
-  const fs = nodeFs();
+  const fs = limitFs(nodeFs());
   for (const pattern of includeGlobs) {
     for (const m of (await expandGlob(fs, pattern, 'file')).matches) all.add(m.path);
   }

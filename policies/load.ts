@@ -3,8 +3,10 @@ import { errnoCode } from '../common/errors.js';
 import type { PolicyError } from '../common/types.js';
 import { dirname } from 'node:path';
 import { expandPath, isGlob, policyDir } from './expand.js';
+import { limitFs } from './fs.js';
 import { expandGlob } from './glob.js';
 import type {
+  FsView,
   LoadedSources,
   ParsedPolicyFile,
   ParseResult,
@@ -65,6 +67,8 @@ interface Walk {
   bytes: number;
   /** Set once the policy is past a cap: nothing more is read. */
   capped: boolean;
+  /** The view include globs are walked through: a few calls at a time, however many entries. */
+  globFs: FsView;
 }
 
 function err(pos: Pos, message: string): PolicyError {
@@ -91,7 +95,16 @@ async function walkFrom(file: string, ctx: PolicyContext, isMain: boolean): Prom
     includePatterns: [],
     missingMain: false,
   };
-  const walk: Walk = { ctx, out, seen: new Set(), stack: [], reads: 0, bytes: 0, capped: false };
+  const walk: Walk = {
+    ctx,
+    out,
+    seen: new Set(),
+    stack: [],
+    reads: 0,
+    bytes: 0,
+    capped: false,
+    globFs: limitFs(ctx.fs),
+  };
   await loadFile(walk, file, undefined, isMain);
   return walk;
 }
@@ -187,7 +200,7 @@ async function loadFile(
     }
     out.includePatterns.push(expanded.path);
     if (isGlob(expanded.path) && !(await existsLiterally(ctx, expanded.path))) {
-      const globbed = await expandGlob(ctx.fs, expanded.path, 'file');
+      const globbed = await expandGlob(walk.globFs, expanded.path, 'file');
       for (const link of globbed.outsideBase) {
         out.warnings.push(
           err(
