@@ -174,7 +174,9 @@ function* merged(
 ): Generator<void, { kept: RootInfo[]; roots: Root[] }> {
   const info = before.info;
   const n = info.length - out.length + inserts.length;
+  // Each made in a turn of its own: making one is the page faults of all of it at once.
   const kept = new Array<RootInfo>(n);
+  yield;
   const roots = new Array<Root>(n);
   let w = 0;
   let next = 0;
