@@ -7,6 +7,7 @@
  */
 import { spawn } from 'node:child_process';
 import { mkdirSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { RootsClient } from '../protocol/client.js';
@@ -19,6 +20,8 @@ const SECONDS = Number(process.env.STALL_SECONDS ?? 15);
 const CREATE_EVERY_MS = 200;
 /** What "a few milliseconds" allows above the floor. */
 const ALLOWED_MS = 5;
+/** The machine's load average (1 min): a figure taken above about 2 on 2 cores is not a baseline. */
+const load = () => loadavg()[0]!.toFixed(2);
 
 const dir = realpathSync(tempDir());
 const socket = join(dir, 'run', 'rootsd.sock');
@@ -104,6 +107,7 @@ try {
   const [, firstRoots, firstMs] = await nextLine(sub.lines, 'its first list');
   const first = Number(firstRoots);
   await askFor(ca, 1); // warm-up
+  const loadBefore = load();
   let n = 0;
   if (TRACE) console.error(`${new Date().toISOString()} churn starts`);
   const churn = setInterval(() => mkdirSync(join(b, 'churn', `c${n++}`)), CREATE_EVERY_MS);
@@ -124,6 +128,9 @@ try {
     'stall',
     {
       folders: FOLDERS,
+      load: `${loadBefore} -> ${load()}`,
+      // What the churn adds to A's p99 (the target allows ALLOWED_MS).
+      addedP99Ms: Number((s.p99 - f.p99).toFixed(3)),
       firstListMs: Number(firstMs),
       seconds: SECONDS,
       creates: n,

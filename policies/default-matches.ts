@@ -1,12 +1,12 @@
 /**
  * An update's default matches (each candidate named by its base name, shared by every entry
  * that gives no name of its own) patched from the earlier expansion's, by what the update added
- * and removed: no new object for a match that stayed, and the copy made a slice at a time, so a
- * list of 100,000 matches does not hold the daemon's other answers.
+ * and removed: no new object for a match that stayed, and one new array copied a slice at a time,
+ * so a list of 100,000 matches does not hold the daemon's other answers.
  */
 import { basename } from 'node:path';
 import type { Expansion } from './entry.js';
-import { nextTurn, SLICE } from './slices.js';
+import { nextTurn, SLICE, without } from './slices.js';
 
 /**
  * Set `x.defaultMatches` from the earlier expansion's when `x` is an update of it; left unset
@@ -26,8 +26,10 @@ export async function patchDefaults(x: Expansion): Promise<Expansion> {
     gone.set(k, (gone.get(k) ?? 0) + 1);
     goneCanonical.add(c.canonical);
   }
-  const kept: NonNullable<Expansion['defaultMatches']> = [];
-  for (let i = 0; i < before.length; i++) {
+  // The earlier list without the names of what went (found by a pass only when something went:
+  // a creation takes nothing out), then the new names: one array, made once (slices.ts).
+  const out: number[] = [];
+  for (let i = 0; goneCanonical.size > 0 && i < before.length; i++) {
     if (i > 0 && i % SLICE === 0) await nextTurn();
     const m = before[i]!;
     if (goneCanonical.has(m.canonical)) {
@@ -35,13 +37,13 @@ export async function patchDefaults(x: Expansion): Promise<Expansion> {
       const n = gone.get(k) ?? 0;
       if (n > 0) {
         gone.set(k, n - 1);
-        continue;
+        out.push(i);
       }
     }
-    kept.push(m);
   }
   if ([...gone.values()].some((n) => n !== 0)) return x;
-  for (const c of d.added) kept.push({ canonical: c.canonical, name: basename(c.path) });
-  if (kept.length === x.candidates.length) x.defaultMatches = kept;
+  const added = d.added.map((c) => ({ canonical: c.canonical, name: basename(c.path) }));
+  if (before.length - out.length + added.length !== x.candidates.length) return x;
+  x.defaultMatches = await without(before, out, added);
   return x;
 }

@@ -18,7 +18,7 @@ import {
 } from './glob.js';
 import type { FsView } from './model.js';
 import { isInsideOrEqual, isStrictlyInside } from './paths.js';
-import { nextTurn, SLICE } from './slices.js';
+import { nextTurn, SLICE, without } from './slices.js';
 
 /**
  * An update's walk. `result.matches` is the earlier matches the update did not look at again,
@@ -56,21 +56,24 @@ export async function updateGlob(
 
   const links = new Set(old.links);
   // Every matched symlink is judged again below: its target may lie in a changed subtree.
-  // One pass over the earlier matches, the only one an update makes, a slice at a time.
-  const keptMatches: GlobMatch[] = [];
-  const dropped: GlobMatch[] = [];
+  // One pass over the earlier matches, the only one an update makes, a slice at a time; it
+  // notes where the matches to look at again are (a new folder has none), and the kept ones
+  // are copied into one array made at its size (slices.ts `without`).
   const one = regions.length === 1 ? regions[0]! : undefined;
   const under = one === undefined ? '' : one === sep ? sep : one + sep;
-  // A slice at a time: the daemon's other answers wait on the same event loop.
+  const again: number[] = [];
   for (let i = 0; i < old.matches.length; i++) {
     if (i > 0 && i % SLICE === 0) await nextTurn();
-    const m = old.matches[i]!;
-    const p = m.path;
-    const again =
+    const p = old.matches[i]!.path;
+    if (
       (links.size > 0 && links.has(p)) ||
-      (one !== undefined ? p === one || p.startsWith(under) : inRegion(p));
-    (again ? dropped : keptMatches).push(m);
+      (one !== undefined ? p === one || p.startsWith(under) : inRegion(p))
+    )
+      again.push(i);
   }
+  const dropped = again.map((i) => old.matches[i]!);
+  // Room for what the walk below finds again: a push past the end would copy the whole list.
+  const keptMatches = await without(old.matches, again, [], Math.max(64, again.length * 2));
   const kept = keptMatches.length;
   const result: GlobResult = {
     ...old,

@@ -13,7 +13,6 @@ import { compareUtf8, listedPath } from './paths.js';
 import { runAtOnce, SLICE } from './slices.js';
 import { indexOf, insertionPoint } from './sorted-roots.js';
 import {
-  denySignature,
   fold,
   nextExpiryOf,
   rootOf,
@@ -41,10 +40,9 @@ export function updateView(
 }
 
 /**
- * `updateView` as steps, yielding every `SLICE` roots copied: the decisions take time
- * proportional to the change, but the new view's lists are new arrays (the view in force keeps
- * answering from its own until the new one takes over), and copying 100,000 roots in one turn
- * holds every other answer.
+ * `updateView` as steps: the decisions take time proportional to the change; the new view's
+ * lists are new arrays (the view in force keeps answering from its own until the new one takes
+ * over), each made once at its size and filled in one pass that yields every `SLICE` roots.
  */
 export function* updateViewSteps(
   before: ServerView,
@@ -56,7 +54,7 @@ export function* updateViewSteps(
   if (changes === undefined) return undefined;
   const own = blocks.flatMap((b) => b.denies);
   const denies = [...d.globalDenies, ...own, ...d.protectedList];
-  if (denySignature(denies) !== denySignature(before.denies)) return undefined;
+  if (!sameDenies(denies, before.denies)) return undefined;
 
   // Per path: the matches added (in entry order, as a full build folds them) and how many went.
   const added = new Map<string, { e: EntryResult; name: string }[]>();
@@ -113,25 +111,10 @@ export function* updateViewSteps(
       return undefined;
     }
   }
-  // One pass: the earlier roots without those that went, the new ones merged in where a binary
-  // search puts them (no path is compared on the way).
-  const out = new Set(gone);
   inserts.sort((x, y) => compareUtf8(x.canonical, y.canonical));
   const at = inserts.map((r) => insertionPoint(info, r.canonical));
-  const kept: RootInfo[] = [];
-  const roots: Root[] = [];
-  let next = 0;
-  for (let i = 0; i <= info.length; i++) {
-    if (i > 0 && i % SLICE === 0) yield;
-    for (; next < inserts.length && at[next] === i; next++) {
-      kept.push(inserts[next]!);
-      roots.push(inserts[next]!.root);
-    }
-    const r = info[i];
-    if (r === undefined || out.has(r)) continue;
-    kept.push(r);
-    roots.push(r.root);
-  }
+  const out = gone.map((r) => indexOf(info, r.canonical)).sort((x, y) => x - y);
+  const { kept, roots } = yield* merged(before, inserts, at, out);
   const change = {
     from: before.roots,
     added: inserts.map((i) => i.root.uri),
@@ -174,4 +157,68 @@ function entryChanges(
     }
   }
   return out;
+}
+
+/**
+ * The earlier roots without those that went (`out`, ascending indexes), the new ones put in
+ * where a binary search put them (`at`, ascending indexes into the earlier list): no path is
+ * compared on the way. Each list is one array made at its final size and filled a slice at a
+ * time (slices.ts: a list this long is a large object, paid for page by page when made, and
+ * an array grown by pushes is copied at every growth).
+ */
+function* merged(
+  before: ServerView,
+  inserts: RootInfo[],
+  at: number[],
+  out: number[],
+): Generator<void, { kept: RootInfo[]; roots: Root[] }> {
+  const info = before.info;
+  const n = info.length - out.length + inserts.length;
+  // Each made in a turn of its own: making one is the page faults of all of it at once.
+  const kept = new Array<RootInfo>(n);
+  yield;
+  const roots = new Array<Root>(n);
+  let w = 0;
+  let next = 0;
+  let k = 0;
+  for (let i = 0; i <= info.length; i++) {
+    if (i > 0 && i % SLICE === 0) yield;
+    for (; next < inserts.length && at[next] === i; next++) {
+      kept[w] = inserts[next]!;
+      roots[w++] = inserts[next]!.root;
+    }
+    if (i === info.length) break;
+    if (k < out.length && out[k] === i) {
+      k++;
+      continue;
+    }
+    kept[w] = info[i]!;
+    roots[w++] = before.roots[i]!;
+  }
+  return { kept, roots };
+}
+
+/**
+ * Whether two views' deny lists say the same, rule by rule (what `denySignature` compares as
+ * text): no string of every rule is made per server on every recompute.
+ */
+function sameDenies(a: DenyRule[], b: DenyRule[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) {
+    const x = a[i]!;
+    const y = b[i]!;
+    if (
+      x !== y &&
+      (x.source !== y.source ||
+        x.access !== y.access ||
+        x.display !== y.display ||
+        x.literal !== y.literal ||
+        x.pattern !== y.pattern ||
+        x.base !== y.base ||
+        x.entriesOnly !== y.entriesOnly ||
+        x.inMeta !== y.inMeta)
+    )
+      return false;
+  }
+  return true;
 }
