@@ -14,6 +14,7 @@
 import { basename, dirname, sep } from 'node:path';
 import picomatch from 'picomatch';
 import type { DenyRule } from './deny.js';
+import { pathProbe } from './fs.js';
 import type { FsView } from './model.js';
 import { canonicalizeLoose, isStrictlyInside } from './paths.js';
 
@@ -195,7 +196,9 @@ export async function linkItself(fs: FsView, path: string): Promise<string | und
   try {
     const canonParent = await canonicalizeLoose(fs, parent);
     const self = canonParent === sep ? sep + basename(path) : canonParent + sep + basename(path);
-    return (await fs.lstat(self)).isSymbolicLink() ? self : undefined;
+    // Through the probe: on the real filesystem a direct call, as the canonicalization's own,
+    // not a hop through libuv's thread pool whose wake-up competes with every other answer.
+    return (await pathProbe(fs).lstat(self))?.isSymbolicLink() === true ? self : undefined;
   } catch {
     return undefined;
   }
