@@ -23,7 +23,7 @@ function generator(seed: number) {
 }
 
 const NAMES = ['a', 'b', 'c'];
-const SEEDS = Array.from({ length: 16 }, (_, i) => i + 1);
+const SEEDS = Array.from({ length: 40 }, (_, i) => i + 1);
 const STEPS = 12;
 
 for (const seed of SEEDS) {
