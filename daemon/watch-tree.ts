@@ -16,11 +16,21 @@
  * at again once its watch is set, and a watch that landed on a link (a directory replaced by one
  * in between) is closed at once.
  *
+ * Every look at the filesystem that decides what is watched (an event's `lstat` of its entry and
+ * `realpath` of its directory, a new watch's check of what it landed on) is made synchronously,
+ * in the turn that acts on it. Made on the thread pool, two looks (at a path and at its parent,
+ * or at the same path twice) ended in any order, and one that had seen a directory away for a
+ * moment could close, after the fact, a watch a newer look had just set: the directory stayed
+ * unwatched until the periodic rescan. Now each look acts on a state no older than any look
+ * before it; a change made after a look queues its own event, and the look that event starts
+ * comes later and repairs what the earlier one did (see `renamed`). Only reading a new
+ * directory's entries stays asynchronous: what it finds is checked again as it is watched.
+ *
  * Beyond `cap` directories the tree is left to the caller's fallback (`TreeTooLarge` at the
  * start, `onOverflow` later): per-directory watches cost Node a handle and an object each.
  */
-import { watch, type FSWatcher } from 'node:fs';
-import { lstat, readdir, realpath } from 'node:fs/promises';
+import { lstatSync, realpathSync, watch, type FSWatcher, type Stats } from 'node:fs';
+import { readdir } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
 import { errnoCode } from '../common/errors.js';
 import type { OnError, OnEvent, WatchHandle } from './watch-dir.js';
@@ -28,6 +38,8 @@ import type { OnError, OnEvent, WatchHandle } from './watch-dir.js';
 /** A tree's watch, and which directories it watches one by one (for tests and status). */
 export interface TreeHandle extends WatchHandle {
   directories(): string[];
+  /** Resolves once no walk of a new subtree is under way (tests: the watches are in place). */
+  settled(): Promise<void>;
 }
 
 /** Directories one tree may watch one by one before the recursive watcher takes over. */
@@ -57,6 +69,24 @@ interface Watched {
 }
 
 const gone = (err: unknown) => ['ENOENT', 'ENOTDIR'].includes(errnoCode(err) ?? '');
+
+/** `lstat` now, in this turn; the error instead of a throw. */
+const lstatNow = (path: string): Stats | Error => {
+  try {
+    return lstatSync(path);
+  } catch (err) {
+    return err as Error;
+  }
+};
+
+/** The canonical path of `path` now, in this turn; undefined when it cannot be resolved. */
+const realpathNow = (path: string): string | undefined => {
+  try {
+    return realpathSync.native(path);
+  } catch {
+    return undefined;
+  }
+};
 
 /** Watch the canonical directory `root` and every directory under it; paths reported are canonical. */
 export async function watchTree(
@@ -109,27 +139,33 @@ export async function watchTree(
     watcher.on('error', (err) => {
       if (!closed && !overflowed) onError(err);
     });
-    const entry: Watched = { watcher, ino: 0 };
+    // inotify followed whatever `dir` is now: a link put in its place, or in the place of a
+    // directory above it, leads out of the tree, so such a watch is closed again. Checked in
+    // the same turn as the watch was set: a check that ended later could close a watch that a
+    // newer look had set meanwhile, on a state that no longer held.
+    const st = lstatNow(dir);
+    const real = realpathNow(dir);
+    if (st instanceof Error || !st.isDirectory() || real !== dir) {
+      watcher.close();
+      if (st instanceof Error && errnoCode(st) === 'EACCES') {
+        refused.add(dir);
+        return [];
+      }
+      if (st instanceof Error && !gone(st)) throw st;
+      return [];
+    }
+    const entry: Watched = { watcher, ino: st.ino };
     watched.set(dir, entry);
     refused.delete(dir);
+    let entries;
     try {
-      // inotify followed whatever `dir` is now: a link put in its place, or in the place of a
-      // directory above it, leads out of the tree, so such a watch is closed again.
-      const [st, real] = await Promise.all([lstat(dir), realpath(dir)]);
-      if (!st.isDirectory() || real !== dir)
-        throw Object.assign(new Error('not a directory'), { code: 'ENOTDIR' });
-      entry.ino = st.ino;
-      const entries = await readdir(dir, { withFileTypes: true });
-      // Forgotten meanwhile (it went, or is watched afresh): whoever forgot it walks what is there.
-      if (watched.get(dir) !== entry) return [];
-      return entries
-        .filter((e) => e.isDirectory() && !ignore.has(e.name))
-        .map((e) => child(dir, e.name));
+      entries = await readdir(dir, { withFileTypes: true });
     } catch (err) {
       if (watched.get(dir) === entry) {
         watched.delete(dir);
         watcher.close();
       }
+      // Gone meanwhile: the event of that change is acted on by a look.
       if (gone(err)) return [];
       if (errnoCode(err) === 'EACCES') {
         refused.add(dir);
@@ -137,6 +173,11 @@ export async function watchTree(
       }
       throw err;
     }
+    // Forgotten meanwhile (it went, or is watched afresh): whoever forgot it walks what is there.
+    if (watched.get(dir) !== entry) return [];
+    return entries
+      .filter((e) => e.isDirectory() && !ignore.has(e.name))
+      .map((e) => child(dir, e.name));
   };
 
   /** Watch `top` and every directory under it, a level at a time. */
@@ -152,44 +193,49 @@ export async function watchTree(
     }
   };
 
+  /** Walks of new subtrees under way (`settled`). */
+  const walks = new Set<Promise<void>>();
+
   /** A subtree to watch after the start: past the cap, the caller's fallback takes over. */
-  const grow = async (top: string): Promise<void> => {
-    try {
-      await walk(top);
-    } catch (err) {
-      if (closed || overflowed) return;
-      if (err instanceof TreeTooLarge) {
-        overflowed = true;
-        closeAll();
-        opts.onOverflow();
-      } else {
-        onError(err as Error);
+  const grow = (top: string): Promise<void> => {
+    const run = (async () => {
+      try {
+        await walk(top);
+      } catch (err) {
+        if (closed || overflowed) return;
+        if (err instanceof TreeTooLarge) {
+          overflowed = true;
+          closeAll();
+          opts.onOverflow();
+        } else {
+          onError(err as Error);
+        }
       }
-    }
+    })().finally(() => walks.delete(run));
+    walks.add(run);
+    return run;
   };
 
   /**
-   * The newest look under way at each path. Looks at one path can end out of order (their
-   * `lstat` and `realpath` run on the thread pool), and an older look acting last would undo a
-   * newer one: a directory moved out and back, seen gone by the first look and back by the
-   * second, lost its watches when the first ended last. Only the newest look acts: it began
-   * after every event so far, so it sees a state at least as recent as any older one. Whether a
-   * watch is known dead (`stale`) is carried over to it.
+   * `path` appeared or went (or moved in or out): tell which, watching what appeared first.
+   *
+   * The look is made now, in the event's turn, and acts at once: looks act in the order of their
+   * events, each on a state no older than the one before it. Its two system calls still see two
+   * moments: a directory above `path` moved away and back between them (or a parent replaced)
+   * can make it act on a state that held for an instant only, e.g. close the watch of a directory
+   * that stands. Every such change queues events after this one: a directory moved or removed
+   * reports itself to its own watch (`stale` below), and its parent's watch reports its name, so
+   * a later look watches its whole subtree afresh.
+   *
+   * `stale`: the event named the watched directory itself (removed or moved away): its watch,
+   * and those below it, are dead or follow it elsewhere. The inode number cannot tell: a
+   * directory removed and made again at once often gets the number back, and one moved out and
+   * back has its own.
    */
-  const looks = new Map<string, { stale: boolean }>();
-
-  /** `path` appeared or went (or moved in or out): tell which, watching what appeared first. */
   const renamed = async (path: string, stale = false): Promise<void> => {
-    const look = { stale: stale || looks.get(path)?.stale === true };
-    looks.set(path, look);
     const parent = dirname(path);
-    const [st, real] = await Promise.all([
-      lstat(path).catch((err: unknown) => err as Error),
-      realpath(parent).catch(() => undefined),
-    ]);
-    if (looks.get(path) !== look) return;
-    looks.delete(path);
-    if (closed || overflowed) return;
+    const st = lstatNow(path);
+    const real = realpathNow(parent);
     // The directory the event came from went, or is reached through a link now: the event of
     // that change, from the directory above, is the one that counts.
     if (real !== parent) return;
@@ -202,7 +248,7 @@ export async function watchTree(
     if (!st.isDirectory()) {
       // A file, a link, or something put where a watched directory was.
       if (known) forget(path);
-    } else if (!known || known.ino !== st.ino || look.stale) {
+    } else if (!known || known.ino !== st.ino || stale) {
       // New, or another directory moved into the place of a watched one (or its watch is dead).
       if (known) forget(path);
       await grow(path);
@@ -227,16 +273,18 @@ export async function watchTree(
       onEvent({ kind: event === 'change' ? 'change' : 'rename', path: root });
     }
     if (dir !== root && entry === basename(dir) && event === 'rename') {
-      // Perhaps the watched directory itself went or moved away: its watch is dead. The inode
-      // number \`renamed\` compares cannot tell: a directory removed and made again at once often
-      // gets the number back, and a watch set on the removed one between the two was then taken
-      // for a watch of the new one. It is watched afresh if a directory stands there.
+      // Perhaps the watched directory itself went or moved away: its watch is dead (or follows
+      // it elsewhere). It is watched afresh if a directory stands there.
       void renamed(dir, true);
     }
     if (event === 'change') {
-      // A directory that refused a watch may have been given permission.
-      if (refused.has(path)) void grow(path);
-      onEvent({ kind: 'change', path });
+      // A directory that refused a watch may have been given permission: reported once its
+      // subtree is watched, so that what the walk found is covered by the report.
+      if (refused.has(path))
+        void grow(path).then(() => {
+          if (!closed && !overflowed) onEvent({ kind: 'change', path });
+        });
+      else onEvent({ kind: 'change', path });
     } else {
       void renamed(path);
     }
@@ -256,5 +304,8 @@ export async function watchTree(
       return Promise.resolve();
     },
     directories: () => [...watched.keys()].sort(),
+    settled: async () => {
+      while (walks.size > 0) await Promise.all(walks);
+    },
   };
 }

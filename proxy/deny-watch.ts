@@ -13,9 +13,16 @@
  * missed; an entry created between the two is then seen twice, by the read and by the watch's
  * event. Each report restarts the server, and a second restart stops the server the first one
  * started (a call in flight there fails), so such an entry is reported once: see `walkReport`.
+ *
+ * An inotify watch follows its directory's inode, not its path: a watched directory removed or
+ * moved away, with another made (or moved) under its name before its event is read, left the
+ * name held by a watch that was dead or followed the old directory elsewhere, and the new one was
+ * never watched: a denied file made in it later was not reported. Each watch keeps the identity
+ * of what it watches, a directory whose identity changed under a watched name is watched afresh,
+ * and a watch that reports its own directory's removal or move gives up its name.
  */
 import { lstatSync, watch, type FSWatcher, type Stats } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { DenyAccess, Root } from '../common/types.js';
 import type { ProxyLogger } from './log.js';
@@ -43,6 +50,8 @@ interface WatchedRoot {
 /** One generation of watches: live until the next is complete, so that no event falls between. */
 interface WatchSet {
   watchers: Map<string, FSWatcher>;
+  /** The identity (device and inode) of the directory each watcher was set on. */
+  identities: Map<string, string>;
   live: boolean;
   /** Directories being read by a reporting walk: what their watch reported meanwhile. */
   walking: Map<string, Set<string>>;
@@ -53,11 +62,15 @@ interface WatchSet {
 /** One appearance of a path: the same path and file (device and inode). */
 const appearance = (path: string, st: Stats): string => `${st.dev}:${st.ino}:${path}`;
 
+/** A directory's identity: device and inode. */
+const identity = (st: Stats): string => `${st.dev}:${st.ino}`;
+
 const closeSet = (set: WatchSet | undefined): void => {
   if (set === undefined) return;
   set.live = false;
   for (const w of set.watchers.values()) w.close();
   set.watchers.clear();
+  set.identities.clear();
   set.walking.clear();
   set.walked.clear();
 };
@@ -84,6 +97,7 @@ export class DenyWatch {
     closeSet(this.next);
     const set: WatchSet = {
       watchers: new Map(),
+      identities: new Map(),
       live: true,
       walking: new Map(),
       walked: new Set(),
@@ -147,8 +161,9 @@ export class DenyWatch {
       w = watch(dir, { persistent: false, encoding: 'buffer' }, (event, name) => {
         if (event !== 'rename' || name === null) return;
         const text = name.toString('utf8');
-        if (Buffer.from(text).equals(name)) this.onEntry(set, root, join(dir, text));
-        else this.onUnnameable(root, dir, name);
+        if (!Buffer.from(text).equals(name)) return this.onUnnameable(root, dir, name);
+        if (text === basename(dir)) this.maybeSelf(set, root, dir, w);
+        this.onEntry(set, root, join(dir, text));
       });
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
@@ -156,8 +171,16 @@ export class DenyWatch {
       if (code !== 'ENOENT' && code !== 'ENOTDIR') this.cannotWatch(dir, (err as Error).message);
       return;
     }
+    // inotify followed whatever `dir` is now; what it is, is what the watch is of (a link in
+    // its place leads elsewhere: not watched, as links are not entered).
+    const st = lstatSync(dir, { throwIfNoEntry: false });
+    if (st === undefined || !st.isDirectory()) {
+      w.close();
+      return;
+    }
     w.on('error', () => unwatchBelow(set, dir));
     set.watchers.set(dir, w);
+    set.identities.set(dir, identity(st));
     const reported = new Set<string>();
     if (report) set.walking.set(dir, reported);
     try {
@@ -201,6 +224,10 @@ export class DenyWatch {
     // A synchronous lstat: the report must not wait behind anything else the proxy does.
     const st = lstatSync(path, { throwIfNoEntry: false });
     if (st === undefined) return unwatchBelow(set, path);
+    // A name whose watch is of another directory (or of one that is no longer there): the
+    // watches below it follow that one, and this one is watched afresh below.
+    const held = set.identities.get(path);
+    if (held !== undefined && (!st.isDirectory() || held !== identity(st))) unwatchBelow(set, path);
     // A link is not mounted over (sandbox-mounts.ts): its target is shown or hidden on its own.
     if (st.isSymbolicLink()) return;
     const denied = this.denial(root, path);
@@ -213,6 +240,20 @@ export class DenyWatch {
     if (!st.isDirectory()) return;
     const walk = this.watchTree(set, root, path, true).finally(() => this.walks.delete(walk));
     this.walks.add(walk);
+  }
+
+  /**
+   * The watch of `dir` named its own directory: removed or moved away (a removed directory made
+   * again at once may get its inode number back, so the identity cannot tell), or an entry of
+   * the same name. When no such entry stands, the watch is dead or follows the directory
+   * elsewhere: `dir` and below give up their watches, and what stands at `dir` now is looked at
+   * as a new entry (watched afresh, its denied entries reported).
+   */
+  private maybeSelf(set: WatchSet, root: WatchedRoot, dir: string, w: FSWatcher): void {
+    if (!set.live || set.watchers.get(dir) !== w) return;
+    if (lstatSync(join(dir, basename(dir)), { throwIfNoEntry: false }) !== undefined) return;
+    unwatchBelow(set, dir);
+    this.onEntry(set, root, dir);
   }
 
   /**
@@ -249,5 +290,6 @@ function unwatchBelow(set: WatchSet, path: string): void {
     if (!inside(dir, path)) continue;
     w.close();
     set.watchers.delete(dir);
+    set.identities.delete(dir);
   }
 }
