@@ -1,5 +1,6 @@
-// Build step, after tsc: replace the built `rootsctl` and `mcp-rootsd` entry points with bundles.
-// (rootsctl's are CommonJS bundles run through V8's code cache: see the end of this file.)
+// Build step, after tsc: replace the built `mcp-rootsd` entry point with a bundle, and build
+// rootsctl's executable (`dist/cli/rootsctl.cjs`, with `dist/cli/main.js` a link to it) and the
+// CommonJS bundles it runs through V8's code cache: see the end of this file.
 //
 // Why: a start-up spent most of its time and much of its memory loading modules, not running
 // them. `rootsctl validate` loaded about 60 of the project's ES modules and the 72 CommonJS files
@@ -21,7 +22,15 @@
 // - Whitespace and syntax are minified; names are not, so a stack trace still names every function
 //   (its positions point into the bundle; the `.map` beside it, in the build, maps them back).
 import { createHash } from 'node:crypto';
-import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
@@ -77,13 +86,13 @@ function asciiOnly(text) {
 }
 
 /**
- * rootsctl: CommonJS bundles of `cli/start.ts`, run by a small `main.js` (`cli/cached-main.ts`)
+ * rootsctl: CommonJS bundles of `cli/start.ts`, run by a small `rootsctl.cjs` (`cli/cached-main.ts`)
  * through `vm.Script` with V8's code cache (cli/code-cache.ts says why and where the cache lives).
  * One bundle holding every command, and one per module of `cli/commands/` (`daemon`, `grants`,
  * `log`, ...) that needs under half of it, holding that module's commands and none of the others'
  * (their dynamic imports in `cli/commands/table.ts` become a stub that is never reached). Why:
  * what a command's bundle holds and does not run still costs its start a read and V8's set-up of
- * the bundle's top level (bench/FINDINGS.md has the figures). `main.js` answers
+ * the bundle's top level (bench/FINDINGS.md has the figures). `rootsctl.cjs` answers
  * `--version` and `--help` itself and picks the bundle by the command (cli/command-word.ts).
  * Each bundle's name carries a hash of its contents, so that a cache is never used with another
  * build's code even when the two have the same length (V8 checks only the length).
@@ -138,21 +147,31 @@ function asciiOnly(text) {
     }
     for (const [command, g] of groups) if (g === group) bundles[command] = name;
   }
+  // The executable itself, CommonJS too: Node starts a `.cjs` main file without its ES module
+  // loader, which measured 10-20 M instructions of every command (bench/FINDINGS.md). A `.js`
+  // file of this `"type": "module"` package is always an ES module, so the bin names `rootsctl.cjs`
+  // and `main.js` (the README's `node dist/cli/main.js`) is a link to it: Node resolves a main
+  // file's links before it picks the loader (not under `--preserve-symlinks-main`).
   const { outputFiles } = await build({
     absWorkingDir: root,
     entryPoints: ['cli/cached-main.ts'],
-    outfile: `${outdir}/main.js`,
+    outfile: `${outdir}/rootsctl.cjs`,
     bundle: true,
-    format: 'esm',
+    format: 'cjs',
     platform: 'node',
     target: 'node20',
-    define: { ROOTSCTL_BUNDLES: JSON.stringify(bundles) },
+    define: { ROOTSCTL_BUNDLES: JSON.stringify(bundles), 'import.meta.url': '__mainUrl' },
+    banner: {
+      js: "'use strict'; const __mainUrl = require('node:url').pathToFileURL(__filename).href;",
+    },
     minifyWhitespace: true,
     minifySyntax: true,
     logLevel: 'warning',
     write: false,
   });
-  writeFileSync(`${outdir}/main.js`, asciiOnly(outputFiles[0].text));
+  writeFileSync(`${outdir}/rootsctl.cjs`, asciiOnly(outputFiles[0].text), { mode: 0o755 });
+  rmSync(`${outdir}/main.js`, { force: true });
+  symlinkSync('rootsctl.cjs', `${outdir}/main.js`);
 }
 
 /**
