@@ -15,15 +15,21 @@ import { quickAnswer } from '../../cli/quick-answer.js';
 import { bin, REPO } from '../helpers/bin.js';
 import { rootsctl } from '../helpers/cli.js';
 
-void t.test('node dist/cli/main.js runs the bin, a CommonJS file', (t) => {
+void t.test('each main.js runs its bin, a CommonJS file', (t) => {
   // A `.js` file of this "type": "module" package would start through Node's ES module loader;
-  // the link makes `node dist/cli/main.js` (the README's form) start as the bin does.
+  // the links make `node dist/cli/main.js` and `node dist/proxy/main.js` (the README's forms)
+  // start as the bins do.
   const pkg = JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as {
     bin: Record<string, string>;
   };
-  const target = join(REPO, pkg.bin.rootsctl!);
-  t.match(target, /\.cjs$/);
-  t.equal(realpathSync(bin('rootsctl')), realpathSync(target));
+  for (const [name, built] of [
+    ['rootsctl', 'rootsctl'],
+    ['mcp-roots-proxy', 'proxy'],
+  ] as const) {
+    const target = join(REPO, pkg.bin[name]!);
+    t.match(target, /\.cjs$/, name);
+    t.equal(realpathSync(bin(built)), realpathSync(target), name);
+  }
   t.end();
 });
 
