@@ -6,7 +6,7 @@
  * tell people to run it, to show which starts fastest.
  */
 import { spawnSync } from 'node:child_process';
-import { chmodSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { RootsClient } from '../protocol/client.js';
@@ -59,7 +59,7 @@ const commands: [string, string[]][] = [
 ];
 // NODE_EXTRA_CA_CERTS makes Node 20 read and parse the named certificates (on top of its own
 // roots) while it starts, before any script runs: on this project's machine, where it is set,
-// that is most of `node -e 0`. It is kept (the figures are what a person with it set gets), and
+// that is most of `node -e 0` (Node 22 defers it to the first TLS use; Node 24 pays a little). It is kept (the figures are what a person with it set gets), and
 // the floor and every command are also timed without it, as rows for information.
 const extraCa = process.env.NODE_EXTRA_CA_CERTS !== undefined;
 // rootsctl keeps V8's code cache per command (cli/code-cache.ts); the warm-up runs make it, so
@@ -115,9 +115,13 @@ commands.forEach(([name], i) => {
 const project = join(dir, 'project');
 mkdirSync(join(project, 'node_modules', '.bin'), { recursive: true });
 symlinkSync(ROOT, join(project, 'node_modules', 'mcp-roots'));
-symlinkSync('../mcp-roots/dist/cli/main.js', join(project, 'node_modules', '.bin', 'rootsctl'));
-// npm makes a bin executable when it links it; the build alone does not.
-chmodSync(cli, 0o755);
+// npm links the package's bin (dist/cli/rootsctl.cjs; dist/cli/main.js is a link to it).
+const bin = (
+  JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { bin: Record<string, string> }
+).bin.rootsctl!;
+symlinkSync(join('..', 'mcp-roots', bin), join(project, 'node_modules', '.bin', 'rootsctl'));
+// npm makes a bin executable when it links it; the build does too, but say so.
+chmodSync(join(ROOT, bin), 0o755);
 const forms: [string, string, string[]][] = [
   ['./node_modules/.bin/rootsctl', join(project, 'node_modules/.bin/rootsctl'), ['--version']],
   ['npm exec --offline -- rootsctl', 'npm', ['exec', '--offline', '--', 'rootsctl', '--version']],

@@ -1,6 +1,8 @@
 #!/usr/bin/env node
 /**
- * The built `rootsctl` executable (scripts/bundle.mjs puts it in place of tsc's `main.js`).
+ * The `rootsctl` executable. The build (scripts/bundle.mjs) bundles it as CommonJS into
+ * `dist/cli/rootsctl.cjs`, the package's bin, and links `dist/cli/main.js` to it: a CommonJS main
+ * file starts without Node's ES module loader.
  * `--version` and `--help` are answered here, before any bundle is read. Any other command runs
  * `start` (cli/start.ts) from the CommonJS bundle that holds that command and no other (the
  * build makes one per module of cli/commands/, and one holding them all for a command line that

@@ -1,7 +1,8 @@
 /**
  * The answers rootsctl gives without loading any command: `--version` and `--help` alone on the
  * command line. The executable (cli/cached-main.ts) prints them before it reads the bundle, so
- * they cost Node's own start and one small file read; `main` (cli/run.ts) gives the same text.
+ * they cost Node's own start and one small file read; `main` (cli/run.ts) answers them first through
+ * this function too.
  */
 import { packageVersion } from '../common/package-info.js';
 import { USAGE } from './usage.js';

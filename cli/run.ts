@@ -6,6 +6,7 @@ import { lookup } from './commands/table.js';
 import { ctl } from './hint.js';
 import { EXIT, type ExitCode, type Io } from './io.js';
 import { OPTIONS, type OptionName } from './options.js';
+import { quickAnswer } from './quick-answer.js';
 import { USAGE } from './usage.js';
 
 function usageError(io: Io, message: string): ExitCode {
@@ -15,6 +16,12 @@ function usageError(io: Io, message: string): ExitCode {
 
 /** Run rootsctl with `argv` (without node and the script) against `io`. */
 export async function main(argv: string[], io: Io): Promise<ExitCode> {
+  // `--version` or `--help` alone: the text the executable gives before it loads a command.
+  const quick = quickAnswer(argv);
+  if (quick !== undefined) {
+    io.out(quick);
+    return EXIT.ok;
+  }
   let parsed;
   try {
     parsed = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });

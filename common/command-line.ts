@@ -5,18 +5,29 @@
  * to the working directory when it is inside it (`node dist/cli/main.js`, the README's Quick
  * start), absolute otherwise. Looked up only when a hint is printed: it costs a few `stat`s.
  */
-import { realpathSync } from 'node:fs';
+import { existsSync, realpathSync } from 'node:fs';
 import { delimiter, isAbsolute, join, relative, sep } from 'node:path';
 import { packageRoot } from './package-info.js';
 import { shellQuote } from './shell-quote.js';
 
 export type Bin = 'rootsctl' | 'mcp-rootsd' | 'mcp-roots-proxy';
 
-const ENTRY: Record<Bin, string> = {
-  rootsctl: 'dist/cli/main.js',
-  'mcp-rootsd': 'dist/daemon/main.js',
-  'mcp-roots-proxy': 'dist/proxy/main.js',
+/**
+ * Each command's built file, the first that exists. rootsctl's is `dist/cli/rootsctl.cjs` and the
+ * proxy's `dist/proxy/mcp-roots-proxy.cjs` (the bins); a clone's build links `main.js`, the
+ * README's name, to each, and npm leaves links out of a package, so an installed copy has only
+ * the `.cjs`.
+ */
+const ENTRY: Record<Bin, readonly string[]> = {
+  rootsctl: ['dist/cli/main.js', 'dist/cli/rootsctl.cjs'],
+  'mcp-rootsd': ['dist/daemon/main.js'],
+  'mcp-roots-proxy': ['dist/proxy/main.js', 'dist/proxy/mcp-roots-proxy.cjs'],
 };
+
+function entryOf(bin: Bin): string {
+  const files = ENTRY[bin].map((rel) => join(packageRoot(), rel));
+  return files.find((f) => existsSync(f)) ?? files[0]!;
+}
 
 /** Where the person stands: their environment, and their working directory when they have one here. */
 export interface Whereabouts {
@@ -50,7 +61,7 @@ export function commandOf(bin: Bin, at: Whereabouts): string {
   // npm exec puts the project's node_modules/.bin on PATH for itself, not for the person; what
   // they typed works again where they stand (a process a host started has no such place).
   if (at.env.npm_command === 'exec' && at.cwd !== undefined) return `npx ${bin}`;
-  const entry = join(packageRoot(), ENTRY[bin]);
+  const entry = entryOf(bin);
   if (onPath(bin, at.env.PATH, entry)) return bin;
   if (at.cwd !== undefined) {
     const rel = relative(at.cwd, entry);

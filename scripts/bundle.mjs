@@ -1,5 +1,6 @@
-// Build step, after tsc: replace the built `rootsctl` and `mcp-rootsd` entry points with bundles.
-// (rootsctl's are CommonJS bundles run through V8's code cache: see the end of this file.)
+// Build step, after tsc: replace the built `mcp-rootsd` entry point with a bundle, and build
+// rootsctl's executable (`dist/cli/rootsctl.cjs`, with `dist/cli/main.js` a link to it) and the
+// CommonJS bundles it runs through V8's code cache: see the end of this file.
 //
 // Why: a start-up spent most of its time and much of its memory loading modules, not running
 // them. `rootsctl validate` loaded about 60 of the project's ES modules and the 72 CommonJS files
@@ -21,7 +22,15 @@
 // - Whitespace and syntax are minified; names are not, so a stack trace still names every function
 //   (its positions point into the bundle; the `.map` beside it, in the build, maps them back).
 import { createHash } from 'node:crypto';
-import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
@@ -65,6 +74,46 @@ for (const [entry, outdir] of ENTRIES) {
 }
 
 /**
+ * The proxy: one CommonJS bundle of `proxy/bin.ts`, `dist/proxy/mcp-roots-proxy.cjs` (the bin),
+ * and `dist/proxy/main.js` (the name hosts' configurations and the README give) a link to it.
+ * A host starts the proxy for every session, and the tests start it hundreds of times: from ES
+ * modules one by one a handshake cost about 390 M instructions; from an ES module bundle 250 M,
+ * from this CommonJS one 230 M (no ES module loader: Node resolves a main file's links before it
+ * picks the loader, except under `--preserve-symlinks-main`). The proxy loads nothing lazily, so
+ * one file holds it all. The library (`dist/index.js`) keeps tsc's modules.
+ */
+{
+  const outdir = `${root}dist/proxy`;
+  const { outputFiles } = await build({
+    absWorkingDir: root,
+    entryPoints: ['proxy/bin.ts'],
+    outfile: `${outdir}/mcp-roots-proxy.cjs`,
+    bundle: true,
+    format: 'cjs',
+    platform: 'node',
+    target: 'node20',
+    sourcemap: true,
+    external: ['@parcel/watcher'],
+    // The modules that find files beside themselves (the package's version) get the bundle's URL.
+    define: { 'import.meta.url': '__bundleUrl' },
+    banner: {
+      js: "'use strict'; const __bundleUrl = require('node:url').pathToFileURL(__filename).href;",
+    },
+    minifyWhitespace: true,
+    minifySyntax: true,
+    logLevel: 'warning',
+    write: false,
+  });
+  for (const out of outputFiles) {
+    const js = out.path.endsWith('.cjs');
+    writeFileSync(out.path, js ? asciiOnly(out.text) : out.contents, js ? { mode: 0o755 } : {});
+  }
+  rmSync(`${outdir}/main.js`, { force: true });
+  rmSync(`${outdir}/main.js.map`, { force: true });
+  symlinkSync('mcp-roots-proxy.cjs', `${outdir}/main.js`);
+}
+
+/**
  * esbuild writes strings and regular expressions in ASCII, but copies comments as they are. One
  * non-ASCII character anywhere makes V8 hold the whole file's source as UTF-16: twice the memory
  * (1.3 MB instead of 0.65 MB for the daemon). Outside comments there is none left to escape.
@@ -77,13 +126,13 @@ function asciiOnly(text) {
 }
 
 /**
- * rootsctl: CommonJS bundles of `cli/start.ts`, run by a small `main.js` (`cli/cached-main.ts`)
+ * rootsctl: CommonJS bundles of `cli/start.ts`, run by a small `rootsctl.cjs` (`cli/cached-main.ts`)
  * through `vm.Script` with V8's code cache (cli/code-cache.ts says why and where the cache lives).
  * One bundle holding every command, and one per module of `cli/commands/` (`daemon`, `grants`,
  * `log`, ...) that needs under half of it, holding that module's commands and none of the others'
  * (their dynamic imports in `cli/commands/table.ts` become a stub that is never reached). Why:
  * what a command's bundle holds and does not run still costs its start a read and V8's set-up of
- * the bundle's top level (bench/FINDINGS.md has the figures). `main.js` answers
+ * the bundle's top level (bench/FINDINGS.md has the figures). `rootsctl.cjs` answers
  * `--version` and `--help` itself and picks the bundle by the command (cli/command-word.ts).
  * Each bundle's name carries a hash of its contents, so that a cache is never used with another
  * build's code even when the two have the same length (V8 checks only the length).
@@ -138,21 +187,31 @@ function asciiOnly(text) {
     }
     for (const [command, g] of groups) if (g === group) bundles[command] = name;
   }
+  // The executable itself, CommonJS too: Node starts a `.cjs` main file without its ES module
+  // loader, which measured 10-20 M instructions of every command (bench/FINDINGS.md). A `.js`
+  // file of this `"type": "module"` package is always an ES module, so the bin names `rootsctl.cjs`
+  // and `main.js` (the README's `node dist/cli/main.js`) is a link to it: Node resolves a main
+  // file's links before it picks the loader (not under `--preserve-symlinks-main`).
   const { outputFiles } = await build({
     absWorkingDir: root,
     entryPoints: ['cli/cached-main.ts'],
-    outfile: `${outdir}/main.js`,
+    outfile: `${outdir}/rootsctl.cjs`,
     bundle: true,
-    format: 'esm',
+    format: 'cjs',
     platform: 'node',
     target: 'node20',
-    define: { ROOTSCTL_BUNDLES: JSON.stringify(bundles) },
+    define: { ROOTSCTL_BUNDLES: JSON.stringify(bundles), 'import.meta.url': '__mainUrl' },
+    banner: {
+      js: "'use strict'; const __mainUrl = require('node:url').pathToFileURL(__filename).href;",
+    },
     minifyWhitespace: true,
     minifySyntax: true,
     logLevel: 'warning',
     write: false,
   });
-  writeFileSync(`${outdir}/main.js`, asciiOnly(outputFiles[0].text));
+  writeFileSync(`${outdir}/rootsctl.cjs`, asciiOnly(outputFiles[0].text), { mode: 0o755 });
+  rmSync(`${outdir}/main.js`, { force: true });
+  symlinkSync('rootsctl.cjs', `${outdir}/main.js`);
 }
 
 /**

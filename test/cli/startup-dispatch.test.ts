@@ -4,7 +4,7 @@
  * module of cli/commands/ (scripts/bundle.mjs). Each must answer as `main` itself does.
  */
 import { spawnSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import t from 'tap';
@@ -12,8 +12,26 @@ import { commandWord } from '../../cli/command-word.js';
 import { SPECS } from '../../cli/commands/spec.js';
 import { OPTIONS } from '../../cli/options.js';
 import { quickAnswer } from '../../cli/quick-answer.js';
-import { bin } from '../helpers/bin.js';
+import { bin, REPO } from '../helpers/bin.js';
 import { rootsctl } from '../helpers/cli.js';
+
+void t.test('each main.js runs its bin, a CommonJS file', (t) => {
+  // A `.js` file of this "type": "module" package would start through Node's ES module loader;
+  // the links make `node dist/cli/main.js` and `node dist/proxy/main.js` (the README's forms)
+  // start as the bins do.
+  const pkg = JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as {
+    bin: Record<string, string>;
+  };
+  for (const [name, built] of [
+    ['rootsctl', 'rootsctl'],
+    ['mcp-roots-proxy', 'proxy'],
+  ] as const) {
+    const target = join(REPO, pkg.bin[name]!);
+    t.match(target, /\.cjs$/, name);
+    t.equal(realpathSync(bin(built)), realpathSync(target), name);
+  }
+  t.end();
+});
 
 void t.test('the command word is the first positional parseArgs finds', (t) => {
   const lines = [

@@ -1,5 +1,9 @@
 #!/usr/bin/env node
-/** The `mcp-roots-proxy` executable: a stdio MCP server under the policy's roots. */
+/**
+ * The `mcp-roots-proxy` executable: a stdio MCP server under the policy's roots. The build
+ * (scripts/bundle.mjs) bundles it as CommonJS into `dist/proxy/mcp-roots-proxy.cjs`, the bin, and
+ * links `dist/proxy/main.js` to it.
+ */
 import { RootsError } from '../common/errors.js';
 import { packageVersion } from '../common/package-info.js';
 import { parseProxyArgs, USAGE } from './options.js';
