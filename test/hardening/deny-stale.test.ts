@@ -8,18 +8,11 @@
  * daemon and against a daemon started afresh on the same tree: the running one must refuse
  * everything the fresh one refuses (and allow nothing else differently).
  */
-import {
-  lstatSync,
-  mkdirSync,
-  readdirSync,
-  realpathSync,
-  renameSync,
-  symlinkSync,
-  writeFileSync,
-} from 'node:fs';
+import { mkdirSync, realpathSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import { shortDir, startDaemon } from '../helpers/daemon.js';
+import { assertSameAsFresh } from '../helpers/fresh-decisions.js';
 import { waitFor } from '../helpers/poll.js';
 import { startProxiedFs } from '../helpers/proxy.js';
 
@@ -176,17 +169,6 @@ function policy(d: string): string {
   ].join('\n');
 }
 
-/** Every path under `top` as the filesystem holds it (links listed, not followed). */
-function walk(top: string): string[] {
-  const out: string[] = [top];
-  for (const name of readdirSync(top)) {
-    const p = join(top, name);
-    if (lstatSync(p).isDirectory()) out.push(...walk(p));
-    else out.push(p);
-  }
-  return out;
-}
-
 for (const [name, attack] of ATTACKS) {
   void t.test(name, async (t) => {
     const d = shortDir();
@@ -209,28 +191,8 @@ for (const [name, attack] of ATTACKS) {
 
     const fresh = await startDaemon(t, policy(tree), { home });
     const f = await fresh.connect();
-    const paths = walk(tree);
-    const decide = async (client: typeof c) => {
-      const out: Record<string, string> = {};
-      for (const p of paths) {
-        for (const access of ['read', 'write'] as const) {
-          const r = await client.check('g', p, access);
-          out[`${access} ${p.slice(tree.length)}`] = r.allowed ? 'allowed' : 'refused';
-        }
-      }
-      return out;
-    };
-    const want = await decide(f);
-    // The list may still be catching up with a trailing recompute: wait until they agree.
-    let got: Record<string, string> = {};
-    await waitFor(
-      async () => JSON.stringify((got = await decide(c))) === JSON.stringify(want),
-      15_000,
-      'the live decisions to equal the fresh ones',
-    ).catch(() => undefined);
-    const leaks = Object.keys(want).filter((k) => want[k] === 'refused' && got[k] === 'allowed');
-    t.same(leaks, [], 'nothing the fresh daemon refuses is allowed');
-    t.same(got, want, 'every decision is the fresh daemon\u2019s');
+    // The list may still be catching up with a trailing recompute: the helper waits for it.
+    await assertSameAsFresh(t, c, f, 'g', tree);
   });
 }
 
