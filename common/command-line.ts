@@ -13,14 +13,14 @@ import { shellQuote } from './shell-quote.js';
 export type Bin = 'rootsctl' | 'mcp-rootsd' | 'mcp-roots-proxy';
 
 /**
- * Each command's built file, the first that exists. rootsctl's is `dist/cli/rootsctl.cjs` and the
- * proxy's `dist/proxy/mcp-roots-proxy.cjs` (the bins); a clone's build links `main.js`, the
+ * Each command's built file, the first that exists. rootsctl's is `dist/cli/rootsctl.cjs`, the
+ * daemon's `dist/daemon/mcp-rootsd.cjs` and the proxy's `dist/proxy/mcp-roots-proxy.cjs` (the bins); a clone's build links `main.js`, the
  * README's name, to each, and npm leaves links out of a package, so an installed copy has only
  * the `.cjs`.
  */
 const ENTRY: Record<Bin, readonly string[]> = {
   rootsctl: ['dist/cli/main.js', 'dist/cli/rootsctl.cjs'],
-  'mcp-rootsd': ['dist/daemon/main.js'],
+  'mcp-rootsd': ['dist/daemon/main.js', 'dist/daemon/mcp-rootsd.cjs'],
   'mcp-roots-proxy': ['dist/proxy/main.js', 'dist/proxy/mcp-roots-proxy.cjs'],
 };
 

@@ -1,15 +1,15 @@
-// Build step, after tsc: replace the built `mcp-rootsd` entry point with a bundle, and build
-// rootsctl's executable (`dist/cli/rootsctl.cjs`, with `dist/cli/main.js` a link to it) and the
+// Build step, after tsc: bundle the daemon (`dist/daemon/mcp-rootsd.cjs`, with
+// `dist/daemon/main.js` a link to it) and the proxy the same way, and build rootsctl's executable (`dist/cli/rootsctl.cjs`, with `dist/cli/main.js` a link to it) and the
 // CommonJS bundles it runs through V8's code cache: see the end of this file.
 //
 // Why: a start-up spent most of its time and much of its memory loading modules, not running
 // them. `rootsctl validate` loaded about 60 of the project's ES modules and the 72 CommonJS files
 // of `yaml`; each costs Node's loader a resolution, a read and a compile, and the loader's own
 // functions ran hot enough to be optimised, which maps several MB more of the node binary into an
-// idle daemon. One file per entry (shared code and lazily loaded commands in `chunks/`) does the
-// same work with a handful of files. bench/FINDINGS.md has the figures.
+// idle daemon. One file per entry (rootsctl's lazily loaded commands in bundles of their own) does
+// the same work with a handful of files. bench/FINDINGS.md has the figures.
 //
-// Only the two entry files are replaced: every other file in dist/ stays tsc's own, so that code
+// Only the entry files are replaced: every other file in dist/ stays tsc's own, so that code
 // importing dist/ modules (the tests, the proxy) keeps one instance of each module. Nothing imports
 // an entry file. @parcel/watcher stays outside (a native module, loaded only for `**` globs).
 //
@@ -22,55 +22,55 @@
 // - Whitespace and syntax are minified; names are not, so a stack trace still names every function
 //   (its positions point into the bundle; the `.map` beside it, in the build, maps them back).
 import { createHash } from 'node:crypto';
-import {
-  mkdirSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  statSync,
-  symlinkSync,
-  writeFileSync,
-} from 'node:fs';
-import { dirname, join } from 'node:path';
+import { readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 
 const root = fileURLToPath(new URL('../', import.meta.url));
 
-/** The built entries: source, and the directory its bundle replaces `main.js` in. */
-const ENTRIES = [['daemon/main.ts', 'dist/daemon']];
-
-for (const [entry, outdir] of ENTRIES) {
-  // Chunk names carry a hash: remove the last build's, which nothing refers to any more.
-  rmSync(`${root}${outdir}/chunks`, { recursive: true, force: true });
+/**
+ * The daemon: one CommonJS bundle of `daemon/bin.ts`, `dist/daemon/mcp-rootsd.cjs` (the bin, and
+ * the file `rootsctl install-service` names in its unit), and `dist/daemon/main.js` (the name the
+ * README and hints give in a clone) a link to it. The tests start the daemon hundreds of times:
+ * from an ES module bundle a start to its socket cost about 330 M instructions (376 M with the
+ * demo policy), from this CommonJS one 322 M (366 M), as Node's ES module loader is never loaded.
+ * CommonJS has no chunks: chokidar, loaded only for a depth-limited watch, is in the same file,
+ * compiled only when first imported (esbuild wraps it in a function). @parcel/watcher stays
+ * outside (a native module, loaded only for `**` globs). The modules that find files beside
+ * themselves (the package's version, `lazy-crypto`'s `createRequire`) get the bundle's URL.
+ */
+{
+  const outdir = `${root}dist/daemon`;
+  // The ES module bundle's chunks and map, from a build before this one.
+  rmSync(`${outdir}/chunks`, { recursive: true, force: true });
+  rmSync(`${outdir}/main.js.map`, { force: true });
   const { outputFiles } = await build({
     absWorkingDir: root,
-    entryPoints: [entry],
-    outdir,
-    entryNames: '[name]',
-    chunkNames: 'chunks/[name]-[hash]',
+    entryPoints: ['daemon/bin.ts'],
+    outfile: `${outdir}/mcp-rootsd.cjs`,
     bundle: true,
-    splitting: true,
-    format: 'esm',
+    format: 'cjs',
     platform: 'node',
     target: 'node20',
     sourcemap: true,
     external: ['@parcel/watcher'],
     alias: { yaml: './node_modules/yaml/browser/index.js' },
+    define: { 'import.meta.url': '__bundleUrl' },
+    banner: {
+      js: "'use strict'; const __bundleUrl = require('node:url').pathToFileURL(__filename).href;",
+    },
     minifyWhitespace: true,
     minifySyntax: true,
-    // The CommonJS dependencies (picomatch) call require() for Node's own modules; an ES
-    // module has no require, so each output file makes one.
-    banner: {
-      js: "import { createRequire as __bundleRequire } from 'node:module'; const require = __bundleRequire(import.meta.url);",
-    },
     logLevel: 'warning',
     write: false,
   });
   for (const out of outputFiles) {
-    mkdirSync(dirname(out.path), { recursive: true });
-    writeFileSync(out.path, out.path.endsWith('.js') ? asciiOnly(out.text) : out.contents);
+    const js = out.path.endsWith('.cjs');
+    writeFileSync(out.path, js ? asciiOnly(out.text) : out.contents, js ? { mode: 0o755 } : {});
   }
+  rmSync(`${outdir}/main.js`, { force: true });
+  symlinkSync('mcp-rootsd.cjs', `${outdir}/main.js`);
 }
 
 /**

@@ -81,7 +81,8 @@ export function unitDir(io: Io): string {
 /** This installation's daemon entry point; an error telling how to build it when it is missing. */
 export function daemonEntry(): string {
   const root = packageRoot();
-  const entry = join(root, 'dist', 'daemon', 'main.js');
+  // The bin itself: a clone's build also links dist/daemon/main.js to it, an installed copy does not.
+  const entry = join(root, 'dist', 'daemon', 'mcp-rootsd.cjs');
   if (!existsSync(entry)) {
     throw new RootsError(
       'PATH_NOT_FOUND',

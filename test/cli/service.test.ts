@@ -22,7 +22,7 @@ import {
   uninstallService,
   type Systemctl,
 } from '../../cli/commands/service.js';
-import { bin } from '../helpers/bin.js';
+import { REPO } from '../helpers/bin.js';
 
 function capture(env: Io['env'], cwd: string) {
   const out: string[] = [];
@@ -103,9 +103,11 @@ void t.test(
       t.match(socket, `\n${line}\n`);
     }
     const service = files.get(join(units, 'mcp-rootsd.service'))!;
+    // The daemon's bin itself: an installed copy has no dist/daemon/main.js (npm leaves links out).
+    const daemonBin = join(REPO, 'dist/daemon/mcp-rootsd.cjs');
     t.match(
       service,
-      `\nExecStart=${systemdWord(process.execPath, { executable: true })} ${systemdWord(bin('daemon'))}\n`,
+      `\nExecStart=${systemdWord(process.execPath, { executable: true })} ${systemdWord(daemonBin)}\n`,
     );
     for (const line of [
       'ExecReload=/bin/kill -HUP $MAINPID',

@@ -134,17 +134,23 @@ function plant(d: string): void {
 }
 
 function policy(d: string): string {
+  return policyOf([d]);
+}
+
+/** One server `g` over each tree in `trees`, with each tree's denies. */
+function policyOf(trees: string[]): string {
   return [
     'version: 1',
     'servers:',
     '  g:',
     '    roots:',
-    `      - path: ${d}/plain`,
-    `      - path: ${d}/tree/**`,
+    ...trees.flatMap((d) => [`      - path: ${d}/plain`, `      - path: ${d}/tree/**`]),
     '    deny:',
-    `      - ${d}/plain/a/secret`,
-    `      - ${d}/plain/alias/secret`,
-    `      - ${d}/tree/a/secret`,
+    ...trees.flatMap((d) => [
+      `      - ${d}/plain/a/secret`,
+      `      - ${d}/plain/alias/secret`,
+      `      - ${d}/tree/a/secret`,
+    ]),
     '',
   ].join('\n');
 }
@@ -249,27 +255,31 @@ const ATTEMPTS: Attempt[] = [
 ];
 
 void t.test('through the proxy: the agent\u2019s own moves and reads are refused', async (t) => {
-  for (const a of ATTEMPTS) {
-    const d = realpathSync(shortDir());
-    const tree = join(d, 'w');
-    plant(tree);
-    const live = await startDaemon(t, policy(tree), { dir: d });
-    const fs = await startProxiedFs(t, { server: 'g', socket: live.socket });
-    await waitFor(async () => (await fs.allowed()).length > 0, 30_000, 'the first list');
+  // A tree of its own for each attempt, all under one daemon and one proxied filesystem server:
+  // an attempt touches only its own tree, so one start of each serves every row.
+  const d = realpathSync(shortDir());
+  const trees = ATTEMPTS.map((_, i) => join(d, `w${i}`));
+  for (const tree of trees) plant(tree);
+  const live = await startDaemon(t, policyOf(trees), { dir: d });
+  const fs = await startProxiedFs(t, { server: 'g', socket: live.socket });
+  await waitFor(async () => (await fs.allowed()).length > 0, 30_000, 'the first list');
+  const c = await live.connect();
+  for (const [i, a] of ATTEMPTS.entries()) {
+    const tree = trees[i]!;
     if (a.before) {
       a.before(tree);
-      const c = await live.connect();
-      mkdirSync(join(tree, 'tree', 'done'));
+      const marker = join(tree, 'tree', 'done');
+      mkdirSync(marker);
       await waitFor(
-        async () => (await c.listRoots('g')).roots.some((r) => r.uri.endsWith('/done')),
+        async () => (await c.listRoots('g')).roots.some((r) => r.uri === `file://${marker}`),
         30_000,
-        'the marker',
+        `the marker ${marker}`,
       );
     }
     const r = await fs.call(a.tool, a.args(tree));
     t.ok(r.isError, `${a.name}: refused`);
     t.notMatch(r.text, /^secret$/m, `${a.name}: no secret shown`);
     for (const p of a.after(tree)) t.ok(exists(p), `${a.name}: ${p} is where it was`);
-    await fs.close();
   }
+  await fs.close();
 });

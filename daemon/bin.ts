@@ -85,4 +85,16 @@ process.on('unhandledRejection', (reason) => {
   process.stderr.write(`mcp-rootsd: unhandled rejection: ${String(reason)}\n`);
 });
 
-process.exitCode = await run();
+// No top-level await: the bundle is CommonJS (scripts/bundle.mjs). A throw that escapes run() ends
+// the daemon with status 1, as an ES module's rejected top-level await did.
+run().then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (err: unknown) => {
+    process.stderr.write(
+      `mcp-rootsd: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
+    );
+    process.exit(1);
+  },
+);
