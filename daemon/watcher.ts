@@ -71,6 +71,8 @@ export class PolicyWatcher {
   /** Directories policy files or include globs live in, existing or not. */
   private wantedDirs: string[] = [];
   private includeGlobs: string[] = [];
+  /** The include globs' static directories: whatever appears below one may carry a match. */
+  private includeBases: string[] = [];
   private isInclude: (path: string) => boolean = () => false;
   /** Paths whose failure was logged (once per episode). */
   private readonly warned = new Set<string>();
@@ -215,6 +217,7 @@ export class PolicyWatcher {
     this.isInclude = includeMatcher(this.includeGlobs);
     const policyFiles = wp.policyFiles.filter((f) => f !== grantsFile);
     const includeBases = this.includeGlobs.map(includeBase);
+    this.includeBases = includeBases;
     const includeDirs = await Promise.all(
       this.includeGlobs.map((p) => includeWatchDir(nodeFs(), p)),
     );
@@ -350,9 +353,18 @@ export class PolicyWatcher {
     else this.throttle.note(w.key);
   }
 
-  /** Only the policy's own files, what an include glob could load, and their missing directories count. */
+  /**
+   * Only the policy's own files, what an include glob could load, and their missing directories
+   * count. Anything below an include glob's base counts too: a directory moved (or renamed) in
+   * brings its files whole, and the only event is the directory's own name, which no glob
+   * matches (`conf.d/team` moved under an include of `conf.d/<any>/policy.yaml`): its files
+   * were never reported, and the deny they held was not loaded until some other edit.
+   */
   private policyEvent(path: string): void {
-    const policy = this.policyNames.has(path) || this.isInclude(path);
+    const policy =
+      this.policyNames.has(path) ||
+      this.isInclude(path) ||
+      this.includeBases.some((b) => path.startsWith(b === sep ? sep : b + sep));
     const grants = this.grantNames.has(path);
     const dir = this.wantedDirs.some((d) => d === path || d.startsWith(path + sep));
     if (dir) void this.requestPlan();
