@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import t from 'tap';
 import { startDaemon } from '../helpers/daemon.js';
 import { ownedShortDir } from '../helpers/proxy.js';
-import { MAX_POLICY_FILES } from '../../policies/policy-caps.js';
+import { MAX_POLICY_FILES } from '../../policies/index.js';
 
 const CAP = /one policy may (read|hold) at most/;
 
