@@ -6,6 +6,7 @@ import type { Logger } from './logger.js';
 import { errnoCode } from '../common/errors.js';
 import {
   includeBase,
+  includeDepth,
   includeMatcher,
   includeWatchDir,
   isGlob,
@@ -228,7 +229,16 @@ export class PolicyWatcher {
     this.grantNames = new Set(gr.names);
     this.wantedDirs = [...new Set([...pol.wanted, ...gr.wanted, ...includeBases])];
 
-    const wanted = wantedWatches(wp, [...pol.watch, ...gr.watch]);
+    // An include glob that reaches below its base (`conf.d/**/*.yaml`) is watched that deep once
+    // the base exists (until then its nearest existing directory is, and the base's creation
+    // plans again): a file made in a directory below the base was never seen otherwise.
+    const includeTrees = this.includeGlobs.flatMap((p, i) => {
+      const depth = includeDepth(p);
+      return includeDirs[i] === includeBases[i] && depth !== 0
+        ? [{ path: includeBases[i]!, depth }]
+        : [];
+    });
+    const wanted = wantedWatches(wp, [...pol.watch, ...gr.watch], includeTrees);
 
     const unwanted = [...this.watches.values()].filter((w) => !wanted.has(w.key));
     // Watches set for a resolution still walking stay until its snapshot is in force.

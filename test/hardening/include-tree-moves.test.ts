@@ -1,11 +1,11 @@
 /**
- * A directory moved (or renamed) into an include glob's directories brings, at once and whole,
- * files the glob loads (`mv ~/team ~/.config/mcp-roots/conf.d/team` under an include of
- * `conf.d/<any>/policy.yaml`). The policy's directories are watched one level deep, so the only
- * event is the directory's own name, which no include glob matches: the daemon must still see the
- * policy change and load the deny the moved files hold. Each row is one glob shape and one way
- * in, made while the daemon's watcher is idle (a look it still had pending from its start would
- * find the files by chance).
+ * What an include glob loads from below its base: a file written in a directory below it (only
+ * the base was watched, so it was never seen), and a directory moved (or renamed) in, which
+ * brings the files the glob loads at once and whole (`mv ~/team ~/.config/mcp-roots/conf.d/team`
+ * under an include of `conf.d/<any>/policy.yaml`): the only event is the directory's own name,
+ * which no include glob matches. The daemon must see the policy change and load the deny the
+ * files hold. Each row is one glob shape and one way in, made while the daemon's watcher is idle
+ * (a look it still had pending from its start would find the files by chance).
  */
 import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -22,8 +22,8 @@ interface Row {
   before?: string[];
   /** The file that will hold the deny, relative, where it is written first. */
   staged: string;
-  /** The rename that brings it under the glob: [from, to]. */
-  move: [string, string];
+  /** The rename that brings it under the glob: [from, to]; without one, it is written there. */
+  move?: [string, string];
 }
 
 const ROWS: Row[] = [
@@ -61,6 +61,38 @@ const ROWS: Row[] = [
     before: ['inc/a/b/p.yaml'],
     staged: 'out/stage/b/p.yaml',
     move: ['out/stage', 'inc/a2'],
+  },
+  {
+    what: 'a file written in a directory below a ** base',
+    glob: 'inc/**/*.yaml',
+    before: ['inc/a.yaml', 'inc/sub/deeper/x.txt'],
+    staged: 'inc/sub/n.yaml',
+  },
+  {
+    what: 'a file written two levels below a ** base',
+    glob: 'inc/**/*.yaml',
+    before: ['inc/a.yaml', 'inc/sub/deeper/x.txt'],
+    staged: 'inc/sub/deeper/n.yaml',
+  },
+  {
+    what: 'a directory moved two levels below a ** base',
+    glob: 'inc/**/*.yaml',
+    before: ['inc/a.yaml', 'inc/sub/deeper/x.txt'],
+    staged: 'out/st/n.yaml',
+    move: ['out/st', 'inc/sub/deeper/m'],
+  },
+  {
+    what: 'a file moved into a directory below a ** base',
+    glob: 'inc/**/*.yaml',
+    before: ['inc/a.yaml', 'inc/sub/x.txt'],
+    staged: 'out/f.yaml',
+    move: ['out/f.yaml', 'inc/sub/f.yaml'],
+  },
+  {
+    what: 'a file written in an existing directory a glob segment matches',
+    glob: 'inc/*/p.yaml',
+    before: ['inc/a/p.yaml', 'inc/b/x.txt'],
+    staged: 'inc/b/p.yaml',
   },
 ];
 
@@ -106,10 +138,12 @@ for (const row of ROWS) {
     const d = await startDaemon(t, policy, { dir });
     const c = await d.connect();
     t.equal((await c.check('fs', secret)).allowed, true, 'the path is allowed before');
-    // The deny is written where no glob looks, then moved under one in a single rename.
-    put(row.staged, `version: 1\ndeny: [${secret}]\n`);
+    // The deny is written where no glob looks, then moved under one in a single rename; or
+    // written in place, once the watcher is idle.
+    if (row.move) put(row.staged, `version: 1\ndeny: [${secret}]\n`);
     await watcherIdle(d);
-    renameSync(join(dir, row.move[0]), join(dir, row.move[1]));
+    if (row.move) renameSync(join(dir, row.move[0]), join(dir, row.move[1]));
+    else put(row.staged, `version: 1\ndeny: [${secret}]\n`);
     await waitFor(
       async () => !(await c.check('fs', secret)).allowed,
       20_000,
