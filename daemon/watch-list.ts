@@ -22,9 +22,14 @@ export interface Watch {
 
 /**
  * The watches `plan` asks for (the roots' directories and trees) and those the policy's files
- * need (`policyDirs`, each watched shallowly), by key: a directory both need is one watch.
+ * need (`policyDirs`, each watched shallowly; `includeTrees`, an include glob's base as deep as
+ * its matches may lie), by key: a directory both need is one watch.
  */
-export function wantedWatches(plan: WatchPlan, policyDirs: string[]): Map<string, Watch> {
+export function wantedWatches(
+  plan: WatchPlan,
+  policyDirs: string[],
+  includeTrees: { path: string; depth: Watch['depth'] }[] = [],
+): Map<string, Watch> {
   const wanted = new Map<string, Watch>();
   const want = (path: string, depth: Watch['depth'], ignore: string[], role: Role) => {
     const key = depth === 'recursive' ? `r:${path}\0${ignore.join('\0')}` : `d:${depth}:${path}`;
@@ -38,5 +43,6 @@ export function wantedWatches(plan: WatchPlan, policyDirs: string[]): Map<string
   for (const d of plan.dirs) want(d.path, d.depth, [], 'roots');
   for (const r of plan.recursive) want(r.path, 'recursive', r.ignore, 'roots');
   for (const d of policyDirs) want(d, 0, [], 'policy');
+  for (const t of includeTrees) want(t.path, t.depth, [], 'policy');
   return wanted;
 }

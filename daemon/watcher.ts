@@ -6,6 +6,7 @@ import type { Logger } from './logger.js';
 import { errnoCode } from '../common/errors.js';
 import {
   includeBase,
+  includeDepth,
   includeMatcher,
   includeWatchDir,
   isGlob,
@@ -71,6 +72,8 @@ export class PolicyWatcher {
   /** Directories policy files or include globs live in, existing or not. */
   private wantedDirs: string[] = [];
   private includeGlobs: string[] = [];
+  /** The include globs' static directories: whatever appears below one may carry a match. */
+  private includeBases: string[] = [];
   private isInclude: (path: string) => boolean = () => false;
   /** Paths whose failure was logged (once per episode). */
   private readonly warned = new Set<string>();
@@ -215,6 +218,7 @@ export class PolicyWatcher {
     this.isInclude = includeMatcher(this.includeGlobs);
     const policyFiles = wp.policyFiles.filter((f) => f !== grantsFile);
     const includeBases = this.includeGlobs.map(includeBase);
+    this.includeBases = includeBases;
     const includeDirs = await Promise.all(
       this.includeGlobs.map((p) => includeWatchDir(nodeFs(), p)),
     );
@@ -225,7 +229,16 @@ export class PolicyWatcher {
     this.grantNames = new Set(gr.names);
     this.wantedDirs = [...new Set([...pol.wanted, ...gr.wanted, ...includeBases])];
 
-    const wanted = wantedWatches(wp, [...pol.watch, ...gr.watch]);
+    // An include glob that reaches below its base (`conf.d/**/*.yaml`) is watched that deep once
+    // the base exists (until then its nearest existing directory is, and the base's creation
+    // plans again): a file made in a directory below the base was never seen otherwise.
+    const includeTrees = this.includeGlobs.flatMap((p, i) => {
+      const depth = includeDepth(p);
+      return includeDirs[i] === includeBases[i] && depth !== 0
+        ? [{ path: includeBases[i]!, depth }]
+        : [];
+    });
+    const wanted = wantedWatches(wp, [...pol.watch, ...gr.watch], includeTrees);
 
     const unwanted = [...this.watches.values()].filter((w) => !wanted.has(w.key));
     // Watches set for a resolution still walking stay until its snapshot is in force.
@@ -350,9 +363,18 @@ export class PolicyWatcher {
     else this.throttle.note(w.key);
   }
 
-  /** Only the policy's own files, what an include glob could load, and their missing directories count. */
+  /**
+   * Only the policy's own files, what an include glob could load, and their missing directories
+   * count. Anything below an include glob's base counts too: a directory moved (or renamed) in
+   * brings its files whole, and the only event is the directory's own name, which no glob
+   * matches (`conf.d/team` moved under an include of `conf.d/<any>/policy.yaml`): its files
+   * were never reported, and the deny they held was not loaded until some other edit.
+   */
   private policyEvent(path: string): void {
-    const policy = this.policyNames.has(path) || this.isInclude(path);
+    const policy =
+      this.policyNames.has(path) ||
+      this.isInclude(path) ||
+      this.includeBases.some((b) => path.startsWith(b === sep ? sep : b + sep));
     const grants = this.grantNames.has(path);
     const dir = this.wantedDirs.some((d) => d === path || d.startsWith(path + sep));
     if (dir) void this.requestPlan();

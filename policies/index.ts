@@ -16,7 +16,13 @@ export { LinkPins } from './anchor.js';
 export { compareUtf8, toUri } from './paths.js';
 export { isGlob } from './expand.js';
 export { expandGlob } from './glob.js';
-export { includeBase, includeMatcher, includeWatchDir, nearestExisting } from './watch-targets.js';
+export {
+  includeBase,
+  includeDepth,
+  includeMatcher,
+  includeWatchDir,
+  nearestExisting,
+} from './watch-targets.js';
 export { combinedHash, fileHash } from './hash.js';
 export type * from './model.js';
 export { coverageOf, serverCoverage } from './server-coverage.js';

@@ -33,6 +33,17 @@ export function includeWatchDir(fs: FsView, pattern: string): Promise<string> {
   return nearestExisting(fs, includeBase(pattern));
 }
 
+/**
+ * How deep below its base an include glob's matches may lie: the levels of directories its glob
+ * part spans (`dir-glob/p.yaml`: 1), or 'recursive' for `**` (and a brace that may hold a `/`).
+ * A watch of the base alone never sees a file made in a directory below it.
+ */
+export function includeDepth(pattern: string): number | 'recursive' {
+  const { glob } = splitGlob(pattern);
+  if (glob.includes('**') || /\{[^}]*\//.test(glob)) return 'recursive';
+  return glob.split('/').length - 1;
+}
+
 /** A test for paths the include globs among `patterns` could load. */
 export function includeMatcher(patterns: string[]): (path: string) => boolean {
   const globs = patterns.filter(isGlob).map((p) => picomatch(p, GLOB_OPTIONS));
