@@ -30,6 +30,43 @@ import { build } from 'esbuild';
 const root = fileURLToPath(new URL('../', import.meta.url));
 
 /**
+ * One program as one CommonJS bundle `dist/<dir>/<bin>` (made executable), with `dist/<dir>/main.js`
+ * a link to it. The modules that find files beside themselves get the bundle's URL for
+ * `import.meta.url`. `extra`: further esbuild options (an alias).
+ */
+async function commonJsBin(dir, entry, bin, extra = {}) {
+  const outdir = `${root}dist/${dir}`;
+  const { outputFiles } = await build({
+    absWorkingDir: root,
+    entryPoints: [entry],
+    outfile: `${outdir}/${bin}`,
+    bundle: true,
+    format: 'cjs',
+    platform: 'node',
+    target: 'node20',
+    sourcemap: true,
+    external: ['@parcel/watcher'],
+    define: { 'import.meta.url': '__bundleUrl' },
+    banner: {
+      js: "'use strict'; const __bundleUrl = require('node:url').pathToFileURL(__filename).href;",
+    },
+    minifyWhitespace: true,
+    minifySyntax: true,
+    logLevel: 'warning',
+    write: false,
+    ...extra,
+  });
+  for (const out of outputFiles) {
+    const js = out.path.endsWith('.cjs');
+    writeFileSync(out.path, js ? asciiOnly(out.text) : out.contents, js ? { mode: 0o755 } : {});
+  }
+  // What an earlier build left under the link's name: tsc's module or an ES module bundle's map.
+  rmSync(`${outdir}/main.js`, { force: true });
+  rmSync(`${outdir}/main.js.map`, { force: true });
+  symlinkSync(bin, `${outdir}/main.js`);
+}
+
+/**
  * The daemon: one CommonJS bundle of `daemon/bin.ts`, `dist/daemon/mcp-rootsd.cjs` (the bin, and
  * the file `rootsctl install-service` names in its unit), and `dist/daemon/main.js` (the name the
  * README and hints give in a clone) a link to it. The tests start the daemon hundreds of times:
@@ -40,38 +77,11 @@ const root = fileURLToPath(new URL('../', import.meta.url));
  * outside (a native module, loaded only for `**` globs). The modules that find files beside
  * themselves (the package's version, `lazy-crypto`'s `createRequire`) get the bundle's URL.
  */
-{
-  const outdir = `${root}dist/daemon`;
-  // The ES module bundle's chunks and map, from a build before this one.
-  rmSync(`${outdir}/chunks`, { recursive: true, force: true });
-  rmSync(`${outdir}/main.js.map`, { force: true });
-  const { outputFiles } = await build({
-    absWorkingDir: root,
-    entryPoints: ['daemon/bin.ts'],
-    outfile: `${outdir}/mcp-rootsd.cjs`,
-    bundle: true,
-    format: 'cjs',
-    platform: 'node',
-    target: 'node20',
-    sourcemap: true,
-    external: ['@parcel/watcher'],
-    alias: { yaml: './node_modules/yaml/browser/index.js' },
-    define: { 'import.meta.url': '__bundleUrl' },
-    banner: {
-      js: "'use strict'; const __bundleUrl = require('node:url').pathToFileURL(__filename).href;",
-    },
-    minifyWhitespace: true,
-    minifySyntax: true,
-    logLevel: 'warning',
-    write: false,
-  });
-  for (const out of outputFiles) {
-    const js = out.path.endsWith('.cjs');
-    writeFileSync(out.path, js ? asciiOnly(out.text) : out.contents, js ? { mode: 0o755 } : {});
-  }
-  rmSync(`${outdir}/main.js`, { force: true });
-  symlinkSync('mcp-rootsd.cjs', `${outdir}/main.js`);
-}
+// The ES module bundle's chunks, from a build before this one.
+rmSync(`${root}dist/daemon/chunks`, { recursive: true, force: true });
+await commonJsBin('daemon', 'daemon/bin.ts', 'mcp-rootsd.cjs', {
+  alias: { yaml: './node_modules/yaml/browser/index.js' },
+});
 
 /**
  * The proxy: one CommonJS bundle of `proxy/bin.ts`, `dist/proxy/mcp-roots-proxy.cjs` (the bin),
@@ -82,36 +92,7 @@ const root = fileURLToPath(new URL('../', import.meta.url));
  * picks the loader, except under `--preserve-symlinks-main`). The proxy loads nothing lazily, so
  * one file holds it all. The library (`dist/index.js`) keeps tsc's modules.
  */
-{
-  const outdir = `${root}dist/proxy`;
-  const { outputFiles } = await build({
-    absWorkingDir: root,
-    entryPoints: ['proxy/bin.ts'],
-    outfile: `${outdir}/mcp-roots-proxy.cjs`,
-    bundle: true,
-    format: 'cjs',
-    platform: 'node',
-    target: 'node20',
-    sourcemap: true,
-    external: ['@parcel/watcher'],
-    // The modules that find files beside themselves (the package's version) get the bundle's URL.
-    define: { 'import.meta.url': '__bundleUrl' },
-    banner: {
-      js: "'use strict'; const __bundleUrl = require('node:url').pathToFileURL(__filename).href;",
-    },
-    minifyWhitespace: true,
-    minifySyntax: true,
-    logLevel: 'warning',
-    write: false,
-  });
-  for (const out of outputFiles) {
-    const js = out.path.endsWith('.cjs');
-    writeFileSync(out.path, js ? asciiOnly(out.text) : out.contents, js ? { mode: 0o755 } : {});
-  }
-  rmSync(`${outdir}/main.js`, { force: true });
-  rmSync(`${outdir}/main.js.map`, { force: true });
-  symlinkSync('mcp-roots-proxy.cjs', `${outdir}/main.js`);
-}
+await commonJsBin('proxy', 'proxy/bin.ts', 'mcp-roots-proxy.cjs');
 
 /**
  * esbuild writes strings and regular expressions in ASCII, but copies comments as they are. One
