@@ -10,16 +10,16 @@
 import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
+import {
+  changeUntilReported,
+  count,
+  DENIED_APPEARED,
+  restartsIdle,
+  startBoxed,
+} from '../helpers/boxed-server.js';
 import { startDaemon } from '../helpers/daemon.js';
 import { HOSTILE_SERVER, startProxied, type Proxied } from '../helpers/proxied-server.js';
 import { ownedShortDir, waitFor } from '../helpers/proxy.js';
-
-const count = (h: Proxied, text: string): number => h.stderr().split(text).length - 1;
-
-/** No restart under way: as many ended (well or not) as began. */
-const idle = (h: Proxied): boolean =>
-  count(h, 'restarting the server:') ===
-  count(h, 'restarted the server (ms:') + count(h, 'did not take the host');
 
 void t.test('a denied path created after start is hidden by a restart', async (t) => {
   const dir = ownedShortDir(t);
@@ -42,15 +42,10 @@ servers:
       - {path: "**/locked*.txt", access: write}
 `;
   const d = await startDaemon(t, policy, { dir });
-  const start = (watchDirs?: string) =>
-    startProxied(t, {
-      server: 'h',
-      socket: d.socket,
-      proxyArgs: ['--sandbox', '--no-enforce'],
-      command: [process.execPath, HOSTILE_SERVER],
-      ...(watchDirs === undefined ? {} : { env: { MCP_ROOTS_PROXY_WATCH_DIRS: watchDirs } }),
-    });
-  const [boxed, blind] = await Promise.all([start(), start('0')]);
+  const [boxed, blind] = await Promise.all([
+    startBoxed(t, d.socket),
+    startBoxed(t, d.socket, { MCP_ROOTS_PROXY_WATCH_DIRS: '0' }),
+  ]);
   const read = (h: Proxied, ref: string) => h.call('attempt', { action: 'read', ref });
   t.match((await read(boxed, join(r, '.env'))).text, /^EACCES: /, 'hidden at start');
   t.match(blind.stderr(), /cannot watch .* for denied paths/, 'the unwatched proxy says so');
@@ -110,28 +105,17 @@ servers:
     ],
   ];
   for (const [what, make, file, code] of cases) {
-    await waitFor(() => idle(boxed), 30_000, `no restart under way before: ${what}`);
-    const before = count(boxed, 'a denied path appeared in the roots:');
-    make();
     // The proxy reports the path, and has begun the restart in the same turn: the call below
     // waits for the new server. It is reported once (test/proxy/deny-watch-once.test.ts): a
     // second report would restart again and cut this read off with an error.
-    await waitFor(
-      () => count(boxed, 'a denied path appeared in the roots:') > before,
-      30_000,
-      `the proxy saw ${what}`,
-    );
+    const before = await changeUntilReported(boxed, what, make);
     const inside = await read(boxed, file);
     t.equal(inside.isError, true, `restarted: ${what} is not readable`);
     t.match(inside.text, new RegExp(`^${code}: `), `restarted: ${what} gets ${code}`);
     const open = await read(blind, file);
     t.same(open.isError, false, `not restarted: ${what} is readable (${open.text})`);
-    await waitFor(() => idle(boxed), 30_000, `the restart for ${what} ended`);
-    t.equal(
-      count(boxed, 'a denied path appeared in the roots:'),
-      before + 1,
-      `${what}: one report`,
-    );
+    await waitFor(() => restartsIdle(boxed), 30_000, `the restart for ${what} ended`);
+    t.equal(count(boxed, DENIED_APPEARED), before + 1, `${what}: one report`);
   }
   // Denied for writing: read-only from the restart on (after the calls in flight, as usual).
   const writes: [string, () => void, string][] = [
@@ -147,7 +131,7 @@ servers:
   ];
   for (const [what, make, name] of writes) {
     const file = name === 'locked.txt' ? join(r, name) : join(r, 'sub-a', name);
-    await waitFor(() => idle(boxed), 30_000, `no restart under way before: ${what}`);
+    await waitFor(() => restartsIdle(boxed), 30_000, `no restart under way before: ${what}`);
     const before = count(boxed, 'restarting the server:');
     make();
     await waitFor(
@@ -162,7 +146,7 @@ servers:
   }
   t.match(boxed.stderr(), /restarting the server: a path denied for writing appeared in its roots/);
 
-  await waitFor(() => idle(boxed), 30_000, 'the last restart ended');
+  await waitFor(() => restartsIdle(boxed), 30_000, 'the last restart ended');
   t.match(boxed.stderr(), /restarting the server: a denied path appeared in its roots \(/);
   t.equal(count(blind, 'restarting the server:'), 0, 'the unwatched server never restarted');
   t.match((await read(boxed, join(r, 'notes.txt'))).text, /^ok: notes$/, 'the rest is readable');

@@ -9,16 +9,9 @@
 import { mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
+import { changeUntilReported, restartsIdle, startBoxed } from '../helpers/boxed-server.js';
 import { startDaemon } from '../helpers/daemon.js';
-import { HOSTILE_SERVER, startProxied, type Proxied } from '../helpers/proxied-server.js';
 import { ownedShortDir, waitFor } from '../helpers/proxy.js';
-
-const count = (h: Proxied, text: string): number => h.stderr().split(text).length - 1;
-
-/** No restart under way: as many ended (well or not) as began. */
-const idle = (h: Proxied): boolean =>
-  count(h, 'restarting the server:') ===
-  count(h, 'restarted the server (ms:') + count(h, 'did not take the host');
 
 void t.test(
   'a directory made again under a watched name is watched for denied paths',
@@ -38,12 +31,7 @@ servers:
       - "**/.env"
 `;
     const d = await startDaemon(t, policy, { dir });
-    const boxed = await startProxied(t, {
-      server: 'h',
-      socket: d.socket,
-      proxyArgs: ['--sandbox', '--no-enforce'],
-      command: [process.execPath, HOSTILE_SERVER],
-    });
+    const boxed = await startBoxed(t, d.socket);
     const read = (ref: string) => boxed.call('attempt', { action: 'read', ref });
     t.match((await read(join(r, 'notes.txt'))).text, /^ok: notes$/, 'the server is up');
 
@@ -75,19 +63,14 @@ servers:
       ],
     ];
     for (const [what, replace, file] of cases) {
-      await waitFor(() => idle(boxed), 30_000, `no restart under way before: ${what}`);
-      const before = count(boxed, 'a denied path appeared in the roots:');
-      replace();
-      writeFileSync(file, 'TOKEN=made later');
-      await waitFor(
-        () => count(boxed, 'a denied path appeared in the roots:') > before,
-        30_000,
-        `the proxy saw ${file} after ${what}`,
-      );
+      await changeUntilReported(boxed, `${file} after ${what}`, () => {
+        replace();
+        writeFileSync(file, 'TOKEN=made later');
+      });
       const inside = await read(file);
       t.equal(inside.isError, true, `${what}: the file is not readable`);
       t.match(inside.text, /^EACCES: /, `${what}: the kernel's error`);
     }
-    await waitFor(() => idle(boxed), 30_000, 'the last restart ended');
+    await waitFor(() => restartsIdle(boxed), 30_000, 'the last restart ended');
   },
 );

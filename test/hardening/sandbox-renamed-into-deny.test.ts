@@ -10,16 +10,9 @@
 import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
+import { changeUntilReported, restartsIdle, startBoxed } from '../helpers/boxed-server.js';
 import { startDaemon } from '../helpers/daemon.js';
-import { HOSTILE_SERVER, startProxied, type Proxied } from '../helpers/proxied-server.js';
 import { ownedShortDir, waitFor } from '../helpers/proxy.js';
-
-const count = (h: Proxied, text: string): number => h.stderr().split(text).length - 1;
-
-/** No restart under way: as many ended (well or not) as began. */
-const idle = (h: Proxied): boolean =>
-  count(h, 'restarting the server:') ===
-  count(h, 'restarted the server (ms:') + count(h, 'did not take the host');
 
 /** [what, the rename (from, to, under the root), the file that must then be unreadable] */
 const ROWS: [string, string, string, string][] = [
@@ -61,24 +54,14 @@ servers:
       - "**/.env"
 `;
   const d = await startDaemon(t, policy, { dir });
-  const boxed = await startProxied(t, {
-    server: 'h',
-    socket: d.socket,
-    proxyArgs: ['--sandbox', '--no-enforce'],
-    command: [process.execPath, HOSTILE_SERVER],
-  });
+  const boxed = await startBoxed(t, d.socket);
   const read = (ref: string) => boxed.call('attempt', { action: 'read', ref });
   t.match((await read(join(r, 'notes.txt'))).text, /^ok: notes$/, 'the server is up');
   for (const [what, from, to, file] of ROWS) {
-    await waitFor(() => idle(boxed), 30_000, `no restart under way before: ${what}`);
-    const before = count(boxed, 'a denied path appeared in the roots:');
-    renameSync(join(r, from), join(r, to));
-    await waitFor(
-      () => count(boxed, 'a denied path appeared in the roots:') > before,
-      30_000,
-      `the proxy saw ${file} after: ${what}`,
+    await changeUntilReported(boxed, `${file} after: ${what}`, () =>
+      renameSync(join(r, from), join(r, to)),
     );
-    await waitFor(() => idle(boxed), 30_000, `the restart after: ${what}`);
+    await waitFor(() => restartsIdle(boxed), 30_000, `the restart after: ${what}`);
     const inside = await read(join(r, file));
     t.equal(inside.isError, true, `${what}: ${file} is not readable`);
     t.notMatch(inside.text, /TOKEN/, `${what}: nothing of it is shown`);
