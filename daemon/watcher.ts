@@ -187,6 +187,18 @@ export class PolicyWatcher {
     return this.closing;
   }
 
+  /**
+   * Whether nothing is pending: no settle window open, no plan or batch of changes under way
+   * (waits for the batch in flight first). No answer of the daemon tells this; tests that must
+   * act on an idle watcher ask it.
+   */
+  async isIdle(): Promise<boolean> {
+    const busy = () => this.settleTimer !== undefined || this.planning !== undefined;
+    if (busy()) return false;
+    await this.flushChain;
+    return !busy();
+  }
+
   /** Re-plan once now, and once more if asked again meanwhile. */
   private requestPlan(): Promise<void> {
     if (this.closed) return Promise.resolve();

@@ -96,23 +96,9 @@ const ROWS: Row[] = [
   },
 ];
 
-/**
- * Until the daemon's watcher has nothing pending: no settle window open, no plan or batch of
- * changes under way. Read from the watcher itself, as no answer of the daemon tells it.
- */
+/** Until the daemon's watcher has nothing pending (no settle window, plan or batch under way). */
 async function watcherIdle(d: TestDaemon): Promise<void> {
-  const w = d.daemon.watcher;
-  const busy = () =>
-    Reflect.get(w, 'settleTimer') !== undefined || Reflect.get(w, 'planning') !== undefined;
-  await waitFor(
-    async () => {
-      if (busy()) return false;
-      await (Reflect.get(w, 'flushChain') as Promise<void>);
-      return !busy();
-    },
-    30_000,
-    'the watcher idle',
-  );
+  await waitFor(() => d.daemon.watcher.isIdle(), 30_000, 'the watcher idle');
 }
 
 for (const row of ROWS) {
