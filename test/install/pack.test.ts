@@ -48,6 +48,10 @@ const NOT_SHIPPED: [RegExp, string][] = [
   [/(?<!\.d)\.ts$/, 'TypeScript sources (dist/ has the JavaScript and .d.ts)'],
   [/\.map$/, 'source maps (they point at sources the package does not ship)'],
   [/\.tsbuildinfo$|^tsconfig|^eslint\.config|^\.prettier/, 'build configuration'],
+  [
+    /^dist\/(?:daemon\/bin|proxy\/bin|cli\/cached-main)\./,
+    "tsc's output of the bins' entries (each bin runs from its bundle)",
+  ],
 ];
 
 /** What the commands and the library need at run time, and what the README points users to. */
