@@ -5,7 +5,7 @@
  * moves with it: nothing changes in the running sandbox. On the host, though, the denied or
  * read-only content now lies under a name no rule names, so at the next restart (which the server
  * can cause by making any denied name, here a `.env`) the layout no longer covers it: the server
- * reads the secret, or writes the read-only file and the protected one and moves them back.
+ * reads the secret, or writes the read-only files and moves them back.
  *
  * Each row is what the server attempts, then what must hold on the host and in the sandbox.
  */
@@ -38,6 +38,7 @@ void t.test('renaming what holds a mount does not uncover it at the next restart
   plant(join(r, 'cfg', 'secrets', 'k.json'), SECRET);
   plant(join(r, 'app', 'vendor', 'lib.js'), KEPT);
   plant(join(r, 'repo', '.git', 'config'), KEPT);
+  mkdirSync(join(r, 'x'));
   writeFileSync(join(r, 'notes.txt'), 'notes');
   const policy = `version: 1
 servers:
@@ -51,6 +52,8 @@ servers:
       - ${join(r, 'deep', 'a', 'b', 'vault')}
       - "**/secrets/*.json"
       - "**/.env"
+      - path: ${join(r, '*', '.git')}
+        access: write
 `;
   const d = await startDaemon(t, policy, { dir });
   const boxed = await startProxied(t, {
@@ -117,10 +120,10 @@ servers:
       'app2/vendor/lib.js',
     ],
     [
-      'the directory holding a protected file',
+      'the repository above a write-denied .git (the example policy’s `~/projects/*/.git`)',
       'repo/.git/config',
-      ['repo/.git', 'repo/g2'],
-      'repo/g2/config',
+      ['repo', 'x/repo'],
+      'x/repo/.git/config',
     ],
   ];
   for (const [what, file, [from, to], under] of writes) {
