@@ -225,10 +225,17 @@ export async function sandboxMounts(input: {
   const visible = [...roots.map((r) => r.path), ...read, ...write];
   const socket = input.daemonSocket === undefined ? undefined : resolve(input.daemonSocket);
   if (socket !== undefined && visible.some((v) => inside(socket, v))) {
-    if ((await isDir(socket)) === false) {
-      hidden.push({ path: socket, dir: false });
-      pinned.push(...ancestors(socket));
+    // Its whole directory, which holds nothing else the server needs: a mount on the socket file
+    // alone is dropped by the kernel when a daemon started again replaces the file, and the
+    // server would reach the new daemon (test/hardening/sandbox-daemon-socket.test.ts). Only a
+    // directory that is, or holds, a visible path keeps its entries, and the file is hidden.
+    const socketDir = dirname(socket);
+    if (visible.some((v) => inside(v, socketDir))) {
+      if ((await isDir(socket)) === false) hidden.push({ path: socket, dir: false });
+    } else if ((await isDir(socketDir)) === true) {
+      hidden.push({ path: socketDir, dir: true });
     }
+    pinned.push(...ancestors(socket));
   }
   const program = (
     await programPaths(input.launch.command, input.launch.args, input.program)
