@@ -11,6 +11,7 @@ import type { DaemonLink } from './daemon-link.js';
 import { daemonAwayHint } from './hint-commands.js';
 import type { Era } from './era.js';
 import { checkValues, showPath, type Refusal } from './enforce.js';
+import { isFileUri } from './file-uri.js';
 import type { ProxyLogger } from './log.js';
 import { isObject, type McpLine } from './mcp-line.js';
 import type { RootsHold } from './roots-hold.js';
@@ -92,7 +93,8 @@ export class CallGate {
     const { hold, log, answerHost } = this.options;
     if (hold.closed) await untilCancelled(hold.passed(), signal);
     const uri = line.params.uri;
-    if (typeof uri !== 'string' || !/^file:/i.test(uri)) return false;
+    // A URI any parser reads as `file:` (a leading space, a tab in the scheme) is checked too.
+    if (typeof uri !== 'string' || !isFileUri(uri)) return false;
     const values = [{ value: uri, uri: true, where: 'uri' }];
     const refusal = await this.checkPaths(values, 'read', undefined, signal);
     if (refusal === undefined) return false;
