@@ -4,7 +4,7 @@ import type { Access } from '../common/types.js';
 import type { JsonObject } from '../protocol/messages.js';
 import { RpcCode, type RpcErrorObject } from '../protocol/rpc-errors.js';
 import { CallCancelled, throwIfCancelled, untilCancelled } from './abortable.js';
-import type { ArgumentRefusal, PathValue } from './arguments.js';
+import { pathValues, type ArgumentRefusal, type PathValue } from './arguments.js';
 import type { AskByInput } from './ask-by-input.js';
 import { grantCommand, type AskPerson } from './ask-person.js';
 import type { DaemonLink } from './daemon-link.js';
@@ -61,6 +61,40 @@ export class CallGate {
       if (err instanceof CallCancelled) return true;
       throw err;
     }
+  }
+
+  /**
+   * Check a `prompts/get`: a prompt may put a file it is given into the conversation, and hosts
+   * let the model run prompts, so its arguments are checked as a tool's whose schema is unknown
+   * (by name and by value), for reading. True when it must not be relayed.
+   */
+  async refusedPromptGet(line: McpLine, era: Era, signal?: AbortSignal): Promise<boolean> {
+    try {
+      return await this.checkPromptGet(line, era, signal);
+    } catch (err) {
+      if (err instanceof CallCancelled) return true;
+      throw err;
+    }
+  }
+
+  private async checkPromptGet(line: McpLine, era: Era, signal?: AbortSignal): Promise<boolean> {
+    const { hold, log, answerHost } = this.options;
+    if (hold.closed) await untilCancelled(hold.passed(), signal);
+    const { params } = line;
+    const name = typeof params.name === 'string' ? params.name : '';
+    const values = pathValues(isObject(params.arguments) ? params.arguments : {}, undefined);
+    if (Array.isArray(values) && values.length === 0) return false;
+    const refusal = await this.checkPaths(values, 'read', `prompt ${name}`, signal);
+    if (refusal === undefined) return false;
+    throwIfCancelled(signal);
+    log.info(`refused prompts/get ${name}: ${refusal.reason}`);
+    answerHost(line, {
+      error: {
+        code: RpcCode.INVALID_PARAMS,
+        message: `mcp-roots-proxy refused the prompt ${name} on ${showPath(refusal.path)}: ${refusal.reason}${this.hint(refusal, line, era)}`,
+      },
+    });
+    return true;
   }
 
   private async checkToolCall(line: McpLine, era: Era, signal?: AbortSignal): Promise<boolean> {
