@@ -85,6 +85,8 @@ servers:
 
   /** [what, renames (from, to), the files that must then not show the secret] */
   const reads: [string, [string, string][], string[]][] = [
+    // Held before: a mount point itself cannot be renamed (EBUSY).
+    ['the denied directory itself', [['proj/secrets', 'proj/open']], ['proj/open/k.txt']],
     [
       'the parent of a denied directory',
       [['proj', 'proj2']],
@@ -134,4 +136,12 @@ servers:
     await attempt('rename', join(r, to), join(r, from));
     t.equal(readFileSync(join(r, file), 'utf8'), KEPT, `${what}: ${file} is unchanged`);
   }
+
+  // What it costs is bounded: a directory holding a `**/.env` match stays free to rename (the
+  // pattern follows the name), and the moved .env is still hidden after a restart.
+  const moved = await attempt('rename', join(r, 'trigger1'), join(r, 'moved'));
+  t.match(moved.text, /^ok/, `a directory holding a .env is renamed: ${moved.text}`);
+  await restart('the moved .env');
+  const env = await attempt('read', join(r, 'moved', '.env'));
+  t.equal(env.isError, true, `the moved .env is still hidden: ${env.text}`);
 });
