@@ -17,6 +17,25 @@ import { isObject, type McpLine } from './mcp-line.js';
 import type { RootsHold } from './roots-hold.js';
 import type { ToolCatalog } from './tool-catalog.js';
 
+/**
+ * Why a call's `arguments` cannot be checked: MCP makes them a JSON object (or leaves them out),
+ * and no path is found in anything else, while a lenient server parses a JSON string (the shape
+ * model APIs give tool arguments in) and reads the path inside (test/hardening/proxy-argument-types.test.ts).
+ */
+function notAnObject(args: unknown): ArgumentRefusal | undefined {
+  if (args === undefined || args === null || isObject(args)) return undefined;
+  const kind = Array.isArray(args) ? 'an array' : `a ${typeof args}`;
+  return {
+    path: 'arguments',
+    reason: `they are ${kind}, not a JSON object; mcp-roots-proxy checks the paths of an object only`,
+  };
+}
+
+/** A call's arguments as an object to look into (none when they are not one). */
+function argumentsOf(params: JsonObject): JsonObject {
+  return isObject(params.arguments) ? params.arguments : {};
+}
+
 /** What the gate needs from the rest of the proxy. */
 export interface CallGateOptions {
   server: string;
@@ -82,7 +101,7 @@ export class CallGate {
     if (hold.closed) await untilCancelled(hold.passed(), signal);
     const { params } = line;
     const name = typeof params.name === 'string' ? params.name : '';
-    const values = pathValues(isObject(params.arguments) ? params.arguments : {}, undefined);
+    const values = notAnObject(params.arguments) ?? pathValues(argumentsOf(params), undefined);
     if (Array.isArray(values) && values.length === 0) return false;
     const refusal = await this.checkPaths(values, 'read', `prompt ${name}`, signal);
     if (refusal === undefined) return false;
@@ -102,8 +121,9 @@ export class CallGate {
     if (hold.closed) await untilCancelled(hold.passed(), signal);
     const { params } = line;
     const name = typeof params.name === 'string' ? params.name : '';
-    const args = isObject(params.arguments) ? params.arguments : {};
-    const { values, access } = await untilCancelled(catalog.callPaths(name, args), signal);
+    const paths = await untilCancelled(catalog.callPaths(name, argumentsOf(params)), signal);
+    const { access } = paths;
+    const values = notAnObject(params.arguments) ?? paths.values;
     // An array of no paths needs no check; a refusal of the arguments themselves is answered.
     if (Array.isArray(values) && values.length === 0) return false;
     const refusal = await this.checkAsking(line, era, name, values, access, signal);
