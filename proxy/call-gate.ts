@@ -4,17 +4,37 @@ import type { Access } from '../common/types.js';
 import type { JsonObject } from '../protocol/messages.js';
 import { RpcCode, type RpcErrorObject } from '../protocol/rpc-errors.js';
 import { CallCancelled, throwIfCancelled, untilCancelled } from './abortable.js';
-import type { ArgumentRefusal, PathValue } from './arguments.js';
+import { pathValues, type ArgumentRefusal, type PathValue } from './arguments.js';
 import type { AskByInput } from './ask-by-input.js';
 import { grantCommand, type AskPerson } from './ask-person.js';
 import type { DaemonLink } from './daemon-link.js';
 import { daemonAwayHint } from './hint-commands.js';
 import type { Era } from './era.js';
 import { checkValues, showPath, type Refusal } from './enforce.js';
+import { isFileUri } from './file-uri.js';
 import type { ProxyLogger } from './log.js';
 import { isObject, type McpLine } from './mcp-line.js';
 import type { RootsHold } from './roots-hold.js';
 import type { ToolCatalog } from './tool-catalog.js';
+
+/**
+ * Why a call's `arguments` cannot be checked: MCP makes them a JSON object (or leaves them out),
+ * and no path is found in anything else, while a lenient server parses a JSON string (the shape
+ * model APIs give tool arguments in) and reads the path inside (test/hardening/proxy-argument-types.test.ts).
+ */
+function notAnObject(args: unknown): ArgumentRefusal | undefined {
+  if (args === undefined || args === null || isObject(args)) return undefined;
+  const kind = Array.isArray(args) ? 'an array' : `a ${typeof args}`;
+  return {
+    path: 'arguments',
+    reason: `they are ${kind}, not a JSON object; mcp-roots-proxy checks the paths of an object only`,
+  };
+}
+
+/** A call's arguments as an object to look into (none when they are not one). */
+function argumentsOf(params: JsonObject): JsonObject {
+  return isObject(params.arguments) ? params.arguments : {};
+}
 
 /** What the gate needs from the rest of the proxy. */
 export interface CallGateOptions {
@@ -62,13 +82,48 @@ export class CallGate {
     }
   }
 
+  /**
+   * Check a `prompts/get`: a prompt may put a file it is given into the conversation, and hosts
+   * let the model run prompts, so its arguments are checked as a tool's whose schema is unknown
+   * (by name and by value), for reading. True when it must not be relayed.
+   */
+  async refusedPromptGet(line: McpLine, era: Era, signal?: AbortSignal): Promise<boolean> {
+    try {
+      return await this.checkPromptGet(line, era, signal);
+    } catch (err) {
+      if (err instanceof CallCancelled) return true;
+      throw err;
+    }
+  }
+
+  private async checkPromptGet(line: McpLine, era: Era, signal?: AbortSignal): Promise<boolean> {
+    const { hold, log, answerHost } = this.options;
+    if (hold.closed) await untilCancelled(hold.passed(), signal);
+    const { params } = line;
+    const name = typeof params.name === 'string' ? params.name : '';
+    const values = notAnObject(params.arguments) ?? pathValues(argumentsOf(params), undefined);
+    if (Array.isArray(values) && values.length === 0) return false;
+    const refusal = await this.checkPaths(values, 'read', `prompt ${name}`, signal);
+    if (refusal === undefined) return false;
+    throwIfCancelled(signal);
+    log.info(`refused prompts/get ${name}: ${refusal.reason}`);
+    answerHost(line, {
+      error: {
+        code: RpcCode.INVALID_PARAMS,
+        message: `mcp-roots-proxy refused the prompt ${name} on ${showPath(refusal.path)}: ${refusal.reason}${this.hint(refusal, line, era)}`,
+      },
+    });
+    return true;
+  }
+
   private async checkToolCall(line: McpLine, era: Era, signal?: AbortSignal): Promise<boolean> {
     const { hold, catalog, log, answerHost } = this.options;
     if (hold.closed) await untilCancelled(hold.passed(), signal);
     const { params } = line;
     const name = typeof params.name === 'string' ? params.name : '';
-    const args = isObject(params.arguments) ? params.arguments : {};
-    const { values, access } = await untilCancelled(catalog.callPaths(name, args), signal);
+    const paths = await untilCancelled(catalog.callPaths(name, argumentsOf(params)), signal);
+    const { access } = paths;
+    const values = notAnObject(params.arguments) ?? paths.values;
     // An array of no paths needs no check; a refusal of the arguments themselves is answered.
     if (Array.isArray(values) && values.length === 0) return false;
     const refusal = await this.checkAsking(line, era, name, values, access, signal);
@@ -92,7 +147,8 @@ export class CallGate {
     const { hold, log, answerHost } = this.options;
     if (hold.closed) await untilCancelled(hold.passed(), signal);
     const uri = line.params.uri;
-    if (typeof uri !== 'string' || !/^file:/i.test(uri)) return false;
+    // A URI any parser reads as `file:` (a leading space, a tab in the scheme) is checked too.
+    if (typeof uri !== 'string' || !isFileUri(uri)) return false;
     const values = [{ value: uri, uri: true, where: 'uri' }];
     const refusal = await this.checkPaths(values, 'read', undefined, signal);
     if (refusal === undefined) return false;

@@ -22,9 +22,27 @@ const STILL_ENCODED = /%[0-9a-fA-F]{2}/;
 /** A first segment WHATWG reads as a Windows drive (`C|` becomes `C:`). */
 const DRIVE_WITH_BAR = /^\/[A-Za-z]\|(\/|$)/;
 
-/** Whether `value` is a `file:` URI (the scheme is case-insensitive). */
+/**
+ * What URL parsers drop before they read a scheme: leading C0 controls and spaces (WHATWG, so
+ * Node's `new URL` and `fileURLToPath`, and Python's `urllib`), and every tab, CR and LF anywhere.
+ */
+// eslint-disable-next-line no-control-regex -- controls are what this drops
+const DROPPED_BEFORE_SCHEME = /^[\u0000-\u0020]+/;
+const DROPPED_ANYWHERE = /[\t\r\n]/g;
+
+/**
+ * Whether `value` is a `file:` URI (the scheme is case-insensitive) to some URL parser. With a
+ * leading space (`" file:///x"`) or a tab in the scheme (`"fi\tle:///x"`) it is `file:///x` to
+ * Node and Python alike, so it is a file URI here too, which `fileUriPath` then refuses for its
+ * raw control characters (test/hardening/proxy-uris.test.ts).
+ */
 export function isFileUri(value: string): boolean {
-  return FILE_SCHEME.test(value);
+  return FILE_SCHEME.test(value) || FILE_SCHEME.test(asParsersRead(value));
+}
+
+/** `value` as URL parsers read it before its scheme: what they drop, dropped. */
+export function asParsersRead(value: string): string {
+  return value.replace(DROPPED_ANYWHERE, '').replace(DROPPED_BEFORE_SCHEME, '');
 }
 
 /** The one absolute path `uri` names, or why the proxy will not read it as one. */

@@ -8,11 +8,11 @@
  *   before anything the host sent after it; a cancellation is acted on before the next line.
  * - Only a restart (another server behind the same session) stops admission: every line waits
  *   for it, in order, so that none reaches the server that is going away.
- * - A `tools/call` or `resources/read` (and a 2026-07-28 retry that waits for the policy's roots)
- *   is admitted as pending: it is registered under its id before anything is awaited, then checked
- *   beside the queue, and relayed (or refused) when its check ends. Later lines do not wait for
- *   it, so two calls may reach the server in another order than the host sent them; JSON-RPC
- *   requests in flight together have no order the host may rely on.
+ * - A `tools/call`, `resources/read` or `prompts/get` (and a 2026-07-28 retry that waits for the
+ *   policy's roots) is admitted as pending: it is registered under its id before anything is
+ *   awaited, then checked beside the queue, and relayed (or refused) when its check ends. Later
+ *   lines do not wait for it, so two calls may reach the server in another order than the host
+ *   sent them; JSON-RPC requests in flight together have no order the host may rely on.
  * - A host's cancellation of a pending request aborts its check: it is never relayed and never
  *   answered, and the id is free for the host to use again at once.
  */

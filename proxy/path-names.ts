@@ -4,6 +4,7 @@
  * (`repo_path`, `filePath`, `notebook-path`, `cwd`, `dest`).
  */
 import { looseKey } from './ambiguous-keys.js';
+import { asParsersRead } from './file-uri.js';
 
 /** Words that make an argument name path-like wherever they appear in it. */
 const PATH_WORDS = [
@@ -65,6 +66,9 @@ const PATH_START = /^(?:(file:\/*)|~|\/+|(\$\{?[A-Za-z_][A-Za-z0-9_]*\}?\/)|\.\.
  * one there.
  */
 export function looksLikePath(value: string): boolean {
+  // A file URI to URL parsers (`fi\tle:///x`, `\u0001file:///x`), which the checks then refuse.
+  const parsed = asParsersRead(value);
+  if (parsed !== value && /^file:/i.test(parsed) && looksLikePath(parsed)) return true;
   const t = value.trim();
   if (t === '' || /[\r\n\u2028\u2029]/.test(t)) return false;
   const m = PATH_START.exec(t);

@@ -5,9 +5,9 @@
  * to its cached package before this, in npx.ts.)
  */
 import { constants } from 'node:fs';
-import { access, open, realpath } from 'node:fs/promises';
+import { access, open, realpath, stat } from 'node:fs/promises';
 import { basename, delimiter, dirname, isAbsolute, join, resolve, sep } from 'node:path';
-import { existsSync } from 'node:fs';
+import { existsSync, lstatSync } from 'node:fs';
 
 /** Where to look things up. */
 export interface ProgramContext {
@@ -64,6 +64,25 @@ async function shebang(file: string): Promise<string[] | undefined> {
 
 const isNode = (file: string): boolean => /^node(js)?$/.test(basename(file));
 
+/** A directory itself, not a link to one. */
+function isRealDir(p: string): boolean {
+  try {
+    return lstatSync(p).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+/** Whether `p` is a regular file this process may execute: what the kernel runs from a `#!` line. */
+async function isExecutableFile(p: string): Promise<boolean> {
+  try {
+    await access(p, constants.X_OK);
+    return (await stat(p)).isFile();
+  } catch {
+    return false;
+  }
+}
+
 /** Node options whose next argument is a module to load (so not the script). */
 const NODE_OPTS_WITH_VALUE = new Set(['-r', '--require', '--import', '--loader', '-e', '--eval']);
 
@@ -79,8 +98,10 @@ function packageDirs(file: string, ctx: ProgramContext): string[] {
     if (basename(d) === 'node_modules') out.push(d);
     else if (pkgRoot === undefined && existsSync(join(d, 'package.json')) && !tooWide(d, ctx)) {
       pkgRoot = d;
-      // Node resolves from each ancestor's node_modules; the package's own is inside it.
-    } else if (existsSync(join(d, 'node_modules')) && !tooWide(d, ctx)) {
+      // Node resolves from each ancestor's node_modules; the package's own is inside it. Only a
+      // real directory: above the package, in a writable root, a server can make a link there,
+      // and bubblewrap would show where it leads (test/hardening/sandbox-program-links.test.ts).
+    } else if (isRealDir(join(d, 'node_modules')) && !tooWide(d, ctx)) {
       out.push(join(d, 'node_modules'));
     }
     if (dirname(d) === d) break;
@@ -96,10 +117,17 @@ export async function programPaths(
   ctx: ProgramContext,
 ): Promise<string[]> {
   const out: string[] = [];
-  const addFile = async (p: string | undefined, depth: number): Promise<void> => {
+  /**
+   * `run`: the kernel runs `p` (the command, or an interpreter a `#!` line names), so its own
+   * `#!` line names what runs it; a script node loads has its `#!` line skipped by node, and what
+   * it names is not shown: a file a server can write must not choose what the sandbox shows.
+   */
+  const addFile = async (p: string | undefined, depth: number, run: boolean): Promise<void> => {
     if (p === undefined || depth > 3) return;
     const r = await real(p);
     if (r === undefined) return;
+    // An interpreter is a file the kernel can execute, not a directory or a secret.
+    if (depth > 0 && run && !(await isExecutableFile(r))) return;
     out.push(r);
     if (isNode(r)) {
       // A Node outside the system (nvm, volta, a tarball): its prefix holds its own modules.
@@ -108,17 +136,17 @@ export async function programPaths(
       return;
     }
     const line = await shebang(r);
-    if (line !== undefined) {
+    if (line !== undefined && run) {
       const [interp, ...rest] = line;
       const viaEnv = basename(interp!) === 'env' ? rest.find((w) => !w.startsWith('-')) : undefined;
       const found = viaEnv === undefined ? interp : await findOnPath(viaEnv, ctx.env, ctx.cwd);
-      await addFile(found, depth + 1);
+      await addFile(found, depth + 1, true);
     }
     if (/\.(c|m)?js$/.test(r) || line !== undefined) out.push(...packageDirs(r, ctx));
   };
 
   const found = await findOnPath(command, ctx.env, ctx.cwd);
-  await addFile(found, 0);
+  await addFile(found, 0, true);
   const resolved = found === undefined ? undefined : await real(found);
   if (resolved !== undefined && isNode(resolved)) {
     // `node [options] script args`: the script and what the options load.
@@ -127,12 +155,12 @@ export async function programPaths(
       if (NODE_OPTS_WITH_VALUE.has(a)) {
         const v = args[++i];
         if (v !== undefined && (isAbsolute(v) || v.startsWith('.'))) {
-          await addFile(resolve(ctx.cwd, v), 1);
+          await addFile(resolve(ctx.cwd, v), 1, false);
         }
         continue;
       }
       if (a.startsWith('-')) continue;
-      await addFile(resolve(ctx.cwd, a), 1);
+      await addFile(resolve(ctx.cwd, a), 1, false);
       break;
     }
   }

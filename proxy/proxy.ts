@@ -290,6 +290,13 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
           );
         }
         break;
+      case 'prompts/get':
+        if (isRequest && enforce) {
+          return this.requests.admitPending(line, era, async (signal) =>
+            (await this.gate.refusedPromptGet(line, era, signal)) ? undefined : line,
+          );
+        }
+        break;
       case 'resources/subscribe':
       case 'resources/unsubscribe':
       case 'subscriptions/listen':

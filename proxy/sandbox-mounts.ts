@@ -5,7 +5,7 @@
  */
 import type { Dirent } from 'node:fs';
 import { lstat, readdir, readlink, realpath } from 'node:fs/promises';
-import { join, resolve, sep } from 'node:path';
+import { dirname, join, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import picomatch from 'picomatch';
 import type { DenyMeta, Root } from '../common/types.js';
@@ -149,13 +149,35 @@ async function patternMatches(root: string, pattern: string): Promise<string[]> 
   return [...out];
 }
 
-/** The denied and write-protected paths inside one root that exist now. */
+/** The directories above `p`, nearest first, up to (not including) `/`. */
+export function ancestors(p: string): string[] {
+  const out: string[] = [];
+  for (let d = dirname(p); d !== dirname(d); d = dirname(d)) out.push(d);
+  return out;
+}
+
+/**
+ * How many of a denied path's nearest ancestors decide whether its rule matches it. A `**\/`
+ * pattern of n segments is decided by the path's last n names, so by its n - 1 nearest ancestors:
+ * `**\/.env` by none (a `.env` moved anywhere is still denied), `**\/.git/config` by the `.git`
+ * above it. Any other rule (a literal path, an absolute glob, a `**`, brace or group inside) by
+ * all of them.
+ */
+export function decidingAncestors(d: DenyMeta): number {
+  if ('uri' in d || !d.pattern.startsWith('**/') || /[{}()]/.test(d.pattern)) return Infinity;
+  const segments = d.pattern.slice(3).split('/');
+  if (segments.some((s) => s.includes('**'))) return Infinity;
+  return segments.length - 1;
+}
+
+/** The denied and write-protected paths inside one root that exist now, and what decides them. */
 async function rootHoles(
   root: string,
   denies: readonly DenyMeta[],
-): Promise<{ hidden: SandboxMounts['hidden']; readOnly: string[] }> {
+): Promise<{ hidden: SandboxMounts['hidden']; readOnly: string[]; pinned: string[] }> {
   const hidden: SandboxMounts['hidden'] = [];
   const readOnly: string[] = [];
+  const pinned: string[] = [];
   for (const d of denies) {
     const paths = 'uri' in d ? [fileURLToPath(d.uri)] : await patternMatches(root, d.pattern);
     for (const p of paths) {
@@ -164,9 +186,10 @@ async function rootHoles(
       if (dir === undefined) continue;
       if (d.access === 'all') hidden.push({ path: p, dir });
       else readOnly.push(p);
+      pinned.push(...ancestors(p).slice(0, decidingAncestors(d)));
     }
   }
-  return { hidden, readOnly };
+  return { hidden, readOnly, pinned };
 }
 
 /** Everything the sandbox shows for these roots, this rule and this launch. */
@@ -185,6 +208,7 @@ export async function sandboxMounts(input: {
   const roots = [];
   const hidden: SandboxMounts['hidden'] = [];
   const readOnly: string[] = [];
+  const pinned: string[] = [];
   for (const [i, r] of launchRoots(input.roots).entries()) {
     // The daemon lists each root by its canonical path. One that vanished since cannot be
     // mounted; one that a link now stands in (its own place or an ancestor's) must not be:
@@ -194,23 +218,39 @@ export async function sandboxMounts(input: {
     const holes = await rootHoles(r.path, input.roots[i]!._meta['mcp-roots/deny'] ?? []);
     hidden.push(...holes.hidden);
     if (!r.readOnly) readOnly.push(...holes.readOnly);
+    pinned.push(...holes.pinned);
   }
   const read = [...extra, ...(await existing(input.rule.read))];
   const write = await existing(input.rule.write);
   const visible = [...roots.map((r) => r.path), ...read, ...write];
   const socket = input.daemonSocket === undefined ? undefined : resolve(input.daemonSocket);
   if (socket !== undefined && visible.some((v) => inside(socket, v))) {
-    if ((await isDir(socket)) === false) hidden.push({ path: socket, dir: false });
+    // Its whole directory, which holds nothing else the server needs: a mount on the socket file
+    // alone is dropped by the kernel when a daemon started again replaces the file, and the
+    // server would reach the new daemon (test/hardening/sandbox-daemon-socket.test.ts). Only a
+    // directory that is, or holds, a visible path keeps its entries, and the file is hidden.
+    const socketDir = dirname(socket);
+    if (visible.some((v) => inside(v, socketDir))) {
+      if ((await isDir(socket)) === false) hidden.push({ path: socket, dir: false });
+    } else if ((await isDir(socketDir)) === true) {
+      hidden.push({ path: socketDir, dir: true });
+    }
+    pinned.push(...ancestors(socket));
   }
-  const program = await programPaths(input.launch.command, input.launch.args, input.program);
+  const program = (
+    await programPaths(input.launch.command, input.launch.args, input.program)
+  ).filter((p) => !system.some((s) => s.kind !== 'symlink' && inside(p, s.path)));
+  // A nested root, an extra writable path and the program are where they are by their full path.
+  for (const p of [...roots.map((r) => r.path), ...write, ...program]) pinned.push(...ancestors(p));
   return {
     system,
     read,
     roots,
     write,
-    program: program.filter((p) => !system.some((s) => s.kind !== 'symlink' && inside(p, s.path))),
+    program,
     hidden,
     readOnly,
+    pinned,
     network: input.rule.network,
     disableUserns: input.disableUserns,
   };

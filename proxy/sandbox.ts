@@ -58,6 +58,12 @@ export interface SandboxMounts {
   hidden: { path: string; dir: boolean }[];
   /** Protected and write-denied paths inside what is visible: read-only. */
   readOnly: string[];
+  /**
+   * Directories whose names decide what a mount above covers: the ancestors of a nested root, of
+   * the program and of a denied or protected path whose rule depends on them. Each one inside a
+   * writable mount is bound onto itself (see `pinsAfter`).
+   */
+  pinned: string[];
   /** Keep the network (the default) or give the server none. */
   network: boolean;
   /** Whether this bwrap knows `--disable-userns` (0.8.0 and later). */
@@ -86,8 +92,16 @@ export function bwrapArgs(m: SandboxMounts, launch: Launch): string[] {
   add('--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp', '--tmpfs', '/var/tmp');
   // 2. Extra read-only paths, then the roots, then extra writable paths.
   for (const p of m.read) add('--ro-bind', p, p);
-  for (const r of m.roots) add(r.readOnly ? '--ro-bind' : '--bind', r.path, r.path);
-  for (const p of m.write) add('--bind', p, p);
+  // Each writable mount is followed by its pins, before anything is mounted below them.
+  const pins = pinsAfter(m);
+  m.roots.forEach((r, i) => {
+    add(r.readOnly ? '--ro-bind' : '--bind', r.path, r.path);
+    for (const p of pins.get(i) ?? []) add('--bind', p, p);
+  });
+  m.write.forEach((w, i) => {
+    add('--bind', w, w);
+    for (const p of pins.get(m.roots.length + i) ?? []) add('--bind', p, p);
+  });
   // 3. The server's own program: read-only even inside a writable root.
   for (const p of m.program) add('--ro-bind', p, p);
   // 4. Denies and protected paths last, so that nothing above uncovers them.
@@ -101,6 +115,36 @@ export function bwrapArgs(m: SandboxMounts, launch: Launch): string[] {
   if (launch.cwd !== undefined) add('--chdir', launch.cwd);
   add('--', launch.command, ...launch.args);
   return a;
+}
+
+const strictlyInside = (p: string, dir: string): boolean =>
+  p !== dir && p.startsWith(dir === '/' ? '/' : dir + '/');
+
+/**
+ * The pins to lay after each writable mount, by its index in roots then write. A mount point
+ * cannot be renamed (EBUSY), but a directory that holds one can, and the mount moves with it: a
+ * server that renames the parent of a denied directory, of a protected file or of a nested
+ * read-only root sees nothing change until its next restart, whose layout no longer finds them
+ * there (test/hardening/sandbox-moved-parents.test.ts). Binding each such directory onto itself
+ * makes it a mount point too. A pin under a read-only mount needs nothing (renaming there is
+ * EROFS). Pins go right after their mount, before any mount below them, which they would cover.
+ */
+export function pinsAfter(m: SandboxMounts): Map<number, string[]> {
+  const mounts = [...m.roots, ...m.write.map((path) => ({ path, readOnly: false }))];
+  const out = new Map<number, string[]>();
+  for (const p of [...new Set(m.pinned)].sort()) {
+    // Later binds cover earlier ones: the last mount holding p is what p is part of (when p is
+    // that mount's own path, it is a mount point already).
+    let owner = -1;
+    mounts.forEach((mount, i) => {
+      if (p === mount.path || strictlyInside(p, mount.path)) owner = i;
+    });
+    if (owner < 0 || mounts[owner]!.readOnly || mounts[owner]!.path === p) continue;
+    const list = out.get(owner) ?? [];
+    list.push(p);
+    out.set(owner, list);
+  }
+  return out;
 }
 
 /** The environment a sandboxed server starts with: the proxy's, without sockets and agents. */

@@ -52,6 +52,12 @@ const ROWS: Row[] = [
   ['four slashes, denied', (w) => `file:////${w.slice(1)}/vault/key.txt`, DENIED],
   ['through the link, denied', (w) => `file://${w}/docs/lnk/k.txt`, DENIED],
   ['relative', () => 'file:vault/key.txt', /no absolute path/],
+  // What URL parsers drop before they read the scheme: the server still reads a file: URI.
+  ['a leading space', (w) => ` file://${w}/vault/key.txt`, /raw space or control/],
+  ['a leading control character', (w) => `\u0001file://${w}/vault/key.txt`, /raw space or control/],
+  ['a leading newline', (w) => `\nfile://${w}/vault/key.txt`, /raw space or control/],
+  ['a tab inside the scheme', (w) => `fi\tle://${w}/vault/key.txt`, /raw space or control/],
+  ['a CR inside the scheme', (w) => `FIL\rE://${w}/vault/key.txt`, /raw space or control/],
   ['allowed', (w) => `file://${w}/docs/ok.txt`, 'read'],
   ['allowed, localhost', (w) => `file://localhost${w}/docs/ok.txt`, 'read'],
   ['allowed, an escaped letter', (w) => `file://${w}/docs/o%6B.txt`, 'read'],

@@ -20,6 +20,8 @@ export interface ProxiedShapes {
   call(name: string, args: Record<string, unknown>): Promise<Answer>;
   /** `resources/read`; a JSON-RPC error comes back as `isError` with its message. */
   read(uri: string): Promise<Answer>;
+  /** `prompts/get`; a JSON-RPC error comes back as `isError` with its message. */
+  prompt(name: string, args: Record<string, string>): Promise<Answer>;
 }
 
 /** Start the fixture under the proxy for `server`; `t` closes it at the end. */
@@ -50,6 +52,17 @@ export async function startProxiedShapes(
       try {
         const result = await client.readResource({ uri }, { timeout: 15_000 });
         const text = result.contents.map((c) => ('text' in c ? c.text : '')).join('\n');
+        return { text, isError: false };
+      } catch (e) {
+        return { text: (e as Error).message, isError: true };
+      }
+    },
+    async prompt(name, a) {
+      try {
+        const result = await client.getPrompt({ name, arguments: a }, { timeout: 15_000 });
+        const text = result.messages
+          .map((m) => ('text' in m.content ? m.content.text : ''))
+          .join('\n');
         return { text, isError: false };
       } catch (e) {
         return { text: (e as Error).message, isError: true };

@@ -84,6 +84,10 @@ void t.test('strings that are paths by their value, whatever the name', (t) => {
     '\n/etc/passwd\n',
     '/home/me/My Documents/x',
     '/*',
+    // file: URIs to URL parsers, which drop leading controls and every tab, CR and LF.
+    'fi\tle:///etc/passwd',
+    '\u0001file:///etc/passwd',
+    'FIL\rE:///etc/passwd',
   ];
   for (const v of paths) t.ok(looksLikePath(v), `${JSON.stringify(v)} is a path`);
   const text = [
@@ -100,6 +104,8 @@ void t.test('strings that are paths by their value, whatever the name', (t) => {
     '.',
     '..',
     'https://example.com/x',
+    '\nfile: the report',
+    '/*\n*/',
   ];
   for (const v of text) t.notOk(looksLikePath(v), `${JSON.stringify(v)} is not`);
   t.end();

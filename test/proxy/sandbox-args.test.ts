@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import t from 'tap';
 import { parseSpec, resolveNpx } from '../../proxy/npx.js';
 import { minimal, programPaths } from '../../proxy/program.js';
+import { decidingAncestors } from '../../proxy/sandbox-mounts.js';
 import { bwrapArgs, sandboxEnv, type SandboxMounts } from '../../proxy/sandbox.js';
 
 const MOUNTS: SandboxMounts = {
@@ -23,6 +24,7 @@ const MOUNTS: SandboxMounts = {
     { path: '/w/rw/.env', dir: false },
   ],
   readOnly: ['/w/rw/.mcp.json'],
+  pinned: [],
   network: true,
   disableUserns: true,
 };
@@ -70,6 +72,56 @@ void t.test('the bwrap command line: the walls and their order', (t) => {
   t.equal(a[at(a, '--tmpfs', '/w/rw/secret') + 2], '--remount-ro');
   t.equal(a[a.indexOf('/w/rw/.env') - 1], '/dev/null', 'a denied file is /dev/null');
   t.same(a.slice(-6), ['--chdir', '/w/rw', '--', '/usr/bin/node', 's.js', '--x']);
+  t.end();
+});
+
+void t.test('directories above a mount in a writable root are pinned before it', (t) => {
+  const m: SandboxMounts = {
+    ...MOUNTS,
+    roots: [
+      { path: '/w/rw', readOnly: false },
+      { path: '/w/rw/app/vendor', readOnly: true },
+      { path: '/w/ro', readOnly: true },
+    ],
+    hidden: [{ path: '/w/rw/proj/secrets', dir: true }],
+    pinned: [
+      '/w/rw/proj',
+      '/w/rw',
+      '/w',
+      '/w/rw/app',
+      '/w/ro/sub',
+      '/w/rw/app/vendor/x',
+      '/w/cache/a',
+      '/w/rw/proj',
+    ],
+  };
+  const a = bwrapArgs(m, { command: 'x', args: [], env: [] });
+  const rw = at(a, '--bind', '/w/rw');
+  t.equal(at(a, '--bind', '/w/rw/app'), rw + 3, 'right after the writable root');
+  t.equal(at(a, '--bind', '/w/rw/proj'), rw + 6, 'in path order');
+  t.ok(
+    at(a, '--ro-bind', '/w/rw/app/vendor') > at(a, '--bind', '/w/rw/app'),
+    'before the nested root',
+  );
+  t.ok(at(a, '--tmpfs', '/w/rw/proj/secrets') > at(a, '--bind', '/w/rw/proj'), 'before the deny');
+  t.equal(at(a, '--bind', '/w/cache/a'), at(a, '--bind', '/w/cache') + 3, 'after a write path');
+  t.equal(a.filter((x) => x === '/w/rw/proj').length, 2, 'once');
+  for (const p of ['/w', '/w/ro/sub', '/w/rw/app/vendor/x']) {
+    t.notOk(a.includes(p), `${p}: no pin (outside, or under a read-only mount)`);
+  }
+  t.equal(a.filter((x) => x === '/w/rw').length, 2, 'the root is bound once');
+  t.end();
+});
+
+void t.test('which ancestors decide a deny', (t) => {
+  const access = 'all' as const;
+  t.equal(decidingAncestors({ uri: 'file:///w/a/b', access }), Infinity, 'a literal path: all');
+  t.equal(decidingAncestors({ pattern: '/w/*/secrets', access }), Infinity, 'an absolute glob');
+  t.equal(decidingAncestors({ pattern: '**/.env', access }), 0, '**/NAME: none');
+  t.equal(decidingAncestors({ pattern: '**/.git/config', access }), 1, 'the .git above');
+  t.equal(decidingAncestors({ pattern: '**/a/*/c.pem', access }), 2);
+  t.equal(decidingAncestors({ pattern: '**/a/**/c', access }), Infinity, 'a ** inside');
+  t.equal(decidingAncestors({ pattern: '**/{a/b,c}', access }), Infinity, 'braces');
   t.end();
 });
 
