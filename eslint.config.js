@@ -107,6 +107,7 @@ export default tseslint.config(
       parserOptions: { projectService: false, project: false, program: null },
       globals: {
         process: 'readonly',
+        Buffer: 'readonly',
         require: 'readonly',
         module: 'writable',
         __dirname: 'readonly',
