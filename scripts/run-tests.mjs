@@ -6,8 +6,9 @@
 // and 22. Together they took about 1.5 s of CPU per test process on Node 20 (0.35–1 s the
 // tracker, about 0.8 s the mock hooks), some 190 s of a suite that is CPU-bound on two cores.
 // Only files that mock modules (`t.mockImport`) get the mock hooks, and with them tap's ES module
-// bundle (`--conditions=tap-esm`): hooks and plugin must be one instance. Every other file loads
-// tap's CommonJS bundle with a V8 code cache (scripts/tap-loader.cjs). `npx tap` still works (the
+// bundle, as `npx tap` does: hooks and plugin must be one instance. Every other file is run with
+// `--conditions=cached-bundles`: it loads tap and yaml as CommonJS bundles compiled with a V8 code
+// cache (scripts/bundle-test-deps.mjs, scripts/cached-bundle.cjs). `npx tap` still works (the
 // `tap` section of package.json), just slower.
 //
 // Source maps (`--enable-source-maps`) only when files are named: they cost a test process about
@@ -146,7 +147,7 @@ function runFile(file) {
     const child = spawn(
       process.execPath,
       [
-        ...(mocks ? ['--conditions=tap-esm', `--import=${MOCK_HOOKS}`] : []),
+        mocks ? `--import=${MOCK_HOOKS}` : '--conditions=cached-bundles',
         ...(named ? ['--enable-source-maps'] : []),
         file,
       ],
