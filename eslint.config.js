@@ -99,7 +99,7 @@ export default tseslint.config(
     languageOptions: { globals: { process: 'readonly', URL: 'readonly' } },
   },
   {
-    // tap's loader for the test processes, copied into dist/ by scripts/bundle-tap.mjs.
+    // The test processes' loader of code-cached bundles, copied into dist/ by bundle-test-deps.mjs.
     files: ['scripts/**/*.cjs'],
     ...tseslint.configs.disableTypeChecked,
     languageOptions: {

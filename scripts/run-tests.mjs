@@ -11,8 +11,8 @@
 // cache (scripts/bundle-test-deps.mjs, scripts/cached-bundle.cjs). `npx tap` still works (the
 // `tap` section of package.json), just slower.
 //
-// Source maps (`--enable-source-maps`) only when files are named: they cost a test process about
-// 100 M instructions (Node reads and parses the map of every compiled module it loads), some 7 s of
+// Source maps (`--enable-source-maps`) only when files are named: they cost a test process 30 to
+// 110 M instructions (Node reads and parses the map of every compiled module it loads), some 7 s of
 // CPU over the suite. Without them a failure's stack and `at:` point into the compiled test,
 // dist/test/…/x.test.js, line and column of tsc's output, which keeps the source's statements and
 // order; `npm run test:file -- test/…/x.test.ts` runs it again with them, pointing into the .ts.
