@@ -98,4 +98,24 @@ export default tseslint.config(
     ...tseslint.configs.disableTypeChecked,
     languageOptions: { globals: { process: 'readonly', URL: 'readonly' } },
   },
+  {
+    // The test processes' loader of code-cached bundles, copied into dist/ by bundle-test-deps.mjs.
+    files: ['scripts/**/*.cjs'],
+    ...tseslint.configs.disableTypeChecked,
+    languageOptions: {
+      sourceType: 'commonjs',
+      parserOptions: { projectService: false, project: false, program: null },
+      globals: {
+        process: 'readonly',
+        Buffer: 'readonly',
+        require: 'readonly',
+        module: 'writable',
+        __dirname: 'readonly',
+      },
+    },
+    rules: {
+      ...tseslint.configs.disableTypeChecked.rules,
+      '@typescript-eslint/no-require-imports': 'off',
+    },
+  },
 );

@@ -5,8 +5,17 @@
 // or not) and the hooks of tap's module mocking, both run on a thread of their own on Node 20
 // and 22. Together they took about 1.5 s of CPU per test process on Node 20 (0.35–1 s the
 // tracker, about 0.8 s the mock hooks), some 190 s of a suite that is CPU-bound on two cores.
-// Only files that mock modules (`t.mockImport`) get the mock hooks. `npx tap` still works (the
+// Only files that mock modules (`t.mockImport`) get the mock hooks, and with them tap's ES module
+// bundle, as `npx tap` does: hooks and plugin must be one instance. Every other file is run with
+// `--conditions=cached-bundles`: it loads tap and yaml as CommonJS bundles compiled with a V8 code
+// cache (scripts/bundle-test-deps.mjs, scripts/cached-bundle.cjs). `npx tap` still works (the
 // `tap` section of package.json), just slower.
+//
+// Source maps (`--enable-source-maps`) only when files are named: they cost a test process 30 to
+// 110 M instructions (Node reads and parses the map of every compiled module it loads), some 7 s of
+// CPU over the suite. Without them a failure's stack and `at:` point into the compiled test,
+// dist/test/…/x.test.js, line and column of tsc's output, which keeps the source's statements and
+// order; `npm run test:file -- test/…/x.test.ts` runs it again with them, pointing into the .ts.
 //
 //   node scripts/run-tests.mjs [test/x.test.ts | dist/test/x.test.js ...] [--grep PATTERN ...]
 //
@@ -55,7 +64,8 @@ for (let i = 0; i < args.length; i++) {
   else if (arg.startsWith('-')) usage(`unknown option ${arg}`);
   else files.push(compiledPath(arg));
 }
-if (files.length === 0) files.push(...allTests(join(root, 'dist', 'test')));
+const named = files.length > 0;
+if (!named) files.push(...allTests(join(root, 'dist', 'test')));
 if (files.length === 0) usage('no compiled tests under dist/test: run `npm run build:tests` first');
 
 /** test/…/x.test.ts (or dist/test/…/x.test.js) as the compiled file, relative to the root. */
@@ -98,6 +108,15 @@ const TEST_ENV = { ...process.env };
 delete TEST_ENV.NODE_EXTRA_CA_CERTS;
 if (process.env.NODE_EXTRA_CA_CERTS !== undefined)
   TEST_ENV.MCP_ROOTS_TEST_CA_CERTS = process.env.NODE_EXTRA_CA_CERTS;
+/**
+ * Node's module compile cache (Node 22.1 and later; Node 20 ignores it) for the test processes and
+ * every Node process they start with this environment: daemons, proxies, servers, rootsctl, npm.
+ * Each compiles the same modules (the bins' bundles, the MCP SDKs, the compiled tests) thousands of
+ * times a run; with it, V8 deserializes what an earlier process compiled. It lives in the
+ * checkout's .tmp/, apart from anything a test looks at; rootsctl's own code cache (a vm.Script,
+ * cli/code-cache.ts) is not a module compile and is untouched by it.
+ */
+TEST_ENV.NODE_COMPILE_CACHE ??= join(root, '.tmp', 'node-compile-cache');
 
 const times = { ...readTimes(SEED_TIMES), ...readTimes(TIMES) };
 // Unknown files first (a new file may be long), then the longest first.
@@ -127,7 +146,11 @@ function runFile(file) {
     const mocks = /\.mock(?:Import|Require)\(/.test(source);
     const child = spawn(
       process.execPath,
-      [...(mocks ? [`--import=${MOCK_HOOKS}`] : []), '--enable-source-maps', file],
+      [
+        mocks ? `--import=${MOCK_HOOKS}` : '--conditions=cached-bundles',
+        ...(named ? ['--enable-source-maps'] : []),
+        file,
+      ],
       {
         cwd: root,
         stdio: ['ignore', 'pipe', 'pipe'],

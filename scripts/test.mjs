@@ -22,7 +22,7 @@ if (first.status !== 0) process.exit(first.status ?? 1);
 
 const BUILD = [
   'build the tests',
-  `node scripts/clean-test-build.mjs && ${bin('tsc')} -p tsconfig.json && node scripts/bundle.mjs && node scripts/bundle-tap.mjs`,
+  `node scripts/clean-test-build.mjs && ${bin('tsc')} -p tsconfig.json && node scripts/bundle.mjs && node scripts/bundle-test-deps.mjs`,
 ];
 const LINTS = [
   ['eslint .', `${bin('eslint')} .`],
