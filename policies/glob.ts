@@ -1,9 +1,8 @@
 /** Expanding a policy glob to existing entries (docs/policy.md rule 3). */
 import type { Stats } from 'node:fs';
 import { basename, sep } from 'node:path';
-import picomatch from 'picomatch';
 import { errnoCode } from '../common/errors.js';
-import { GLOB_OPTIONS, splitGlob } from './expand.js';
+import { globTest, splitGlob } from './expand.js';
 import type { FsView } from './model.js';
 import { childPath, isStrictlyInside } from './paths.js';
 
@@ -121,8 +120,8 @@ export function globWalker(
   result: GlobResult,
 ): GlobWalker {
   const { glob, segments, recursive, depth } = globShape(pattern);
-  const whole = picomatch(glob, GLOB_OPTIONS);
-  const perSegment = recursive ? [] : segments.map((s) => picomatch(s, GLOB_OPTIONS));
+  const whole = globTest(glob);
+  const perSegment = recursive ? [] : segments.map((s) => globTest(s));
   const spellsDot = segments.some((s) => s.startsWith('.'));
   const namesHeavy = new Set(HEAVY_DIRS.filter((h) => segments.includes(h)));
   // `dir/*` and the like: the one segment's matcher is the whole glob's, already asked of the
