@@ -26,6 +26,8 @@ interface ParentPart {
   write: boolean;
   /** Literal-only `inMeta` rules strictly inside the parent (holes of some of its children). */
   inside: number[];
+  /** The last effect given to a child (siblings mostly share one: no object made per child). */
+  last?: Effect;
 }
 
 const NONE = Number.MAX_SAFE_INTEGER;
@@ -76,7 +78,11 @@ export class EffectIndex {
     for (const i of this.bySegment.get(name) ?? []) hit(i);
     for (const i of this.each) if (covers(this.rules[i]!, path)) hit(i);
     if (kill !== NONE) return { kill, write, meta: [] };
-    return { write, meta: this.meta(path, parent) };
+    const meta = this.meta(path, parent);
+    // Effects are never changed once made: a child equal to the last one shares its object.
+    const last = parent.last;
+    if (last !== undefined && last.write === write && last.meta === meta) return last;
+    return (parent.last = { write, meta });
   }
 
   private parent(path: string): ParentPart {

@@ -33,10 +33,11 @@ export interface MatchDelta {
   removed: { canonical: string; name: string }[];
 }
 
-/** A readable match of a path or glob. */
+/** A readable match of a path or glob; `name` is the base name of `path`. */
 export interface Candidate {
   path: string;
   canonical: string;
+  name: string;
 }
 
 /** Where a written path leads, once per path and resolution (see anchor.ts). */
@@ -57,8 +58,6 @@ export interface Expansion {
   delta?: { from: Expansion; added: Candidate[]; removed: Candidate[] };
   /** Warnings, without the entry's own text. */
   notes: string[];
-  /** The matches named by their base names, made once for every entry that gives no name. */
-  defaultMatches?: { canonical: string; name: string }[];
   reason?: ExplainReason;
   watch: { dir?: WatchPlan['dirs'][number]; recursive?: WatchPlan['recursive'][number] };
   /** Where the written path (and a glob's base) led: a later update reuses this only if unchanged. */
@@ -116,7 +115,7 @@ export async function expandEntry(
       return x;
     }
     if (!anchored.ok) return refuse(x, abs, anchored);
-    found.push({ path: abs, canonical: anchored.canonical });
+    found.push({ path: abs, canonical: anchored.canonical, name: basename(abs) });
   } else {
     const shape = globShape(abs);
     const base = await anchor(shape.base);
@@ -193,21 +192,31 @@ async function withReadable(
   known: (match: GlobMatch) => boolean | undefined,
 ): Promise<Expansion> {
   // Most matches of an update are known: ask the filesystem (and wait) only for the rest.
-  const readable = found.map(known);
-  const asked = readable.flatMap((r, i) => (r === undefined ? [i] : []));
-  const answers = await accessAll(
-    fs,
-    asked.map((i) => found[i]!.canonical),
-    constants.R_OK,
-  );
-  asked.forEach((at, n) => (readable[at] = answers[n]));
-  found.forEach((c, i) => {
-    if (readable[i]) x.candidates.push(c);
-    else {
-      x.notReadable.add(c.canonical);
-      x.notes.push(`${c.canonical} is not readable; not granted`);
-    }
-  });
+  const readable = new Array<boolean | undefined>(found.length);
+  const asked: string[] = [];
+  for (let i = 0; i < found.length; i++) {
+    const r = known(found[i]!);
+    readable[i] = r;
+    if (r === undefined) asked.push(found[i]!.canonical);
+  }
+  const answers = await accessAll(fs, asked, constants.R_OK);
+  let n = 0;
+  let all = true;
+  for (let i = 0; i < found.length; i++) {
+    if (readable[i] === undefined) readable[i] = answers[n++];
+    if (!readable[i]) all = false;
+  }
+  // Every match readable (the usual case): the candidates are the matches, with no copy.
+  if (all) x.candidates = found;
+  else {
+    found.forEach((c, i) => {
+      if (readable[i]) x.candidates.push(c);
+      else {
+        x.notReadable.add(c.canonical);
+        x.notes.push(`${c.canonical} is not readable; not granted`);
+      }
+    });
+  }
   if (x.candidates.length === 0) x.reason = 'not-readable';
   return x;
 }
@@ -235,14 +244,18 @@ export function applyExpansion(
   if (x.reason !== undefined && x.candidates.length === 0) result.reason = x.reason;
   result.from = x;
   const named = entry.name;
+  if (named === undefined) {
+    // Entries without a name of their own list the candidates themselves (each carries its
+    // base name): no list or object per entry, and an update's list is the update's candidates.
+    if (x.delta) {
+      result.delta = { fromId: x.delta.from.id, added: x.delta.added, removed: x.delta.removed };
+    }
+    result.matches = x.candidates;
+    return;
+  }
   const matchOf = (c: Candidate) => ({
     canonical: c.canonical,
-    name:
-      named === undefined
-        ? basename(c.path)
-        : x.literal
-          ? named
-          : named.replaceAll('{base}', basename(c.path)),
+    name: x.literal ? named : named.replaceAll('{base}', c.name),
   });
   if (x.delta) {
     result.delta = {
@@ -250,13 +263,6 @@ export function applyExpansion(
       added: x.delta.added.map(matchOf),
       removed: x.delta.removed.map(matchOf),
     };
-  }
-  if (named === undefined) {
-    // Entries without a name of their own share one list of matches per expansion (an
-    // update's is patched from the one before, default-matches.ts).
-    x.defaultMatches ??= x.candidates.map(matchOf);
-    result.matches = x.defaultMatches;
-    return;
   }
   for (const c of x.candidates) result.matches.push(matchOf(c));
 }

@@ -80,6 +80,16 @@ export function policyDir(file: string): string {
  */
 const GLOB_CHARACTERS = /[*?[\]{}()!+@\\]/;
 
+/**
+ * `picomatch(glob, GLOB_OPTIONS)` as a plain test: what its matcher decides for these options (a
+ * non-empty input equal to the glob, or matched by the glob's expression), without the two
+ * result objects the matcher makes per call. A walk of 100,000 entries asks it of each name.
+ */
+export function globTest(glob: string): (input: string) => boolean {
+  const re = picomatch.makeRe(glob, GLOB_OPTIONS);
+  return (input) => input !== '' && (input === glob || re.test(input));
+}
+
 /** True when a path has glob syntax (`*`, `**`, `?`, `[...]`, `{a,b}`). */
 export function isGlob(path: string): boolean {
   return GLOB_CHARACTERS.test(path) && picomatch.scan(path, GLOB_OPTIONS).isGlob;

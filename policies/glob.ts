@@ -1,9 +1,8 @@
 /** Expanding a policy glob to existing entries (docs/policy.md rule 3). */
 import type { Stats } from 'node:fs';
-import { sep } from 'node:path';
-import picomatch from 'picomatch';
+import { basename, sep } from 'node:path';
 import { errnoCode } from '../common/errors.js';
-import { GLOB_OPTIONS, splitGlob } from './expand.js';
+import { globTest, splitGlob } from './expand.js';
 import type { FsView } from './model.js';
 import { childPath, isStrictlyInside } from './paths.js';
 
@@ -14,6 +13,11 @@ export interface GlobMatch {
   path: string;
   /** Its canonical path (`realpath`). */
   canonical: string;
+  /**
+   * The base name of `path`: the name an entry without one of its own gives the root. Kept on
+   * the match, so that such entries list the matches themselves (entry.ts `applyExpansion`).
+   */
+  name: string;
 }
 
 export interface GlobResult {
@@ -116,8 +120,8 @@ export function globWalker(
   result: GlobResult,
 ): GlobWalker {
   const { glob, segments, recursive, depth } = globShape(pattern);
-  const whole = picomatch(glob, GLOB_OPTIONS);
-  const perSegment = recursive ? [] : segments.map((s) => picomatch(s, GLOB_OPTIONS));
+  const whole = globTest(glob);
+  const perSegment = recursive ? [] : segments.map((s) => globTest(s));
   const spellsDot = segments.some((s) => s.startsWith('.'));
   const namesHeavy = new Set(HEAVY_DIRS.filter((h) => segments.includes(h)));
   // `dir/*` and the like: the one segment's matcher is the whole glob's, already asked of the
@@ -174,7 +178,7 @@ export function globWalker(
         result.links.push(path);
         pending = consider(path, true, entry.isDirectory());
       } else {
-        considerPlain(path, entry.isDirectory());
+        considerPlain(path, entry.isDirectory(), name);
       }
     }
     if (entry.isDirectory() && !link && enters(name, level)) {
@@ -230,14 +234,14 @@ export function globWalker(
     }
     if (kind === 'directory' && !targetIsDir) return;
     if (kind === 'file' && targetIsDir) return;
-    result.matches.push({ path, canonical });
+    result.matches.push({ path, canonical, name: basename(path) });
   };
 
   /** A matched entry that is no link: the walk starts at the canonical base and never enters a link, so its path is canonical. */
-  const considerPlain = (path: string, isDir: boolean): void => {
+  const considerPlain = (path: string, isDir: boolean, name = basename(path)): void => {
     if (kind === 'directory' && !isDir) return;
     if (kind === 'file' && isDir) return;
-    result.matches.push({ path, canonical: path });
+    result.matches.push({ path, canonical: path, name });
   };
 
   /** Whether a link's canonical target is, or lies inside, an entry the glob matches. */

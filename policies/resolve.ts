@@ -14,7 +14,6 @@ import {
   type EntryResult,
   type Expansion,
 } from './entry.js';
-import { patchDefaults } from './default-matches.js';
 import { sinceEarlier, updateEntry } from './entry-update.js';
 import { isGlob } from './expand.js';
 import { limitFs, memoFs } from './fs.js';
@@ -157,9 +156,7 @@ export async function resolvePolicy(
             changed !== undefined
               ? updateEntry(fs, abs, kind, anchor, old, changed)
               : expandEntry(fs, abs, kind, anchor)
-          )
-            .then((x) => sinceEarlier(x, old))
-            .then(patchDefaults);
+          ).then((x) => sinceEarlier(x, old));
           expansions.set(key, expansion);
         }
         pending.push(expansion.then((x) => applyExpansion(x, entry, result, warn)));

@@ -4,7 +4,7 @@
  * evaluated once per path (`CommonEffects`), and kept from one resolution to the next when they
  * did not change.
  */
-import type { Root } from '../common/types.js';
+import type { DenyMeta, Root } from '../common/types.js';
 import { denyMeta, EffectIndex, type Effect } from './common-effect.js';
 import { covers, type DenyRule } from './deny.js';
 import type { EntryResult } from './entry.js';
@@ -79,6 +79,13 @@ export class CommonEffects {
   private readonly index: EffectIndex;
   /** Root objects by path, one per name, access and expiry seen there: identical roots are one object. */
   readonly rootObjects: Map<string, SharedRoot[]>;
+  /**
+   * Changes exactly when `effects` starts afresh: a root made under one generation is still the
+   * root of its path, name, access and expiry under the same one (see `rootOfMatch`).
+   */
+  readonly generation: object;
+  /** `_meta` objects without an expiry, by their list of holes (shared: see `EffectIndex`), read-only or not. */
+  private readonly metas: WeakMap<DenyMeta[], { [readOnly: string]: Root['_meta'] }>;
 
   constructor(
     readonly rules: DenyRule[],
@@ -93,11 +100,39 @@ export class CommonEffects {
       this.effects = before.effects;
       this.rootObjects = before.rootObjects;
       this.index = before.index;
+      this.generation = before.generation;
+      this.metas = before.metas;
     } else {
       this.effects = new Map();
       this.rootObjects = new Map();
       this.index = new EffectIndex(rules);
+      this.generation = {};
+      this.metas = new WeakMap();
     }
+  }
+
+  /**
+   * `of` without keeping the answer: for a root kept on its match (`rootOfMatch`), which asks
+   * once per match, not once per view.
+   */
+  effect(canonical: string): Effect {
+    return this.effects.get(canonical) ?? this.index.effect(canonical);
+  }
+
+  /**
+   * A root's `_meta` for these holes (one of the index's shared lists): roots without an expiry
+   * share one object per list and access, as they share the list. Root objects and their
+   * `_meta` are never changed once made.
+   */
+  metaOf(readOnly: boolean, expires: number | undefined, holes: DenyMeta[]): Root['_meta'] {
+    if (expires !== undefined) return metaOf(readOnly, expires, holes);
+    let byAccess = this.metas.get(holes);
+    if (byAccess === undefined) {
+      byAccess = {};
+      this.metas.set(holes, byAccess);
+    }
+    const key = readOnly ? 'ro' : 'rw';
+    return (byAccess[key] ??= metaOf(readOnly, undefined, holes));
   }
 
   /**
@@ -135,11 +170,20 @@ const VIEW_SLICE = 1024;
 /**
  * `computeView` in steps: each `yield` is a place where the caller may let the event loop turn
  * (a view of 30,000 roots built in one go holds every other server's answers).
+ *
+ * The matches are put in the order of the paths their roots name (UTF-8 order, the list's own),
+ * with matches of one path next to each other in entry order, and folded run by run: one sort
+ * of the matches, no map of every path (a view of 100,000 roots made two maps of 100,000 and
+ * sorted twice). A path named by one match (nearly all) takes its root from that match
+ * (`rootOfMatch`), so views and resolutions that share an expansion share its roots.
  */
 export function* viewSteps(blocks: Block[], d: ViewDenies): Generator<void, ServerView> {
   const own = blocks.flatMap((b) => b.denies);
   const denies = [...d.globalDenies, ...own, ...d.protectedList];
-  const agg = new Map<string, Agg>();
+  // Every match of every active entry in entry order, with the path its root's URI names.
+  const keys: string[] = [];
+  const entryOf: EntryResult[] = [];
+  const matchOf: Match[] = [];
   let done = 0;
   for (const b of blocks) {
     for (const e of b.entries) {
@@ -147,23 +191,36 @@ export function* viewSteps(blocks: Block[], d: ViewDenies): Generator<void, Serv
       for (const m of e.matches) {
         if (++done % VIEW_SLICE === 0) yield;
         // Keyed by the path the root's URI names: the list and the decision are one computation.
-        const canonical = listedPath(m.canonical);
-        agg.set(canonical, fold(agg.get(canonical), e, m.name));
+        keys.push(listedPath(m.canonical));
+        entryOf.push(e);
+        matchOf.push(m);
       }
     }
   }
+  yield;
+  const order = orderOf(keys);
+  yield;
   const dropped = new Map<string, DenyRule>();
   const counts = new Map<string, number>();
   const info: RootInfo[] = [];
-  for (const [canonical, a] of agg) {
+  for (let i = 0; i < order.length;) {
     if (++done % VIEW_SLICE === 0) yield;
-    if (a.n > 1) counts.set(canonical, a.n);
-    const r = rootOf(canonical, a, own, d);
+    const first = order[i]!;
+    const canonical = keys[first]!;
+    let end = i + 1;
+    while (end < order.length && keys[order[end]!] === canonical) end++;
+    let r: RootInfo | { kill: DenyRule };
+    if (end === i + 1) r = rootOfMatch(canonical, entryOf[first]!, matchOf[first]!, own, d);
+    else {
+      let a: Agg | undefined;
+      for (let k = i; k < end; k++) a = fold(a, entryOf[order[k]!]!, matchOf[order[k]!]!.name);
+      counts.set(canonical, a!.n);
+      r = rootOf(canonical, a!, own, d);
+    }
     if ('kill' in r) dropped.set(canonical, r.kill);
     else info.push(r);
+    i = end;
   }
-  yield;
-  sortByCanonical(info);
   return {
     roots: info.map((i) => i.root),
     info,
@@ -172,6 +229,95 @@ export function* viewSteps(blocks: Block[], d: ViewDenies): Generator<void, Serv
     nextExpiry: nextExpiryOf(blocks),
     counts,
   };
+}
+
+/** A match as an entry holds it, with the root it last gave (see `rootOfMatch`). */
+interface Match {
+  canonical: string;
+  name: string;
+  slot?: RootSlot;
+}
+
+/** The root a match gave alone, and what that root was made from. */
+interface RootSlot {
+  /** The shared denies' generation (`CommonEffects.generation`) it was judged under. */
+  generation: object;
+  writable: boolean;
+  expires: number | undefined;
+  /** The root (undefined when a shared deny drops the path: `kill`, its index among them). */
+  root: Root | undefined;
+  readOnly: boolean;
+  kill: number;
+}
+
+/**
+ * The root of a path named by one match `m` of entry `e` alone: `rootOf` of that match, kept on
+ * the match for the next view that asks with the same shared denies, access and expiry (a match
+ * never changes; its root depends on nothing else when the view has no denies of its own). A
+ * big glob's 100,000 matches then carry their roots from the resolution that made them to every
+ * later one, and a start makes one object per root, not a map entry and a list per path.
+ */
+export function rootOfMatch(
+  canonical: string,
+  e: EntryResult,
+  m: Match,
+  own: DenyRule[],
+  d: ViewDenies,
+): RootInfo | { kill: DenyRule } {
+  if (own.length > 0) return rootOf(canonical, fold(undefined, e, m.name), own, d);
+  // As `fold` would make it for this one match: no object made for a match whose root is kept.
+  const generation = d.common.generation;
+  const writable = !e.readOnly;
+  const expires = e.entry.expires;
+  const slot = m.slot;
+  if (
+    slot !== undefined &&
+    slot.generation === generation &&
+    slot.writable === writable &&
+    slot.expires === expires
+  ) {
+    if (slot.root === undefined) return { kill: d.common.rules[slot.kill]! };
+    return { canonical, readOnly: slot.readOnly, root: slot.root, rule: e.entry };
+  }
+  const common = d.common.effect(canonical);
+  const r = rootFrom(canonical, m.name, writable, expires, e.entry, own, d, common, false);
+  const killed = 'kill' in r;
+  m.slot = {
+    generation,
+    writable,
+    expires,
+    root: killed ? undefined : r.root,
+    readOnly: killed ? false : r.readOnly,
+    kill: killed ? common.kill! : -1,
+  };
+  return r;
+}
+
+/** UTF-16 code units that order differently from the code points (UTF-8 bytes) they encode. */
+const SURROGATE = /[\uD800-\uDFFF]/;
+
+/**
+ * The indexes of `keys` in UTF-8 byte order, equal keys in their own order. Without surrogates
+ * UTF-16 order is the same and the engine's string comparison does; keys already in order (a
+ * view of one sorted expansion) are not sorted again.
+ */
+function orderOf(keys: string[]): number[] {
+  const order = new Array<number>(keys.length);
+  let sorted = true;
+  let surrogates = false;
+  for (let i = 0; i < keys.length; i++) {
+    order[i] = i;
+    if (i > 0 && sorted && !(keys[i - 1]! <= keys[i]!)) sorted = false;
+    if (!surrogates && SURROGATE.test(keys[i]!)) surrogates = true;
+  }
+  if (surrogates) order.sort((x, y) => compareUtf8(keys[x]!, keys[y]!) || x - y);
+  else if (!sorted)
+    order.sort((x, y) => {
+      const a = keys[x]!;
+      const b = keys[y]!;
+      return a < b ? -1 : a > b ? 1 : x - y;
+    });
+  return order;
 }
 
 /** What the matches naming one path give it so far, in entry order. */
@@ -232,35 +378,72 @@ export function rootOf(
   own: DenyRule[],
   d: ViewDenies,
 ): RootInfo | { kill: DenyRule } {
+  const expires = !a.forever && a.expires !== undefined ? a.expires : undefined;
+  return rootFrom(
+    canonical,
+    a.name,
+    a.writable,
+    expires,
+    a.rule,
+    own,
+    d,
+    d.common.of(canonical),
+    true,
+  );
+}
+
+/**
+ * `rootOf` with the shared denies' effect on the path given; `share`: look for an identical root
+ * among those kept by path (`rootObjects`), and keep this one there.
+ */
+function rootFrom(
+  canonical: string,
+  name: string,
+  writable: boolean,
+  expires: number | undefined,
+  rule: RootEntry,
+  own: DenyRule[],
+  d: ViewDenies,
+  common: Effect,
+  share: boolean,
+): RootInfo | { kill: DenyRule } {
   // The denies every server shares are evaluated once per path; a block's own denies per view.
-  const common = d.common.of(canonical);
   const killer =
     (common.kill === undefined ? undefined : d.common.rules[common.kill]) ??
     own.find((r) => r.access === 'all' && covers(r, canonical));
   if (killer) return { kill: killer };
   const readOnly =
-    !a.writable || common.write || own.some((r) => r.access === 'write' && covers(r, canonical));
-  const expires = !a.forever && a.expires !== undefined ? a.expires : undefined;
+    !writable || common.write || own.some((r) => r.access === 'write' && covers(r, canonical));
   // Views share identical roots: a thousand servers over one tree hold one object per root.
-  const shared = own.length === 0 ? (d.common.rootObjects.get(canonical) ?? []) : undefined;
+  const shared =
+    share && own.length === 0 ? (d.common.rootObjects.get(canonical) ?? []) : undefined;
   let root = shared?.find(
-    (r) => r.name === a.name && r.readOnly === readOnly && r.expires === expires,
+    (r) => r.name === name && r.readOnly === readOnly && r.expires === expires,
   )?.root;
   if (!root) {
-    const meta: Root['_meta'] = { 'mcp-roots/readOnly': readOnly };
-    if (expires !== undefined) meta['mcp-roots/expiresAt'] = new Date(expires).toISOString();
-    const holes =
+    const meta =
       own.length === 0
-        ? common.meta
-        : denyMeta([...d.globalDenies, ...own, ...d.protectedList], canonical);
-    if (holes.length > 0) meta['mcp-roots/deny'] = holes;
-    root = { uri: toUri(canonical), name: a.name, _meta: meta };
+        ? d.common.metaOf(readOnly, expires, common.meta)
+        : metaOf(
+            readOnly,
+            expires,
+            denyMeta([...d.globalDenies, ...own, ...d.protectedList], canonical),
+          );
+    root = { uri: toUri(canonical), name, _meta: meta };
     if (shared !== undefined) {
       if (shared.length === 0) d.common.rootObjects.set(canonical, shared);
-      shared.push({ name: a.name, readOnly, expires, root });
+      shared.push({ name, readOnly, expires, root });
     }
   }
-  return { canonical, readOnly, root, rule: a.rule };
+  return { canonical, readOnly, root, rule };
+}
+
+/** A root's `_meta`: its access, its expiry, and the denies inside it. */
+function metaOf(readOnly: boolean, expires: number | undefined, holes: DenyMeta[]): Root['_meta'] {
+  const meta: Root['_meta'] = { 'mcp-roots/readOnly': readOnly };
+  if (expires !== undefined) meta['mcp-roots/expiresAt'] = new Date(expires).toISOString();
+  if (holes.length > 0) meta['mcp-roots/deny'] = holes;
+  return meta;
 }
 
 /** A root object kept for the next resolution, with what it was built from. */
@@ -269,22 +452,4 @@ interface SharedRoot {
   readOnly: boolean;
   expires: number | undefined;
   root: Root;
-}
-
-/** UTF-16 code units that order differently from the code points (UTF-8 bytes) they encode. */
-const SURROGATE = /[\uD800-\uDFFF]/;
-
-/**
- * Sort roots by canonical path in UTF-8 byte order. Without surrogates UTF-16 order is the
- * same, and the engine's own string sort (no comparator called per pair) is several times
- * faster on 100,000 paths.
- */
-function sortByCanonical(info: RootInfo[]): void {
-  if (info.some((i) => SURROGATE.test(i.canonical))) {
-    info.sort((x, y) => compareUtf8(x.canonical, y.canonical));
-    return;
-  }
-  const byPath = new Map(info.map((i) => [i.canonical, i]));
-  const paths = [...byPath.keys()].sort();
-  paths.forEach((p, n) => (info[n] = byPath.get(p)!));
 }
