@@ -3,7 +3,7 @@
  * as bytecode after checking only its version, flags and the source's length (not its bytes, and
  * not a checksum: a flipped byte aborts the process). So a cache is read only from a place no one
  * else can change, only as a regular file of the user's, and only with the seal this module puts
- * on it (a CRC of the source and the cache), which turns a torn or corrupted file into a miss
+ * on it (a checksum of the source and the cache), which turns a torn or corrupted file into a miss
  * instead of a crash on every later run.
  */
 import {
@@ -20,8 +20,8 @@ import { dirname, join } from 'node:path';
 /** A cache is a few hundred KiB; a file far larger is not one of ours and is not read into memory. */
 export const MAX_CACHE_BYTES = 32 * 1024 * 1024;
 
-/** How sealed caches start; the CRC follows (4 bytes, big-endian), then V8's data. */
-const MAGIC = Buffer.from('mcprv8\x00\x01', 'latin1');
+/** How sealed caches start (the last byte: the seal's version); the checksum follows (4 bytes, big-endian), then V8's data. */
+const MAGIC = Buffer.from('mcprv8\x00\x02', 'latin1');
 const HEADER = MAGIC.length + 4;
 
 /** More links than this on the way to the cache directory: not followed (the kernel stops at 40). */
@@ -113,17 +113,84 @@ export function readOwn(file: string): Buffer | undefined {
   }
 }
 
-function crc(source: Buffer, data: Uint8Array): number {
-  // Loaded only when there is a cache to seal or check: zlib costs a plain run nothing.
-  const { crc32 } = process.getBuiltinModule('node:zlib');
-  return crc32(data, crc32(source));
+/**
+ * The seal's checksum of `source` then `data`: Fletcher's sums over 64-bit words (modulo 2^64),
+ * folded to 32 bits, with both lengths. It catches what the seal is for, a torn or damaged file
+ * (any changed word changes it), not a forger: only the user can write where a cache is read.
+ * Computed by a WebAssembly function (below) because the seal used to be zlib's CRC-32, and
+ * loading `node:zlib` for it cost more than the rest of the check; the same sums in JavaScript
+ * run interpreted and cost more still (bench/FINDINGS.md). Undefined where WebAssembly cannot run
+ * (`--jitless`): then there is no cache, as on a first run.
+ */
+function checksum(source: Uint8Array, data: Uint8Array): number | undefined {
+  try {
+    const { memory, sum } = summer();
+    // Both, each padded with zeros to a whole 32-byte block, one after the other.
+    const at = (source.length + 31) & ~31;
+    const end = at + ((data.length + 31) & ~31);
+    const pages = Math.ceil(end / 65536) - memory.buffer.byteLength / 65536;
+    if (pages > 0) memory.grow(pages);
+    const view = new Uint8Array(memory.buffer, 0, end);
+    view.set(source);
+    view.fill(0, source.length, at);
+    view.set(data, at);
+    view.fill(0, at + data.length, end);
+    return (sum(end) ^ Math.imul(source.length, 0x9e3779b1) ^ data.length) >>> 0;
+  } catch {
+    return undefined;
+  }
 }
 
-/** `data`, V8's cache for `source`, with the seal `unseal` checks. */
+/**
+ * The summing function, compiled once per process from this module (162 bytes). Four words a
+ * turn: V8 runs it as compiled at once (Liftoff), where a turn's overhead is most of its cost.
+ *
+ *   (module
+ *     (memory (export "memory") 0)
+ *     (func (export "sum") (param $end i32) (result i32) (local $i i32) (local $a i64) (local $b i64)
+ *       (block $done
+ *         (loop $block
+ *           (br_if $done (i32.ge_u (local.get $i) (local.get $end)))
+ *           ;; then for each offset 0, 8, 16, 24:
+ *           (local.set $a (i64.add (local.get $a) (i64.load offset=0 (local.get $i))))
+ *           (local.set $b (i64.add (local.get $b) (local.get $a)))
+ *           (local.set $i (i32.add (local.get $i) (i32.const 32)))
+ *           (br $block)))
+ *       (local.set $a (i64.xor (local.get $a) (i64.rotl (local.get $b) (i64.const 32))))
+ *       (i32.wrap_i64 (i64.xor (local.get $a) (i64.shr_u (local.get $a) (i64.const 32))))))
+ */
+const SUMMER =
+  'AGFzbQEAAAABBgFgAX8BfwMCAQAFAwEAAAcQAgZtZW1vcnkCAANzdW0AAAp1AXMCAX8CfgJAA0AgASAATw0BIAIgASkDAHwhAiADIAJ8IQMgAiABKQMIfCECIAMgAnwhAyACIAEpAxB8IQIgAyACfCEDIAIgASkDGHwhAiADIAJ8IQMgAUEgaiEBDAALCyACIANCIImFIQIgAiACQiCIhacL';
+
+/** What this module uses of WebAssembly (the project's TypeScript has no DOM or WebAssembly types). */
+interface Summer {
+  memory: { buffer: ArrayBuffer; grow(pages: number): number };
+  sum(end: number): number;
+}
+interface Wasm {
+  Module: new (bytes: Uint8Array) => object;
+  Instance: new (module: object) => { exports: unknown };
+}
+
+let compiled: Summer | undefined;
+
+function summer(): Summer {
+  if (compiled === undefined) {
+    // Absent under `--jitless`: a TypeError, caught above.
+    const wasm = (globalThis as unknown as { WebAssembly: Wasm }).WebAssembly;
+    const module = new wasm.Module(Buffer.from(SUMMER, 'base64'));
+    compiled = new wasm.Instance(module).exports as Summer;
+  }
+  return compiled;
+}
+
+/** `data`, V8's cache for `source`, with the seal `unseal` checks; throws where none can be made. */
 export function seal(source: Buffer, data: Buffer): Buffer {
+  const sum = checksum(source, data);
+  if (sum === undefined) throw new Error('no checksum: WebAssembly cannot run here');
   const header = Buffer.alloc(HEADER);
   MAGIC.copy(header);
-  header.writeUInt32BE(crc(source, data), MAGIC.length);
+  header.writeUInt32BE(sum, MAGIC.length);
   return Buffer.concat([header, data]);
 }
 
@@ -131,5 +198,6 @@ export function seal(source: Buffer, data: Buffer): Buffer {
 export function unseal(source: Buffer, file: Buffer): Buffer | undefined {
   if (file.length <= HEADER || !file.subarray(0, MAGIC.length).equals(MAGIC)) return undefined;
   const data = file.subarray(HEADER);
-  return crc(source, data) === file.readUInt32BE(MAGIC.length) ? data : undefined;
+  const sum = checksum(source, data);
+  return sum !== undefined && sum === file.readUInt32BE(MAGIC.length) ? data : undefined;
 }

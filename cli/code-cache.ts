@@ -12,7 +12,7 @@
  * user can write: `$XDG_CACHE_HOME/mcp-roots` (else `~/.cache/mcp-roots`), a directory owned by
  * the user with no access for group or others (created `0700`), below directories no one else
  * can change (cache-trust.ts), holding files owned by the user that no one else may write, opened
- * without following links, each sealed with a CRC of the source and the cache (a corrupted cache
+ * without following links, each sealed with a checksum of the source and the cache (a corrupted cache
  * aborts V8). Anything else and the command runs without a cache, as it would on its first run.
  * The daemon protects `~/.cache/mcp-roots` and `$XDG_CACHE_HOME/mcp-roots` from servers' writes
  * (policies/protected.ts): an agent that could write a cache would run code as the user. One file

@@ -12,7 +12,7 @@ import { packageRoot } from '../common/package-info.js';
 import {
   coverageOf,
   loadAndResolve,
-  nodeFs,
+  nodeFsSync,
   type LoadedAndResolved,
   type PolicyContext,
 } from '../policies/index.js';
@@ -29,7 +29,7 @@ export function processContext(env: Env, extra: Partial<PolicyContext> = {}): Po
     home: homeDir(env),
     env,
     now: Date.now(),
-    fs: nodeFs(),
+    fs: nodeFsSync(),
     installDir: packageRoot(),
     ...extra,
   };

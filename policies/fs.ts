@@ -4,12 +4,14 @@ import {
   existsSync,
   lstatSync,
   promises as fsp,
+  readdirSync,
   readlinkSync,
   realpathSync,
+  statSync,
 } from 'node:fs';
 import type { Dirent, Stats } from 'node:fs';
 import type { FsView } from './model.js';
-import { openPolicyFile } from './read-policy-file.js';
+import { openPolicyFile, openPolicyFileSync } from './read-policy-file.js';
 
 /**
  * Views that are the real filesystem underneath (nodeFs, and the limits and memos over it):
@@ -28,6 +30,37 @@ export function nodeFs(): FsView {
     readFile: (p) => openPolicyFile(p),
     access: (p, mode) => fsp.access(p, mode),
     readlink: (p) => fsp.readlink(p),
+  };
+  direct.add(view);
+  return view;
+}
+
+/**
+ * The real filesystem, read-only, answered by blocking calls: for a process that evaluates one
+ * policy and exits with nothing else to do meanwhile (rootsctl's `validate` and `--config`), where
+ * a promise through libuv's thread pool per call is only overhead, and loading `fs/promises` (it
+ * brings `readline` and the directory and watch modules along) was about 8 M instructions of
+ * `rootsctl validate`'s start (bench/FINDINGS.md). The same calls as `nodeFs` otherwise; not for
+ * the daemon, whose event loop must not wait on a slow mount.
+ */
+export function nodeFsSync(): FsView {
+  const sync =
+    <A extends unknown[], R>(call: (...args: A) => R) =>
+    (...args: A): Promise<R> => {
+      try {
+        return Promise.resolve(call(...args));
+      } catch (err) {
+        return Promise.reject(err as Error);
+      }
+    };
+  const view: FsView = {
+    stat: sync((p: string) => statSync(p)),
+    lstat: sync((p: string) => lstatSync(p)),
+    readdir: sync((p: string) => readdirSync(p, { withFileTypes: true })),
+    realpath: sync((p: string) => realpathSync.native(p)),
+    readFile: sync((p: string) => openPolicyFileSync(p)),
+    access: sync((p: string, mode: number) => accessSync(p, mode)),
+    readlink: sync((p: string) => readlinkSync(p)),
   };
   direct.add(view);
   return view;

@@ -1,5 +1,15 @@
 /** Reading one policy file's bytes (the main file, an include, the grants file). */
-import { constants, promises as fsp } from 'node:fs';
+import {
+  closeSync,
+  constants,
+  fstatSync,
+  promises as fsp,
+  openSync,
+  readlinkSync,
+  readSync,
+  realpathSync,
+  type BigIntStats,
+} from 'node:fs';
 import type { PolicyFileRead } from './model.js';
 import { MAX_POLICY_BYTES } from './parse.js';
 
@@ -17,14 +27,55 @@ export async function readPolicyFile(path: string): Promise<Buffer> {
 
 /** As `readPolicyFile`, with the identity and canonical name of the file read, from its one open. */
 export async function openPolicyFile(path: string): Promise<PolicyFileRead> {
-  // O_NOCTTY: a link to a terminal must not become the daemon's controlling terminal (a session
-  // leader's first open of one does), through which ^C on it would stop the daemon.
-  const handle = await fsp.open(
-    path,
-    constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY,
-  );
+  const handle = await fsp.open(path, OPEN_FLAGS);
   try {
     const st = await handle.stat({ bigint: true });
+    const reader = new Reader(path, st);
+    while (reader.wants()) reader.got((await handle.read(reader.into())).bytesRead);
+    return reader.done(await descriptorPath(handle.fd, path));
+  } finally {
+    await handle.close();
+  }
+}
+
+/**
+ * As `openPolicyFile`, with blocking calls: for a process that reads its policy once and has
+ * nothing else to do meanwhile (rootsctl's offline evaluation, `policies/fs.ts` `nodeFsSync`).
+ * The same open, the same checks, the same bytes.
+ */
+export function openPolicyFileSync(path: string): PolicyFileRead {
+  const fd = openSync(path, OPEN_FLAGS);
+  try {
+    const reader = new Reader(path, fstatSync(fd, { bigint: true }));
+    while (reader.wants()) {
+      const { buffer, offset, length, position } = reader.into();
+      reader.got(readSync(fd, buffer, offset, length, position));
+    }
+    return reader.done(descriptorPathSync(fd, path));
+  } finally {
+    closeSync(fd);
+  }
+}
+
+// O_NOCTTY: a link to a terminal must not become the daemon's controlling terminal (a session
+// leader's first open of one does), through which ^C on it would stop the daemon. O_NONBLOCK: a
+// FIFO opens without waiting for a writer (and is then refused as not a regular file).
+const OPEN_FLAGS = constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY;
+
+/**
+ * One read of an opened policy file: refuses what is not a regular file or is over the limit
+ * (from its `fstat`), then takes the file to its end, as it is now (it may have grown since the
+ * stat), but never more than one byte past the limit, which the parser then reports.
+ */
+class Reader {
+  private buf: Buffer;
+  private length = 0;
+  private ended = false;
+
+  constructor(
+    path: string,
+    private readonly st: BigIntStats,
+  ) {
     if (st.isDirectory()) throw codeError(`${path} is a directory`, 'EISDIR');
     if (!st.isFile()) throw codeError(`${path} is not a regular file`, 'ENOTREG');
     if (st.size > MAX_POLICY_BYTES) {
@@ -32,27 +83,38 @@ export async function openPolicyFile(path: string): Promise<PolicyFileRead> {
         size: Number(st.size),
       });
     }
-    // Read to the end, as the file is now (it may have grown since the stat), but never more
-    // than one byte past the limit, which the parser then reports.
-    let buf = Buffer.allocUnsafe(Math.min(Number(st.size), MAX_POLICY_BYTES) + 1);
-    let length = 0;
-    for (;;) {
-      const { bytesRead } = await handle.read(buf, length, buf.length - length, length);
-      if (bytesRead === 0) break;
-      length += bytesRead;
-      if (length < buf.length) continue;
-      if (buf.length > MAX_POLICY_BYTES) break;
-      const grown = Buffer.allocUnsafe(Math.min(buf.length * 2, MAX_POLICY_BYTES + 1));
-      buf.copy(grown, 0, 0, length);
-      buf = grown;
-    }
+    this.buf = Buffer.allocUnsafe(Math.min(Number(st.size), MAX_POLICY_BYTES) + 1);
+  }
+
+  /** Whether to read again. */
+  wants(): boolean {
+    if (this.ended) return false;
+    if (this.length < this.buf.length) return true;
+    if (this.buf.length > MAX_POLICY_BYTES) return false;
+    const grown = Buffer.allocUnsafe(Math.min(this.buf.length * 2, MAX_POLICY_BYTES + 1));
+    this.buf.copy(grown, 0, 0, this.length);
+    this.buf = grown;
+    return true;
+  }
+
+  /** Where the next read goes. */
+  into(): { buffer: Buffer; offset: number; length: number; position: number } {
+    const at = this.length;
+    return { buffer: this.buf, offset: at, length: this.buf.length - at, position: at };
+  }
+
+  /** What the last read gave. */
+  got(bytesRead: number): void {
+    if (bytesRead === 0) this.ended = true;
+    this.length += bytesRead;
+  }
+
+  done(real: string): PolicyFileRead {
     return {
-      bytes: buf.subarray(0, length),
-      id: `${st.dev}:${st.ino}`,
-      real: await descriptorPath(handle.fd, path),
+      bytes: this.buf.subarray(0, this.length),
+      id: `${this.st.dev}:${this.st.ino}`,
+      real,
     };
-  } finally {
-    await handle.close();
   }
 }
 
@@ -64,6 +126,22 @@ async function descriptorPath(fd: number, name: string): Promise<string> {
   const real = await fsp.readlink(`/proc/self/fd/${fd}`).catch(() => '');
   if (real.startsWith('/') && !real.endsWith(' (deleted)')) return real;
   return fsp.realpath(name).catch(() => name);
+}
+
+/** As `descriptorPath`, with blocking calls. */
+function descriptorPathSync(fd: number, name: string): string {
+  let real = '';
+  try {
+    real = readlinkSync(`/proc/self/fd/${fd}`);
+  } catch {
+    // no /proc: the name's canonical path below
+  }
+  if (real.startsWith('/') && !real.endsWith(' (deleted)')) return real;
+  try {
+    return realpathSync.native(name);
+  } catch {
+    return name;
+  }
 }
 
 function codeError(message: string, code: string): Error {

@@ -123,3 +123,22 @@ void t.test('a cache of another build is removed when this one writes its own', 
   t.equal(files().filter((f) => f.endsWith('-validate.v8')).length, 1);
   t.end();
 });
+
+void t.test(
+  'where WebAssembly cannot run (--jitless) there is no seal: no cache, same answers',
+  (t) => {
+    // The seal's checksum runs as WebAssembly (cli/cache-trust.ts); V8 has none without its JIT.
+    const { run, files } = setup(t);
+    const jitless = { NODE_OPTIONS: '--jitless' };
+    // (V8 warns on stderr that --jitless turns WebAssembly off: the same with or without a cache.)
+    const expected = run(['validate'], { ...jitless, MCP_ROOTS_CODE_CACHE: '0' });
+    t.equal(expected.code, 0, expected.err);
+    t.same(run(['validate'], jitless), expected, 'the first run');
+    t.same(run(['validate'], jitless), expected, 'a second run');
+    t.same(files(), [], 'nothing written without a seal');
+    t.equal(run(['validate']).code, 0, 'then a run with the JIT');
+    t.equal(files().length, 1, 'which writes its cache');
+    t.same(run(['validate'], jitless), expected, 'which a run without the JIT does not use');
+    t.end();
+  },
+);
