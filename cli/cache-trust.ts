@@ -165,7 +165,7 @@ const SUMMER =
 /** What this module uses of WebAssembly (the project's TypeScript has no DOM or WebAssembly types). */
 interface Summer {
   memory: { buffer: ArrayBuffer; grow(pages: number): number };
-  sum(end: number): number;
+  sum: (end: number) => number;
 }
 interface Wasm {
   Module: new (bytes: Uint8Array) => object;

@@ -47,11 +47,8 @@ export function nodeFsSync(): FsView {
   const sync =
     <A extends unknown[], R>(call: (...args: A) => R) =>
     (...args: A): Promise<R> => {
-      try {
-        return Promise.resolve(call(...args));
-      } catch (err) {
-        return Promise.reject(err as Error);
-      }
+      // A promise that settles as the call did: an error thrown is its rejection.
+      return new Promise<R>((resolve) => resolve(call(...args)));
     };
   const view: FsView = {
     stat: sync((p: string) => statSync(p)),
