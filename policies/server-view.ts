@@ -8,6 +8,7 @@ import type { Root } from '../common/types.js';
 import { denyMeta, EffectIndex, type Effect } from './common-effect.js';
 import { covers, type DenyRule } from './deny.js';
 import type { EntryResult } from './entry.js';
+import { includeMeta } from './include-meta.js';
 import type { ParsedPolicyFile, RootEntry, ServerBlock } from './model.js';
 import { compareUtf8, listedPath, toUri } from './paths.js';
 
@@ -254,6 +255,8 @@ export function rootOf(
         ? common.meta
         : denyMeta([...d.globalDenies, ...own, ...d.protectedList], canonical);
     if (holes.length > 0) meta['mcp-roots/deny'] = holes;
+    const includes = includeMeta(d.protectedList, canonical);
+    if (includes.length > 0) meta['mcp-roots/include'] = includes;
     root = { uri: toUri(canonical), name: a.name, _meta: meta };
     if (shared !== undefined) {
       if (shared.length === 0) d.common.rootObjects.set(canonical, shared);

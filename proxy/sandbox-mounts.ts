@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url';
 import picomatch from 'picomatch';
 import type { DenyMeta, Root } from '../common/types.js';
 import { launchRoots, type Launch } from './launch.js';
+import { includeHolds } from './sandbox-includes.js';
 import { programPaths, type ProgramContext } from './program.js';
 import { SYSTEM_PATHS, type SandboxMounts, type SystemMount } from './sandbox.js';
 
@@ -219,6 +220,12 @@ export async function sandboxMounts(input: {
     hidden.push(...holes.hidden);
     if (!r.readOnly) readOnly.push(...holes.readOnly);
     pinned.push(...holes.pinned);
+    // Nothing an include pattern could match may be created or changed (sandbox-includes.ts).
+    if (!r.readOnly) {
+      const held = await includeHolds(r.path, input.roots[i]!._meta['mcp-roots/include'] ?? []);
+      readOnly.push(...held.readOnly);
+      pinned.push(...held.pinned);
+    }
   }
   const read = [...extra, ...(await existing(input.rule.read))];
   const write = await existing(input.rule.write);
