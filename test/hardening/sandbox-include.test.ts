@@ -7,12 +7,12 @@
  * Real daemon, real proxy under bubblewrap, the hostile fixture server.
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { startDaemon } from '../helpers/daemon.js';
 import { HOSTILE_SERVER, proxiedTransport, startProxied } from '../helpers/proxied-server.js';
-import { ownedShortDir } from '../helpers/proxy.js';
+import { ownedShortDir, waitFor } from '../helpers/proxy.js';
 
 const INCLUDED = 'version: 1\n';
 /** What a hostile server would write: itself a root over `path`. */
@@ -134,3 +134,57 @@ void t.test('an include that cannot match in any writable root changes nothing',
   const w = await boxed.call('attempt', { action: 'write', ref: join(r, 'x.yaml'), to: '' });
   t.match(w.text, /^ok/, `the server starts and writes its root as before: ${w.text}`);
 });
+
+void t.test(
+  'an include directory removed while the server runs stops it until it is made again',
+  async (t) => {
+    const dir = ownedShortDir(t);
+    const r = join(dir, 'w', 'r');
+    const incDir = join(r, 'policy.d');
+    mkdirSync(incDir, { recursive: true });
+    const d = await startDaemon(t, policy(r, `${incDir}/*.yaml`), { dir });
+    const boxed = await startProxied(t, {
+      server: 'h',
+      socket: d.socket,
+      proxyArgs: ['--sandbox', '--no-enforce'],
+      command: [process.execPath, HOSTILE_SERVER],
+    });
+    const attempt = (action: string, ref: string) => boxed.call('attempt', { action, ref, to: '' });
+    t.match((await attempt('write', join(incDir, 'zz.yaml'))).text, /^EROFS/, 'read-only at first');
+
+    // The person removes it: the read-only mount in the sandbox goes with it, and the server
+    // could make the name again. It is stopped, and not started while the directory is missing.
+    rmSync(incDir, { recursive: true });
+    await waitFor(
+      () =>
+        /the server is not started: cannot lay out the sandbox: the include pattern/.test(
+          boxed.stderr(),
+        ),
+      30_000,
+      'the proxy stopped the server and refused to start it again',
+    );
+    t.match(
+      boxed.stderr(),
+      /an include pattern's directory changed in the roots: .*policy\.d; stopping the server now/,
+    );
+    const meanwhile = await attempt('write', join(incDir, 'zz.yaml')).catch((e: Error) => ({
+      text: e.message,
+      isError: true,
+    }));
+    t.equal(meanwhile.isError, true, `no server runs meanwhile: ${meanwhile.text}`);
+    t.notOk(existsSync(join(incDir, 'zz.yaml')), 'and nothing was written');
+
+    // The person makes it again, as the message says: the server starts, the directory read-only.
+    mkdirSync(incDir);
+    await waitFor(
+      async () =>
+        /^EROFS/.test(
+          (await attempt('write', join(incDir, 'zz.yaml')).catch(() => ({ text: '' }))).text,
+        ),
+      30_000,
+      'the server runs again with the new directory read-only',
+    );
+    t.match((await attempt('write', join(r, 'notes.txt'))).text, /^ok/, 'and its root writable');
+    t.notOk(existsSync(join(incDir, 'zz.yaml')), 'nothing was written in it');
+  },
+);
