@@ -16,7 +16,7 @@ import { basename, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Root } from '../common/types.js';
 import { canonicalLoose, splitInclude } from './sandbox-includes.js';
-import { ancestors, inside } from './sandbox-mounts.js';
+import { ancestors, inside } from './sandbox-paths.js';
 
 /** What stands at a path: its device and inode, or nothing. */
 const identity = (p: string): string => {

@@ -15,7 +15,7 @@
 import { lstat, realpath } from 'node:fs/promises';
 import { basename, dirname, join, relative } from 'node:path';
 import picomatch from 'picomatch';
-import { ancestors, inside } from './sandbox-mounts.js';
+import { ancestors, inside } from './sandbox-paths.js';
 
 /** One include pattern split where its glob starts. */
 export interface IncludeSplit {
