@@ -11,6 +11,11 @@ export interface RootMeta {
   'mcp-roots/readOnly': boolean;
   'mcp-roots/expiresAt'?: string;
   'mcp-roots/deny'?: DenyMeta[];
+  /**
+   * Include patterns (canonical absolute globs or paths) whose matches could lie in this root: a
+   * sandbox must not let the server create or change anything they could match.
+   */
+  'mcp-roots/include'?: string[];
   [key: string]: unknown;
 }
 

@@ -30,7 +30,10 @@ import type { FsView, WatchPlan } from './model.js';
 import { isInsideOrEqual, selfAndAncestors } from './paths.js';
 
 /** What `compileDeny` takes besides the view. */
-export type DenyExtra = Pick<DenyRule, 'source' | 'display' | 'pos' | 'entriesOnly' | 'inMeta'>;
+export type DenyExtra = Pick<
+  DenyRule,
+  'source' | 'display' | 'pos' | 'entriesOnly' | 'inMeta' | 'include'
+>;
 
 /** `compileDeny`, possibly answered from the resolution before. */
 export type CompileDeny = (
@@ -45,9 +48,16 @@ const carried = new WeakMap<object, Map<string, DenyRule>>();
 
 function keyOf(abs: string, access: DenyAccess, extra: DenyExtra): string {
   const pos = extra.pos ? `${extra.pos.file}:${extra.pos.line}:${extra.pos.column}` : '';
-  return [abs, access, extra.source, extra.display, extra.entriesOnly, extra.inMeta, pos].join(
-    '\0',
-  );
+  return [
+    abs,
+    access,
+    extra.source,
+    extra.display,
+    extra.entriesOnly,
+    extra.inMeta,
+    extra.include,
+    pos,
+  ].join('\0');
 }
 
 /** True when the rule's canonical form cannot differ from what `changed` leaves it. */

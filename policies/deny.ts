@@ -23,6 +23,8 @@ export interface DenyRule {
   entriesOnly?: boolean;
   /** Whether a root's `_meta` may list it. */
   inMeta: boolean;
+  /** An include pattern: `_meta['mcp-roots/include']` names it to the sandbox (include-meta.ts). */
+  include?: boolean;
   /** For `**\/NAME` with a plain NAME: covered iff some segment of the path is NAME. */
   segment?: string;
   match?: (path: string) => boolean;
@@ -62,7 +64,7 @@ export async function compileDeny(
   fs: FsView,
   abs: string,
   access: DenyAccess,
-  extra: Pick<DenyRule, 'source' | 'display' | 'pos' | 'entriesOnly' | 'inMeta'>,
+  extra: Pick<DenyRule, 'source' | 'display' | 'pos' | 'entriesOnly' | 'inMeta' | 'include'>,
 ): Promise<DenyRule> {
   const rule: DenyRule = { ...extra, access };
   if (abs.startsWith('**/')) {

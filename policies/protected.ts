@@ -156,7 +156,7 @@ export async function protectedRules(fs: FsView, input: ProtectedInput): Promise
   const add = (
     path: string,
     display: string,
-    opts: { entriesOnly?: boolean; inMeta?: boolean } = {},
+    opts: { entriesOnly?: boolean; inMeta?: boolean; include?: boolean } = {},
   ) =>
     rules.push(
       compile(fs, path, 'write', {
@@ -164,6 +164,7 @@ export async function protectedRules(fs: FsView, input: ProtectedInput): Promise
         display,
         entriesOnly: opts.entriesOnly,
         inMeta: opts.inMeta ?? true,
+        ...(opts.include ? { include: true } : {}),
       }),
     );
   const dirs = new Set<string>();
@@ -177,8 +178,11 @@ export async function protectedRules(fs: FsView, input: ProtectedInput): Promise
       // a file that vanished since loading: its path is still protected above
     }
   }
+  // Not a deny in `_meta` (a broad base such as the home would be walked whole and watched by the
+  // proxy): the sandbox learns of it as `_meta['mcp-roots/include']` (include-meta.ts), and
+  // makes sure nothing it could match can be created or changed from inside.
   for (const pattern of input.includePatterns)
-    add(pattern, `${pattern} (an include pattern)`, { inMeta: false });
+    add(pattern, `${pattern} (an include pattern)`, { inMeta: false, include: true });
   for (const dir of dirs)
     add(dir, `${dir} (holds policy files)`, { entriesOnly: true, inMeta: false });
   if (input.stateDir) add(input.stateDir, `${input.stateDir} (mcp-roots state)`);

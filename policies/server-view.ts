@@ -8,6 +8,7 @@ import type { DenyMeta, Root } from '../common/types.js';
 import { denyMeta, EffectIndex, type Effect } from './common-effect.js';
 import { covers, type DenyRule } from './deny.js';
 import type { EntryResult } from './entry.js';
+import { includeMeta } from './include-meta.js';
 import type { ParsedPolicyFile, RootEntry, ServerBlock } from './model.js';
 import { compareUtf8, listedPath, toUri } from './paths.js';
 
@@ -421,14 +422,17 @@ function rootFrom(
     (r) => r.name === name && r.readOnly === readOnly && r.expires === expires,
   )?.root;
   if (!root) {
-    const meta =
+    const holes =
       own.length === 0
-        ? d.common.metaOf(readOnly, expires, common.meta)
-        : metaOf(
-            readOnly,
-            expires,
-            denyMeta([...d.globalDenies, ...own, ...d.protectedList], canonical),
-          );
+        ? common.meta
+        : denyMeta([...d.globalDenies, ...own, ...d.protectedList], canonical);
+    // The include patterns a sandbox must keep it from adding to: rare, so such a root has a
+    // `_meta` of its own and every other shares one (`metaOf` of the index).
+    const includes = includeMeta(d.protectedList, canonical);
+    const meta =
+      own.length === 0 && includes.length === 0
+        ? d.common.metaOf(readOnly, expires, holes)
+        : metaOf(readOnly, expires, holes, includes);
     root = { uri: toUri(canonical), name, _meta: meta };
     if (shared !== undefined) {
       if (shared.length === 0) d.common.rootObjects.set(canonical, shared);
@@ -438,11 +442,17 @@ function rootFrom(
   return { canonical, readOnly, root, rule };
 }
 
-/** A root's `_meta`: its access, its expiry, and the denies inside it. */
-function metaOf(readOnly: boolean, expires: number | undefined, holes: DenyMeta[]): Root['_meta'] {
+/** A root's `_meta`: its access, its expiry, the denies inside it and the includes that reach it. */
+function metaOf(
+  readOnly: boolean,
+  expires: number | undefined,
+  holes: DenyMeta[],
+  includes: string[] = [],
+): Root['_meta'] {
   const meta: Root['_meta'] = { 'mcp-roots/readOnly': readOnly };
   if (expires !== undefined) meta['mcp-roots/expiresAt'] = new Date(expires).toISOString();
   if (holes.length > 0) meta['mcp-roots/deny'] = holes;
+  if (includes.length > 0) meta['mcp-roots/include'] = includes;
   return meta;
 }
 

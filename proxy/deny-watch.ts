@@ -33,6 +33,8 @@ export interface DeniedPath {
   path: string;
   /** `all`: hidden (unreadable); `write`: read-only. */
   access: DenyAccess;
+  /** What the log says, when not that a denied path appeared. */
+  why?: string;
 }
 
 export interface DenyWatchOptions {

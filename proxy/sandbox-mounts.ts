@@ -5,11 +5,13 @@
  */
 import type { Dirent } from 'node:fs';
 import { lstat, readdir, readlink, realpath } from 'node:fs/promises';
-import { dirname, join, resolve, sep } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import picomatch from 'picomatch';
 import type { DenyMeta, Root } from '../common/types.js';
 import { launchRoots, type Launch } from './launch.js';
+import { includeHolds } from './sandbox-includes.js';
+import { ancestors, inside } from './sandbox-paths.js';
 import { programPaths, type ProgramContext } from './program.js';
 import { SYSTEM_PATHS, type SandboxMounts, type SystemMount } from './sandbox.js';
 
@@ -25,8 +27,7 @@ export const MAX_WALK_ENTRIES = 200_000;
 
 const DENY_GLOB = { dot: true, noextglob: true, nonegate: true } as const;
 
-export const inside = (p: string, dir: string): boolean =>
-  p === dir || p.startsWith(dir === sep ? sep : dir + sep);
+export { ancestors, inside };
 
 async function canonical(p: string): Promise<string | undefined> {
   try {
@@ -149,13 +150,6 @@ async function patternMatches(root: string, pattern: string): Promise<string[]> 
   return [...out];
 }
 
-/** The directories above `p`, nearest first, up to (not including) `/`. */
-export function ancestors(p: string): string[] {
-  const out: string[] = [];
-  for (let d = dirname(p); d !== dirname(d); d = dirname(d)) out.push(d);
-  return out;
-}
-
 /**
  * How many of a denied path's nearest ancestors decide whether its rule matches it. A `**\/`
  * pattern of n segments is decided by the path's last n names, so by its n - 1 nearest ancestors:
@@ -219,6 +213,12 @@ export async function sandboxMounts(input: {
     hidden.push(...holes.hidden);
     if (!r.readOnly) readOnly.push(...holes.readOnly);
     pinned.push(...holes.pinned);
+    // Nothing an include pattern could match may be created or changed (sandbox-includes.ts).
+    if (!r.readOnly) {
+      const held = await includeHolds(r.path, input.roots[i]!._meta['mcp-roots/include'] ?? []);
+      readOnly.push(...held.readOnly);
+      pinned.push(...held.pinned);
+    }
   }
   const read = [...extra, ...(await existing(input.rule.read))];
   const write = await existing(input.rule.write);

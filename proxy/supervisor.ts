@@ -11,6 +11,7 @@
  */
 import type { RootsChange } from './daemon-link.js';
 import { DenyWatch, type DeniedPath } from './deny-watch.js';
+import { IncludeWatch } from './include-watch.js';
 import { planLaunch, sandboxWanted, type LaunchPlan, type PlanInput } from './launch-plan.js';
 import type { ProxyLogger } from './log.js';
 import { spawnDifference } from './plan-diff.js';
@@ -66,12 +67,23 @@ export class Supervisor {
   /** Stops the old server of the restart under way at once (a denied path appeared). */
   private stopNow: AbortController | undefined;
   private readonly watch: DenyWatch;
+  private readonly includes: IncludeWatch;
 
   constructor(private readonly o: SupervisorOptions) {
     this.watch = new DenyWatch({
       log: o.log,
       onDenied: (d) => this.onDenied(d),
       ...(o.maxWatchedDirs === undefined ? {} : { maxDirs: o.maxWatchedDirs }),
+    });
+    // An include base in a writable root that changed: stopped at once, as for a path denied
+    // for reading (include-watch.ts); the new layout mounts it read-only or refuses.
+    this.includes = new IncludeWatch({
+      onChanged: (path) =>
+        this.onDenied({
+          path,
+          access: 'all',
+          why: `an include pattern's directory changed in the roots: ${path}`,
+        }),
     });
   }
 
@@ -91,8 +103,13 @@ export class Supervisor {
   private async plan(): Promise<{ plan: LaunchPlan; denials: number }> {
     const denials = this.denials;
     const input = this.o.planInput();
-    if (sandboxWanted(input) && input.roots !== undefined) await this.watch.update(input.roots);
-    else this.watch.close();
+    if (sandboxWanted(input) && input.roots !== undefined) {
+      await this.watch.update(input.roots);
+      await this.includes.update(input.roots);
+    } else {
+      this.watch.close();
+      this.includes.close();
+    }
     return { plan: await planLaunch(input), denials };
   }
 
@@ -127,7 +144,9 @@ export class Supervisor {
       this.o.log.info(`a path denied for writing appeared in the roots: ${denied.path}`);
       return this.changed({ kind: 'denied', denied });
     }
-    this.o.log.warn(`a denied path appeared in the roots: ${denied.path}; stopping the server now`);
+    this.o.log.warn(
+      `${denied.why ?? `a denied path appeared in the roots: ${denied.path}`}; stopping the server now`,
+    );
     if (this.pending.length === 0) this.changedAt = performance.now();
     this.pending.push({ kind: 'denied', denied });
     this.stopNow?.abort();
@@ -161,6 +180,7 @@ export class Supervisor {
   stop(): void {
     this.closed = true;
     this.watch.close();
+    this.includes.close();
     if (this.timer !== undefined) clearTimeout(this.timer);
     const r = this.running;
     if (r?.kind === 'process') r.process.stop();

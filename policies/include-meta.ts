@@ -1,0 +1,35 @@
+/**
+ * The include patterns a sandboxed server's root must not let it add to: `_meta['mcp-roots/include']`.
+ *
+ * A file an include pattern matches is policy the moment it exists. The daemon's own checks refuse
+ * a write there (protected.ts), but a sandboxed server writes with its own system calls, so the
+ * proxy must lay the sandbox out so that nothing such a pattern could match can be created or
+ * changed (proxy/sandbox-includes.ts). These are not sent as denies: a deny pattern is walked for
+ * and watched through the whole root, and a broad base (the home) would cost that for nothing.
+ */
+import type { DenyRule } from './deny.js';
+import { isInsideOrEqual, isStrictlyInside } from './paths.js';
+
+/** The include rules among a resolution's protected rules (one list per resolution). */
+const includeRules = new WeakMap<readonly DenyRule[], DenyRule[]>();
+
+/**
+ * The include patterns (canonical absolute globs, or literal paths) whose matches could lie inside
+ * `root`: a glob whose base lies in the root or holds it, a literal path strictly inside it.
+ */
+export function includeMeta(protectedList: readonly DenyRule[], root: string): string[] {
+  let rules = includeRules.get(protectedList);
+  if (rules === undefined) {
+    rules = protectedList.filter((d) => d.include === true);
+    includeRules.set(protectedList, rules);
+  }
+  const out: string[] = [];
+  for (const d of rules) {
+    if (d.pattern !== undefined && d.base !== undefined) {
+      if (isInsideOrEqual(d.base, root) || isStrictlyInside(root, d.base)) out.push(d.pattern);
+    } else if (d.literal !== undefined && isStrictlyInside(d.literal, root)) {
+      out.push(d.literal);
+    }
+  }
+  return [...new Set(out)];
+}

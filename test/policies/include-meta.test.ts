@@ -1,0 +1,34 @@
+/** Which roots the daemon names an include pattern to (`_meta['mcp-roots/include']`). */
+import { mkdirSync, realpathSync } from 'node:fs';
+import { join } from 'node:path';
+import t from 'tap';
+import { nodeFs } from '../../policies/index.js';
+import { includeMeta } from '../../policies/include-meta.js';
+import { protectedRules } from '../../policies/protected.js';
+import { shortDir } from '../helpers/short-dir.js';
+
+void t.test('the daemon names an include pattern to the roots it concerns', async (t) => {
+  const dir = realpathSync(shortDir());
+  const home = join(dir, 'home');
+  mkdirSync(join(home, '.config', 'mcp-roots.d'), { recursive: true });
+  const pattern = join(home, '.config', 'mcp-roots.d', '*.yaml');
+  const rules = await protectedRules(nodeFs(), {
+    home,
+    policyFiles: [join(home, '.config', 'mcp-roots.yaml')],
+    includePatterns: [pattern, join(home, 'extra.yaml')],
+  });
+  const inc = rules.filter((r) => r.include === true);
+  t.equal(inc.length, 2, 'the include rules are marked');
+  t.ok(
+    inc.every((r) => !r.inMeta),
+    'and stay out of the denies in _meta',
+  );
+  t.same(includeMeta(rules, home), [pattern, join(home, 'extra.yaml')], 'a root of the home');
+  t.same(
+    includeMeta(rules, join(home, '.config', 'mcp-roots.d', 'x')),
+    [pattern],
+    'a root inside the base',
+  );
+  t.same(includeMeta(rules, join(home, 'proj')), [], 'a root beside it');
+  t.same(includeMeta(rules, '/'), [pattern, join(home, 'extra.yaml')], 'the whole disk');
+});
