@@ -12,17 +12,11 @@
 import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
+import { serverForcesRestart } from '../helpers/boxed-server.js';
 import { startDaemon } from '../helpers/daemon.js';
-import { startProxied, type Proxied } from '../helpers/proxied-server.js';
-import { ownedShortDir, waitFor } from '../helpers/proxy.js';
+import { startProxied } from '../helpers/proxied-server.js';
+import { ownedShortDir } from '../helpers/proxy.js';
 import { fixtureServer } from '../helpers/repo.js';
-
-const count = (h: Proxied, text: string): number => h.stderr().split(text).length - 1;
-
-/** No restart under way: as many ended (well or not) as began. */
-const idle = (h: Proxied): boolean =>
-  count(h, 'restarting the server:') ===
-  count(h, 'restarted the server (ms:') + count(h, 'did not take the host');
 
 void t.test('a link the server makes is never shown as its program', async (t) => {
   const dir = ownedShortDir(t);
@@ -55,20 +49,8 @@ servers:
   t.match((await attempt('read', join(r, 'notes.txt'))).text, /^ok: notes$/, 'the server is up');
 
   let restarts = 0;
-  const restart = async (why: string) => {
-    await waitFor(() => idle(boxed), 30_000, `no restart under way before: ${why}`);
-    const before = count(boxed, 'a denied path appeared in the roots:');
-    const trigger = join(r, `trigger${++restarts}`);
-    await attempt('mkdir', trigger);
-    // The server is stopped as the name appears: this call may be answered "call again".
-    await attempt('write', join(trigger, '.env')).catch(() => undefined);
-    await waitFor(
-      () => count(boxed, 'a denied path appeared in the roots:') > before,
-      30_000,
-      `the proxy saw the .env made for: ${why}`,
-    );
-    await waitFor(() => idle(boxed), 30_000, `the restart after: ${why}`);
-  };
+  /** The server makes a denied name appear, and the proxy restarts it with a new layout. */
+  const restart = (why: string) => serverForcesRestart(boxed, join(r, `trigger${++restarts}`), why);
 
   /** [what, the link to make (under the root), where it leads] */
   const ROWS: [string, string, string][] = [

@@ -4,6 +4,7 @@
  * watch makes: a denied path appearing in the roots is reported on stderr and restarts the server
  * with new mounts.
  */
+import { join } from 'node:path';
 import { HOSTILE_SERVER, startProxied, type Proxied } from './proxied-server.js';
 import { waitFor } from './proxy.js';
 
@@ -41,11 +42,24 @@ export function startBoxed(
 export async function changeUntilReported(
   h: Proxied,
   what: string,
-  change: () => void,
+  change: () => unknown,
 ): Promise<number> {
   await waitFor(() => restartsIdle(h), 30_000, `no restart under way before: ${what}`);
   const before = count(h, DENIED_APPEARED);
-  change();
+  await change();
   await waitFor(() => count(h, DENIED_APPEARED) > before, 30_000, `the proxy saw ${what}`);
   return before;
+}
+
+/**
+ * The hostile server makes `trigger` and a `.env` in it (denied by the test's policy) with its own
+ * system calls, and the proxy restarts it with a new layout; resolves once the restart ended.
+ */
+export async function serverForcesRestart(h: Proxied, trigger: string, why: string): Promise<void> {
+  await changeUntilReported(h, `the .env made for: ${why}`, async () => {
+    await h.call('attempt', { action: 'mkdir', ref: trigger, to: '' });
+    // The server is stopped as the name appears: this call may be answered "call again".
+    await h.call('attempt', { action: 'write', ref: join(trigger, '.env'), to: '' }).catch(() => 0);
+  });
+  await waitFor(() => restartsIdle(h), 30_000, `the restart after: ${why}`);
 }
