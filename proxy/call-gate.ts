@@ -31,6 +31,16 @@ function notAnObject(args: unknown): ArgumentRefusal | undefined {
   };
 }
 
+/** A check's verdict, where a check the host cancelled counts as not relayed. */
+async function cancelledIsRefused(check: Promise<boolean>): Promise<boolean> {
+  try {
+    return await check;
+  } catch (err) {
+    if (err instanceof CallCancelled) return true;
+    throw err;
+  }
+}
+
 /** A call's arguments as an object to look into (none when they are not one). */
 function argumentsOf(params: JsonObject): JsonObject {
   return isObject(params.arguments) ? params.arguments : {};
@@ -63,23 +73,13 @@ export class CallGate {
    * Check a `tools/call`; true when it must not be relayed (refused and answered, or cancelled),
    * false when it may be relayed.
    */
-  async refusedToolCall(line: McpLine, era: Era, signal?: AbortSignal): Promise<boolean> {
-    try {
-      return await this.checkToolCall(line, era, signal);
-    } catch (err) {
-      if (err instanceof CallCancelled) return true;
-      throw err;
-    }
+  refusedToolCall(line: McpLine, era: Era, signal?: AbortSignal): Promise<boolean> {
+    return cancelledIsRefused(this.checkToolCall(line, era, signal));
   }
 
   /** Check a `resources/read` of a `file:` URI; true when it must not be relayed. */
-  async refusedResourceRead(line: McpLine, era: Era, signal?: AbortSignal): Promise<boolean> {
-    try {
-      return await this.checkResourceRead(line, era, signal);
-    } catch (err) {
-      if (err instanceof CallCancelled) return true;
-      throw err;
-    }
+  refusedResourceRead(line: McpLine, era: Era, signal?: AbortSignal): Promise<boolean> {
+    return cancelledIsRefused(this.checkResourceRead(line, era, signal));
   }
 
   /**
@@ -87,13 +87,8 @@ export class CallGate {
    * let the model run prompts, so its arguments are checked as a tool's whose schema is unknown
    * (by name and by value), for reading. True when it must not be relayed.
    */
-  async refusedPromptGet(line: McpLine, era: Era, signal?: AbortSignal): Promise<boolean> {
-    try {
-      return await this.checkPromptGet(line, era, signal);
-    } catch (err) {
-      if (err instanceof CallCancelled) return true;
-      throw err;
-    }
+  refusedPromptGet(line: McpLine, era: Era, signal?: AbortSignal): Promise<boolean> {
+    return cancelledIsRefused(this.checkPromptGet(line, era, signal));
   }
 
   private async checkPromptGet(line: McpLine, era: Era, signal?: AbortSignal): Promise<boolean> {
