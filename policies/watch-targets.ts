@@ -5,6 +5,7 @@
  */
 import { dirname } from 'node:path';
 import picomatch from 'picomatch';
+import { groupHoldsSlash } from '../common/glob-groups.js';
 import { GLOB_OPTIONS, isGlob, splitGlob } from './expand.js';
 import type { FsView } from './model.js';
 
@@ -40,7 +41,7 @@ export function includeWatchDir(fs: FsView, pattern: string): Promise<string> {
  */
 export function includeDepth(pattern: string): number | 'recursive' {
   const { glob } = splitGlob(pattern);
-  if (glob.includes('**') || /\{[^}]*\//.test(glob)) return 'recursive';
+  if (glob.includes('**') || groupHoldsSlash(glob)) return 'recursive';
   return glob.split('/').length - 1;
 }
 

@@ -15,6 +15,7 @@
 import { lstat, realpath } from 'node:fs/promises';
 import { basename, dirname, join, relative } from 'node:path';
 import picomatch from 'picomatch';
+import { groupHoldsSlash } from '../common/glob-groups.js';
 import { ancestors, inside } from './sandbox-paths.js';
 
 /** One include pattern split where its glob starts. */
@@ -49,7 +50,7 @@ export function splitInclude(pattern: string): IncludeSplit {
  * split by segment and counts as could (fail closed).
  */
 export function couldMatchBelow(glob: string, rel: string): boolean {
-  if (/[{([][^})\]]*\//.test(glob)) return true;
+  if (groupHoldsSlash(glob)) return true;
   const parts = glob.split('/');
   const names = rel.split('/');
   for (let i = 0; i < names.length; i++) {

@@ -24,6 +24,11 @@ void t.test('could a match lie below a directory inside the base', (t) => {
     ['{a,b}/*.yaml', 'b', true],
     ['{a,b}/*.yaml', 'c', false],
     ['{a/x,b}/*.yaml', 'c', true], // a group holding a slash: fail closed
+    // A slash in a group behind a class or a nested group: picomatch matches `w/a/…`.
+    ['{x,[w]/a}/**/*.yaml', 'w', true],
+    ['{x,(w)/a}/**/*.yaml', 'w', true],
+    ['[w]/{a,[c]/d}/**/*.yaml', 'w/a', true],
+    ['{x,[[]/a}/**/*.yaml', 'w', true],
     ['[rs]/*.yaml', 'r', true],
     ['.hidden/*.yaml', '.hidden', true],
   ];
