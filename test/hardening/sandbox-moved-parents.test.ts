@@ -12,9 +12,14 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
-import { serverForcesRestart, startBoxed } from '../helpers/boxed-server.js';
+import {
+  changeUntilReported,
+  restartsIdle,
+  serverForcesRestart,
+  startBoxed,
+} from '../helpers/boxed-server.js';
 import { startDaemon } from '../helpers/daemon.js';
-import { ownedShortDir } from '../helpers/proxy.js';
+import { ownedShortDir, waitFor } from '../helpers/proxy.js';
 
 const SECRET = 'TOKEN=moved out';
 const KEPT = 'kept as the person wrote it';
@@ -114,14 +119,17 @@ servers:
 
   // What it costs is bounded: a directory holding a `**/.env` match stays free to rename (the
   // pattern follows the name), and the moved .env is still hidden after a restart.
-  // The .env appears under its new name as the rename is made, so the proxy's watch may stop the
-  // server before it answers ("call again"): the rename is looked for on the host.
-  await attempt('rename', join(r, 'trigger1'), join(r, 'moved')).catch(() => undefined);
+  // The .env appears under its new name as the rename is made: the proxy's watch reports it and
+  // restarts the server, maybe before it answers ("call again"), so the rename is looked for on
+  // the host and the next call waits for that restart to end.
+  await changeUntilReported(boxed, 'the .env moved with its directory', () =>
+    attempt('rename', join(r, 'trigger1'), join(r, 'moved')).catch(() => undefined),
+  );
   t.ok(
     existsSync(join(r, 'moved', '.env')) && !existsSync(join(r, 'trigger1')),
     'a directory holding a .env is renamed',
   );
-  await restart('the moved .env');
+  await waitFor(() => restartsIdle(boxed), 30_000, 'the restart after the move');
   const env = await attempt('read', join(r, 'moved', '.env'));
   t.equal(env.isError, true, `the moved .env is still hidden: ${env.text}`);
 });
