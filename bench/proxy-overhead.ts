@@ -16,7 +16,9 @@
  * answering the daemon's result bytes, in the same turns (what is left of the daemon's answer once
  * the two wake-ups and the socket's system calls are taken away). And the same decision made in
  * this process by the same code (`loadAndResolve` of the policy, then its `check`): what a
- * decision costs where no other process has to wake for it.
+ * decision costs where no other process has to wake for it. And the floor under any stdio proxy: a
+ * third host calls a third copy through a process that passes bytes unread (`bare-relay.ts`), in
+ * the same turns.
  */
 import { existsSync, mkdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { createConnection, type Socket } from 'node:net';
@@ -81,6 +83,7 @@ function cpuMs(pid: number | null | undefined): number {
 const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter((a) => a !== '');
 const proxied = await host([...nodeArgs, ...proxyArgs(socket)]);
 const direct = await host([FS_SERVER, root]);
+const relayed = await host([dist('bench/bare-relay.js'), process.execPath, FS_SERVER, root]);
 const daemonClient = await RootsClient.connect({
   socket,
   env,
@@ -179,6 +182,8 @@ try {
     if (text(r).includes(root)) break;
   }
   const figures: Record<string, { proxied: number[]; direct: number[] }> = {};
+  /** The call with a path through the bare relay. */
+  const relayMs: number[] = [];
   const checkMs: number[] = [];
   const rawCheckMs: number[] = [];
   const echoMs: number[] = [];
@@ -207,6 +212,8 @@ try {
         figures[name]!.direct.push(d);
       }
     }
+    const r = await timeCall(relayed, tools[0][0], tools[0][1]);
+    if (measured) relayMs.push(r);
     const c = await timeCheck();
     // Raw check and echo in turns, first one then the other: the one asked first finds its
     // process asleep since the turn before.
@@ -236,7 +243,9 @@ try {
   const rawCheck = summary(rawCheckMs);
   const echoed = summary(echoMs);
   const local = summary(inProcessMs);
+  const relay = summary(relayMs);
   const added = Number((p.p50 - d.p50).toFixed(3));
+  const relayAdded = Number((relay.p50 - d.p50).toFixed(3));
   ok = report(
     'proxy-overhead',
     {
@@ -245,6 +254,7 @@ try {
       pathCallDirectMs: d,
       noPathCallProxiedMs: np,
       noPathCallDirectMs: nd,
+      pathCallBareRelayMs: relay,
       daemonCheckMs: check,
       rawDaemonCheckMs: rawCheck,
       rawEchoMs: echoed,
@@ -253,7 +263,7 @@ try {
     },
     [
       [
-        `a call with a path through the proxy p50 ${p.p50} ms, straight to the server ${d.p50} ms: adds ${added} ms <= ${TARGET_MS} ms (without a path: ${np.p50} vs ${nd.p50} ms; the daemon's roots/check alone ${check.p50} ms, raw ${rawCheck.p50} ms against a bare echo's ${echoed.p50} ms, the same decision in-process ${local.p50} ms; CPU: proxy ${cpu.proxyUsPerTurn} µs per turn of one call of each, daemon ${cpu.daemonUsPerCheck} µs per check)`,
+        `a call with a path through the proxy p50 ${p.p50} ms, straight to the server ${d.p50} ms: adds ${added} ms <= ${TARGET_MS} ms (a process passing the bytes unread adds ${relayAdded} ms: ${relay.p50} ms; without a path: ${np.p50} vs ${nd.p50} ms; the daemon's roots/check alone ${check.p50} ms, raw ${rawCheck.p50} ms against a bare echo's ${echoed.p50} ms, the same decision in-process ${local.p50} ms; CPU: proxy ${cpu.proxyUsPerTurn} µs per turn of one call of each, daemon ${cpu.daemonUsPerCheck} µs per check)`,
         added <= TARGET_MS,
       ],
     ],
@@ -261,6 +271,7 @@ try {
 } finally {
   await proxied.close();
   await direct.close();
+  await relayed.close();
   await daemonClient.close();
   for (const s of rawSockets) s.destroy();
   echo.kill();
