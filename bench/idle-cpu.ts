@@ -1,7 +1,8 @@
 /**
  * CPU time used by an idle daemon with a 100-root policy (plain roots, dir/* and
- * dir/**\/x globs) and a subscribed client, over 60 seconds. Target: below 100 ms. Runs the
- * built daemon as a child process and reads its CPU time from /proc.
+ * dir/**\/x globs) and a subscribed client, over 60 seconds, and how often any of its threads
+ * woke up. Targets: below 100 ms, and no wake-up at all (nothing is due before the rescan, 300 s
+ * away). Runs the built daemon as a child process and reads its CPU time from /proc.
  */
 import { mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -16,14 +17,21 @@ const RECURSIVE = 5;
 /** Clock ticks per second for /proc/<pid>/stat (USER_HZ; 100 on every Linux build that matters). */
 const USER_HZ = 100;
 
-/** The process's CPU time in ms: precise from each thread's schedstat (ns), and from stat (ticks). */
-function cpuMs(pid: number): { schedstat: number | undefined; stat: number } {
+/**
+ * The process's CPU time in ms: precise from each thread's schedstat (ns), and from stat (ticks).
+ * `runs`: how many times its threads were put on a CPU (schedstat's third field): a thread asleep
+ * in epoll or on a condition variable adds nothing, so any change is a wake-up. Reading /proc
+ * does not wake the process.
+ */
+function cpuMs(pid: number): { schedstat: number | undefined; stat: number; runs: number } {
   // Every thread's (the main one, libuv's pool, @parcel/watcher's, V8's): schedstat is per thread.
   let schedstat: number | undefined = 0;
+  let runs = 0;
   try {
     for (const task of readdirSync(`/proc/${pid}/task`)) {
-      schedstat +=
-        Number(readFileSync(`/proc/${pid}/task/${task}/schedstat`, 'utf8').split(' ')[0]) / 1e6;
+      const fields = readFileSync(`/proc/${pid}/task/${task}/schedstat`, 'utf8').split(' ');
+      schedstat += Number(fields[0]) / 1e6;
+      runs += Number(fields[2]);
     }
   } catch {
     schedstat = undefined;
@@ -32,7 +40,7 @@ function cpuMs(pid: number): { schedstat: number | undefined; stat: number } {
   const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
   const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
   const ticks = Number(fields[11]) + Number(fields[12]);
-  return { schedstat, stat: (ticks * 1000) / USER_HZ };
+  return { schedstat, stat: (ticks * 1000) / USER_HZ, runs };
 }
 
 const dir = realpathSync(tempDir());
@@ -67,6 +75,7 @@ try {
   // Sample every 10 s too, so that a one-off (V8's memory reducer runs a GC ~8 s after start)
   // can be told from periodic work.
   const slices: number[] = [];
+  const wakeSlices: number[] = [];
   let last = before;
   for (let left = SECONDS; left > 0; left -= 10) {
     await delay(Math.min(10, left) * 1000);
@@ -74,6 +83,7 @@ try {
     slices.push(
       Math.round(((now.schedstat ?? now.stat) - (last.schedstat ?? last.stat)) * 100) / 100,
     );
+    wakeSlices.push(now.runs - last.runs);
     last = now;
   }
   const after = last;
@@ -81,6 +91,7 @@ try {
   const used =
     after.schedstat !== undefined ? after.schedstat - before.schedstat! : after.stat - before.stat;
   const round = (x: number) => Math.round(x * 100) / 100;
+  const wakeUps = after.runs - before.runs;
   ok = report(
     'idle-cpu',
     {
@@ -92,11 +103,17 @@ try {
       cpuMs: round(used),
       cpuMsFromStat: round(after.stat - before.stat),
       cpuMsPer10s: slices,
+      wakeUps,
+      wakeUpsPer10s: wakeSlices,
     },
     [
       [
         `idle daemon (${roots.length} roots, ${status.watches.directories} watched directories) used ${round(used)} ms CPU in ${SECONDS} s < 100 ms`,
         used < 100,
+      ],
+      [
+        `no wake-up of the idle daemon in ${SECONDS} s (its threads were run ${wakeUps} times)`,
+        before.schedstat !== undefined && wakeUps === 0,
       ],
     ],
   );

@@ -1,5 +1,7 @@
 #!/usr/bin/env node
 /** The `mcp-rootsd` executable: run the daemon in the foreground until SIGTERM or SIGINT. */
+// First: V8 flags the daemon sets on itself, before the rest of the bundle is evaluated.
+import './v8-flags.js';
 import { relative } from 'node:path';
 import { commandOf, withSocket } from '../common/command-line.js';
 import { RootsError } from '../common/errors.js';
