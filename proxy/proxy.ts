@@ -297,6 +297,13 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
           );
         }
         break;
+      case 'completion/complete':
+        if (isRequest && enforce) {
+          return this.requests.admitPending(line, era, async (signal) =>
+            (await this.gate.refusedCompletion(line, era, signal)) ? undefined : line,
+          );
+        }
+        break;
       case 'resources/subscribe':
       case 'resources/unsubscribe':
       case 'subscriptions/listen':
