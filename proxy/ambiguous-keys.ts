@@ -54,6 +54,13 @@ const ENVELOPE: Record<string, readonly string[]> = {
   inputResponses: [],
   // One answer: the proxy replaces a roots answer by its `roots`.
   inputResponse: ['roots'],
+  // A subscriptions/listen filter: the proxy checks the resources it subscribes to.
+  notifications: [
+    'toolsListChanged',
+    'promptsListChanged',
+    'resourcesListChanged',
+    'resourceSubscriptions',
+  ],
   // completion/complete: the prompt or resource template, the argument completed, those given.
   ref: ['type', 'name', 'uri'],
   argument: ['name', 'value'],
@@ -247,7 +254,7 @@ function describe(frame: Frame): string {
 }
 
 /** Members of `params` whose own members are read by name: each is a level of its own. */
-const LEVELS_IN_PARAMS = new Set(['ref', 'argument', 'context']);
+const LEVELS_IN_PARAMS = new Set(['notifications', 'ref', 'argument', 'context']);
 
 /** The envelope level of the object under `key` in an object of level `parent`. */
 function childLevel(parent: string | undefined, key: string): string | undefined {

@@ -1,6 +1,7 @@
 /**
  * The check of each request that names files (`tools/call`, `resources/read`, `prompts/get`,
- * `completion/complete`) against the policy before it reaches the server.
+ * `completion/complete`, `resources/subscribe`, `subscriptions/listen`) against the policy before
+ * it reaches the server.
  */
 import { RootsError } from '../common/errors.js';
 import type { Access } from '../common/types.js';
@@ -105,6 +106,16 @@ export class CallGate {
     return cancelledIsRefused(this.checkCompletion(line, era, signal));
   }
 
+  /**
+   * Check a `resources/subscribe` (its `uri`) or a 2026-07-28 `subscriptions/listen` (its
+   * `notifications.resourceSubscriptions`): a subscription tells the host each time the file
+   * changes, so each `file:` URI is checked as `resources/read` checks it. True when it must not
+   * be relayed.
+   */
+  refusedSubscription(line: McpLine, era: Era, signal?: AbortSignal): Promise<boolean> {
+    return cancelledIsRefused(this.checkSubscription(line, era, signal));
+  }
+
   private async checkPromptGet(line: McpLine, era: Era, signal?: AbortSignal): Promise<boolean> {
     const { params } = line;
     const name = typeof params.name === 'string' ? params.name : '';
@@ -182,6 +193,26 @@ export class CallGate {
   private async checkResourceRead(line: McpLine, era: Era, signal?: AbortSignal): Promise<boolean> {
     const uri = line.params.uri;
     return this.refusedUris(line, era, typeof uri === 'string' ? [uri] : [], signal);
+  }
+
+  private async checkSubscription(line: McpLine, era: Era, signal?: AbortSignal): Promise<boolean> {
+    const { params } = line;
+    if (line.method === 'resources/subscribe') {
+      return this.refusedUris(
+        line,
+        era,
+        typeof params.uri === 'string' ? [params.uri] : [],
+        signal,
+      );
+    }
+    const filter = params.notifications;
+    const uris = isObject(filter) ? filter.resourceSubscriptions : undefined;
+    if (uris === undefined || uris === null) return this.refusedUris(line, era, [], signal);
+    if (!Array.isArray(uris) || !uris.every((u) => typeof u === 'string')) {
+      const reason = 'notifications.resourceSubscriptions is not an array of URIs';
+      return this.refuseUri(line, era, 'notifications.resourceSubscriptions', reason);
+    }
+    return this.refusedUris(line, era, uris, signal);
   }
 
   /**

@@ -305,8 +305,20 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
         }
         break;
       case 'resources/subscribe':
-      case 'resources/unsubscribe':
       case 'subscriptions/listen':
+        if (isRequest && enforce) {
+          // Kept for a restarted server only once relayed: a refused one is nobody's to restore.
+          return this.requests.admitPending(
+            line,
+            era,
+            async (signal) =>
+              (await this.gate.refusedSubscription(line, era, signal)) ? undefined : line,
+            () => this.subscriptions.onHost(line),
+          );
+        }
+        this.subscriptions.onHost(line);
+        break;
+      case 'resources/unsubscribe':
         this.subscriptions.onHost(line);
         break;
     }

@@ -37,6 +37,8 @@ const CHECKED_METHODS = new Set([
   'resources/read',
   'prompts/get',
   'completion/complete',
+  'resources/subscribe',
+  'subscriptions/listen',
 ]);
 
 const refused = (code: number, why: string): RpcErrorObject => ({
