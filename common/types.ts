@@ -112,6 +112,12 @@ export interface SandboxRule {
   read: string[];
   write: string[];
   network: boolean;
+  /**
+   * With `write` paths: the policy's include patterns (canonical absolute globs or paths). A
+   * `write` path is writable as a root is, so the sandbox must not let the server create or change
+   * anything they could match there, as for a root's `_meta['mcp-roots/include']` (an addition).
+   */
+  include?: string[];
 }
 
 /** A tool override from `servers.<name>.tools.<tool>`. */

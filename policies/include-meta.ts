@@ -33,3 +33,18 @@ export function includeMeta(protectedList: readonly DenyRule[], root: string): s
   }
   return [...new Set(out)];
 }
+
+/**
+ * Every include pattern (canonical absolute globs, or literal paths): for a sandbox's extra
+ * writable paths, which the daemon knows only as written (not canonical), so the proxy decides
+ * which could match in each (proxy/sandbox-includes.ts), as it does for a root.
+ */
+export function allIncludes(protectedList: readonly DenyRule[]): string[] {
+  const out: string[] = [];
+  for (const d of protectedList) {
+    if (d.include !== true) continue;
+    if (d.pattern !== undefined) out.push(d.pattern);
+    else if (d.literal !== undefined) out.push(d.literal);
+  }
+  return [...new Set(out)];
+}

@@ -90,11 +90,23 @@ export interface HeldBase {
   root: string;
 }
 
-/** What the include patterns of one writable root need, or why the root cannot be sandboxed. */
+/**
+ * What the include patterns of one writable root need, or why the root cannot be sandboxed. An
+ * extra writable path (`sandbox.write`, `kind: 'write'`) is writable as a root is, and held alike.
+ */
 export async function includeHolds(
   root: string,
   patterns: readonly string[],
+  kind: 'root' | 'write' = 'root',
 ): Promise<{ readOnly: string[]; pinned: string[]; held: HeldBase[] }> {
+  const where =
+    kind === 'root'
+      ? `writable root ${root}`
+      : `writable path ${root} (the policy's sandbox.write)`;
+  const narrow =
+    kind === 'root'
+      ? `make ${root} read-only in the policy`
+      : `take ${root} out of the server's sandbox.write`;
   const readOnly: string[] = [];
   const pinned: string[] = [];
   const held: HeldBase[] = [];
@@ -114,7 +126,7 @@ export async function includeHolds(
           ? `create ${base} so that the sandbox can make it read-only`
           : `create it (mkdir -p ${base}) so that the sandbox can make it read-only`;
       throw new Error(
-        `the include pattern ${pattern} could match a file the server creates in its writable root ${root}, and ${what} ${base} does not exist; ${make}, make ${root} read-only in the policy, or narrow the include`,
+        `the include pattern ${pattern} could match a file the server creates in its ${where}, and ${what} ${base} does not exist; ${make}, ${narrow}, or narrow the include`,
       );
     }
     if (
@@ -123,7 +135,7 @@ export async function includeHolds(
       couldMatchBelow(split.glob, relative(base, root))
     ) {
       throw new Error(
-        `the include pattern ${pattern} could match a file the server creates in its writable root ${root}, which lies inside ${base}; make ${root} read-only in the policy, or narrow the include so that it cannot match there`,
+        `the include pattern ${pattern} could match a file the server creates in its ${where}, which lies inside ${base}; ${narrow}, or narrow the include so that it cannot match there`,
       );
     }
   }

@@ -20,6 +20,8 @@ export interface SandboxRule {
   read: string[];
   write: string[];
   network: boolean;
+  /** The policy's include patterns, for the `write` paths (common/types.ts). */
+  include?: string[];
 }
 
 /** How many entries the proxy reads in one root to find the paths a deny pattern matches. */
@@ -222,6 +224,13 @@ export async function sandboxMounts(input: {
   }
   const read = [...extra, ...(await existing(input.rule.read))];
   const write = await existing(input.rule.write);
+  // An extra writable path is writable as a root is: nothing an include pattern could match may be
+  // created or changed there either.
+  for (const w of write) {
+    const held = await includeHolds(w, input.rule.include ?? [], 'write');
+    readOnly.push(...held.readOnly);
+    pinned.push(...held.pinned);
+  }
   const visible = [...roots.map((r) => r.path), ...read, ...write];
   const socket = input.daemonSocket === undefined ? undefined : resolve(input.daemonSocket);
   if (socket !== undefined && visible.some((v) => inside(socket, v))) {

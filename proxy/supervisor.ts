@@ -105,7 +105,7 @@ export class Supervisor {
     const input = this.o.planInput();
     if (sandboxWanted(input) && input.roots !== undefined) {
       await this.watch.update(input.roots);
-      await this.includes.update(input.roots);
+      await this.includes.update(input.roots, input.sandbox);
     } else {
       this.watch.close();
       this.includes.close();
