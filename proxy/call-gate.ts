@@ -116,6 +116,17 @@ export class CallGate {
     return cancelledIsRefused(this.checkSubscription(line, era, signal));
   }
 
+  /**
+   * Why one of these `file:` URIs may not be read now, as `uri: reason`, or undefined: what a
+   * restarted server is subscribed to again (server-swap.ts). Nothing is answered.
+   */
+  async uriRefusal(uris: readonly string[]): Promise<string | undefined> {
+    const values = uris.filter(isFileUri).map((value) => ({ value, uri: true, where: 'uri' }));
+    if (values.length === 0) return undefined;
+    const refusal = await this.checkPaths(values, 'read', undefined, undefined);
+    return refusal === undefined ? undefined : `${showPath(refusal.path)}: ${refusal.reason}`;
+  }
+
   private async checkPromptGet(line: McpLine, era: Era, signal?: AbortSignal): Promise<boolean> {
     const { params } = line;
     const name = typeof params.name === 'string' ? params.name : '';

@@ -4,7 +4,8 @@
  */
 import { EventEmitter } from 'node:events';
 import { errnoCode } from '../common/errors.js';
-import type { JsonObject } from '../protocol/messages.js';
+import { errorLine, idKey, type JsonObject } from '../protocol/messages.js';
+import { RpcCode } from '../protocol/rpc-errors.js';
 import { AskByInput } from './ask-by-input.js';
 import { AskPerson } from './ask-person.js';
 import { CallGate } from './call-gate.js';
@@ -420,6 +421,17 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
       toServer: (line) => this.toServer(line),
       toHost: (line) => this.toHost(line),
       subscriptions: this.subscriptions,
+      // Checked as when the host subscribed: not at all without enforcement.
+      uriRefusal: (uris) =>
+        this.settings.enforce ? this.gate.uriRefusal(uris) : Promise.resolve(undefined),
+      endStream: (stream, message) => {
+        const key = idKey(stream.idText);
+        if (key !== undefined) {
+          this.subscriptions.ended(key);
+          this.relayed.settled(key);
+        }
+        this.toHost(errorLine(stream.idText, { code: RpcCode.INVALID_PARAMS, message }));
+      },
       refreshTools: () => {
         // A 2026-07-28 session has no `initialized`: its tools were learnt at its first call.
         const learnt = this.handshake.initialized || this.catalog.started;

@@ -4,7 +4,8 @@
  * root, and the server then reported its changes to the host. The same for the 2026-07-28
  * `subscriptions/listen`, whose filter names the resources in `resourceSubscriptions`. Both are
  * now checked as `resources/read` is, answered with its error, and a refused one is not restored
- * on a restarted server; `resources/unsubscribe` passes. Sent without an id (as a notification,
+ * on a restarted server; nor is one the policy has come to refuse by the time of the restart
+ * (checked again); `resources/unsubscribe` passes. Sent without an id (as a notification,
  * never answered, so never checked) they are refused, as `completion/complete` is.
  *
  * Real daemon, real proxy, a raw host, and a server that records every subscription it gets.
@@ -13,7 +14,7 @@ import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import { startDaemon } from '../helpers/daemon.js';
-import { ownedShortDir } from '../helpers/proxy.js';
+import { ownedShortDir, waitFor } from '../helpers/proxy.js';
 import { initialize, startRawSession, type RawSession } from '../helpers/raw-session.js';
 import { fixtureServer } from '../helpers/repo.js';
 
@@ -153,3 +154,69 @@ void t.test('subscriptions name files too', async (t) => {
     'it subscribed to the allowed file',
   );
 });
+
+void t.test(
+  'a subscription the policy now denies is not restored on a restarted server',
+  async (t) => {
+    const dir = ownedShortDir(t);
+    const w = join(dir, 'w');
+    mkdirSync(join(w, 'docs'), { recursive: true });
+    mkdirSync(join(dir, 'more'));
+    writeFileSync(join(w, 'docs/ok.txt'), 'ok');
+    const record = join(dir, 'subscribed.jsonl');
+    writeFileSync(record, '');
+    const policy = `version: 1\nservers:\n  subs:\n    roots:\n      - path: ${w}\n`;
+    const d = await startDaemon(t, policy, { dir });
+    const s = startRawSession({
+      t,
+      dir,
+      socket: d.socket,
+      server: 'subs',
+      fixture: fixtureServer('subscriptions.mjs'),
+      // `{roots}`: a new root restarts the server.
+      serverArgs: [`--record=${record}`, '{roots}'],
+    });
+    await initialize(s);
+    const ok = `file://${w}/docs/ok.txt`;
+    s.send({ jsonrpc: '2.0', id: 1, method: 'resources/subscribe', params: { uri: ok } });
+    t.match(await answer(s, 1), /"result":\{\}/, 'subscribed while allowed');
+    s.send({
+      jsonrpc: '2.0',
+      id: 2,
+      method: 'subscriptions/listen',
+      params: { notifications: { resourceSubscriptions: [ok] }, _meta: MODERN },
+    });
+    await s.line('"io.modelcontextprotocol/subscriptionId":2');
+    const pids = () => new Set(recorded(record).map((r) => r.pid));
+    t.equal(pids().size, 1, 'one server so far');
+
+    // The person denies the file, and a new root restarts the server.
+    d.writePolicy(`${policy}      - path: ${dir}/more\n    deny:\n      - ${w}/docs\n`);
+    await waitFor(() => pids().size === 2, 30_000, 'a second server');
+    const stream = await answer(s, 2, 30_000);
+    t.match(
+      stream,
+      /"error":.*mcp-roots-proxy refused .*denied.*the stream ends/,
+      'the stream ends',
+    );
+    s.send({ jsonrpc: '2.0', id: 3, method: 'ping', params: {} });
+    await answer(s, 3, 30_000);
+    const second = recorded(record).filter((r) => r.pid !== recorded(record)[0]!.pid);
+    t.notOk(
+      second.some((r) => r.method === 'resources/subscribe'),
+      'the new server is not subscribed to the denied file',
+    );
+    t.notOk(
+      second.some((r) => r.method === 'subscriptions/listen'),
+      'nor given the stream that names it',
+    );
+  },
+);
+
+/** What the subscriptions fixture recorded: one entry per request it noted. */
+function recorded(file: string): { pid: number; method: string }[] {
+  return readFileSync(file, 'utf8')
+    .split('\n')
+    .filter((l) => l !== '')
+    .map((l) => JSON.parse(l) as { pid: number; method: string });
+}
