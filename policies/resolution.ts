@@ -14,6 +14,7 @@ import { checkAccess } from './check-access.js';
 import { covers, describeRule, type DenyRule } from './deny.js';
 import type { Expansion } from './entry.js';
 import { explainServer } from './explain.js';
+import { denyMeta } from './common-effect.js';
 import { allIncludes } from './include-meta.js';
 import { launchRules } from './launch-rules.js';
 import type { ParsedPolicyFile, PolicyContext, ResolvedPolicy, WatchPlan } from './model.js';
@@ -119,6 +120,9 @@ export class Resolution implements ResolvedPolicy {
     if (out.sandbox !== undefined && out.sandbox.write.length > 0) {
       const include = allIncludes(this.protectedList);
       if (include.length > 0) out.sandbox.include = include;
+      // And the denies and protected paths, which the proxy matches in each canonical path.
+      const deny = denyMeta(this.view(server).denies, '/');
+      if (deny.length > 0) out.sandbox.deny = deny;
     }
     return out;
   }
