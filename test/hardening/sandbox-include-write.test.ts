@@ -8,12 +8,12 @@
  * Real daemon, real proxy under bubblewrap, the hostile fixture server.
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { startDaemon } from '../helpers/daemon.js';
 import { HOSTILE_SERVER, proxiedTransport, startProxied } from '../helpers/proxied-server.js';
-import { ownedShortDir } from '../helpers/proxy.js';
+import { ownedShortDir, waitFor } from '../helpers/proxy.js';
 
 const INCLUDED = 'version: 1\n';
 
@@ -116,5 +116,37 @@ void t.test(
       ),
       'a path inside the base',
     );
+  },
+);
+
+void t.test(
+  'an include directory in a sandbox.write path removed while the server runs',
+  async (t) => {
+    const dir = ownedShortDir(t);
+    const r = join(dir, 'r');
+    const x = join(dir, 'x');
+    const incDir = join(x, 'policy.d');
+    mkdirSync(r, { recursive: true });
+    mkdirSync(incDir, { recursive: true });
+    const d = await startDaemon(t, policy(r, x, `${incDir}/*.yaml`), { dir });
+    const boxed = await startProxied(t, {
+      server: 'h',
+      socket: d.socket,
+      proxyArgs: ['--sandbox', '--no-enforce'],
+      command: [process.execPath, HOSTILE_SERVER],
+    });
+    const attempt = (action: string, ref: string) => boxed.call('attempt', { action, ref, to: '' });
+    t.match((await attempt('write', join(incDir, 'zz.yaml'))).text, /^EROFS/, 'read-only at first');
+    // Removed: the read-only mount goes with it, and the server could make the name again.
+    rmSync(incDir, { recursive: true });
+    await waitFor(
+      () =>
+        /the server is not started: cannot lay out the sandbox: the include pattern .*writable path/.test(
+          boxed.stderr(),
+        ),
+      30_000,
+      'the proxy stopped the server and refused to start it again',
+    );
+    t.notOk(existsSync(join(incDir, 'zz.yaml')), 'nothing was written');
   },
 );
