@@ -112,6 +112,18 @@ export interface SandboxRule {
   read: string[];
   write: string[];
   network: boolean;
+  /**
+   * With `write` paths: the policy's include patterns (canonical absolute globs or paths). A
+   * `write` path is writable as a root is, so the sandbox must not let the server create or change
+   * anything they could match there, as for a root's `_meta['mcp-roots/include']` (an addition).
+   */
+  include?: string[];
+  /**
+   * With `write` paths: every deny and protected path of the server's (as `_meta['mcp-roots/deny']`
+   * entries, unfiltered): a `write` path is writable as a root is, so the sandbox hides or holds
+   * what they match there as in a root (an addition).
+   */
+  deny?: DenyMeta[];
 }
 
 /** A tool override from `servers.<name>.tools.<tool>`. */

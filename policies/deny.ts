@@ -1,6 +1,7 @@
 /** Deny rules and protected paths as patterns over canonical paths (docs/policy.md rules 5 and 6). */
 import { sep } from 'node:path';
 import picomatch from 'picomatch';
+import { linksOnTheWay } from '../common/links-on-the-way.js';
 import type { DenyAccess } from '../common/types.js';
 import { isGlob, splitGlob } from './expand.js';
 import type { FsView, Pos } from './model.js';
@@ -25,6 +26,18 @@ export interface DenyRule {
   inMeta: boolean;
   /** An include pattern: `_meta['mcp-roots/include']` names it to the sandbox (include-meta.ts). */
   include?: boolean;
+  /**
+   * An include pattern as written (absolute, expanded, links not followed), when links on the way
+   * make it differ from the canonical one: the daemon follows the written name at every load, so
+   * the sandbox must see the links too (include-meta.ts).
+   */
+  written?: string;
+  /**
+   * With `written`: where the links on the way to its base lie (common/links-on-the-way.ts), so
+   * that a root is named the written pattern only when it holds one; undefined when they could
+   * not be read (then every root is).
+   */
+  links?: string[];
   /** For `**\/NAME` with a plain NAME: covered iff some segment of the path is NAME. */
   segment?: string;
   match?: (path: string) => boolean;
@@ -88,6 +101,14 @@ export async function compileDeny(
     rule.base = canonBase;
     rule.pattern = childPath(canonBase, glob);
     rule.match = matcher(rule.pattern);
+  }
+  if (extra.include === true && abs !== (rule.pattern ?? rule.literal)) {
+    rule.written = abs;
+    const readlink = fs.readlink?.bind(fs);
+    if (readlink !== undefined) {
+      const base = isGlob(abs) ? splitGlob(abs).base : abs;
+      rule.links = await linksOnTheWay(base, { lstat: (p) => fs.lstat(p), readlink });
+    }
   }
   return rule;
 }

@@ -15,7 +15,11 @@ const includeRules = new WeakMap<readonly DenyRule[], DenyRule[]>();
 
 /**
  * The include patterns (canonical absolute globs, or literal paths) whose matches could lie inside
- * `root`: a glob whose base lies in the root or holds it, a literal path strictly inside it.
+ * `root`: a glob whose base lies in the root or holds it, a literal path strictly inside it. Beside
+ * them, each pattern as written whose way to its base goes through a link in the root: a server
+ * that may write there could re-point the link and move what the daemon includes, which the
+ * canonical pattern does not show; the sandbox walks the written base and refuses such a link
+ * (proxy/sandbox-includes.ts). Where the links could not be read, every root is named it.
  */
 export function includeMeta(protectedList: readonly DenyRule[], root: string): string[] {
   let rules = includeRules.get(protectedList);
@@ -30,6 +34,25 @@ export function includeMeta(protectedList: readonly DenyRule[], root: string): s
     } else if (d.literal !== undefined && isStrictlyInside(d.literal, root)) {
       out.push(d.literal);
     }
+    if (d.written !== undefined && (d.links?.some((l) => isStrictlyInside(l, root)) ?? true)) {
+      out.push(d.written);
+    }
+  }
+  return [...new Set(out)];
+}
+
+/**
+ * Every include pattern (canonical absolute globs, or literal paths): for a sandbox's extra
+ * writable paths, which the daemon knows only as written (not canonical), so the proxy decides
+ * which could match in each (proxy/sandbox-includes.ts), as it does for a root.
+ */
+export function allIncludes(protectedList: readonly DenyRule[]): string[] {
+  const out: string[] = [];
+  for (const d of protectedList) {
+    if (d.include !== true) continue;
+    if (d.pattern !== undefined) out.push(d.pattern);
+    else if (d.literal !== undefined) out.push(d.literal);
+    if (d.written !== undefined) out.push(d.written);
   }
   return [...new Set(out)];
 }

@@ -14,6 +14,8 @@ import { checkAccess } from './check-access.js';
 import { covers, describeRule, type DenyRule } from './deny.js';
 import type { Expansion } from './entry.js';
 import { explainServer } from './explain.js';
+import { denyMeta } from './common-effect.js';
+import { allIncludes } from './include-meta.js';
 import { launchRules } from './launch-rules.js';
 import type { ParsedPolicyFile, PolicyContext, ResolvedPolicy, WatchPlan } from './model.js';
 import { compareUtf8 } from './paths.js';
@@ -112,7 +114,17 @@ export class Resolution implements ResolvedPolicy {
   }
 
   launch(server: string): Pick<ExplainResult, 'launch' | 'sandbox'> {
-    return launchRules(this.matching(server), this.ctx);
+    const out = launchRules(this.matching(server), this.ctx);
+    // An extra writable path is writable as a root is: the sandbox must keep the include patterns
+    // from matching there too (docs/security.md, "Include patterns in a writable root").
+    if (out.sandbox !== undefined && out.sandbox.write.length > 0) {
+      const include = allIncludes(this.protectedList);
+      if (include.length > 0) out.sandbox.include = include;
+      // And the denies and protected paths, which the proxy matches in each canonical path.
+      const deny = denyMeta(this.view(server).denies, '/');
+      if (deny.length > 0) out.sandbox.deny = deny;
+    }
+    return out;
   }
 
   private byName: Map<string, Block[]> | undefined;

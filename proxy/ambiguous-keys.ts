@@ -37,6 +37,10 @@ const ENVELOPE: Record<string, readonly string[]> = {
     'requestState',
     // 2026-07-28: what a subscriptions/listen stream (and its acknowledgement) carries.
     'notifications',
+    // completion/complete: what the proxy checks as paths.
+    'ref',
+    'argument',
+    'context',
   ],
   _meta: [
     'progressToken',
@@ -50,6 +54,17 @@ const ENVELOPE: Record<string, readonly string[]> = {
   inputResponses: [],
   // One answer: the proxy replaces a roots answer by its `roots`.
   inputResponse: ['roots'],
+  // A subscriptions/listen filter: the proxy checks the resources it subscribes to.
+  notifications: [
+    'toolsListChanged',
+    'promptsListChanged',
+    'resourcesListChanged',
+    'resourceSubscriptions',
+  ],
+  // completion/complete: the prompt or resource template, the argument completed, those given.
+  ref: ['type', 'name', 'uri'],
+  argument: ['name', 'value'],
+  context: ['arguments'],
 };
 
 // eslint-disable-next-line no-control-regex -- NUL is what this excludes
@@ -238,12 +253,16 @@ function describe(frame: Frame): string {
   return where === '' ? 'the message' : where;
 }
 
+/** Members of `params` whose own members are read by name: each is a level of its own. */
+const LEVELS_IN_PARAMS = new Set(['notifications', 'ref', 'argument', 'context']);
+
 /** The envelope level of the object under `key` in an object of level `parent`. */
 function childLevel(parent: string | undefined, key: string): string | undefined {
   if (parent === 'message' && key === 'params') return 'params';
   if (parent === 'params' && key === '_meta') return '_meta';
   if (parent === 'params' && key === 'inputResponses') return 'inputResponses';
   if (parent === 'inputResponses') return 'inputResponse';
+  if (parent === 'params' && LEVELS_IN_PARAMS.has(key)) return key;
   return undefined;
 }
 

@@ -1,4 +1,8 @@
-/** The check of each `tools/call` and `resources/read` against the policy before it reaches the server. */
+/**
+ * The check of each request that names files (`tools/call`, `resources/read`, `prompts/get`,
+ * `completion/complete`, `resources/subscribe`, `subscriptions/listen`) against the policy before
+ * it reaches the server.
+ */
 import { RootsError } from '../common/errors.js';
 import type { Access } from '../common/types.js';
 import type { JsonObject } from '../protocol/messages.js';
@@ -10,6 +14,7 @@ import { grantCommand, type AskPerson } from './ask-person.js';
 import type { DaemonLink } from './daemon-link.js';
 import { daemonAwayHint } from './hint-commands.js';
 import type { Era } from './era.js';
+import { completionPaths } from './completion-paths.js';
 import { checkValues, showPath, type Refusal } from './enforce.js';
 import { isFileUri } from './file-uri.js';
 import type { ProxyLogger } from './log.js';
@@ -91,21 +96,79 @@ export class CallGate {
     return cancelledIsRefused(this.checkPromptGet(line, era, signal));
   }
 
+  /**
+   * Check a `completion/complete`: a server completing a path lists the directory it lies in, so
+   * the argument, the context's arguments and a `file:` resource template filled in with them are
+   * checked as a prompt's arguments are, with each path's directory (completion-paths.ts). True
+   * when it must not be relayed.
+   */
+  refusedCompletion(line: McpLine, era: Era, signal?: AbortSignal): Promise<boolean> {
+    return cancelledIsRefused(this.checkCompletion(line, era, signal));
+  }
+
+  /**
+   * Check a `resources/subscribe` (its `uri`) or a 2026-07-28 `subscriptions/listen` (its
+   * `notifications.resourceSubscriptions`): a subscription tells the host each time the file
+   * changes, so each `file:` URI is checked as `resources/read` checks it. True when it must not
+   * be relayed.
+   */
+  refusedSubscription(line: McpLine, era: Era, signal?: AbortSignal): Promise<boolean> {
+    return cancelledIsRefused(this.checkSubscription(line, era, signal));
+  }
+
+  /**
+   * Why one of these `file:` URIs may not be read now, as `uri: reason`, or undefined: what a
+   * restarted server is subscribed to again (server-swap.ts). Nothing is answered.
+   */
+  async uriRefusal(uris: readonly string[]): Promise<string | undefined> {
+    const values = uris.filter(isFileUri).map((value) => ({ value, uri: true, where: 'uri' }));
+    if (values.length === 0) return undefined;
+    const refusal = await this.checkPaths(values, 'read', undefined, undefined);
+    return refusal === undefined ? undefined : `${showPath(refusal.path)}: ${refusal.reason}`;
+  }
+
   private async checkPromptGet(line: McpLine, era: Era, signal?: AbortSignal): Promise<boolean> {
-    const { hold, log, answerHost } = this.options;
-    if (hold.closed) await untilCancelled(hold.passed(), signal);
     const { params } = line;
     const name = typeof params.name === 'string' ? params.name : '';
     const values = notAnObject(params.arguments) ?? pathValues(argumentsOf(params), undefined);
+    return this.refusedReading(line, era, values, `prompt ${name}`, `the prompt ${name}`, signal);
+  }
+
+  private async checkCompletion(line: McpLine, era: Era, signal?: AbortSignal): Promise<boolean> {
+    const { what, values } = completionPaths(line.params);
+    return this.refusedReading(
+      line,
+      era,
+      values,
+      `completion of ${what}`,
+      `completing ${what}`,
+      signal,
+    );
+  }
+
+  /**
+   * Check `values` for reading and answer the host with error -32602 when one is refused. `label`
+   * names the request in the decision log, `subject` in the host's message.
+   */
+  private async refusedReading(
+    line: McpLine,
+    era: Era,
+    values: PathValue[] | ArgumentRefusal,
+    label: string,
+    subject: string,
+    signal: AbortSignal | undefined,
+  ): Promise<boolean> {
+    const { hold, log, answerHost } = this.options;
+    if (hold.closed) await untilCancelled(hold.passed(), signal);
     if (Array.isArray(values) && values.length === 0) return false;
-    const refusal = await this.checkPaths(values, 'read', `prompt ${name}`, signal);
+    const refusal = await this.checkPaths(values, 'read', label, signal);
     if (refusal === undefined) return false;
     throwIfCancelled(signal);
-    log.info(`refused prompts/get ${name}: ${refusal.reason}`);
+    log.info(`refused ${line.method} (${label}): ${refusal.reason}`);
     answerHost(line, {
       error: {
         code: RpcCode.INVALID_PARAMS,
-        message: `mcp-roots-proxy refused the prompt ${name} on ${showPath(refusal.path)}: ${refusal.reason}${this.hint(refusal, line, era)}`,
+        message: `mcp-roots-proxy refused ${subject} on ${showPath(refusal.path)}: ${refusal.reason}${this.hint(refusal, line, era)}`,
       },
     });
     return true;
@@ -139,21 +202,58 @@ export class CallGate {
   }
 
   private async checkResourceRead(line: McpLine, era: Era, signal?: AbortSignal): Promise<boolean> {
-    const { hold, log, answerHost } = this.options;
-    if (hold.closed) await untilCancelled(hold.passed(), signal);
     const uri = line.params.uri;
+    return this.refusedUris(line, era, typeof uri === 'string' ? [uri] : [], signal);
+  }
+
+  private async checkSubscription(line: McpLine, era: Era, signal?: AbortSignal): Promise<boolean> {
+    const { params } = line;
+    if (line.method === 'resources/subscribe') {
+      return this.refusedUris(
+        line,
+        era,
+        typeof params.uri === 'string' ? [params.uri] : [],
+        signal,
+      );
+    }
+    const filter = params.notifications;
+    const uris = isObject(filter) ? filter.resourceSubscriptions : undefined;
+    if (uris === undefined || uris === null) return this.refusedUris(line, era, [], signal);
+    if (!Array.isArray(uris) || !uris.every((u) => typeof u === 'string')) {
+      const reason = 'notifications.resourceSubscriptions is not an array of URIs';
+      return this.refuseUri(line, era, 'notifications.resourceSubscriptions', reason);
+    }
+    return this.refusedUris(line, era, uris, signal);
+  }
+
+  /**
+   * Check each `file:` URI among `uris` for reading; the first refused one is answered with the
+   * error `resources/read` gets. Other schemes are the server's.
+   */
+  private async refusedUris(
+    line: McpLine,
+    era: Era,
+    uris: readonly string[],
+    signal: AbortSignal | undefined,
+  ): Promise<boolean> {
+    const { hold } = this.options;
+    if (hold.closed) await untilCancelled(hold.passed(), signal);
     // A URI any parser reads as `file:` (a leading space, a tab in the scheme) is checked too.
-    if (typeof uri !== 'string' || !isFileUri(uri)) return false;
-    const values = [{ value: uri, uri: true, where: 'uri' }];
+    const values = uris.filter(isFileUri).map((value) => ({ value, uri: true, where: 'uri' }));
+    if (values.length === 0) return false;
     const refusal = await this.checkPaths(values, 'read', undefined, signal);
     if (refusal === undefined) return false;
     throwIfCancelled(signal);
-    log.info(`refused resources/read: ${refusal.reason}`);
-    answerHost(line, {
+    return this.refuseUri(line, era, refusal.path, refusal.reason);
+  }
+
+  private refuseUri(line: McpLine, era: Era, uri: string, reason: string): true {
+    this.options.log.info(`refused ${line.method}: ${reason}`);
+    this.options.answerHost(line, {
       error: {
         // 2026-07-28 retired -32002 (resource not found) for -32602.
         code: era === 'modern' ? RpcCode.INVALID_PARAMS : RpcCode.RESOURCE_NOT_FOUND,
-        message: `mcp-roots-proxy refused ${showPath(uri)}: ${refusal.reason}`,
+        message: `mcp-roots-proxy refused ${showPath(uri)}: ${reason}`,
       },
     });
     return true;

@@ -24,7 +24,7 @@
 import { lstatSync, watch, type FSWatcher, type Stats } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { DenyAccess, Root } from '../common/types.js';
+import type { DenyAccess, DenyMeta, Root } from '../common/types.js';
 import type { ProxyLogger } from './log.js';
 import { denyTest, entriesOf, inside } from './sandbox-mounts.js';
 
@@ -88,12 +88,23 @@ export class DenyWatch {
   constructor(private readonly o: DenyWatchOptions) {}
 
   /**
-   * Watch these roots for their denies (`_meta['mcp-roots/deny']`); resolves once every directory
-   * is watched. The same roots and denies as before keep the watches they have; new ones are
-   * complete before the old ones close.
+   * Watch these roots for their denies (`_meta['mcp-roots/deny']`), and the sandbox's extra
+   * writable paths (canonical) for theirs; resolves once every directory is watched. The same
+   * roots and denies as before keep the watches they have; new ones are complete before the old
+   * ones close.
    */
-  async update(roots: readonly Root[]): Promise<void> {
-    const key = JSON.stringify(roots.map((r) => [r.uri, r._meta['mcp-roots/deny'] ?? []]));
+  async update(
+    roots: readonly Root[],
+    paths: readonly { path: string; denies: readonly DenyMeta[] }[] = [],
+  ): Promise<void> {
+    const all = [
+      ...roots.map((r) => ({
+        path: fileURLToPath(r.uri),
+        denies: r._meta['mcp-roots/deny'] ?? [],
+      })),
+      ...paths,
+    ];
+    const key = JSON.stringify(all.map((r) => [r.path, r.denies]));
     if (key === this.key) return;
     this.key = key;
     closeSet(this.next);
@@ -105,13 +116,10 @@ export class DenyWatch {
       walked: new Set(),
     };
     this.next = set;
-    for (const r of roots) {
-      const denies = (r._meta['mcp-roots/deny'] ?? []).map((d) => ({
-        test: denyTest(d),
-        access: d.access,
-      }));
+    for (const r of all) {
+      const denies = r.denies.map((d) => ({ test: denyTest(d), access: d.access }));
       if (denies.length === 0) continue;
-      const root: WatchedRoot = { path: fileURLToPath(r.uri), denies };
+      const root: WatchedRoot = { path: r.path, denies };
       await this.watchTree(set, root, root.path, false);
     }
     if (this.next !== set) return;

@@ -78,11 +78,13 @@ export class HostRequests {
    * A request whose handling waits: pending under its id from now (a cancellation stops it), then
    * checked and relayed, beside the queue. `check` gives the line to relay (the request itself,
    * or the call a retry resumes), or undefined when the proxy answered it (refused, say).
+   * `relaying` runs just before it is relayed, and only then.
    */
   admitPending(
     line: McpLine,
     era: Era,
     check?: (signal: AbortSignal) => Promise<McpLine | undefined>,
+    relaying?: () => void,
   ): void {
     const call = this.pending.start(line.idKey);
     const task = (async () => {
@@ -93,6 +95,7 @@ export class HostRequests {
         await this.o.whileHeld();
         if (call.signal.aborted) return;
         if (this.o.serverGone()) return this.refuseServerGone(line);
+        relaying?.();
         await this.relay(checked, era, call);
       } finally {
         this.pending.finish(call);

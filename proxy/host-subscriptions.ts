@@ -61,6 +61,11 @@ export class HostSubscriptions {
     this.replayed.delete(key);
   }
 
+  /** A subscription no longer restored (the policy refuses it now). */
+  forget(uri: string): void {
+    this.uris.delete(uri);
+  }
+
   /** URIs of the host's 2025-era resource subscriptions. */
   resourceUris(): string[] {
     return [...this.uris];

@@ -1,5 +1,6 @@
 /**
- * Watching the include bases a sandboxed server's writable roots hold (sandbox-includes.ts). The
+ * Watching the include bases a sandboxed server's writable roots and extra writable paths
+ * (`sandbox.write`) hold (sandbox-includes.ts). The
  * layout mounts an existing base read-only and refuses to start while one is missing; both hold
  * only for what stood at that name when the sandbox was laid out. The person may remove or move a
  * base (or a directory above it, inside the root) while the server runs: the kernel then detaches
@@ -14,7 +15,7 @@
 import { lstatSync, watch, type FSWatcher } from 'node:fs';
 import { basename, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Root } from '../common/types.js';
+import type { Root, SandboxRule } from '../common/types.js';
 import { canonicalLoose, splitInclude } from './sandbox-includes.js';
 import { ancestors, inside } from './sandbox-paths.js';
 
@@ -35,19 +36,33 @@ export class IncludeWatch {
 
   constructor(private readonly o: IncludeWatchOptions) {}
 
-  /** Watch the include bases of these roots (`_meta['mcp-roots/include']`) from now on. */
-  async update(roots: readonly Root[]): Promise<void> {
-    const key = JSON.stringify(
+  /**
+   * Watch the include bases of these roots (`_meta['mcp-roots/include']`) and of the sandbox's
+   * extra writable paths (`sandbox.write`, with the policy's include patterns) from now on.
+   */
+  async update(roots: readonly Root[], sandbox?: SandboxRule): Promise<void> {
+    const extra = sandbox?.include ?? [];
+    const key = JSON.stringify([
       roots.map((r) => [r.uri, r._meta['mcp-roots/readOnly'], r._meta['mcp-roots/include'] ?? []]),
-    );
+      extra.length === 0 ? [] : (sandbox?.write ?? []),
+      extra,
+    ]);
     if (key === this.key) return;
     this.key = key;
-    /** Per parent directory: the names watched there and what stood at each. */
-    const wanted = new Map<string, Map<string, string>>();
+    const writable: { root: string; patterns: readonly string[] }[] = [];
     for (const r of roots) {
       const patterns = r._meta['mcp-roots/include'] ?? [];
       if (r._meta['mcp-roots/readOnly'] || patterns.length === 0) continue;
-      const root = fileURLToPath(r.uri);
+      writable.push({ root: fileURLToPath(r.uri), patterns });
+    }
+    if (extra.length > 0) {
+      for (const w of sandbox?.write ?? []) {
+        writable.push({ root: await canonicalLoose(w), patterns: extra });
+      }
+    }
+    /** Per parent directory: the names watched there and what stood at each. */
+    const wanted = new Map<string, Map<string, string>>();
+    for (const { root, patterns } of writable) {
       for (const pattern of patterns) {
         const base = await canonicalLoose(splitInclude(pattern).base);
         if (base === root || !inside(base, root)) continue;

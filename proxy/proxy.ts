@@ -4,7 +4,8 @@
  */
 import { EventEmitter } from 'node:events';
 import { errnoCode } from '../common/errors.js';
-import type { JsonObject } from '../protocol/messages.js';
+import { errorLine, idKey, type JsonObject } from '../protocol/messages.js';
+import { RpcCode } from '../protocol/rpc-errors.js';
 import { AskByInput } from './ask-by-input.js';
 import { AskPerson } from './ask-person.js';
 import { CallGate } from './call-gate.js';
@@ -297,9 +298,28 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
           );
         }
         break;
+      case 'completion/complete':
+        if (isRequest && enforce) {
+          return this.requests.admitPending(line, era, async (signal) =>
+            (await this.gate.refusedCompletion(line, era, signal)) ? undefined : line,
+          );
+        }
+        break;
       case 'resources/subscribe':
-      case 'resources/unsubscribe':
       case 'subscriptions/listen':
+        if (isRequest && enforce) {
+          // Kept for a restarted server only once relayed: a refused one is nobody's to restore.
+          return this.requests.admitPending(
+            line,
+            era,
+            async (signal) =>
+              (await this.gate.refusedSubscription(line, era, signal)) ? undefined : line,
+            () => this.subscriptions.onHost(line),
+          );
+        }
+        this.subscriptions.onHost(line);
+        break;
+      case 'resources/unsubscribe':
         this.subscriptions.onHost(line);
         break;
     }
@@ -401,6 +421,17 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
       toServer: (line) => this.toServer(line),
       toHost: (line) => this.toHost(line),
       subscriptions: this.subscriptions,
+      // Checked as when the host subscribed: not at all without enforcement.
+      uriRefusal: (uris) =>
+        this.settings.enforce ? this.gate.uriRefusal(uris) : Promise.resolve(undefined),
+      endStream: (stream, message) => {
+        const key = idKey(stream.idText);
+        if (key !== undefined) {
+          this.subscriptions.ended(key);
+          this.relayed.settled(key);
+        }
+        this.toHost(errorLine(stream.idText, { code: RpcCode.INVALID_PARAMS, message }));
+      },
       refreshTools: () => {
         // A 2026-07-28 session has no `initialized`: its tools were learnt at its first call.
         const learnt = this.handshake.initialized || this.catalog.started;

@@ -10,12 +10,17 @@
  *   pinned (a renamed parent would carry the mount away and free the name);
  * - it lies in a writable root and does not exist: nothing can be made read-only, and the server
  *   could make it: the sandbox is not laid out (an error that says what to do);
- * - a writable root lies strictly inside the base and the pattern could match below it: the same.
+ * - a writable root lies strictly inside the base and the pattern could match below it: the same;
+ * - the way to the base as written goes through a symlink inside a writable root: the daemon
+ *   follows that name at every load, and a bind mount cannot hold a link (it follows it), so the
+ *   server could point it at a directory of its own: the same (the daemon also sends the pattern
+ *   as written when links make it differ, policies/include-meta.ts).
  */
-import { lstat, realpath } from 'node:fs/promises';
+import { lstat, readlink, realpath } from 'node:fs/promises';
 import { basename, dirname, join, relative } from 'node:path';
 import picomatch from 'picomatch';
 import { groupHoldsSlash } from '../common/glob-groups.js';
+import { linksOnTheWay } from '../common/links-on-the-way.js';
 import { ancestors, inside } from './sandbox-paths.js';
 
 /** One include pattern split where its glob starts. */
@@ -84,17 +89,36 @@ async function exists(p: string): Promise<boolean> {
   }
 }
 
+/**
+ * The first symlink inside `root` on the way to `path` (common/links-on-the-way.ts), or undefined.
+ */
+export async function linkInside(path: string, root: string): Promise<string | undefined> {
+  return (await linksOnTheWay(path, { lstat, readlink })).find((l) => inside(l, root));
+}
+
 /** An include base to keep read-only, with the writable root it lies in. */
 export interface HeldBase {
   base: string;
   root: string;
 }
 
-/** What the include patterns of one writable root need, or why the root cannot be sandboxed. */
+/**
+ * What the include patterns of one writable root need, or why the root cannot be sandboxed. An
+ * extra writable path (`sandbox.write`, `kind: 'write'`) is writable as a root is, and held alike.
+ */
 export async function includeHolds(
   root: string,
   patterns: readonly string[],
+  kind: 'root' | 'write' = 'root',
 ): Promise<{ readOnly: string[]; pinned: string[]; held: HeldBase[] }> {
+  const where =
+    kind === 'root'
+      ? `writable root ${root}`
+      : `writable path ${root} (the policy's sandbox.write)`;
+  const narrow =
+    kind === 'root'
+      ? `make ${root} read-only in the policy`
+      : `take ${root} out of the server's sandbox.write`;
   const readOnly: string[] = [];
   const pinned: string[] = [];
   const held: HeldBase[] = [];
@@ -102,6 +126,12 @@ export async function includeHolds(
     const split = splitInclude(pattern);
     const base = await canonicalLoose(split.base);
     const what = split.glob === '' ? 'the included file' : 'its directory';
+    const link = await linkInside(split.base, root);
+    if (link !== undefined) {
+      throw new Error(
+        `the include pattern ${pattern} reaches ${what} through the link ${link} in the server's ${where}, which the server could point at a directory of its own and write policy there; replace the link with the directory it leads to (or write the include with the path it leads to, ${base}), ${narrow}, or narrow the include`,
+      );
+    }
     if (inside(base, root)) {
       if (await exists(base)) {
         readOnly.push(base);
@@ -114,7 +144,7 @@ export async function includeHolds(
           ? `create ${base} so that the sandbox can make it read-only`
           : `create it (mkdir -p ${base}) so that the sandbox can make it read-only`;
       throw new Error(
-        `the include pattern ${pattern} could match a file the server creates in its writable root ${root}, and ${what} ${base} does not exist; ${make}, make ${root} read-only in the policy, or narrow the include`,
+        `the include pattern ${pattern} could match a file the server creates in its ${where}, and ${what} ${base} does not exist; ${make}, ${narrow}, or narrow the include`,
       );
     }
     if (
@@ -123,7 +153,7 @@ export async function includeHolds(
       couldMatchBelow(split.glob, relative(base, root))
     ) {
       throw new Error(
-        `the include pattern ${pattern} could match a file the server creates in its writable root ${root}, which lies inside ${base}; make ${root} read-only in the policy, or narrow the include so that it cannot match there`,
+        `the include pattern ${pattern} could match a file the server creates in its ${where}, which lies inside ${base}; ${narrow}, or narrow the include so that it cannot match there`,
       );
     }
   }

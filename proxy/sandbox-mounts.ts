@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import picomatch from 'picomatch';
 import type { DenyMeta, Root } from '../common/types.js';
 import { launchRoots, type Launch } from './launch.js';
-import { includeHolds } from './sandbox-includes.js';
+import { includeHolds, splitInclude } from './sandbox-includes.js';
 import { ancestors, inside } from './sandbox-paths.js';
 import { programPaths, type ProgramContext } from './program.js';
 import { SYSTEM_PATHS, type SandboxMounts, type SystemMount } from './sandbox.js';
@@ -20,6 +20,10 @@ export interface SandboxRule {
   read: string[];
   write: string[];
   network: boolean;
+  /** The policy's include patterns, for the `write` paths (common/types.ts). */
+  include?: string[];
+  /** The server's denies and protected paths, for the `write` paths (common/types.ts). */
+  deny?: DenyMeta[];
 }
 
 /** How many entries the proxy reads in one root to find the paths a deny pattern matches. */
@@ -164,6 +168,17 @@ export function decidingAncestors(d: DenyMeta): number {
   return segments.length - 1;
 }
 
+/**
+ * Whether what `d` denies could lie in `dir` (as the daemon picks a root's `_meta` denies): a
+ * literal path inside it, a `**\/` pattern, an absolute glob whose base lies in it or holds it.
+ */
+export function couldLieIn(d: DenyMeta, dir: string): boolean {
+  if ('uri' in d) return inside(fileURLToPath(d.uri), dir);
+  if (d.pattern.startsWith('**/')) return true;
+  const { base } = splitInclude(d.pattern);
+  return inside(base, dir) || inside(dir, base);
+}
+
 /** The denied and write-protected paths inside one root that exist now, and what decides them. */
 async function rootHoles(
   root: string,
@@ -222,6 +237,21 @@ export async function sandboxMounts(input: {
   }
   const read = [...extra, ...(await existing(input.rule.read))];
   const write = await existing(input.rule.write);
+  // An extra writable path is writable as a root is: nothing an include pattern could match may be
+  // created or changed there either.
+  for (const w of write) {
+    const held = await includeHolds(w, input.rule.include ?? [], 'write');
+    readOnly.push(...held.readOnly);
+    pinned.push(...held.pinned);
+    // Denies and protected paths too, as in a writable root: those that could lie in it.
+    const holes = await rootHoles(
+      w,
+      (input.rule.deny ?? []).filter((d) => couldLieIn(d, w)),
+    );
+    hidden.push(...holes.hidden);
+    readOnly.push(...holes.readOnly);
+    pinned.push(...holes.pinned);
+  }
   const visible = [...roots.map((r) => r.path), ...read, ...write];
   const socket = input.daemonSocket === undefined ? undefined : resolve(input.daemonSocket);
   if (socket !== undefined && visible.some((v) => inside(socket, v))) {

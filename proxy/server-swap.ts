@@ -14,7 +14,11 @@
  * start, so none reaches the old server once the policy has changed.
  */
 import { notificationLine, type JsonObject } from '../protocol/messages.js';
-import { SUBSCRIPTION_ID_KEY, type HostSubscriptions } from './host-subscriptions.js';
+import {
+  SUBSCRIPTION_ID_KEY,
+  type HostSubscriptions,
+  type ListenStream,
+} from './host-subscriptions.js';
 import type { ProxyLogger } from './log.js';
 import { isObject } from './mcp-line.js';
 import { openServer, type Opening, type ServerEndpoint } from './server-opening.js';
@@ -51,6 +55,13 @@ export interface SwapRouter {
   toHost(line: string): void;
   /** What the host subscribed to. */
   subscriptions: HostSubscriptions;
+  /**
+   * Why one of these `file:` URIs may not be read under the policy now, or undefined: a
+   * subscription is restored only if it would be relayed today.
+   */
+  uriRefusal(uris: readonly string[]): Promise<string | undefined>;
+  /** End a host's `subscriptions/listen` stream with an error saying `message`. */
+  endStream(stream: ListenStream, message: string): void;
   /** Learn the new server's tools for the call checks. */
   refreshTools(): void;
 }
@@ -134,14 +145,33 @@ async function discover(r: SwapRouter, log: ProxyLogger): Promise<JsonObject | u
   }
 }
 
-/** Give the new server the host's subscriptions: 2025-era URIs, 2026-07-28 streams. */
+/**
+ * Give the new server the host's subscriptions: 2025-era URIs, 2026-07-28 streams. Each is checked
+ * again first, as when the host asked (a policy edit may deny the file since): a refused URI is
+ * dropped (the host learns of no more changes to it), a refused stream is ended with the error
+ * the host would get for it now.
+ */
 async function restoreSubscriptions(r: SwapRouter, log: ProxyLogger): Promise<void> {
   for (const uri of r.subscriptions.resourceUris()) {
+    const refused = await r.uriRefusal([uri]);
+    if (refused !== undefined) {
+      log.warn(`the host's subscription to ${uri} is not restored: ${refused}`);
+      r.subscriptions.forget(uri);
+      continue;
+    }
     await r.request('resources/subscribe', { uri }).catch((err: unknown) => {
       log.warn(`could not subscribe the new server to ${uri}: ${(err as Error).message}`);
     });
   }
   for (const stream of r.subscriptions.listenStreams()) {
+    const uris = stream.filter.resourceSubscriptions;
+    const list = Array.isArray(uris) ? uris.filter((u): u is string => typeof u === 'string') : [];
+    const refused = await r.uriRefusal(list);
+    if (refused !== undefined) {
+      log.warn(`the host's subscriptions/listen ${stream.idText} is not restored: ${refused}`);
+      r.endStream(stream, `mcp-roots-proxy refused ${refused}; the stream ends`);
+      continue;
+    }
     r.subscriptions.replaying(stream);
     r.toServer(stream.text);
   }

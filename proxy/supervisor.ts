@@ -9,8 +9,11 @@
  * old server at once (its calls in flight fail), without settling or planning first: every moment
  * it runs, it can read the new path.
  */
+import { realpath } from 'node:fs/promises';
+import type { DenyMeta, SandboxRule } from '../common/types.js';
 import type { RootsChange } from './daemon-link.js';
 import { DenyWatch, type DeniedPath } from './deny-watch.js';
+import { couldLieIn } from './sandbox-mounts.js';
 import { IncludeWatch } from './include-watch.js';
 import { planLaunch, sandboxWanted, type LaunchPlan, type PlanInput } from './launch-plan.js';
 import type { ProxyLogger } from './log.js';
@@ -51,6 +54,23 @@ export interface Swappable {
 
 const keyOf = (plan: LaunchPlan): string =>
   plan.kind === 'start' ? plan.key : `${plan.kind}\0${plan.reason}`;
+
+/**
+ * The sandbox's extra writable paths, canonical, with the denies that could lie in each: watched
+ * for denied paths that appear, as the roots are (sandbox-mounts.ts lays them out alike).
+ */
+async function writePaths(
+  sandbox: SandboxRule | undefined,
+): Promise<{ path: string; denies: DenyMeta[] }[]> {
+  const deny = sandbox?.deny ?? [];
+  const out: { path: string; denies: DenyMeta[] }[] = [];
+  if (deny.length === 0) return out;
+  for (const w of sandbox?.write ?? []) {
+    const path = await realpath(w).catch(() => undefined);
+    if (path !== undefined) out.push({ path, denies: deny.filter((d) => couldLieIn(d, path)) });
+  }
+  return out;
+}
 
 export class Supervisor {
   private running: Running | undefined;
@@ -104,8 +124,8 @@ export class Supervisor {
     const denials = this.denials;
     const input = this.o.planInput();
     if (sandboxWanted(input) && input.roots !== undefined) {
-      await this.watch.update(input.roots);
-      await this.includes.update(input.roots);
+      await this.watch.update(input.roots, await writePaths(input.sandbox));
+      await this.includes.update(input.roots, input.sandbox);
     } else {
       this.watch.close();
       this.includes.close();

@@ -32,7 +32,14 @@ function uncleanName(line: McpLine): string | undefined {
 }
 
 /** Methods the proxy checks: one sent without an id would reach the server unchecked. */
-const CHECKED_METHODS = new Set(['tools/call', 'resources/read', 'prompts/get']);
+const CHECKED_METHODS = new Set([
+  'tools/call',
+  'resources/read',
+  'prompts/get',
+  'completion/complete',
+  'resources/subscribe',
+  'subscriptions/listen',
+]);
 
 const refused = (code: number, why: string): RpcErrorObject => ({
   code,

@@ -1,6 +1,7 @@
 /** Run the schema-shapes fixture server under mcp-roots-proxy, with an SDK Client as the host. */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { CompleteResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { proxyCommand } from './proxy.js';
 import { fixtureServer } from './repo.js';
 import { toolOutcome } from './tool-result.js';
@@ -22,6 +23,11 @@ export interface ProxiedShapes {
   read(uri: string): Promise<Answer>;
   /** `prompts/get`; a JSON-RPC error comes back as `isError` with its message. */
   prompt(name: string, args: Record<string, string>): Promise<Answer>;
+  /**
+   * `completion/complete` with these params, sent as they are (odd shapes too); the values offered
+   * one a line, or a JSON-RPC error as `isError` with its message.
+   */
+  complete(params: Record<string, unknown>): Promise<Answer>;
 }
 
 /** Start the fixture under the proxy for `server`; `t` closes it at the end. */
@@ -64,6 +70,15 @@ export async function startProxiedShapes(
           .map((m) => ('text' in m.content ? m.content.text : ''))
           .join('\n');
         return { text, isError: false };
+      } catch (e) {
+        return { text: (e as Error).message, isError: true };
+      }
+    },
+    async complete(params) {
+      try {
+        const request = { method: 'completion/complete' as const, params };
+        const result = await client.request(request, CompleteResultSchema, { timeout: 15_000 });
+        return { text: result.completion.values.join('\n'), isError: false };
       } catch (e) {
         return { text: (e as Error).message, isError: true };
       }

@@ -36,8 +36,17 @@ servers:
   );
   t.same(r.errors, [], 'the policy loads');
   const p = r.resolved;
+  const git = p.launch('git');
+  // With write paths, the denies and protected paths, for the sandbox to hold there as in a root.
+  const { deny, ...sandbox } = git.sandbox!;
+  t.ok(
+    deny?.some(
+      (d) => 'uri' in d && d.uri === `file://${dir}/mcp-roots.yaml` && d.access === 'write',
+    ),
+    'with write paths: the denies and protected paths (the policy file write-denied)',
+  );
   t.same(
-    p.launch('git'),
+    { ...git, sandbox },
     {
       launch: {
         command: 'uvx',

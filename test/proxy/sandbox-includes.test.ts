@@ -92,7 +92,21 @@ void t.test('what a writable root with an include pattern gets', async (t) => {
     { readOnly: [], pinned: [], held: [] },
     'a root beside the base needs nothing',
   );
-  // A base reached through a link: the layout follows it to where the files are.
+  // A base reached through a link outside the root: the layout follows it to where the files are.
+  symlinkSync(inc, join(dir, 'link.d'));
+  t.same((await includeHolds(root, [`${dir}/link.d/*.yaml`])).readOnly, [inc]);
+  // Through a link inside the root: the server could re-point it, and a mount cannot hold a link.
   symlinkSync(inc, join(root, 'link.d'));
-  t.same((await includeHolds(root, [`${root}/link.d/*.yaml`])).readOnly, [inc]);
+  await t.rejects(
+    includeHolds(root, [`${root}/link.d/*.yaml`]),
+    /through the link .*\/home\/link\.d in the server's writable root/,
+    'a link in the root on the way to the base is refused',
+  );
+  // A link outside the root leading to one inside it: found as the kernel resolves it.
+  symlinkSync(join(root, 'link.d'), join(dir, 'via.d'));
+  await t.rejects(
+    includeHolds(root, [`${dir}/via.d/*.yaml`]),
+    /through the link .*\/home\/link\.d in the server's writable root/,
+    'a link in the root reached through another is refused',
+  );
 });
