@@ -206,6 +206,8 @@ export class RootsClient extends EventEmitter<ClientEvents> {
     }
     const connection = new JsonRpcConnection(socket, socket, {
       maxLineBytes: CLIENT_MAX_LINE_BYTES,
+      // A big list's push is read by what changed since the last one (list-reuse.ts).
+      reuseLists: true,
       closedError: (method, reason) =>
         new RootsError(
           'DAEMON_UNREACHABLE',

@@ -2,7 +2,8 @@
 import { EventEmitter } from 'node:events';
 import type { Readable, Writable } from 'node:stream';
 import { RootsError } from '../common/errors.js';
-import { DEFAULT_MAX_LINE_BYTES, LineFramer } from './framer.js';
+import { decodeLine, DEFAULT_MAX_LINE_BYTES, LineFramer } from './framer.js';
+import { ListReuse } from './list-reuse.js';
 import {
   errorLine,
   idText,
@@ -48,6 +49,11 @@ export interface JsonRpcConnectionOptions {
   onError?: (err: unknown, context: string) => void;
   /** The error pending requests reject with when the connection closes. */
   closedError?: (method: string, reason: string) => Error;
+  /**
+   * Read each large `list_changed` by its difference from the last one for the same server
+   * (list-reuse.ts): roots that did not change are the objects of the last list. For clients.
+   */
+  reuseLists?: boolean;
 }
 
 /** Per-request options. */
@@ -73,6 +79,7 @@ export interface ConnectionEvents {
 }
 
 const MAX_ECHOED_METHOD = 100;
+const LIST_CHANGED = 'notifications/roots/list_changed';
 
 function defaultClosedError(method: string, reason: string): Error {
   return new RootsError(
@@ -98,6 +105,7 @@ export class JsonRpcConnection extends EventEmitter<ConnectionEvents> {
   private readonly pending = new PendingRequests<number>();
   private readonly requestHandlers = new Map<string, (params: never) => unknown>();
   private readonly notificationHandlers = new Map<string, (params: never) => void>();
+  private readonly lists: ListReuse | undefined;
   private nextId = 1;
   private inFlight = 0;
   private inputEnded = false;
@@ -115,6 +123,7 @@ export class JsonRpcConnection extends EventEmitter<ConnectionEvents> {
     this.closeGraceMs = options.closeGraceMs ?? DEFAULT_CLOSE_GRACE_MS;
     this.onError = options.onError ?? (() => {});
     this.closedError = options.closedError ?? defaultClosedError;
+    this.lists = options.reuseLists === true ? new ListReuse() : undefined;
 
     // A socket is both ends; stdio or test streams are two.
     const sameStream = (readable as unknown) === writable;
@@ -212,12 +221,14 @@ export class JsonRpcConnection extends EventEmitter<ConnectionEvents> {
 
   private onData(chunk: Buffer | string): void {
     if (this.closePromise !== undefined) return;
-    const { lines, overflow } = this.framer.push(
+    const { lines, overflow } = this.framer.pushBytes(
       typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : chunk,
     );
     for (const line of lines) {
       if (this.closePromise !== undefined) return;
-      this.onLine(line);
+      const reused = this.lists?.take(line);
+      if (reused !== undefined) this.onNotificationMessage(LIST_CHANGED, reused);
+      else this.onLine(decodeLine(line), line);
     }
     if (overflow && this.closePromise === undefined) {
       const max = this.framer.maxLineBytes;
@@ -230,7 +241,7 @@ export class JsonRpcConnection extends EventEmitter<ConnectionEvents> {
     }
   }
 
-  private onLine(line: string): void {
+  private onLine(line: string, bytes: Buffer): void {
     // A blank line (a person pressing Enter in socat) is not a message.
     if (line.trim() === '') return;
     const msg = parseMessage(line);
@@ -246,7 +257,7 @@ export class JsonRpcConnection extends EventEmitter<ConnectionEvents> {
         this.onRequestMessage(msg.id, msg.method, msg.params);
         return;
       case 'notification':
-        this.onNotificationMessage(msg.method, msg.params);
+        this.onNotificationMessage(msg.method, msg.params, bytes);
         return;
       case 'response':
       case 'error':
@@ -297,12 +308,22 @@ export class JsonRpcConnection extends EventEmitter<ConnectionEvents> {
     }
   }
 
-  private onNotificationMessage(method: string, params: unknown): void {
+  /** `bytes`: the line, when it was parsed whole (a list to read the next one by). */
+  private onNotificationMessage(method: string, params: unknown, bytes?: Buffer): void {
     const handler = this.notificationHandlers.get(method);
     // Unknown notifications are ignored: they cannot be answered, and a newer peer may send more.
     if (handler === undefined || !isNotificationMethod(method)) return;
+    let valid;
     try {
-      handler(validateNotificationParams(method, params) as never);
+      valid = validateNotificationParams(method, params);
+    } catch (err) {
+      this.onError(err, `notification ${method}`);
+      return;
+    }
+    if (bytes !== undefined && method === LIST_CHANGED)
+      this.lists?.keep(bytes, valid as Notifications[typeof LIST_CHANGED]);
+    try {
+      handler(valid as never);
     } catch (err) {
       this.onError(err, `notification ${method}`);
     }
@@ -388,6 +409,7 @@ export class JsonRpcConnection extends EventEmitter<ConnectionEvents> {
       resolveClosed = resolve;
     });
     this.pending.rejectAll((method) => this.closedError(method, reason));
+    this.lists?.clear();
 
     let fallback: NodeJS.Timeout | undefined;
     const destroy = (): void => {

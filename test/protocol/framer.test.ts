@@ -72,3 +72,15 @@ void t.test('a built message is one line of JSON, even with newlines in strings'
   );
   t.end();
 });
+
+void t.test('a line all in ASCII and one with bytes that are not UTF-8 read as UTF-8 does', (t) => {
+  const framer = new LineFramer();
+  const ascii = Buffer.from(Array.from({ length: 128 }, (_, i) => (i === 10 ? 32 : i)));
+  const broken = Buffer.from([0x61, 0xff, 0xe2, 0x82, 0x62, 0xc3, 0xa9]);
+  const { lines } = framer.push(
+    Buffer.concat([ascii, Buffer.from('\n'), broken, Buffer.from('\n')]),
+  );
+  t.same(lines, [ascii.toString('utf8'), broken.toString('utf8')]);
+  t.equal(lines[1], 'a\uFFFD\uFFFDbé');
+  t.end();
+});
