@@ -1,4 +1,3 @@
-#!/usr/bin/env node
 /**
  * The `rootsctl` executable. The build (scripts/bundle.mjs) bundles it as CommonJS into
  * `dist/cli/rootsctl.cjs`, the package's bin, and links `dist/cli/main.js` to it: a CommonJS main
@@ -9,11 +8,14 @@
  * names none), compiled with V8's code cache when a safe cache directory holds one
  * (cli/code-cache.ts says why and where). A smaller bundle is less to read and less for V8 to
  * set up: `status` no longer carries the YAML parser, nor `validate` the socket client.
+ * The file begins with lines for sh (cli/extra-ca-certs.ts): started as a program, Node starts
+ * without `NODE_EXTRA_CA_CERTS`, and the first thing done here is to put it back.
  */
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { runCached } from './code-cache.js';
 import { commandWord } from './command-word.js';
+import { restoreExtraCaCerts } from './extra-ca-certs.js';
 import { quickAnswer } from './quick-answer.js';
 
 /**
@@ -21,6 +23,9 @@ import { quickAnswer } from './quick-answer.js';
  * writes it in. Their names carry a hash of their contents.
  */
 declare const ROOTSCTL_BUNDLES: Record<string, string>;
+
+// Before anything that could start a program: every child sees the person's environment.
+restoreExtraCaCerts();
 
 const args = process.argv.slice(2);
 const quick = quickAnswer(args);

@@ -6,13 +6,18 @@ import { RootsClient } from '../protocol/client.js';
 import { daemonStartHint } from './hint.js';
 import type { Io } from './io.js';
 
-/** Connect to the daemon as rootsctl; a relative `--socket` means what it means in the caller's directory. */
+/**
+ * Connect to the daemon as rootsctl; a relative `--socket` means what it means in the caller's
+ * directory. Blocking lookups (protocol/socket-lookups.ts): while it connects, a rootsctl
+ * command (`watch`'s reconnects included) has nothing else to serve.
+ */
 export function connect(io: Io, socket: string | undefined): Promise<RootsClient> {
   return RootsClient.connect({
     socket: socket === undefined ? undefined : resolve(io.cwd, socket),
     env: io.env,
     clientInfo: { name: 'rootsctl', version: packageVersion() },
     startHint: () => daemonStartHint(io, socket),
+    lookups: 'blocking',
   });
 }
 

@@ -22,6 +22,7 @@ import {
   type ReloadResult,
   type ResultOf,
 } from './methods.js';
+import { asyncLookups, blockingLookups, type SocketLookups } from './socket-lookups.js';
 import { readSocketPointer } from './socket-pointer.js';
 import {
   checkSocketDir,
@@ -55,6 +56,13 @@ export interface ConnectOptions {
    * function is called only when the error is made (finding those commands costs file lookups).
    */
   startHint?: string | (() => string);
+  /**
+   * How the socket directory and the daemon's pointer are looked up before connecting:
+   * `'async'` (the default) through libuv's thread pool, for a long-lived process whose event loop
+   * must not wait on a slow mount; `'blocking'` for a command that connects, asks and exits with
+   * nothing else to do meanwhile (rootsctl). The same checks either way (socket-lookups.ts).
+   */
+  lookups?: 'async' | 'blocking';
 }
 
 /** A grant's lifetime (`seconds` or RFC 3339 `expires`, default one hour), mode and name. */
@@ -133,9 +141,10 @@ async function dial(
   uid: number,
   timeoutMs: number,
   startHint: () => string,
+  lookups: SocketLookups,
 ): Promise<Socket> {
   checkSocketPathLength(socketPath);
-  await checkSocketDir(dirname(socketPath), uid);
+  await checkSocketDir(dirname(socketPath), uid, lookups);
   return connectSocket(socketPath, timeoutMs, startHint);
 }
 
@@ -185,19 +194,20 @@ export class RootsClient extends EventEmitter<ClientEvents> {
     const env = options.env ?? process.env;
     const given = options.startHint ?? START_HINT;
     const startHint = typeof given === 'function' ? given : () => given;
+    const lookups = options.lookups === 'blocking' ? blockingLookups : asyncLookups;
     let socketPath = resolveSocketPath({ socket: options.socket, env, uid });
     let socket: Socket;
     try {
-      socket = await dial(socketPath, uid, timeoutMs, startHint);
+      socket = await dial(socketPath, uid, timeoutMs, startHint, lookups);
     } catch (err) {
       // Nobody where this environment says: the daemon may have been started in another one (a
       // host that drops XDG_RUNTIME_DIR), and its pointer says where. A socket named is final.
       if (options.socket || env[SOCKET_ENV] || !notRunning(err)) throw err;
       const dir = options.stateDir ?? stateDir(env, process.cwd());
-      const pointed = await readSocketPointer(dir, uid);
+      const pointed = await readSocketPointer(dir, uid, lookups);
       if (pointed === undefined || pointed === socketPath) throw err;
       try {
-        socket = await dial(pointed, uid, timeoutMs, startHint);
+        socket = await dial(pointed, uid, timeoutMs, startHint, lookups);
       } catch (again) {
         // A pointer left by a daemon that was killed: what the person needs is the first error.
         throw notRunning(again) ? err : again;

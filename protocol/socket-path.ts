@@ -1,9 +1,9 @@
 /** The one rule for finding the daemon's socket, and the checks that keep it safe (docs/protocol.md, "Transport"). */
-import { statSync, type Stats } from 'node:fs';
-import { lstat, mkdir } from 'node:fs/promises';
+import { promises as fsp, statSync, type Stats } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
 import { errnoCode, ignoreMissing, RootsError } from '../common/errors.js';
 import { checkOwned } from './owned-path.js';
+import { asyncLookups, type SocketLookups } from './socket-lookups.js';
 import { crypto } from '../common/lazy-crypto.js';
 
 /** The longest socket path Linux accepts in `sun_path`, in bytes (108 with the terminating NUL). */
@@ -76,7 +76,7 @@ function checkStats(dir: string, st: Stats, uid: number): void {
 /** For the daemon: create `dir` (mode 0700, with parents) if needed, then refuse it unless it is safe. */
 export async function ensureSocketDir(dir: string, uid: number): Promise<void> {
   try {
-    await mkdir(dir, { recursive: true, mode: 0o700 });
+    await fsp.mkdir(dir, { recursive: true, mode: 0o700 });
   } catch (err) {
     // Something that is not a directory is in the way: lstat below says what it is.
     if (errnoCode(err) !== 'EEXIST') {
@@ -87,15 +87,20 @@ export async function ensureSocketDir(dir: string, uid: number): Promise<void> {
       );
     }
   }
-  checkStats(dir, await lstat(dir), uid);
+  checkStats(dir, await fsp.lstat(dir), uid);
 }
 
 /**
  * For clients, before connecting: refuse `dir` unless it is a real directory owned by `uid` and not
  * group- or world-writable. A missing directory passes: the connect then fails as "not running".
+ * `lookups`: blocking calls for a one-shot command (socket-lookups.ts).
  */
-export async function checkSocketDir(dir: string, uid: number): Promise<void> {
-  const st = await ignoreMissing(lstat(dir));
+export async function checkSocketDir(
+  dir: string,
+  uid: number,
+  lookups: SocketLookups = asyncLookups,
+): Promise<void> {
+  const st = await ignoreMissing(lookups.lstat(dir));
   if (st !== undefined) checkStats(dir, st, uid);
 }
 

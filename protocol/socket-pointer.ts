@@ -4,12 +4,12 @@
  * starts servers without XDG_RUNTIME_DIR) still finds it. Clients trust the pointer only as far as
  * they trust the socket directory: owned by them and writable by nobody else.
  */
-import type { Stats } from 'node:fs';
-import { lstat, mkdir, readFile, rename, unlink, writeFile } from 'node:fs/promises';
+import { promises as fsp, type Stats } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
 import { errnoCode, ignoreMissing, RootsError } from '../common/errors.js';
 import { shellQuote } from '../common/shell-quote.js';
 import { checkOwned } from './owned-path.js';
+import { asyncLookups, type SocketLookups } from './socket-lookups.js';
 import { MAX_SOCKET_PATH_BYTES } from './socket-path.js';
 import { crypto } from '../common/lazy-crypto.js';
 
@@ -23,15 +23,15 @@ export function pointerFile(stateDir: string): string {
 
 /** For the daemon: make `stateDir/socket-path` name `socketPath`, atomically, mode 0600. */
 export async function writeSocketPointer(stateDir: string, socketPath: string): Promise<void> {
-  await mkdir(stateDir, { recursive: true, mode: 0o700 });
+  await fsp.mkdir(stateDir, { recursive: true, mode: 0o700 });
   const file = pointerFile(stateDir);
   // Written whole under a private name, then renamed: a client never reads half a path.
   const temp = `${file}.${process.pid}.${crypto().randomBytes(4).toString('hex')}`;
   try {
-    await writeFile(temp, `${socketPath}\n`, { mode: 0o600, flag: 'wx' });
-    await rename(temp, file);
+    await fsp.writeFile(temp, `${socketPath}\n`, { mode: 0o600, flag: 'wx' });
+    await fsp.rename(temp, file);
   } finally {
-    await ignoreMissing(unlink(temp));
+    await ignoreMissing(fsp.unlink(temp));
   }
 }
 
@@ -41,8 +41,8 @@ export async function writeSocketPointer(stateDir: string, socketPath: string): 
  */
 export async function removeSocketPointer(stateDir: string, socketPath: string): Promise<void> {
   const file = pointerFile(stateDir);
-  const text = await ignoreMissing(readFile(file, 'utf8'));
-  if (text !== undefined && text.trim() === socketPath) await ignoreMissing(unlink(file));
+  const text = await ignoreMissing(fsp.readFile(file, 'utf8'));
+  if (text !== undefined && text.trim() === socketPath) await ignoreMissing(fsp.unlink(file));
 }
 
 /** The pointer's and its directory's check: the user's own, writable by nobody else. */
@@ -63,22 +63,24 @@ function checkOwnedByUser(path: string, st: Stats, uid: number, kind: 'file' | '
  * For clients: the socket path the pointer in `stateDir` names, or undefined when there is no
  * pointer. Throws `SOCKET_DIR_UNSAFE` unless the state directory and the pointer are owned by
  * `uid` and writable by nobody else, and the pointer holds one absolute socket path.
+ * `lookups`: blocking calls for a one-shot command (socket-lookups.ts).
  */
 export async function readSocketPointer(
   stateDir: string,
   uid: number,
+  lookups: SocketLookups = asyncLookups,
 ): Promise<string | undefined> {
-  const dirStats = await ignoreMissing(lstat(stateDir));
+  const dirStats = await ignoreMissing(lookups.lstat(stateDir));
   if (dirStats === undefined) return undefined;
   checkOwnedByUser(stateDir, dirStats, uid, 'directory');
   const file = pointerFile(stateDir);
-  const st = await ignoreMissing(lstat(file));
+  const st = await ignoreMissing(lookups.lstat(file));
   if (st === undefined) return undefined;
   checkOwnedByUser(file, st, uid, 'file');
   let text: string;
   try {
     // Checked above, in a directory no one else can write: it cannot be swapped in between.
-    text = await readFile(file, 'utf8');
+    text = await lookups.readFile(file);
   } catch (err) {
     throw new RootsError(
       'SOCKET_DIR_UNSAFE',

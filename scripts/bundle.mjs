@@ -24,7 +24,7 @@
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
 
 const root = fileURLToPath(new URL('../', import.meta.url));
@@ -173,6 +173,14 @@ function asciiOnly(text) {
   // file of this `"type": "module"` package is always an ES module, so the bin names `rootsctl.cjs`
   // and `main.js` (the README's `node dist/cli/main.js`) is a link to it: Node resolves a main
   // file's links before it picks the loader (not under `--preserve-symlinks-main`).
+  // It begins with `LAUNCHER`, lines for sh in place of `#!/usr/bin/env node`: started as a
+  // program (npm's link), Node starts without NODE_EXTRA_CA_CERTS, which Node 20 parses at every
+  // start and rootsctl has no use for, and rootsctl puts it back for its children
+  // (cli/launcher.ts and cli/extra-ca-certs.ts say why and how; tsc has compiled them by now).
+  // In the same file, not a launcher of its own, so that sh need not find the file behind npm's
+  // link (`readlink` measured about 5 ms more: bench/FINDINGS.md) and `node` on the bin still
+  // runs it.
+  const { LAUNCHER } = await import(pathToFileURL(`${outdir}/launcher.js`).href);
   const { outputFiles } = await build({
     absWorkingDir: root,
     entryPoints: ['cli/cached-main.ts'],
@@ -183,7 +191,7 @@ function asciiOnly(text) {
     target: 'node20',
     define: { ROOTSCTL_BUNDLES: JSON.stringify(bundles), 'import.meta.url': '__mainUrl' },
     banner: {
-      js: "'use strict'; const __mainUrl = require('node:url').pathToFileURL(__filename).href;",
+      js: `${LAUNCHER}'use strict'; const __mainUrl = require('node:url').pathToFileURL(__filename).href;`,
     },
     minifyWhitespace: true,
     minifySyntax: true,

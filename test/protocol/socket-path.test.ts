@@ -10,8 +10,11 @@ import {
   lockName,
   resolveSocketPath,
 } from '../../protocol/socket-path.js';
+import { blockingLookups } from '../../protocol/socket-lookups.js';
 
 const uid = process.getuid!();
+/** The client's check with blocking lookups (rootsctl's): the same rule, the same answers. */
+const checkBlocking = (dir: string, id: number) => checkSocketDir(dir, id, blockingLookups);
 
 void t.test('resolution order (docs/protocol.md, "Socket path")', (t) => {
   const rows: {
@@ -127,6 +130,7 @@ for (const mode of [0o777, 0o770, 0o702]) {
     const message = `the socket directory ${dir} is unsafe: its mode is ${shown}, writable by group or others, so another local user could plant a fake daemon there. Run \`chmod 700 ${dir}\`, or choose another --socket.`;
     await t.rejects(ensureSocketDir(dir, uid), { code: 'SOCKET_DIR_UNSAFE', message });
     await t.rejects(checkSocketDir(dir, uid), { code: 'SOCKET_DIR_UNSAFE', message });
+    await t.rejects(checkBlocking(dir, uid), { code: 'SOCKET_DIR_UNSAFE', message });
   });
 }
 
@@ -138,30 +142,41 @@ void t.test('a symlink in place of the directory is refused', async (t) => {
   const want = { code: 'SOCKET_DIR_UNSAFE', message: /is a symbolic link, not a directory/ };
   await t.rejects(ensureSocketDir(dir, uid), want);
   await t.rejects(checkSocketDir(dir, uid), want);
+  await t.rejects(checkBlocking(dir, uid), want);
 });
 
 void t.test('a file in place of the directory is refused', async (t) => {
   const base = t.testdir({ 'mcp-roots': 'not a dir' });
   await t.rejects(ensureSocketDir(join(base, 'mcp-roots'), uid), RootsError);
-  await t.rejects(checkSocketDir(join(base, 'mcp-roots'), uid), {
-    code: 'SOCKET_DIR_UNSAFE',
-    message: /is not a directory/,
-  });
+  for (const check of [checkSocketDir, checkBlocking]) {
+    await t.rejects(check(join(base, 'mcp-roots'), uid), {
+      code: 'SOCKET_DIR_UNSAFE',
+      message: /is not a directory/,
+    });
+  }
 });
 
 void t.test("another user's directory is refused", async (t) => {
   const dir = join(t.testdir(), 'mcp-roots');
   await mkdir(dir, { mode: 0o700 });
-  await t.rejects(checkSocketDir(dir, uid + 1), {
-    code: 'SOCKET_DIR_UNSAFE',
-    message: new RegExp(`is owned by uid ${uid}, not by you \\(uid ${uid + 1}\\)`),
-  });
+  for (const check of [checkSocketDir, checkBlocking]) {
+    await t.rejects(check(dir, uid + 1), {
+      code: 'SOCKET_DIR_UNSAFE',
+      message: new RegExp(`is owned by uid ${uid}, not by you \\(uid ${uid + 1}\\)`),
+    });
+  }
 });
 
 void t.test(
   'checkSocketDir lets a missing directory pass (the connect says "not running")',
   async (t) => {
-    await t.resolves(checkSocketDir(join(t.testdir(), 'nope'), uid));
+    const base = t.testdir({ file: 'not a directory', good: {} });
+    await chmod(join(base, 'good'), 0o700);
+    for (const check of [checkSocketDir, checkBlocking]) {
+      await t.resolves(check(join(base, 'good'), uid), 'a private directory of ours passes');
+      await t.resolves(check(join(base, 'nope'), uid));
+      await t.resolves(check(join(base, 'file', 'mcp-roots'), uid), 'ENOTDIR: missing too');
+    }
   },
 );
 

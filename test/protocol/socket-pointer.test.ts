@@ -12,6 +12,7 @@ import {
   removeSocketPointer,
   writeSocketPointer,
 } from '../../protocol/socket-pointer.js';
+import { asyncLookups, blockingLookups } from '../../protocol/socket-lookups.js';
 import { startDaemon } from '../helpers/daemon.js';
 import { ownedShortDir } from '../helpers/proxy.js';
 
@@ -33,10 +34,31 @@ void t.test(
   },
 );
 
+/** The client's two ways of looking (protocol/socket-lookups.ts): one rule, the same answers. */
+const LOOKUPS = [
+  ['async', asyncLookups],
+  ['blocking', blockingLookups],
+] as const;
+
 void t.test('no state directory, or no pointer in it: nothing to follow', async (t) => {
-  const base = t.testdir({ state: {} });
-  t.equal(await readSocketPointer(join(base, 'missing'), uid), undefined);
-  t.equal(await readSocketPointer(join(base, 'state'), uid), undefined);
+  const base = t.testdir({ state: {}, file: 'not a directory' });
+  for (const [name, lookups] of LOOKUPS) {
+    t.equal(await readSocketPointer(join(base, 'missing'), uid, lookups), undefined, name);
+    t.equal(await readSocketPointer(join(base, 'state'), uid, lookups), undefined, name);
+    t.equal(await readSocketPointer(join(base, 'file', 'state'), uid, lookups), undefined, name);
+  }
+});
+
+void t.test('both lookups read the pointer the daemon wrote', async (t) => {
+  const state = join(t.testdir(), 'state');
+  await writeSocketPointer(state, '/run/user/1000/mcp-roots/rootsd.sock');
+  for (const [name, lookups] of LOOKUPS) {
+    t.equal(
+      await readSocketPointer(state, uid, lookups),
+      '/run/user/1000/mcp-roots/rootsd.sock',
+      name,
+    );
+  }
 });
 
 void t.test('a stopping daemon removes the pointer only while it names its socket', async (t) => {
@@ -109,10 +131,13 @@ for (const row of unsafe) {
       await writeSocketPointer(state, '/tmp/real.sock');
     }
     await row.make(state, file);
-    await t.rejects(readSocketPointer(state, uid), {
-      code: 'SOCKET_DIR_UNSAFE',
-      message: row.want,
-    });
+    for (const [name, lookups] of LOOKUPS) {
+      await t.rejects(
+        readSocketPointer(state, uid, lookups),
+        { code: 'SOCKET_DIR_UNSAFE', message: row.want },
+        name,
+      );
+    }
   });
 }
 
