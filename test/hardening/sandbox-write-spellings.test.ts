@@ -18,13 +18,14 @@ import { ownedShortDir } from '../helpers/proxy.js';
 const policy = (r: string, x: string, include: string) =>
   `version: 1\ninclude: ["${include}"]\nservers:\n  h:\n    roots:\n      - path: ${r}\n        readOnly: true\n    sandbox:\n      write: ["${x}"]\n`;
 
-/** [what, the sandbox.write path, the include pattern] */
 const INC = (_: string, x: string) => `${x}/policy.d/*.yaml`;
 
+/** [what, the sandbox.write path, the include pattern, the file written, under x] */
 const SPELLINGS: [
   string,
   (dir: string, x: string) => string,
   (dir: string, x: string) => string,
+  string?,
 ][] = [
   ['through a link to it', (dir) => join(dir, 'lnk'), INC],
   ['with a trailing slash', (_, x) => `${x}/`, INC],
