@@ -202,19 +202,26 @@ export class CallGate {
   }
 
   private async checkResourceRead(line: McpLine, era: Era, signal?: AbortSignal): Promise<boolean> {
-    const uri = line.params.uri;
-    return this.refusedUris(line, era, typeof uri === 'string' ? [uri] : [], signal);
+    return this.refusedUriMember(line, era, signal);
+  }
+
+  /**
+   * Check `params.uri`: a string as a URI; absent, for the server to refuse; any other shape is
+   * refused, since a server reading it loosely (`${uri}` of `["file:///x"]`) finds a URI in it.
+   */
+  private refusedUriMember(line: McpLine, era: Era, signal?: AbortSignal): Promise<boolean> {
+    const { uri } = line.params;
+    if (uri === undefined || uri === null) return this.refusedUris(line, era, [], signal);
+    if (typeof uri !== 'string') {
+      return Promise.resolve(this.refuseUri(line, era, 'uri', 'params.uri is not a string'));
+    }
+    return this.refusedUris(line, era, [uri], signal);
   }
 
   private async checkSubscription(line: McpLine, era: Era, signal?: AbortSignal): Promise<boolean> {
     const { params } = line;
     if (line.method === 'resources/subscribe') {
-      return this.refusedUris(
-        line,
-        era,
-        typeof params.uri === 'string' ? [params.uri] : [],
-        signal,
-      );
+      return this.refusedUriMember(line, era, signal);
     }
     const filter = params.notifications;
     const uris = isObject(filter) ? filter.resourceSubscriptions : undefined;

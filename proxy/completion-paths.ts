@@ -48,7 +48,8 @@ function valuesOf(
   templated: ReadonlySet<string>,
   where: string,
 ): PathValue[] | ArgumentRefusal {
-  const free: JsonObject = {};
+  // No prototype: a name `__proto__` is then a key as any other, as it is to the server.
+  const free = Object.create(null) as JsonObject;
   const out: PathValue[] = [];
   for (const [name, value] of Object.entries(args)) {
     if (!templated.has(name)) {
@@ -109,7 +110,7 @@ export function completionPaths(params: JsonObject): CompletionPaths {
       return refuse(template, `the resource template ${showPath(template)} ${vars.problem}`);
     }
     templated = vars;
-    const filled: Record<string, string> = {};
+    const filled = Object.create(null) as Record<string, string>;
     for (const [k, v] of Object.entries(contextArgs)) if (typeof v === 'string') filled[k] = v;
     if (typeof argument.value === 'string') filled[name] = argument.value;
     const r = templatePaths(template, filled, name);

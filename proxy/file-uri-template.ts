@@ -61,8 +61,8 @@ function expand(e: Expression, values: Readonly<Record<string, string>>): string
   const parts: string[] = [];
   for (const v of e.vars) {
     if (!Object.hasOwn(values, v.name)) continue;
-    const raw = values[v.name]!;
-    const value = escapeValue(v.prefix === undefined ? raw : [...raw].slice(0, v.prefix).join(''));
+    // Whole, prefix modifier (`{x:3}`) or not: a server completing `x` is given the whole value.
+    const value = escapeValue(values[v.name]!);
     if (e.op === '/') parts.push(`/${value}`);
     else if (e.op === '.') parts.push(`.${value}`);
     else if (e.op === ';') parts.push(value === '' ? `;${v.name}` : `;${v.name}=${value}`);
