@@ -14,6 +14,7 @@ import { Handshake } from './handshake.js';
 import { HostLines } from './host-lines.js';
 import { HostRequests } from './host-requests.js';
 import { HostSubscriptions } from './host-subscriptions.js';
+import { isFileUri } from './file-uri.js';
 import { InOrder } from './in-order.js';
 import { INPUT_REQUIRED_METHODS, InputRequired } from './input-required.js';
 import { writeLine } from './line-writer.js';
@@ -199,6 +200,9 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
       subscriptions: this.subscriptions,
       roots: this.roots,
       serverAsked: this.serverAsked,
+      // Checked as a subscription to it would be: not at all without enforcement.
+      updateRefusal: (uri) =>
+        this.settings.enforce && isFileUri(uri) ? this.gate.uriRefusal([uri]) : undefined,
       toolsChanged: () => {
         if (this.settings.enforce && (this.handshake.initialized || this.catalog.started))
           void this.catalog.refresh();

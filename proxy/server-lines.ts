@@ -42,6 +42,11 @@ export interface ServerLinesParts {
   roots: ServerRoots;
   /** Requests the server sent the host: the only ones a host answer may go back to. */
   serverAsked: OpenIds;
+  /**
+   * Why the host may not hear that the resource at `uri` changed (a `file:` URI the policy does not
+   * let the server read), or undefined when nothing needs asking: relayed at once.
+   */
+  updateRefusal: (uri: string) => Promise<string | undefined> | undefined;
   /** The server said `notifications/tools/list_changed`. */
   toolsChanged: () => void;
   /** The server's answer to a host request, its own bookkeeping done: for the host. */
@@ -49,6 +54,8 @@ export interface ServerLinesParts {
   /** The server answered `key`, which the host has no request open under (cancelled, say). */
   strayAnswer: (key: string) => void;
 }
+
+const UPDATED = 'notifications/resources/updated';
 
 /** Why a server line that is not UTF-8 goes no further. */
 const NOT_UTF8 = 'it is not UTF-8 (a host reads such bytes as other characters, or stops reading)';
@@ -128,8 +135,37 @@ export class ServerLines {
     // A restarted server acknowledges the host's stream again; the host has had its answer.
     if (subscriptions.consumeAck(line)) return;
     if (method === 'notifications/tools/list_changed') this.parts.toolsChanged();
+    if (method === UPDATED && !line.isRequest) return this.onUpdated(line);
     if (line.isRequest) this.parts.serverAsked.add(line.idKey);
     toHost(line.bytes);
+  }
+
+  /**
+   * A resource changed. A server subscribed to a directory may report any file below it (MCP
+   * allows updates of a sub-resource), and one subscribed before the policy narrowed keeps
+   * reporting: the host hears of a `file:` URI only if the server may read it now, as a
+   * subscription to it would be checked. A checked notification reaches the host after the
+   * daemon's answer, so it may pass lines the server wrote after it: an update is only a hint to
+   * read again, and nothing refers to it.
+   */
+  private onUpdated(line: McpLine): void {
+    const { log, toHost, updateRefusal } = this.parts;
+    const { uri } = line.params;
+    if (typeof uri !== 'string') {
+      // A host reading it loosely (`${uri}` of `["file:///x"]`) would find a URI in it.
+      log.warn(`dropped the server's ${UPDATED}: params.uri is not a string`);
+      return;
+    }
+    const refusal = updateRefusal(uri);
+    if (refusal === undefined) return toHost(line.bytes);
+    refusal.then(
+      (why) => {
+        if (why === undefined) toHost(line.bytes);
+        else log.info(`dropped the server's ${UPDATED}: ${why}`);
+      },
+      (err: unknown) =>
+        log.warn(`dropped the server's ${UPDATED}: its check failed: ${String(err)}`),
+    );
   }
 
   /** A server's cancellation: true when it goes no further than the proxy. */
