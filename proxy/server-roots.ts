@@ -48,6 +48,8 @@ export class ServerRoots {
   /** Set when the daemon's list changed after the server fetched it but before `initialized`. */
   private notifyPending = false;
   private served = false;
+  /** The server asked for its roots and the answer is not sent yet. */
+  private fetching = false;
   /** The URIs of the list the server fetched last, and who waits for one of them. */
   private servedUris = new Set<string>();
   private readonly servedWaiters = new Set<() => void>();
@@ -64,6 +66,7 @@ export class ServerRoots {
   /** The session has begun (`notifications/initialized`): send the change notice it missed, if any. */
   onInitialized(): void {
     this.initialized = true;
+    if (!this.served && !this.fetching && this.hasRoots) void this.holdForFirstFetch();
     if (this.notifyPending) {
       this.notifyPending = false;
       this.notifyServer();
@@ -76,7 +79,8 @@ export class ServerRoots {
     const key = line.idKey;
     this.answered.add(key);
     this.answeredTokens.add(line.progressTokenKey);
-    void this.answerRootsList(idText, key);
+    this.fetching = true;
+    void this.answerRootsList(idText, key).finally(() => (this.fetching = false));
   }
 
   /** Whether a cancellation from the server names a request the proxy answers (it is then not relayed). */
@@ -108,6 +112,22 @@ export class ServerRoots {
     const roots = this.options.link.roots;
     // Unknown (daemon away): announce them; the server then gets an empty list, failing closed.
     return roots === undefined || roots.length > 0;
+  }
+
+  /**
+   * A server that reads its roots asks for them when the session begins (the filesystem server
+   * does), and a call the host makes at once would otherwise reach it before it has them: it then
+   * refuses every path, or lists no directory. So calls wait (`hold`) until the server's first
+   * list is answered and applied. Whether a server will ask is known by a ping sent after
+   * `initialized`: a server that asks on `initialized` has written its `roots/list` before it
+   * answers the ping. One that has not asked by then is not waited for (it is told its roots
+   * some other way, or not at all); the hold's own limit bounds the wait either way.
+   */
+  private async holdForFirstFetch(): Promise<void> {
+    const { hold, ping } = this.options;
+    hold.close();
+    await ping().catch(() => undefined);
+    if (!this.served && !this.fetching) hold.open();
   }
 
   private async answerRootsList(idText: string, key: string | undefined): Promise<void> {
