@@ -108,7 +108,7 @@ export function explainTable(
   const hidden = result.rules.length - shown.length;
   const foot =
     hidden > 0
-      ? `(${hidden} deny rule${hidden === 1 ? '' : 's'} that affect nothing here not shown; --all shows them)\n`
+      ? `(${hidden} deny rule${hidden === 1 ? ' that affects' : 's that affect'} nothing here not shown; --all shows them)\n`
       : '';
   if (shown.length > 0) return head + columns(rows) + foot;
   // Only deny rules that affect nothing: none gives it a root.
