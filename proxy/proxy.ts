@@ -116,6 +116,7 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
       hold,
       log,
       rootsWaitMs: this.settings.rootsWaitMs,
+      holdMs: this.settings.holdMs,
       toServer,
       ping: () => this.own.request('ping', {}),
     });

@@ -22,6 +22,8 @@ export interface ServerRootsOptions {
   rootsWaitMs: number;
   /** Write one line to the server. */
   toServer: (line: string) => void;
+  /** The longest calls wait for the server to fetch and apply a list (the hold's own limit). */
+  holdMs: number;
   /** Send the server a `ping` of the proxy's own; resolves on its answer. */
   ping: () => Promise<unknown>;
 }
@@ -50,6 +52,8 @@ export class ServerRoots {
   private served = false;
   /** The server asked for its roots and the answer is not sent yet. */
   private fetching = false;
+  /** Calls wait for the server to apply its first list (holdForFirstFetch). */
+  private firstFetchHeld = false;
   /** The URIs of the list the server fetched last, and who waits for one of them. */
   private servedUris = new Set<string>();
   private readonly servedWaiters = new Set<() => void>();
@@ -124,10 +128,34 @@ export class ServerRoots {
    * some other way, or not at all); the hold's own limit bounds the wait either way.
    */
   private async holdForFirstFetch(): Promise<void> {
-    const { hold, ping } = this.options;
+    const { hold, ping, holdMs } = this.options;
     hold.close();
-    await ping().catch(() => undefined);
-    if (!this.served && !this.fetching) hold.open();
+    this.firstFetchHeld = true;
+    try {
+      await ping().catch(() => undefined);
+      if (!this.served && !this.fetching) return;
+      if (!this.served && !(await this.answeredWithin(holdMs))) return;
+      await this.applied(holdMs);
+    } finally {
+      this.firstFetchHeld = false;
+      hold.open();
+    }
+  }
+
+  /** Whether the server's roots/list was answered within `limitMs`. */
+  private answeredWithin(limitMs: number): Promise<boolean> {
+    return new Promise<boolean>((resolve) => {
+      const timer = setTimeout(() => {
+        this.servedWaiters.delete(wake);
+        resolve(false);
+      }, limitMs);
+      const wake = (): void => {
+        clearTimeout(timer);
+        this.servedWaiters.delete(wake);
+        resolve(true);
+      };
+      this.servedWaiters.add(wake);
+    });
   }
 
   private async answerRootsList(idText: string, key: string | undefined): Promise<void> {
@@ -141,7 +169,8 @@ export class ServerRoots {
     toServer(resultLine(idText, JSON.stringify({ roots: this.shaped(roots ?? []) })));
     this.servedUris = new Set((roots ?? []).map((r) => r.uri));
     for (const wake of [...this.servedWaiters]) wake();
-    if (roots !== undefined) hold.open();
+    // The first list's hold is opened once the server has applied it (holdForFirstFetch).
+    if (roots !== undefined && !this.firstFetchHeld) hold.open();
   }
 
   /**
@@ -152,11 +181,18 @@ export class ServerRoots {
   async whenServed(uri: string, limitMs: number): Promise<void> {
     if (!this.initialized || !this.served) return;
     if (!this.servedUris.has(uri) && !(await this.fetched(uri, limitMs))) return;
-    // No message says a server has applied a list, and a fixed grace runs out on a busy machine:
-    // a server checks each root first (the filesystem server awaits a realpath and a stat per
-    // root, one after the other, in its I/O threads). The proxy waits while the server's loop
-    // goes round twice per root (a ping's answer each) and while it makes the same checks itself
-    // on the same machine: no proof, but a wait that grows with the load instead of a constant.
+    await this.applied(limitMs);
+  }
+
+  /**
+   * Resolves once the server has most likely applied the list it fetched last. No message says a
+   * server has applied a list, and a fixed grace runs out on a busy machine: a server checks each
+   * root first (the filesystem server awaits a realpath and a stat per root, one after the other,
+   * in its I/O threads). The proxy waits while the server's loop goes round twice per root (a
+   * ping's answer each) and while it makes the same checks itself on the same machine: no proof,
+   * but a wait that grows with the load instead of a constant.
+   */
+  private async applied(limitMs: number): Promise<void> {
     const uris = [...this.servedUris];
     const deadline = Date.now() + limitMs;
     const pings = async (): Promise<void> => {
