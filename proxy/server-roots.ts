@@ -134,28 +134,12 @@ export class ServerRoots {
     try {
       await ping().catch(() => undefined);
       if (!this.served && !this.fetching) return;
-      if (!this.served && !(await this.answeredWithin(holdMs))) return;
+      if (!this.served && !(await this.servedWithin(() => true, holdMs, 'its first roots'))) return;
       await this.applied(holdMs);
     } finally {
       this.firstFetchHeld = false;
       hold.open();
     }
-  }
-
-  /** Whether the server's roots/list was answered within `limitMs`. */
-  private answeredWithin(limitMs: number): Promise<boolean> {
-    return new Promise<boolean>((resolve) => {
-      const timer = setTimeout(() => {
-        this.servedWaiters.delete(wake);
-        resolve(false);
-      }, limitMs);
-      const wake = (): void => {
-        clearTimeout(timer);
-        this.servedWaiters.delete(wake);
-        resolve(true);
-      };
-      this.servedWaiters.add(wake);
-    });
   }
 
   private async answerRootsList(idText: string, key: string | undefined): Promise<void> {
@@ -180,7 +164,9 @@ export class ServerRoots {
    */
   async whenServed(uri: string, limitMs: number): Promise<void> {
     if (!this.initialized || !this.served) return;
-    if (!this.servedUris.has(uri) && !(await this.fetched(uri, limitMs))) return;
+    const holdsUri = (): boolean => this.servedUris.has(uri);
+    if (!holdsUri() && !(await this.servedWithin(holdsUri, limitMs, `the roots with ${uri}`)))
+      return;
     await this.applied(limitMs);
   }
 
@@ -205,8 +191,11 @@ export class ServerRoots {
     await new Promise((resolve) => setTimeout(resolve, APPLY_GRACE_MS));
   }
 
-  /** Whether the server fetched a list holding `uri` within `limitMs`. */
-  private fetched(uri: string, limitMs: number): Promise<boolean> {
+  /**
+   * Whether the server is answered a list that passes `holds` within `limitMs` (`what` names it
+   * in the log when none comes).
+   */
+  private servedWithin(holds: () => boolean, limitMs: number, what: string): Promise<boolean> {
     return new Promise<boolean>((resolve) => {
       const done = (got: boolean): void => {
         clearTimeout(timer);
@@ -214,12 +203,10 @@ export class ServerRoots {
         resolve(got);
       };
       const wake = (): void => {
-        if (this.servedUris.has(uri)) done(true);
+        if (holds()) done(true);
       };
       const timer = setTimeout(() => {
-        this.options.log.debug(
-          `the server did not fetch the roots with ${uri} within ${limitMs} ms`,
-        );
+        this.options.log.debug(`the server did not fetch ${what} within ${limitMs} ms`);
         done(false);
       }, limitMs);
       this.servedWaiters.add(wake);
