@@ -8,14 +8,14 @@
  * names none), compiled with V8's code cache when a safe cache directory holds one
  * (cli/code-cache.ts says why and where). A smaller bundle is less to read and less for V8 to
  * set up: `status` no longer carries the YAML parser, nor `validate` the socket client.
- * The file begins with lines for sh (cli/extra-ca-certs.ts): started as a program, Node starts
+ * The file begins with lines for sh (common/extra-ca-certs.ts): started as a program, Node starts
  * without `NODE_EXTRA_CA_CERTS`, and the first thing done here is to put it back.
  */
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { runCached } from './code-cache.js';
 import { commandWord } from './command-word.js';
-import { restoreExtraCaCerts } from './extra-ca-certs.js';
+import { restoreExtraCaCerts } from '../common/extra-ca-certs.js';
 import { quickAnswer } from './quick-answer.js';
 
 /**

@@ -1,13 +1,18 @@
-#!/usr/bin/env node
 /**
  * The `mcp-roots-proxy` executable: a stdio MCP server under the policy's roots. The build
  * (scripts/bundle.mjs) bundles it as CommonJS into `dist/proxy/mcp-roots-proxy.cjs`, the bin, and
- * links `dist/proxy/main.js` to it.
+ * links `dist/proxy/main.js` to it. The bin begins with lines for sh (common/extra-ca-certs.ts):
+ * started as a program, Node starts without `NODE_EXTRA_CA_CERTS`, and the first thing done here
+ * is to put it back, for the server and anything else the proxy starts.
  */
 import { RootsError } from '../common/errors.js';
+import { restoreExtraCaCerts } from '../common/extra-ca-certs.js';
 import { packageVersion } from '../common/package-info.js';
 import { parseProxyArgs, USAGE } from './options.js';
 import { runProxy } from './run.js';
+
+// Before anything that could start a program: the server sees the person's environment.
+restoreExtraCaCerts();
 
 async function main(argv: string[]): Promise<number> {
   // Only as the first argument: after it, a -V could belong to the server's own command.

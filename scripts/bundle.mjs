@@ -30,11 +30,23 @@ import { build } from 'esbuild';
 const root = fileURLToPath(new URL('../', import.meta.url));
 
 /**
+ * The lines for sh that rootsctl's and the proxy's bins begin with, in place of
+ * `#!/usr/bin/env node`: started as a program (npm's link, a host's command), Node starts without
+ * NODE_EXTRA_CA_CERTS, which Node 20 parses at every start and neither program has a use for, and
+ * the program puts it back for its children (common/launcher.ts and common/extra-ca-certs.ts say
+ * why and how; tsc has compiled them by now). In the bin itself, not a launcher of its own, so
+ * that sh need not find the file behind npm's link (`readlink` measured about 5 ms more:
+ * bench/FINDINGS.md) and `node` on the bin still runs it.
+ */
+const { launcher } = await import(pathToFileURL(`${root}dist/common/launcher.js`).href);
+
+/**
  * One program as one CommonJS bundle `dist/<dir>/<bin>` (made executable), with `dist/<dir>/main.js`
  * a link to it. The modules that find files beside themselves get the bundle's URL for
- * `import.meta.url`. `extra`: further esbuild options (an alias).
+ * `import.meta.url`. `head`: what the file begins with (the launcher's lines, or none: the entry's
+ * own `#!/usr/bin/env node`). `extra`: further esbuild options (an alias).
  */
-async function commonJsBin(dir, entry, bin, extra = {}) {
+async function commonJsBin(dir, entry, bin, head, extra = {}) {
   const outdir = `${root}dist/${dir}`;
   const { outputFiles } = await build({
     absWorkingDir: root,
@@ -48,7 +60,7 @@ async function commonJsBin(dir, entry, bin, extra = {}) {
     external: ['@parcel/watcher'],
     define: { 'import.meta.url': '__bundleUrl' },
     banner: {
-      js: "'use strict'; const __bundleUrl = require('node:url').pathToFileURL(__filename).href;",
+      js: `${head}'use strict'; const __bundleUrl = require('node:url').pathToFileURL(__filename).href;`,
     },
     minifyWhitespace: true,
     minifySyntax: true,
@@ -79,7 +91,7 @@ async function commonJsBin(dir, entry, bin, extra = {}) {
  */
 // The ES module bundle's chunks, from a build before this one.
 rmSync(`${root}dist/daemon/chunks`, { recursive: true, force: true });
-await commonJsBin('daemon', 'daemon/bin.ts', 'mcp-rootsd.cjs', {
+await commonJsBin('daemon', 'daemon/bin.ts', 'mcp-rootsd.cjs', '', {
   alias: { yaml: './node_modules/yaml/browser/index.js' },
 });
 
@@ -90,9 +102,10 @@ await commonJsBin('daemon', 'daemon/bin.ts', 'mcp-rootsd.cjs', {
  * modules one by one a handshake cost about 390 M instructions; from an ES module bundle 250 M,
  * from this CommonJS one 230 M (no ES module loader: Node resolves a main file's links before it
  * picks the loader, except under `--preserve-symlinks-main`). The proxy loads nothing lazily, so
- * one file holds it all. The library (`dist/index.js`) keeps tsc's modules.
+ * one file holds it all. The library (`dist/index.js`) keeps tsc's modules. It begins with the
+ * launcher's lines: a host starts it for every session.
  */
-await commonJsBin('proxy', 'proxy/bin.ts', 'mcp-roots-proxy.cjs');
+await commonJsBin('proxy', 'proxy/bin.ts', 'mcp-roots-proxy.cjs', launcher('mcp-roots-proxy'));
 
 /**
  * esbuild writes strings and regular expressions in ASCII, but copies comments as they are. One
@@ -173,14 +186,7 @@ function asciiOnly(text) {
   // file of this `"type": "module"` package is always an ES module, so the bin names `rootsctl.cjs`
   // and `main.js` (the README's `node dist/cli/main.js`) is a link to it: Node resolves a main
   // file's links before it picks the loader (not under `--preserve-symlinks-main`).
-  // It begins with `LAUNCHER`, lines for sh in place of `#!/usr/bin/env node`: started as a
-  // program (npm's link), Node starts without NODE_EXTRA_CA_CERTS, which Node 20 parses at every
-  // start and rootsctl has no use for, and rootsctl puts it back for its children
-  // (cli/launcher.ts and cli/extra-ca-certs.ts say why and how; tsc has compiled them by now).
-  // In the same file, not a launcher of its own, so that sh need not find the file behind npm's
-  // link (`readlink` measured about 5 ms more: bench/FINDINGS.md) and `node` on the bin still
-  // runs it.
-  const { LAUNCHER } = await import(pathToFileURL(`${outdir}/launcher.js`).href);
+  // It begins with the launcher's lines, as the proxy's bin does.
   const { outputFiles } = await build({
     absWorkingDir: root,
     entryPoints: ['cli/cached-main.ts'],
@@ -191,7 +197,7 @@ function asciiOnly(text) {
     target: 'node20',
     define: { ROOTSCTL_BUNDLES: JSON.stringify(bundles), 'import.meta.url': '__mainUrl' },
     banner: {
-      js: `${LAUNCHER}'use strict'; const __mainUrl = require('node:url').pathToFileURL(__filename).href;`,
+      js: `${launcher('rootsctl')}'use strict'; const __mainUrl = require('node:url').pathToFileURL(__filename).href;`,
     },
     minifyWhitespace: true,
     minifySyntax: true,

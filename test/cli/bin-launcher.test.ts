@@ -1,6 +1,6 @@
 /**
  * rootsctl's bin as npm installs it: a link in `node_modules/.bin` to the package's
- * `dist/cli/rootsctl.cjs`, whose first lines are for sh (cli/launcher.ts). Run as a program it
+ * `dist/cli/rootsctl.cjs`, whose first lines are for sh (common/launcher.ts). Run as a program it
  * must behave as `#!/usr/bin/env node` did (every argument as given, rootsctl's own exit code,
  * the same process, any working directory), with Node started without NODE_EXTRA_CA_CERTS and
  * every program rootsctl starts seeing it exactly as the caller had it: unset, empty or set.
@@ -9,7 +9,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
-import { CARRIER, restoreExtraCaCerts } from '../../cli/extra-ca-certs.js';
+import { CARRIER, restoreExtraCaCerts } from '../../common/extra-ca-certs.js';
 import { REPO } from '../helpers/bin.js';
 import { waitFor } from '../helpers/poll.js';
 
