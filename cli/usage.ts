@@ -20,7 +20,8 @@ Commands:
   grants                         the temporary grants in force
   log [--server S] [--refused] [--since 1h] [-f|--follow] [--json]
                                  what was allowed and refused, read from the decision log
-                                 in the state directory; --json prints JSON lines
+                                 in the state directory (with --socket: the one that
+                                 daemon writes); --json prints JSON lines
   lockdown | unlock              empty every server's roots until unlock
   init [--force]                 write a starter ~/.config/mcp-roots.yaml
   edit                           edit the policy in $VISUAL or $EDITOR; saved only when valid

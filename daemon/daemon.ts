@@ -171,6 +171,9 @@ export class Daemon {
       connections: this.server.connections,
       lockdown: state.lockdown,
       watches: this.watcher.status(),
+      ...(this.options.decisionLogBytes > 0
+        ? { decisionLog: decisionLogFile(this.options.stateDir) }
+        : {}),
       ...(next !== undefined && !state.lockdown
         ? { nextExpiry: new Date(next).toISOString() }
         : {}),

@@ -135,6 +135,8 @@ export interface DaemonStatus {
   };
   /** The earliest future expiry of any entry; absent when nothing expires. */
   nextExpiry?: string;
+  /** The decision log the daemon writes; absent when it keeps none (`--decision-log-bytes 0`). */
+  decisionLog?: string;
 }
 
 /** `{}`: the params of a method that takes none, or a result with nothing to say. */

@@ -2,6 +2,7 @@
 import { isRefusal, type Decision } from '../../common/decision.js';
 import { RootsError } from '../../common/errors.js';
 import { decisionLogFile, stateDir, tildify, homeDir } from '../../common/locations.js';
+import { withClient } from '../connect.js';
 import { parseDuration } from '../duration.js';
 import { followDecisions, readDecisions } from '../decision-reader.js';
 import { columns, EXIT, type ExitCode, type Io } from '../io.js';
@@ -9,7 +10,7 @@ import type { Options } from '../options.js';
 
 /** `rootsctl log [--server S] [--refused] [--since D] [--follow] [--json]`. */
 export async function log(io: Io, _args: string[], opts: Options): Promise<ExitCode> {
-  const file = decisionLogFile(stateDir(io.env, io.cwd, opts['state-dir']));
+  const file = await logFile(io, opts);
   const since = opts.since === undefined ? undefined : sinceTime(opts.since, Date.now());
   const keep = (d: Decision): boolean =>
     (opts.server === undefined || ('server' in d && d.server === opts.server)) &&
@@ -51,6 +52,25 @@ export async function log(io: Io, _args: string[], opts: Options): Promise<ExitC
     stop,
   );
   return EXIT.ok;
+}
+
+/**
+ * The decision log to read: the state directory's (`--state-dir`, or the default one), or with
+ * `--socket` alone the one that daemon writes. Like every other command, `--socket` names the
+ * daemon meant, and a daemon started with its own `--state-dir` (the demo's, a test's) keeps its
+ * log there, not in the default directory this would otherwise read.
+ */
+async function logFile(io: Io, opts: Options): Promise<string> {
+  if (opts.socket === undefined || opts['state-dir'] !== undefined)
+    return decisionLogFile(stateDir(io.env, io.cwd, opts['state-dir']));
+  const { decisionLog } = await withClient(io, opts.socket, (client) => client.status());
+  if (decisionLog === undefined) {
+    throw new RootsError(
+      'PATH_NOT_FOUND',
+      `the daemon on ${opts.socket} names no decision log: it keeps none (started with --decision-log-bytes 0) or is older than this rootsctl; give --state-dir DIR to read the log in DIR`,
+    );
+  }
+  return decisionLog;
 }
 
 /** `--since 1h` (a duration back from now) or an RFC 3339 instant, as epoch ms. */

@@ -29,7 +29,10 @@ export const SPECS = {
   unlock: { args: [0, 0], options: DAEMON },
   init: { args: [0, 0], options: ['force', 'config'] },
   edit: { args: [0, 0], options: ['config', 'state-dir'] },
-  log: { args: [0, 0], options: ['json', 'state-dir', 'server', 'refused', 'since', 'follow'] },
+  log: {
+    args: [0, 0],
+    options: ['json', 'socket', 'state-dir', 'server', 'refused', 'since', 'follow'],
+  },
   'install-service': { args: [0, 0], options: ['dry-run'] },
   'uninstall-service': { args: [0, 0], options: ['dry-run'] },
   doctor: { args: [0, 0], options: ['json', 'socket', 'config'] },

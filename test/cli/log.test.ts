@@ -1,10 +1,21 @@
-/** `rootsctl log`: filters, JSON lines, escaping, and --follow across a rotation. */
+/**
+ * `rootsctl log`: filters, JSON lines, escaping, --follow across a rotation, and --socket reading
+ * the log of the daemon it names.
+ */
 import { spawn } from 'node:child_process';
-import { appendFileSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  renameSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import { bin } from '../helpers/bin.js';
 import { rootsctl } from '../helpers/cli.js';
+import { startDaemon } from '../helpers/daemon.js';
 import { shortDir } from '../helpers/short-dir.js';
 import { waitFor } from '../helpers/proxy.js';
 
@@ -140,4 +151,46 @@ void t.test('--follow prints new entries, across a rotation, until stopped', asy
   child.kill('SIGINT');
   const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
   t.equal(code, 0, 'Ctrl-C ends it cleanly');
+});
+
+void t.test(
+  '--socket reads the log that daemon writes, wherever its state directory is',
+  async (t) => {
+    const d = await startDaemon(t, 'version: 1\nservers:\n  fs:\n    roots: [{path: /h/work}]\n');
+    const c = await d.connect('probe');
+    await c.check('fs', '/h/.ssh/id_ed25519', 'read');
+    await c.close();
+    // The daemon writes its log a moment after it answers.
+    const written = join(d.stateDir, 'decisions.jsonl');
+    await waitFor(
+      () => existsSync(written) && readFileSync(written, 'utf8').includes('id_ed25519'),
+    );
+    // The default state directory holds another log: --socket names the daemon meant, as it does
+    // for every other command.
+    const { env } = setup();
+    const shown = await rootsctl(['log', '--socket', d.socket, '--refused'], { env });
+    t.equal(shown.code, 0, shown.err);
+    t.match(shown.out, /fs\s+REFUSED read\s+~\/\.ssh\/id_ed25519/);
+    t.notMatch(shown.out, /asked: decline/, 'not the default directory');
+    const json = await rootsctl(['log', '--socket', d.socket, '--json'], { env });
+    t.ok(
+      json.out.split('\n').some((l) => l.includes('"kind":"check"') && l.includes('id_ed25519')),
+    );
+    // --state-dir still says where to read, daemon or not.
+    const explicit = await rootsctl(['log', '--socket', d.socket, '--state-dir', d.stateDir], {
+      env,
+    });
+    t.equal(explicit.code, 0, explicit.err);
+    t.match(explicit.out, /id_ed25519/);
+    const gone = await rootsctl(['log', '--socket', join(shortDir(), 'none.sock')], { env });
+    t.equal(gone.code, 3, 'no daemon on that socket');
+    t.match(gone.err, /rootsctl: /);
+  },
+);
+
+void t.test('--socket to a daemon that keeps no log says what to do', async (t) => {
+  const d = await startDaemon(t, 'version: 1\nservers: {}\n', { decisionLogBytes: 0 });
+  const r = await rootsctl(['log', '--socket', d.socket], { env: { HOME: '/h' } });
+  t.equal(r.code, 1);
+  t.match(r.err, /names no decision log: it keeps none .*give --state-dir DIR/);
 });
