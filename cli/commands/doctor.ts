@@ -18,6 +18,7 @@ import {
   systemdCheck,
   type FixCommands,
 } from '../doctor/system.js';
+import { shellQuote } from '../../common/shell-quote.js';
 import { commandLine, ctl } from '../hint.js';
 import { countWatches } from '../doctor/watch-count.js';
 import { EXIT, type ExitCode, type Io } from '../io.js';
@@ -117,7 +118,13 @@ export async function runDoctor(io: Io, opts: Options, places: DoctorPlaces): Pr
   const status = await askDaemon(io, opts.socket);
   const cmd: FixCommands = {
     ctl: (args, daemon = false) => ctl(io, args, daemon ? opts.socket : undefined),
-    daemon: commandLine(io, 'mcp-rootsd', '', opts.socket),
+    // The policy doctor checked (`--config`) is the one the daemon it suggests should serve.
+    daemon: commandLine(
+      io,
+      'mcp-rootsd',
+      opts.config === undefined ? '' : `--config ${shellQuote(opts.config)}`,
+      opts.socket,
+    ),
   };
   checks.push(daemonCheck(status, home, socket.socketPath, cmd));
   const running = !(status instanceof RootsError);

@@ -80,7 +80,7 @@ export async function socketDirCheck(
 export interface FixCommands {
   /** `rootsctl ARGS`; `daemon` adds the `--socket` the person gave. */
   ctl(args: string, daemon?: boolean): string;
-  /** `mcp-rootsd`, with that `--socket`. */
+  /** `mcp-rootsd`, with that `--socket` and the `--config` doctor checked. */
   daemon: string;
 }
 

@@ -119,6 +119,16 @@ void t.test(
     );
     t.match(other.by('node'), { verdict: 'warn', detail: /end of life/ });
     t.match(other.by('socket directory'), { verdict: 'ok', detail: /does not exist yet/ });
+    // The daemon a fix starts serves the policy doctor checked, on the socket it was given.
+    const demo = join(dir, 'a demo', 'policy.yaml');
+    mkdirSync(join(dir, 'a demo'));
+    writeFileSync(demo, 'version: 1\nservers: {}\n');
+    const given = await runDoctor(env, { config: demo, socket: join(dir, 'none', 'rootsd.sock') });
+    const socketArg = `--socket ${join(dir, 'none', 'rootsd.sock')}`;
+    t.match(given.by('daemon'), {
+      verdict: 'fail',
+      fix: [/./, `or run mcp-rootsd ${socketArg} --config '${demo}' in a terminal`],
+    });
   },
 );
 
