@@ -88,4 +88,26 @@ void t.test('built-in **/NAME protected paths are read-only in the sandbox', asy
   const later = await attempt('write', join(r, 'later/.vscode/tasks.json'));
   t.match(later.text, /^EROFS/, `the new .vscode is read-only: ${later.text}`);
   t.equal(readFileSync(join(r, 'later/.vscode/tasks.json'), 'utf8'), KEEP, 'and unchanged');
+
+  // And one that appears later in the write path.
+  const restarts = (): number => boxed.stderr().split('restarting the server').length - 1;
+  const before = restarts();
+  mkdirSync(join(x, 'q'));
+  writeFileSync(join(x, 'q/.mcp.json'), KEEP);
+  await waitFor(
+    () => restarts() > before,
+    30_000,
+    'the proxy restarts the server for the new protected file in the write path',
+  );
+  let wrote = { text: '' };
+  await waitFor(
+    async () => {
+      wrote = await attempt('write', join(x, 'q/.mcp.json')).catch(() => ({ text: '' }));
+      return wrote.text !== '';
+    },
+    30_000,
+    'the restarted server answers',
+  );
+  t.match(wrote.text, /^EROFS/, `the new .mcp.json in the write path is read-only: ${wrote.text}`);
+  t.equal(readFileSync(join(x, 'q/.mcp.json'), 'utf8'), KEEP, 'and unchanged');
 });
