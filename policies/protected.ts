@@ -3,6 +3,7 @@ import { dirname, join } from 'node:path';
 import type { FsView } from './model.js';
 import { compileDeny, type DenyRule } from './deny.js';
 import type { CompileDeny } from './deny-memo.js';
+import { GIT_PATTERNS, HOST_CONFIG_PATTERNS } from '../common/protected-patterns.js';
 
 /*
  * What belongs here (docs/security.md, "Protected paths"): a path is protected when a program
@@ -103,30 +104,8 @@ export const STARTUP_FILES = [
   '.cargo/config',
 ];
 
-/**
- * Host configuration inside any project. Each is one segment after `**`, so that moving a project
- * never depends on these (docs/policy.md, "Moves").
- */
-export const HOST_CONFIG_PATTERNS = [
-  '**/.vscode',
-  '**/.cursor',
-  '**/.claude',
-  '**/.gemini',
-  '**/.codex',
-  '**/.zed',
-  '**/.continue',
-  '**/.windsurf',
-  '**/.kiro',
-  '**/.roo',
-  '**/.mcp.json',
-];
-
-/**
- * A repository's git hooks and configuration: hooks, `core.fsmonitor` and `core.hooksPath` run
- * code on `git status` and `git commit`. Two segments: only a directory named `.git` itself
- * depends on its place (it cannot be created or moved whole).
- */
-export const GIT_PATTERNS = ['**/.git/hooks', '**/.git/config'];
+// `**/NAME` patterns: shared with the sandbox, which lays them out itself (common/protected-patterns.ts).
+export { GIT_PATTERNS, HOST_CONFIG_PATTERNS };
 
 /** rootsctl's code cache, relative to `$XDG_CACHE_HOME` (and to `~/.cache`). */
 export const CODE_CACHE_DIR = 'mcp-roots';

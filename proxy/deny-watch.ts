@@ -26,7 +26,7 @@ import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { DenyAccess, DenyMeta, Root } from '../common/types.js';
 import type { ProxyLogger } from './log.js';
-import { denyTest, entriesOf, inside } from './sandbox-mounts.js';
+import { denyTest, entriesOf, inside, rootDenies } from './sandbox-mounts.js';
 
 /** A denied path that exists now and did not (as this file) when the server started. */
 export interface DeniedPath {
@@ -88,7 +88,8 @@ export class DenyWatch {
   constructor(private readonly o: DenyWatchOptions) {}
 
   /**
-   * Watch these roots for their denies (`_meta['mcp-roots/deny']`), and the sandbox's extra
+   * Watch these roots for their denies (`_meta['mcp-roots/deny']`, and the built-in protected
+   * `**\/NAME` paths in a writable one: `rootDenies`), and the sandbox's extra
    * writable paths (canonical) for theirs; resolves once every directory is watched. The same
    * roots and denies as before keep the watches they have; new ones are complete before the old
    * ones close.
@@ -100,7 +101,7 @@ export class DenyWatch {
     const all = [
       ...roots.map((r) => ({
         path: fileURLToPath(r.uri),
-        denies: r._meta['mcp-roots/deny'] ?? [],
+        denies: rootDenies(r),
       })),
       ...paths,
     ];

@@ -204,6 +204,7 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
       // Checked as a subscription to it would be: not at all without enforcement.
       updateRefusal: (uri) =>
         this.settings.enforce && isFileUri(uri) ? this.gate.uriRefusal([uri]) : undefined,
+      checkAsks: this.settings.enforce,
       toolsChanged: () => {
         if (this.settings.enforce && (this.handshake.initialized || this.catalog.started))
           void this.catalog.refresh();

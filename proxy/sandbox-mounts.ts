@@ -8,6 +8,7 @@ import { lstat, readdir, readlink, realpath } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import picomatch from 'picomatch';
+import { withBuiltInProtected } from '../common/protected-patterns.js';
 import type { DenyMeta, Root } from '../common/types.js';
 import { launchRoots, type Launch } from './launch.js';
 import { includeHolds, splitInclude } from './sandbox-includes.js';
@@ -115,43 +116,65 @@ async function rawEntriesOf(dir: Buffer): Promise<Dirent<Buffer>[]> {
 }
 
 /**
- * Every existing path under `root` that a deny pattern matches (not descending below a match).
+ * Every existing path under `root` that each deny pattern matches (not descending below a match of
+ * that pattern), in one walk for all of them: a root is read once, however many patterns it has.
  *
  * A name that is not UTF-8 (a Latin-1 `café` from an old archive) cannot be named to bwrap, whose
  * arguments are text: a denied entry with such a name, or below a directory with one, cannot be
  * mounted over. Its nearest ancestor that can be named is hidden instead; when that is the root
  * itself, the sandbox is not laid out at all (an error that names the entry).
  */
-async function patternMatches(root: string, pattern: string): Promise<string[]> {
-  const test = patternTest(pattern);
-  const out = new Set<string>();
+async function patternMatches(root: string, patterns: readonly string[]): Promise<string[][]> {
+  const tests = patterns.map(patternTest);
+  const out = patterns.map(() => new Set<string>());
   let seen = 0;
-  /** `dir` as text and as bytes; `cover`: the nameable directory to hide for what is below. */
-  const walk = async (dir: string, raw: Buffer, cover: string | undefined): Promise<void> => {
+  /**
+   * `dir` as text and as bytes; `cover`: the nameable directory to hide for what is below;
+   * `active`: the patterns not matched above (each stops at its first match).
+   */
+  const walk = async (
+    dir: string,
+    raw: Buffer,
+    cover: string | undefined,
+    active: readonly number[],
+  ): Promise<void> => {
     for (const e of await rawEntriesOf(raw)) {
       if (++seen > MAX_WALK_ENTRIES) {
         throw new Error(
-          `${root} has more than ${MAX_WALK_ENTRIES} entries to search for the deny pattern ${pattern}; narrow the root or the pattern`,
+          `${root} has more than ${MAX_WALK_ENTRIES} entries to search for the deny patterns ${patterns.join(', ')}; narrow the root or the patterns`,
         );
       }
       const name = e.name.toString('utf8');
       const p = join(dir, name);
       const nameable = cover === undefined && Buffer.from(name).equals(e.name);
       const below = nameable ? undefined : (cover ?? dir);
-      if (test(p)) {
-        if (below === undefined) out.add(p);
+      const rest: number[] = [];
+      for (const i of active) {
+        if (!tests[i]!(p)) {
+          rest.push(i);
+          continue;
+        }
+        if (below === undefined) out[i]!.add(p);
         else if (below === root) {
           throw new Error(
-            `${p} (a name that is not UTF-8, shown with U+FFFD) matches the deny pattern ${pattern} and cannot be hidden by name; rename it to UTF-8`,
+            `${p} (a name that is not UTF-8, shown with U+FFFD) matches the deny pattern ${patterns[i]} and cannot be hidden by name; rename it to UTF-8`,
           );
-        } else out.add(below);
-      } else if (e.isDirectory()) {
-        await walk(p, Buffer.concat([raw, Buffer.from('/'), e.name]), below);
+        } else out[i]!.add(below);
+      }
+      if (rest.length > 0 && e.isDirectory()) {
+        await walk(p, Buffer.concat([raw, Buffer.from('/'), e.name]), below, rest);
       }
     }
   };
-  await walk(root, Buffer.from(root), undefined);
-  return [...out];
+  if (patterns.length > 0) {
+    await walk(
+      root,
+      Buffer.from(root),
+      undefined,
+      patterns.map((_, i) => i),
+    );
+  }
+  return out.map((set) => [...set]);
 }
 
 /**
@@ -179,6 +202,24 @@ export function couldLieIn(d: DenyMeta, dir: string): boolean {
   return inside(base, dir) || inside(dir, base);
 }
 
+/**
+ * The denies the sandbox lays out in a root: its `_meta`'s, and in a writable one the built-in
+ * `**\/NAME` protected paths too, which the daemon leaves out of `_meta` (a read-only root is
+ * read-only whole).
+ */
+export function rootDenies(root: Root): DenyMeta[] {
+  const denies = root._meta['mcp-roots/deny'] ?? [];
+  return root._meta['mcp-roots/readOnly'] ? [...denies] : withBuiltInProtected(denies);
+}
+
+/**
+ * The denies the sandbox lays out in an extra writable path (canonical): the server's denies and
+ * protected paths that could lie in it, the built-in `**\/NAME` ones among them.
+ */
+export function writePathDenies(rule: SandboxRule | undefined, path: string): DenyMeta[] {
+  return withBuiltInProtected(rule?.deny ?? []).filter((d) => couldLieIn(d, path));
+}
+
 /** The denied and write-protected paths inside one root that exist now, and what decides them. */
 async function rootHoles(
   root: string,
@@ -187,8 +228,11 @@ async function rootHoles(
   const hidden: SandboxMounts['hidden'] = [];
   const readOnly: string[] = [];
   const pinned: string[] = [];
+  const patterns = denies.flatMap((d) => ('pattern' in d ? [d.pattern] : []));
+  const matches = await patternMatches(root, patterns);
+  let next = 0;
   for (const d of denies) {
-    const paths = 'uri' in d ? [fileURLToPath(d.uri)] : await patternMatches(root, d.pattern);
+    const paths = 'uri' in d ? [fileURLToPath(d.uri)] : matches[next++]!;
     for (const p of paths) {
       if (!inside(p, root) || p === root) continue;
       const dir = await holeKind(p);
@@ -224,7 +268,7 @@ export async function sandboxMounts(input: {
     // bwrap follows the link, and would show what it leads to with the root's access.
     if ((await canonical(r.path)) !== r.path) continue;
     roots.push(r);
-    const holes = await rootHoles(r.path, input.roots[i]!._meta['mcp-roots/deny'] ?? []);
+    const holes = await rootHoles(r.path, rootDenies(input.roots[i]!));
     hidden.push(...holes.hidden);
     if (!r.readOnly) readOnly.push(...holes.readOnly);
     pinned.push(...holes.pinned);
@@ -244,10 +288,7 @@ export async function sandboxMounts(input: {
     readOnly.push(...held.readOnly);
     pinned.push(...held.pinned);
     // Denies and protected paths too, as in a writable root: those that could lie in it.
-    const holes = await rootHoles(
-      w,
-      (input.rule.deny ?? []).filter((d) => couldLieIn(d, w)),
-    );
+    const holes = await rootHoles(w, writePathDenies(input.rule, w));
     hidden.push(...holes.hidden);
     readOnly.push(...holes.readOnly);
     pinned.push(...holes.pinned);

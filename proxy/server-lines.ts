@@ -22,6 +22,7 @@ import { isObject, McpLine } from './mcp-line.js';
 import type { OpenIds } from './open-ids.js';
 import { unreadableServerLine } from './unreadable-line.js';
 import { RESERVED_ID_MESSAGE, reservedId, type OwnRequests } from './own-requests.js';
+import { askRefusal, inputRequestsRefusal } from './server-asks.js';
 import type { RelayedRequests } from './relayed.js';
 import type { ServerRoots } from './server-roots.js';
 
@@ -47,6 +48,11 @@ export interface ServerLinesParts {
    * let the server read), or undefined when nothing needs asking: relayed at once.
    */
   updateRefusal: (uri: string) => Promise<string | undefined> | undefined;
+  /**
+   * Whether what the server asks the host for is checked (server-asks.ts): its requests, and the
+   * input requests in its 2026-07-28 answers. As the calls are: not at all without enforcement.
+   */
+  checkAsks: boolean;
   /** The server said `notifications/tools/list_changed`. */
   toolsChanged: () => void;
   /** The server's answer to a host request, its own bookkeeping done: for the host. */
@@ -86,7 +92,7 @@ export class ServerLines {
     const bytes = split;
     if (bytes.length === 0 || (bytes.length === 1 && bytes[0] === 0x0d)) return;
     if (looksLikeBatch(bytes)) return this.onBatch(bytes, inBatch);
-    const { log, toServer, toHost, roots, subscriptions } = this.parts;
+    const { log, toServer, roots, subscriptions } = this.parts;
     const line = new McpLine(bytes);
     const { msg, method } = line;
     if (msg === undefined) {
@@ -135,9 +141,19 @@ export class ServerLines {
     // A restarted server acknowledges the host's stream again; the host has had its answer.
     if (subscriptions.consumeAck(line)) return;
     if (method === 'notifications/tools/list_changed') this.parts.toolsChanged();
-    if (method === UPDATED && !line.isRequest) return this.onUpdated(line);
+    // Sent as a request too: a host that dispatches by method alone acts on it all the same.
+    if (method === UPDATED) return this.onUpdated(line);
+    if (line.isRequest) {
+      const refusal = this.parts.checkAsks ? askRefusal(method, line.msg?.params) : undefined;
+      if (refusal !== undefined) return this.refuse(line, refusal, RpcCode.INVALID_PARAMS);
+    }
+    this.toHostAsked(line);
+  }
+
+  /** Pass a server line on; a request becomes one the host may answer. */
+  private toHostAsked(line: McpLine): void {
     if (line.isRequest) this.parts.serverAsked.add(line.idKey);
-    toHost(line.bytes);
+    this.parts.toHost(line.bytes);
   }
 
   /**
@@ -149,22 +165,29 @@ export class ServerLines {
    * read again, and nothing refers to it.
    */
   private onUpdated(line: McpLine): void {
-    const { log, toHost, updateRefusal } = this.parts;
+    const { log, updateRefusal } = this.parts;
     const { uri } = line.params;
+    /** Not passed on; a request (no notification has an id) is answered with an error. */
+    const drop = (why: string): void => {
+      log.info(`dropped the server's ${UPDATED}: ${why}`);
+      if (line.isRequest) {
+        this.parts.toServer(
+          errorLine(line.idText!, {
+            code: RpcCode.INVALID_PARAMS,
+            message: `mcp-roots-proxy: the server's line was not passed on: ${why}`,
+          }),
+        );
+      }
+    };
     if (typeof uri !== 'string') {
       // A host reading it loosely (`${uri}` of `["file:///x"]`) would find a URI in it.
-      log.warn(`dropped the server's ${UPDATED}: params.uri is not a string`);
-      return;
+      return drop('params.uri is not a string');
     }
     const refusal = updateRefusal(uri);
-    if (refusal === undefined) return toHost(line.bytes);
+    if (refusal === undefined) return this.toHostAsked(line);
     refusal.then(
-      (why) => {
-        if (why === undefined) toHost(line.bytes);
-        else log.info(`dropped the server's ${UPDATED}: ${why}`);
-      },
-      (err: unknown) =>
-        log.warn(`dropped the server's ${UPDATED}: its check failed: ${String(err)}`),
+      (why) => (why === undefined ? this.toHostAsked(line) : drop(why)),
+      (err: unknown) => drop(`its check failed: ${String(err)}`),
     );
   }
 
@@ -238,6 +261,16 @@ export class ServerLines {
    */
   private onResponse(line: McpLine, msg: JsonObject): void {
     const { own, inputs, relayed, subscriptions, log } = this.parts;
+    // An answer that would have the host ask what the server may not: an error for whoever asked.
+    const refusal = this.parts.checkAsks ? inputRequestsRefusal(msg.result) : undefined;
+    if (refusal !== undefined) {
+      log.warn(`refused the server's answer to id ${line.idText ?? 'null'}: ${refusal}`);
+      const message = `mcp-roots-proxy: the server's line was not passed on: ${refusal}`;
+      const error = new McpLine(
+        Buffer.from(errorLine(line.idText ?? 'null', { code: RpcCode.INTERNAL_ERROR, message })),
+      );
+      return this.onResponse(error, error.msg!);
+    }
     // First: the proxy's retries of a host request carry ids of the proxy's own.
     if (inputs.onAnswer(line)) return;
     if (own.isOwn(msg)) {

@@ -13,7 +13,7 @@ import { realpath } from 'node:fs/promises';
 import type { DenyMeta, SandboxRule } from '../common/types.js';
 import type { RootsChange } from './daemon-link.js';
 import { DenyWatch, type DeniedPath } from './deny-watch.js';
-import { couldLieIn } from './sandbox-mounts.js';
+import { writePathDenies } from './sandbox-mounts.js';
 import { IncludeWatch } from './include-watch.js';
 import { planLaunch, sandboxWanted, type LaunchPlan, type PlanInput } from './launch-plan.js';
 import type { ProxyLogger } from './log.js';
@@ -62,12 +62,10 @@ const keyOf = (plan: LaunchPlan): string =>
 async function writePaths(
   sandbox: SandboxRule | undefined,
 ): Promise<{ path: string; denies: DenyMeta[] }[]> {
-  const deny = sandbox?.deny ?? [];
   const out: { path: string; denies: DenyMeta[] }[] = [];
-  if (deny.length === 0) return out;
   for (const w of sandbox?.write ?? []) {
     const path = await realpath(w).catch(() => undefined);
-    if (path !== undefined) out.push({ path, denies: deny.filter((d) => couldLieIn(d, path)) });
+    if (path !== undefined) out.push({ path, denies: writePathDenies(sandbox, path) });
   }
   return out;
 }

@@ -1,0 +1,113 @@
+/**
+ * The protected paths written as `**\/NAME` (host configurations in any project: `.vscode`,
+ * `.claude`, `.mcp.json`, ...; git's `.git/hooks` and `.git/config`) inside the sandbox. The
+ * daemon keeps them out of each root's `_meta['mcp-roots/deny']` (every root would carry the
+ * whole list), so the sandbox, which lays out what `_meta` names, left them writable in a
+ * writable root and in a `sandbox.write` path: a sandboxed server's own system calls wrote a git
+ * hook, a `.mcp.json` or a `.vscode/tasks.json` that runs as the person outside the sandbox. They
+ * are read-only there now, those present at the start and those that appear later (the server
+ * is restarted with them read-only).
+ *
+ * Real daemon, real proxy under bubblewrap, the hostile fixture server with enforcement off (only
+ * the sandbox stands in its way).
+ */
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import t from 'tap';
+import { startDaemon } from '../helpers/daemon.js';
+import { HOSTILE_SERVER, startProxied } from '../helpers/proxied-server.js';
+import { ownedShortDir, waitFor } from '../helpers/proxy.js';
+
+const KEEP = 'the person wrote this';
+
+void t.test('built-in **/NAME protected paths are read-only in the sandbox', async (t) => {
+  const dir = ownedShortDir(t);
+  const r = join(dir, 'r');
+  const x = join(dir, 'x');
+  for (const d of ['r/.git/hooks', 'r/.vscode', 'r/sub/.claude', 'x/.cursor', 'x/p']) {
+    mkdirSync(join(dir, d), { recursive: true });
+  }
+  // Files present at the start, each of which a host or git runs code from.
+  const present = [
+    'r/.git/config',
+    'r/.git/hooks/pre-commit',
+    'r/.vscode/tasks.json',
+    'r/.mcp.json',
+    'r/sub/.claude/settings.json',
+    'x/.cursor/mcp.json',
+    'x/p/.mcp.json',
+  ].map((p) => join(dir, p));
+  for (const p of present) writeFileSync(p, KEEP);
+  const policy =
+    `version: 1\nservers:\n  h:\n    roots:\n      - path: ${r}\n` +
+    `    sandbox:\n      write: [${x}]\n`;
+  const d = await startDaemon(t, policy, { dir });
+  const boxed = await startProxied(t, {
+    server: 'h',
+    socket: d.socket,
+    proxyArgs: ['--sandbox', '--no-enforce'],
+    command: [process.execPath, HOSTILE_SERVER],
+  });
+  const attempt = (action: string, ref: string, to = '') =>
+    boxed.call('attempt', { action, ref, to });
+
+  // The controls: the root and the extra path are writable.
+  t.match((await attempt('write', join(r, 'ok.txt'))).text, /^ok/, 'the root is writable');
+  t.match((await attempt('write', join(x, 'ok.txt'))).text, /^ok/, 'the write path is writable');
+
+  for (const p of present) {
+    const wrote = await attempt('write', p);
+    t.match(wrote.text, /^EROFS/, `${p.slice(dir.length)}: read-only (${wrote.text})`);
+    t.equal(readFileSync(p, 'utf8'), KEEP, `${p.slice(dir.length)}: unchanged`);
+  }
+  for (const [what, path] of [
+    ['a new hook', join(r, '.git/hooks/post-checkout')],
+    ['a new file in .vscode', join(r, '.vscode/settings.json')],
+    ['a new file in .cursor of the write path', join(x, '.cursor/hooks.json')],
+  ] as const) {
+    const wrote = await attempt('write', path);
+    t.match(wrote.text, /^EROFS/, `${what}: refused (${wrote.text})`);
+  }
+  const moved = await attempt('rename', join(r, '.vscode'), join(r, 'vscode-old'));
+  t.notMatch(moved.text, /^ok/, `.vscode cannot be renamed away: ${moved.text}`);
+
+  // One that appears after the start: the server is restarted with it read-only.
+  mkdirSync(join(r, 'later/.vscode'), { recursive: true });
+  writeFileSync(join(r, 'later/.vscode/tasks.json'), KEEP);
+  await waitFor(
+    () => /restarting the server/.test(boxed.stderr()),
+    30_000,
+    'the proxy restarts the server for the new protected path',
+  );
+  await waitFor(
+    async () =>
+      (await attempt('write', join(r, 'ok.txt')).catch(() => ({ text: '' }))).text.startsWith('ok'),
+    30_000,
+    'the restarted server answers',
+  );
+  const later = await attempt('write', join(r, 'later/.vscode/tasks.json'));
+  t.match(later.text, /^EROFS/, `the new .vscode is read-only: ${later.text}`);
+  t.equal(readFileSync(join(r, 'later/.vscode/tasks.json'), 'utf8'), KEEP, 'and unchanged');
+
+  // And one that appears later in the write path.
+  const restarts = (): number => boxed.stderr().split('restarting the server').length - 1;
+  const before = restarts();
+  mkdirSync(join(x, 'q'));
+  writeFileSync(join(x, 'q/.mcp.json'), KEEP);
+  await waitFor(
+    () => restarts() > before,
+    30_000,
+    'the proxy restarts the server for the new protected file in the write path',
+  );
+  let wrote = { text: '' };
+  await waitFor(
+    async () => {
+      wrote = await attempt('write', join(x, 'q/.mcp.json')).catch(() => ({ text: '' }));
+      return wrote.text !== '';
+    },
+    30_000,
+    'the restarted server answers',
+  );
+  t.match(wrote.text, /^EROFS/, `the new .mcp.json in the write path is read-only: ${wrote.text}`);
+  t.equal(readFileSync(join(x, 'q/.mcp.json'), 'utf8'), KEEP, 'and unchanged');
+});
