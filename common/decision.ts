@@ -27,6 +27,17 @@ export interface RootsDecision extends Base {
   server: string;
   added: string[];
   removed: string[];
+  /** Roots in both lists whose access or name changed (absent when none did). */
+  changed?: string[];
+}
+
+/**
+ * A list's change in counts: `+2 -1`, and `~1` for roots whose access or name changed, so that a
+ * root made read-only is not reported as a change of nothing (`+0 -0`).
+ */
+export function rootCounts(added: string[], removed: string[], changed: string[]): string {
+  const counts = `+${added.length} -${removed.length}`;
+  return changed.length > 0 ? `${counts} ~${changed.length}` : counts;
 }
 
 /** A temporary grant was added, revoked or expired. */

@@ -10,6 +10,7 @@ export function recordStateDecisions(state: PolicyState, decisions: DecisionSink
         server: change.server,
         added: change.added,
         removed: change.removed,
+        ...(change.changed.length > 0 ? { changed: change.changed } : {}),
       });
     }
   });

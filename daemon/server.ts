@@ -1,5 +1,6 @@
 /** The socket side of the daemon: one JSON-RPC connection per client, subscriptions, pushes. */
 import type { Server, Socket } from 'node:net';
+import { rootCounts } from '../common/decision.js';
 import type { Logger } from './logger.js';
 import { encodeNotification, JsonRpcConnection } from '../protocol/connection.js';
 import {
@@ -57,10 +58,13 @@ export class RootsServer {
     );
     deps.state.on('changed', (_revision, changes) => {
       for (const change of changes) {
-        deps.log.info(
-          `roots changed for ${change.server}: +${change.added.length} -${change.removed.length}`,
-          { server: change.server, added: change.added, removed: change.removed },
-        );
+        const { server, added, removed, changed } = change;
+        deps.log.info(`roots changed for ${server}: ${rootCounts(added, removed, changed)}`, {
+          server,
+          added,
+          removed,
+          ...(changed.length > 0 ? { changed } : {}),
+        });
         if (this.subscribers.has(change.server)) this.throttle.offer(change.server, change);
       }
     });

@@ -47,6 +47,8 @@ export interface Change {
   parts: readonly Buffer[];
   added: string[];
   removed: string[];
+  /** Roots in both lists whose access or name changed (a root made read-only, say). */
+  changed: string[];
 }
 
 export interface StateEvents {
@@ -391,8 +393,10 @@ export class PolicyState extends EventEmitter<StateEvents> {
       const change = this.lockdown ? undefined : this.current.rootsChange?.(server);
       if (change !== undefined && change.from === before) {
         if (change.added.length === 0 && change.removed.length === 0) continue;
+        // Such an update only adds and removes: every other root is the same object as before.
         const { added, removed } = change;
-        changes.push({ server, roots, parts: this.json.parts(roots), added, removed });
+        const parts = this.json.parts(roots);
+        changes.push({ server, roots, parts, added, removed, changed: [] });
         continue;
       }
       if (this.json.same(roots, before)) continue;
@@ -400,17 +404,22 @@ export class PolicyState extends EventEmitter<StateEvents> {
       // A list from or to nothing (a server named for the first time) needs no comparison.
       if (before.length === 0 || roots.length === 0) {
         const added = roots.map((r) => r.uri);
-        changes.push({ server, roots, parts, added, removed: before.map((r) => r.uri) });
+        const removed = before.map((r) => r.uri);
+        changes.push({ server, roots, parts, added, removed, changed: [] });
         continue;
       }
-      const old = new Set(before.map((r) => r.uri));
+      const old = new Map(before.map((r) => [r.uri, r]));
       const now = new Set(roots.map((r) => r.uri));
       changes.push({
         server,
         roots,
         parts,
         added: [...now].filter((u) => !old.has(u)),
-        removed: [...old].filter((u) => !now.has(u)),
+        removed: [...old.keys()].filter((u) => !now.has(u)),
+        changed: roots.flatMap((r) => {
+          const was = old.get(r.uri);
+          return was === undefined || sameRoot(was, r) ? [] : [r.uri];
+        }),
       });
     }
     if (changes.length === 0) return;
@@ -425,4 +434,9 @@ export class PolicyState extends EventEmitter<StateEvents> {
       `${what} file invalid, keeping the last good policy: ${first.file}:${first.line}:${first.column}: ${first.message}${errors.length > 1 ? ` (and ${errors.length - 1} more; see \`rootsctl status\`)` : ''}`,
     );
   }
+}
+
+/** Whether two roots of one URI say the same (the same object, or equal name and `_meta`). */
+function sameRoot(a: Root, b: Root): boolean {
+  return a === b || (a.name === b.name && JSON.stringify(a._meta) === JSON.stringify(b._meta));
 }

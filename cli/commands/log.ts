@@ -1,5 +1,5 @@
 /** `rootsctl log`: what the daemon allowed and refused, as a table or JSON lines. */
-import { isRefusal, type Decision } from '../../common/decision.js';
+import { isRefusal, rootCounts, type Decision } from '../../common/decision.js';
 import { RootsError } from '../../common/errors.js';
 import { decisionLogFile, stateDir, tildify, homeDir } from '../../common/locations.js';
 import { withClient } from '../connect.js';
@@ -124,8 +124,12 @@ function what(d: Decision, home: string): [string, string] {
       ];
     case 'roots':
       return [
-        `roots +${d.added.length} -${d.removed.length}`,
-        [...d.added.map((u) => `+${u}`), ...d.removed.map((u) => `-${u}`)].join(' '),
+        `roots ${rootCounts(d.added, d.removed, d.changed ?? [])}`,
+        [
+          ...d.added.map((u) => `+${u}`),
+          ...d.removed.map((u) => `-${u}`),
+          ...(d.changed ?? []).map((u) => `~${u}`),
+        ].join(' '),
       ];
     case 'grant-added':
       return [

@@ -194,3 +194,20 @@ void t.test('--socket to a daemon that keeps no log says what to do', async (t) 
   t.equal(r.code, 1);
   t.match(r.err, /names no decision log: it keeps none .*give --state-dir DIR/);
 });
+
+void t.test('a list change shows what was added, removed and changed', async (t) => {
+  const state = shortDir();
+  const entry = (e: object) => JSON.stringify({ time: at(1), kind: 'roots', server: 'fs', ...e });
+  writeFileSync(
+    join(state, 'decisions.jsonl'),
+    [
+      entry({ added: ['file:///h/a'], removed: ['file:///h/b'] }),
+      entry({ added: [], removed: [], changed: ['file:///h/c'] }),
+    ].join('\n') + '\n',
+  );
+  const r = await rootsctl(['log'], { env: { HOME: '/h', MCP_ROOTS_STATE_DIR: state } });
+  t.equal(r.code, 0, r.err);
+  const [, added, changed] = r.out.trimEnd().split('\n');
+  t.match(added, /fs\s+roots \+1 -1\s+\+file:\/\/\/h\/a -file:\/\/\/h\/b$/);
+  t.match(changed, /fs\s+roots \+0 -0 ~1\s+~file:\/\/\/h\/c$/);
+});

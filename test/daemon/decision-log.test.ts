@@ -129,6 +129,24 @@ void t.test('a real daemon records every kind of decision', async (t) => {
     (e) => e.kind === 'grant-revoked' && e.path.endsWith('other'),
   );
 
+  // A root made read-only is in both lists: a change of its access, not of nothing.
+  d.writePolicy(POLICY(dir).replace(`{path: ${dir}/work}`, `{path: ${dir}/work, readOnly: true}`));
+  await c.reload();
+  const access = await waitForEntry(
+    d,
+    'the list with the root made read-only',
+    (e) => e.kind === 'roots' && (e.changed?.length ?? 0) > 0,
+  );
+  t.match(access, { server: 'fs', added: [], removed: [], changed: [/\/work$/] });
+  t.ok(
+    d.logs.some((l) => /roots changed for fs: \+0 -0 ~1/.test(l)),
+    "the daemon's own log says what changed",
+  );
+  t.notOk(
+    (await entries(d)).some((e) => e.kind === 'roots' && 'changed' in e && e.changed?.length === 0),
+    'no empty list of changed roots is written',
+  );
+
   d.writePolicy('version: 1\nservers: {fs: {roots: [{path: 3}]}}\n');
   await c.reload();
   const rejected = await waitForEntry(d, 'policy-rejected', (e) => e.kind === 'policy-rejected');
