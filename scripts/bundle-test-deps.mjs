@@ -60,11 +60,12 @@ await Promise.all([
     },
   }),
   // The same ES module sources as CommonJS (@tapjs/mock inside: no file that loads this one mocks
-  // modules).
+  // modules), with async-hook-domain's Domain without its async hook (scripts/tap-domain-off.mjs).
   build({
     ...options,
     outfile: `${out}/@tapjs/bundled-tap/index.cjs`,
     format: 'cjs',
+    alias: { 'async-hook-domain': './scripts/tap-domain-off.mjs' },
     define: { 'import.meta.url': '__bundleUrl' },
     banner: { js: "const __bundleUrl = require('node:url').pathToFileURL(__filename).href;" },
   }),
