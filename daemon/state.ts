@@ -107,6 +107,8 @@ export class PolicyState extends EventEmitter<StateEvents> {
    * answers wait for. Background recomputes (the watcher's) are not in it.
    */
   private asked: Promise<unknown> = Promise.resolve();
+  /** Whether `asked` has settled (`isFresh`). */
+  private askedSettled = true;
   private readonly timer: ExpiryTimer;
   private readonly now: () => number;
   /**
@@ -242,6 +244,16 @@ export class PolicyState extends EventEmitter<StateEvents> {
     else await this.asked;
   }
 
+  /**
+   * Whether `fresh()` has nothing to wait for: no expiry passed, and the last change asked for
+   * has settled (known once its settling has run; until then, false). An answer may then be made
+   * in the same turn as its request.
+   */
+  isFresh(): boolean {
+    const next = this.current.nextExpiry;
+    return this.askedSettled && !(next !== undefined && this.now() >= next);
+  }
+
   /** Turn lockdown on or off; it survives restarts (a file in the state directory). */
   setLockdown(on: boolean): Promise<void> {
     return this.enqueue(false, async () => {
@@ -329,7 +341,14 @@ export class PolicyState extends EventEmitter<StateEvents> {
   /** Queue a state change; unless it is `background`, answers from now on wait for it. */
   private enqueue<T>(background: boolean, op: () => Promise<T>): Promise<T> {
     const run = this.queue.run(op);
-    if (!background) this.asked = run.catch(() => {});
+    if (!background) {
+      const asked = run.catch(() => {});
+      this.asked = asked;
+      this.askedSettled = false;
+      void asked.then(() => {
+        if (this.asked === asked) this.askedSettled = true;
+      });
+    }
     return run;
   }
 

@@ -285,27 +285,47 @@ export class JsonRpcConnection extends EventEmitter<ConnectionEvents> {
       this.sendError(id, toRpcErrorObject(err, method));
       return;
     }
-    this.inFlight++;
-    void this.runHandler(id, method, () => handler(typed as never));
-  }
-
-  private async runHandler(id: RpcId, method: string, call: () => unknown): Promise<void> {
+    let result: unknown;
     try {
-      const result = await call();
-      if (result instanceof RawJsonBytes) {
-        // Sent as the bytes it is made of: a large list is never one string to encode.
-        this.writeLine(framed(resultLineAround(idText(id)), result.parts));
-      } else {
-        this.writeLine(resultLine(idText(id), jsonText(result ?? null)));
+      result = handler(typed as never);
+      // A handler with the answer at hand (a list from the snapshot) is answered in this turn:
+      // no promise and no microtask between the request's line and its answer's write.
+      if (!isThenable(result)) {
+        this.answer(id, result);
+        return;
       }
     } catch (err) {
-      // RootsErrors are answers; anything else is a bug, for the log and not for the peer.
-      if (!(err instanceof RootsError)) this.onError(err, `handler for ${method}`);
-      this.sendError(id, toRpcErrorObject(err, method));
+      this.answerError(id, method, err);
+      return;
+    }
+    this.inFlight++;
+    void this.awaitAnswer(id, method, result);
+  }
+
+  private async awaitAnswer(id: RpcId, method: string, pending: unknown): Promise<void> {
+    try {
+      this.answer(id, await pending);
+    } catch (err) {
+      this.answerError(id, method, err);
     } finally {
       this.inFlight--;
       this.maybeFinish();
     }
+  }
+
+  private answer(id: RpcId, result: unknown): void {
+    if (result instanceof RawJsonBytes) {
+      // Sent as the bytes it is made of: a large list is never one string to encode.
+      this.writeLine(framed(resultLineAround(idText(id)), result.parts));
+    } else {
+      this.writeLine(resultLine(idText(id), jsonText(result ?? null)));
+    }
+  }
+
+  private answerError(id: RpcId, method: string, err: unknown): void {
+    // RootsErrors are answers; anything else is a bug, for the log and not for the peer.
+    if (!(err instanceof RootsError)) this.onError(err, `handler for ${method}`);
+    this.sendError(id, toRpcErrorObject(err, method));
   }
 
   /** `bytes`: the line, when it was parsed whole (a list to read the next one by). */
@@ -374,6 +394,9 @@ export class JsonRpcConnection extends EventEmitter<ConnectionEvents> {
       const line = message + '\n';
       w.write(line);
       length = line.length;
+    } else if (message.length === 1) {
+      w.write(message[0]);
+      length = message[0]!.length;
     } else {
       length = 0;
       w.cork();
@@ -436,6 +459,15 @@ export class JsonRpcConnection extends EventEmitter<ConnectionEvents> {
   }
 }
 
+/** What `await` would wait for: anything with a `then` method. */
+function isThenable(value: unknown): boolean {
+  return (
+    (typeof value === 'object' || typeof value === 'function') &&
+    value !== null &&
+    typeof (value as { then?: unknown }).then === 'function'
+  );
+}
+
 /** A notification's line, newline included, encoded once to be sent on many connections. */
 export interface EncodedNotification {
   /** The line's bytes in order (shared, never written to). */
@@ -449,14 +481,20 @@ export function encodeNotification<N extends NotificationMethod>(
   method: N,
   params: Notifications[N] | RawJson<Notifications[N]> | RawJsonBytes<Notifications[N]>,
 ): EncodedNotification {
-  const parts =
+  let parts =
     params instanceof RawJsonBytes
       ? framed(notificationLineAround(method), params.parts)
       : [Buffer.from(`${notificationLine(method, jsonText(params))}\n`)];
   let length = 0;
   for (const p of parts) length += p.length;
+  // A short line is joined once here, so that each connection writes one buffer (one `write`,
+  // no cork): for a push to 1,000 subscribers the per-socket stream work is most of the push.
+  if (parts.length > 1 && length <= SHORT_LINE_BYTES) parts = [Buffer.concat(parts, length)];
   return { parts, length };
 }
+
+/** Up to this many bytes a notification is one buffer (longer ones stay pieces: `writeLine`). */
+const SHORT_LINE_BYTES = 64 * 1024;
 
 /**
  * One line, newline included, from the text around a value and the value's bytes, as pieces to

@@ -60,17 +60,18 @@ export class LineFramer {
     while (nl !== -1) {
       const length = this.pending + (nl - start);
       if (length > this.maxLineBytes) return this.overflow(lines);
-      let line: Buffer;
       if (this.chunks.length === 0) {
-        line = chunk.subarray(start, nl);
+        // The usual case, a whole line in one chunk: one view, without its `\r`.
+        const end = nl > start && chunk[nl - 1] === CR ? nl - 1 : nl;
+        lines.push(chunk.subarray(start, end));
       } else {
         this.chunks.push(chunk.subarray(start, nl));
-        line = Buffer.concat(this.chunks, length);
+        const line = Buffer.concat(this.chunks, length);
         this.chunks = [];
         this.pending = 0;
+        const end = line.length > 0 && line[line.length - 1] === CR ? line.length - 1 : line.length;
+        lines.push(end === line.length ? line : line.subarray(0, end));
       }
-      const end = line.length > 0 && line[line.length - 1] === CR ? line.length - 1 : line.length;
-      lines.push(line.subarray(0, end));
       start = nl + 1;
       nl = chunk.indexOf(LF, start);
     }
