@@ -2,27 +2,11 @@
 /** The `mcp-rootsd` executable: run the daemon in the foreground until SIGTERM or SIGINT. */
 // First: V8 flags the daemon sets on itself, before the rest of the bundle is evaluated.
 import './v8-flags.js';
-import { relative } from 'node:path';
-import { commandOf, withSocket } from '../common/command-line.js';
 import { RootsError } from '../common/errors.js';
 import { packageVersion } from '../common/package-info.js';
 import { Daemon } from './daemon.js';
 import { makeLogger } from './logger.js';
 import { DAEMON_USAGE, parseDaemonArgs } from './options.js';
-import { resolveSocketPath } from '../protocol/socket-path.js';
-
-/**
- * `rootsctl status` as the person who started the daemon can run it (`node dist/cli/main.js` in a
- * clone), with `--socket` when the daemon's is not the one rootsctl finds by itself.
- */
-function askCommand(socket: string, uid: number): string {
-  const cwd = process.cwd();
-  const usual = resolveSocketPath({ env: process.env, uid });
-  const near = relative(cwd, socket);
-  const shown = near.startsWith('..') ? socket : near;
-  const ctl = commandOf('rootsctl', { env: process.env, cwd });
-  return `${withSocket(ctl, socket === usual ? undefined : shown)} status`;
-}
 
 async function run(): Promise<number> {
   const uid = process.getuid?.() ?? 0;
@@ -53,7 +37,7 @@ async function run(): Promise<number> {
     await log.flush();
     return 1;
   }
-  log.info(`ask it: ${askCommand(options.socket, uid)}`);
+  log.info(`ask it: ${daemon.statusCommand}`);
   let code = 0;
   await new Promise<void>((resolve) => {
     const stop = (signal: string) => {

@@ -21,6 +21,7 @@ import { recordStateDecisions } from './record-decisions.js';
 import { PolicyState } from './state.js';
 import { PolicyWatcher } from './watcher.js';
 import type { WatchBackend } from './watch-backend.js';
+import { statusCommand } from './status-command.js';
 
 /** A running daemon. */
 export class Daemon {
@@ -39,6 +40,11 @@ export class Daemon {
     readonly decisions: DecisionSink & { close?: () => Promise<void> },
   ) {}
 
+  /** `rootsctl status` as the person who started the daemon can run it (daemon/status-command.ts). */
+  get statusCommand(): string {
+    return this.state.statusCommand;
+  }
+
   /** Load the policy, take the socket, start watching. Fails only when it cannot serve at all. */
   static async start(
     options: DaemonOptions,
@@ -53,7 +59,13 @@ export class Daemon {
   ): Promise<Daemon> {
     const { log } = deps;
     const runtimeDir = dirname(options.socket);
+    const status = statusCommand(options.socket, {
+      env: deps.env,
+      uid: deps.uid,
+      cwd: process.cwd(),
+    });
     const state = new PolicyState({
+      statusCommand: status,
       configFile: options.configFile,
       grantsFile: grantsFile(options.stateDir),
       stateDir: options.stateDir,

@@ -35,6 +35,8 @@ export interface StateOptions {
   env: Record<string, string | undefined>;
   fs: FsView;
   log: Logger;
+  /** `rootsctl status` as the person can run it, for the lines that point to it. */
+  statusCommand?: string;
   /** The clock (tests may not need it, but the engine never reads one itself). */
   now?: () => number;
 }
@@ -119,6 +121,11 @@ export class PolicyState extends EventEmitter<StateEvents> {
    * after each snapshot and looks again once they are set.
    */
   watchFirst?: (targets: RootWatches) => Promise<() => void>;
+
+  /** `rootsctl status` as the person can run it. */
+  get statusCommand(): string {
+    return this.opts.statusCommand ?? 'rootsctl status';
+  }
 
   constructor(private readonly opts: StateOptions) {
     super();
@@ -450,7 +457,7 @@ export class PolicyState extends EventEmitter<StateEvents> {
   private reportErrors(errors: PolicyError[], what: string): void {
     const first = errors[0]!;
     this.opts.log.error(
-      `${what} file invalid, keeping the last good policy: ${first.file}:${first.line}:${first.column}: ${first.message}${errors.length > 1 ? ` (and ${errors.length - 1} more; see \`rootsctl status\`)` : ''}`,
+      `${what} file invalid, keeping the last good policy: ${first.file}:${first.line}:${first.column}: ${first.message}${errors.length > 1 ? ` (and ${errors.length - 1} more; see \`${this.statusCommand}\`)` : ''}`,
     );
   }
 }

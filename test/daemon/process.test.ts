@@ -85,11 +85,11 @@ void t.test(
   'SIGHUP reloads; an invalid policy at start serves nothing and reports errors',
   async (t) => {
     const { dir, config, socket, args } = setup();
-    writeFileSync(config, 'version: 1\nservers:\n  fs:\n    roots: [{path: 42}]\n');
+    writeFileSync(config, 'version: 1\nservers:\n  fs:\n    roots: [{path: 42}, {path: 43}]\n');
     const p = await spawnDaemon(args, { socket, t, env: { JOURNAL_STREAM: '8:1234' } });
     const c = await RootsClient.connect({ socket });
     const status = await c.status();
-    t.equal(status.policy.errors.length, 1);
+    t.equal(status.policy.errors.length, 2);
     t.same((await c.listRoots('fs')).roots, []);
     writeFileSync(config, `version: 1\nservers:\n  fs:\n    roots: [{path: ${dir}/proj}]\n`);
     const changed = new Promise((r) => c.once('list_changed', r));
@@ -101,6 +101,13 @@ void t.test(
     p.child.kill('SIGINT');
     t.equal(await p.exited, 0);
     t.match(p.stderr(), /^<3>policy file invalid/m, 'journal lines carry syslog priorities');
+    // The rest of the errors are one command away, written as the person can run it: rootsctl is
+    // not on this PATH, and this daemon's socket is not the default one.
+    const more = /\(and 1 more; see `(.*)`\)$/m.exec(p.stderr());
+    t.ok(more, 'the line points to the other error');
+    t.match(more?.[1], /^node \S*main\.js --socket \S+ status$/);
+    t.ok(more?.[1]?.includes(socket), "with the daemon's socket");
+    t.match(p.stderr(), `ask it: ${more?.[1]}`, 'the same command as the start-up line');
     t.match(p.stderr(), /^<6>mcp-rootsd .* listening on/m);
   },
 );
