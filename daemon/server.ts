@@ -168,7 +168,7 @@ export class RootsServer {
         allowed: result.allowed,
         reason: result.reason,
         ...(params.tool !== undefined ? { tool: params.tool } : {}),
-        ...(params.client !== undefined ? { client: params.client } : {}),
+        ...asker(params, client.name),
       });
       return result;
     });
@@ -249,4 +249,17 @@ export class RootsServer {
       `pushed ${server}'s list (${line.length} bytes) to ${set.size} subscriber${set.size === 1 ? '' : 's'} in ${(performance.now() - started).toFixed(1)} ms (CPU ${((user + system) / 1000).toFixed(1)} ms)`,
     );
   }
+}
+
+/**
+ * Who a check is for, in the decision log: the host the caller named, or, for a question asked
+ * for no tool call and no host (`rootsctl check`, a script), the client that asked, so that a
+ * person's own questions are not read afterwards as a server's refusals.
+ */
+function asker(
+  params: { tool?: string; client?: string },
+  connection: string,
+): { client?: string } {
+  if (params.client !== undefined) return { client: params.client };
+  return params.tool === undefined && connection !== 'unknown' ? { client: connection } : {};
 }

@@ -88,6 +88,15 @@ void t.test('a real daemon records every kind of decision', async (t) => {
     'names the rule with file:line',
   );
   t.notOk('tool' in denied, 'no tool when the caller named none');
+  // Asked for no tool call and no host (as `rootsctl check` asks): the client that asked is named,
+  // so that a person's own question does not read as a server's refusal.
+  t.equal(denied.kind === 'check' && denied.client, 'test 0', 'the connection that asked');
+  const forTool = await waitForEntry(
+    d,
+    'the outside write',
+    (e) => e.kind === 'check' && e.path.endsWith('other/x'),
+  );
+  t.notOk('client' in forTool, "a tool call's check names only the host the caller named");
   await waitForEntry(
     d,
     'the outside write',
