@@ -42,10 +42,16 @@ export async function updateEntry(
     watched === undefined
       ? changed
       : changed.filter((p) => isInsideOrEqual(p, watched) || isStrictlyInside(watched, p));
-  if (touched.length === 0) return old;
+  const walked = old.walked;
+  if (touched.length === 0) {
+    // A change outside the tree can still move where a link in it leads: a link on the way to
+    // its target (removed, re-pointed, or followed through a pin). A glob walked from its
+    // watched base judges its links again, as a full walk would, and walks nothing else.
+    const links = walked?.result.links.length ?? 0;
+    if (links === 0 || !shape || watched !== shape.base) return old;
+  }
   // A name spelled like the glob itself, created on the way to it, makes the path a literal one.
   if (touched.some((p) => isInsideOrEqual(abs, p))) return expandEntry(fs, abs, kind, anchor);
-  const walked = old.walked;
   // Only an existing base watched as such can be walked in part; the rest is cheap to redo.
   if (!shape || !walked || watched !== shape.base) return expandEntry(fs, abs, kind, anchor);
   if (touched.some((p) => !isStrictlyInside(p, shape.base)))

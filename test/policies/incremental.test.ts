@@ -306,3 +306,38 @@ void t.test(
     t.equal(x(next).get(key), x(first).get(key), 'the glob no change touched is reused whole');
   },
 );
+
+void t.test(
+  "a link is judged again when a link on its way changes, outside the glob's tree",
+  async (t) => {
+    // Found by the churn above (seed 894222): `w/r/l` leads through the link `w/g`, which stands
+    // in for a pinned glob base; removing `w/g` changes nothing under `w/r`, but the full
+    // resolution, following the pin, finds `w/r/l` leading outside `w/r/**`.
+    const dir = t.testdir({});
+    makeTree(dir, ['home/', 'w/g/two/', 'w/r/a/']);
+    const config = join(dir, 'mcp-roots.yaml');
+    writeFileSync(
+      config,
+      `version: 1\nservers:\n  s:\n    roots:\n      - path: ${dir}/w/g/*\n  ro:\n    roots:\n      - path: ${dir}/w/r/**\n`,
+    );
+    const ctx = (): PolicyContext => contextFor(dir, { now: Date.now() });
+    const files = (await loadPolicySources(config, ctx())).files;
+    const pinsInc = new LinkPins();
+    const pinsFull = new LinkPins();
+    let inc = await resolvePolicy(files, ctx(), { pins: pinsInc });
+    await resolvePolicy(files, ctx(), { pins: pinsFull });
+    const step = async (changed: string[]) => {
+      inc = await resolvePolicy(files, ctx(), { pins: pinsInc, previous: inc, changed });
+      return resolvePolicy(files, ctx(), { pins: pinsFull });
+    };
+    const w = join(dir, 'w');
+    renameSync(join(w, 'g'), join(w, 'g.moved'));
+    symlinkSync(join(w, 'g.moved'), join(w, 'g'));
+    t.ok(compare(t, 0, await step([join(w, 'g'), join(w, 'g.moved')]), inc));
+    symlinkSync(join(w, 'g', 'two'), join(w, 'r', 'l'));
+    t.ok(compare(t, 1, await step([join(w, 'r', 'l')]), inc));
+    rmSync(join(w, 'g'));
+    const full = await step([join(w, 'g')]);
+    t.ok(compare(t, 2, full, inc), 'the same after the link on the way is gone');
+  },
+);
