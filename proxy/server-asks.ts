@@ -14,16 +14,15 @@ const SAMPLING = 'sampling/createMessage';
 const OWN_CONTEXT = new Set(['none', 'thisServer']);
 
 /**
- * A key a loose reader takes for `includeContext`: Go's `encoding/json` ignores case, Python
- * models fill `include_context` from `includeContext`.
+ * A key as a loose reader matches it: Go's `encoding/json` ignores case, Python models fill
+ * `include_context` from `includeContext`.
  */
-const looseIncludeContext = (key: string): boolean =>
-  key.replace(/[_-]/g, '').toLowerCase() === 'includecontext';
+const loose = (key: string): string => key.replace(/[_-]/g, '').toLowerCase();
 
 /** Why the host must not be asked `method` with `params` for this server, or undefined. */
 export function askRefusal(method: unknown, params: unknown): string | undefined {
   if (method !== SAMPLING || !isObject(params)) return undefined;
-  const keys = Object.keys(params).filter(looseIncludeContext);
+  const keys = Object.keys(params).filter((k) => loose(k) === 'includecontext');
   if (keys.length === 0) return undefined;
   if (keys.length > 1 || keys[0] !== 'includeContext') {
     return `params spells includeContext as ${keys.map((k) => JSON.stringify(k)).join(' and ')}, which a loose reader takes for includeContext; send it once, spelled exactly`;
@@ -41,7 +40,7 @@ export function inputRequestsRefusal(result: unknown): string | undefined {
   if (!isObject(result)) return undefined;
   // Under any spelling a loose host reads as `inputRequests`.
   for (const [member, requests] of Object.entries(result)) {
-    if (member.replace(/[_-]/g, '').toLowerCase() !== 'inputrequests' || !isObject(requests)) {
+    if (loose(member) !== 'inputrequests' || !isObject(requests)) {
       continue;
     }
     for (const [key, request] of Object.entries(requests as JsonObject)) {

@@ -170,14 +170,8 @@ export class ServerLines {
     /** Not passed on; a request (no notification has an id) is answered with an error. */
     const drop = (why: string): void => {
       log.info(`dropped the server's ${UPDATED}: ${why}`);
-      if (line.isRequest) {
-        this.parts.toServer(
-          errorLine(line.idText!, {
-            code: RpcCode.INVALID_PARAMS,
-            message: `mcp-roots-proxy: the server's line was not passed on: ${why}`,
-          }),
-        );
-      }
+      if (line.isRequest)
+        this.refuseParts(line.idText, UPDATED, false, why, RpcCode.INVALID_PARAMS);
     };
     if (typeof uri !== 'string') {
       // A host reading it loosely (`${uri}` of `["file:///x"]`) would find a URI in it.
