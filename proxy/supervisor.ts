@@ -107,6 +107,11 @@ export class Supervisor {
 
   /** Start what the plan says now: the server, or a stand-in that says why not. */
   async start(): Promise<ServerEndpoint | { failed: number }> {
+    // The plan reads the roots and rules as they are now, so what changed before it is in it
+    // already. Kept, it would make `follow` plan again: a needless walk of the roots, and a
+    // restart if a file that the plan's mounts depend on appeared in between.
+    this.pending = [];
+    this.changedAt = undefined;
     const { plan, denials } = await this.plan();
     this.logPlan(plan);
     const started = await this.run(plan, denials);

@@ -23,7 +23,9 @@ const BIN = (
 
 /**
  * A server that writes what it was started with (each variable set or not, its value, then its
- * arguments) to the file `$SEEN` names, and then reads its input until the proxy closes it.
+ * arguments) to the file `$SEEN` names, and then reads its input until the proxy closes it. Its
+ * output stays open (fd 3) meanwhile: the proxy ends its session when the server's output closes,
+ * and the test looks at the proxy's process while the session runs.
  */
 const SERVER = `#!/bin/sh
 {
@@ -32,7 +34,7 @@ const SERVER = `#!/bin/sh
   printf '%s\\0' "$@"
 } > "$SEEN.tmp"
 mv "$SEEN.tmp" "$SEEN"
-exec cat > /dev/null
+exec cat 3>&1 > /dev/null
 `;
 
 /** A project whose node_modules holds this repository with npm's relative link to the bin. */
