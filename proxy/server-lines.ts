@@ -25,6 +25,7 @@ import { RESERVED_ID_MESSAGE, reservedId, type OwnRequests } from './own-request
 import { askRefusal, inputRequestsRefusal } from './server-asks.js';
 import type { RelayedRequests } from './relayed.js';
 import type { ServerRoots } from './server-roots.js';
+import { UpdateBacklog } from './update-backlog.js';
 
 /** The parts a server line may go to, and the callbacks it is sent on with. */
 export interface ServerLinesParts {
@@ -68,8 +69,11 @@ const NOT_UTF8 = 'it is not UTF-8 (a host reads such bytes as other characters, 
 
 export class ServerLines {
   private splitter = new LineSplitter(SERVER_LINE_CAP);
+  private readonly updates: UpdateBacklog;
 
-  constructor(private readonly parts: ServerLinesParts) {}
+  constructor(private readonly parts: ServerLinesParts) {
+    this.updates = new UpdateBacklog(parts.updateRefusal, parts.log);
+  }
 
   /** A new server's output starts: nothing of the old one's last line is carried over. */
   restart(): void {
@@ -162,14 +166,15 @@ export class ServerLines {
    * reporting: the host hears of a `file:` URI only if the server may read it now, as a
    * subscription to it would be checked. A checked notification reaches the host after the
    * daemon's answer, so it may pass lines the server wrote after it: an update is only a hint to
-   * read again, and nothing refers to it.
+   * read again, and nothing refers to it. How many wait for their check at once is bounded
+   * (update-backlog.ts): a flood while the daemon is slow drops what is past the bound.
    */
   private onUpdated(line: McpLine): void {
-    const { log, updateRefusal } = this.parts;
+    const { log } = this.parts;
     const { uri } = line.params;
     /** Not passed on; a request (no notification has an id) is answered with an error. */
-    const drop = (why: string): void => {
-      log.info(`dropped the server's ${UPDATED}: ${why}`);
+    const drop = (why: string, quiet = false): void => {
+      if (!quiet) log.info(`dropped the server's ${UPDATED}: ${why}`);
       if (line.isRequest)
         this.refuseParts(line.idText, UPDATED, false, why, RpcCode.INVALID_PARAMS);
     };
@@ -177,9 +182,11 @@ export class ServerLines {
       // A host reading it loosely (`${uri}` of `["file:///x"]`) would find a URI in it.
       return drop('params.uri is not a string');
     }
-    const refusal = updateRefusal(uri);
-    if (refusal === undefined) return this.toHostAsked(line);
-    refusal.then(
+    const admission = this.updates.admit(uri, line.bytes.length);
+    if (admission.kind === 'unchecked') return this.toHostAsked(line);
+    // The backlog says so once per flood, not once per line.
+    if (admission.kind === 'full') return drop(admission.why, true);
+    admission.refusal.then(
       (why) => (why === undefined ? this.toHostAsked(line) : drop(why)),
       (err: unknown) => drop(`its check failed: ${String(err)}`),
     );

@@ -9,29 +9,13 @@
  */
 import t from 'tap';
 import { waitFor } from '../helpers/proxy.js';
-import { startFixtureSession, type RawSession } from '../helpers/raw-session.js';
+import { serverSends, startFixtureSession, type RawSession } from '../helpers/raw-session.js';
 import { fixtureServer } from '../helpers/repo.js';
 
 const WAIT_MS = 30_000;
-const b64 = (line: string | Buffer): string => Buffer.from(line).toString('base64');
 /** `before` + the byte 0xff + `after`: a line that is not UTF-8. */
 const notUtf8 = (before: string, after: string): Buffer =>
   Buffer.concat([Buffer.from(before), Buffer.from([0xff]), Buffer.from(after)]);
-
-let n = 0;
-/** Have the server write `lines` (text or bytes) to the host; resolves once its call is answered. */
-async function serverSends(s: RawSession, lines: (string | Buffer)[]): Promise<string[]> {
-  const id = `send-${++n}`;
-  const before = s.hostLines().length;
-  s.send({
-    jsonrpc: '2.0',
-    id,
-    method: 'tools/call',
-    params: { name: 'send_base64', arguments: { lines: lines.map(b64) } },
-  });
-  await s.line(`"id":"${id}"`, WAIT_MS);
-  return s.hostLines().slice(before);
-}
 
 /** Host calls `tool` under `id` (a JSON text), not waiting for the answer. */
 const callTool = (s: RawSession, id: string, tool: string): void =>

@@ -7,34 +7,30 @@
  * a number, twice, beside `URI`; `Params` for `params`; in a batch beside an allowed one; sent as a
  * request (with an id), which a host dispatching by method alone acts on like the notification
  * (**was a hole:** relayed unchecked); and a flood of updates of an allowed file while the daemon is
- * down (fail closed: none passes, the proxy keeps answering).
+ * down (fail closed: none passes, the proxy keeps answering). A flood while the daemon is stopped
+ * (SIGSTOP: slow, not gone) is bounded (update-backlog.ts; **was unbounded:** the proxy held every
+ * line until its check was answered): past the backlog's cap updates are dropped, their request
+ * form answered at once, and the backlog serves again once the daemon is back.
  *
  * Real daemon, real proxy, a raw host, and a server whose lines the test writes byte for byte.
  */
 import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
-import { waitFor } from '../helpers/proxy.js';
-import { startFixtureSession, type RawSession } from '../helpers/raw-session.js';
+import { MAX_WAITING_UPDATES } from '../../proxy/update-backlog.js';
+import { ownedShortDir, waitFor } from '../helpers/proxy.js';
+import {
+  initialize,
+  serverSends,
+  startFixtureSession,
+  startRawSession,
+  type RawSession,
+} from '../helpers/raw-session.js';
 import { fixtureServer } from '../helpers/repo.js';
+import { spawnDaemon } from '../helpers/spawn-daemon.js';
 
 const WAIT_MS = 30_000;
 const UPDATED = 'notifications/resources/updated';
-const b64 = (line: string): string => Buffer.from(line).toString('base64');
-
-let n = 0;
-/** Have the server write `lines`; resolves once its call is answered. */
-async function serverSends(s: RawSession, lines: string[]): Promise<void> {
-  const id = `send-${++n}`;
-  s.send({
-    jsonrpc: '2.0',
-    id,
-    method: 'tools/call',
-    params: { name: 'send_base64', arguments: { lines: lines.map(b64) } },
-  });
-  await s.line(`"id":"${id}"`, WAIT_MS);
-}
-
 /** An update line whose params are `params` (a JSON text), tagged `tag` in `_meta`. */
 const update = (tag: string, params: string, id = ''): string =>
   `{"jsonrpc":"2.0",${id}"method":"${UPDATED}","params":{"_meta":{"tag":"${tag}"},${params}}}`;
@@ -151,4 +147,69 @@ void t.test('resources/updated: every spelling of a file the server may not read
   );
   await serverSends(s, []);
   t.pass('the proxy still answers after the flood');
+});
+
+void t.test('resources/updated: a flood while the daemon is slow is bounded', async (t) => {
+  const dir = ownedShortDir(t);
+  const w = join(dir, 'w');
+  mkdirSync(join(w, 'in'), { recursive: true });
+  const config = join(dir, 'mcp-roots.yaml');
+  writeFileSync(config, `version: 1\nservers:\n  upd:\n    roots:\n      - path: ${w}/in\n`);
+  const socket = join(dir, 'run', 'rootsd.sock');
+  const daemon = await spawnDaemon(
+    ['--config', config, '--socket', socket, '--state-dir', join(dir, 'state')],
+    { socket, t, env: { HOME: dir } },
+  );
+  t.teardown(() => daemon.child.kill('SIGCONT'));
+  const s = startRawSession({
+    t,
+    dir,
+    socket,
+    server: 'upd',
+    fixture: fixtureServer('hostile-lines.mjs'),
+  });
+  await initialize(s);
+  await serverSends(s, [withUri('BEFORE', `file://${w}/in/a.txt`)]);
+  await s.line('"BEFORE"', WAIT_MS);
+
+  daemon.child.kill('SIGSTOP');
+  // Every notification a file of its own (one check each), then request forms past the cap.
+  const notes = 4 * MAX_WAITING_UPDATES;
+  const asks = 40;
+  const flood = [
+    ...Array.from({ length: notes }, (_, i) => withUri(`F-${i}`, `file://${w}/in/f${i}.txt`)),
+    ...Array.from({ length: asks }, (_, i) =>
+      update(`Q-${i}`, `"uri":"file://${w}/in/q${i}.txt"`, `"id":"q-${i}",`),
+    ),
+  ];
+  await serverSends(s, flood);
+  const refusedAsks = () =>
+    s.received().filter((l) => /"id":"q-\d+"/.test(l) && l.includes('waiting for mcp-rootsd'));
+  await waitFor(
+    () => refusedAsks().length === asks,
+    WAIT_MS,
+    `the request forms past the cap are answered while the daemon is stopped (${refusedAsks().length} of ${asks})\n${s.stderr()}`,
+  );
+  t.match(s.stderr(), /faster than mcp-rootsd checks them: 256 wait/, 'said once, with the count');
+  t.equal(s.stderr().split('faster than mcp-rootsd checks them').length - 1, 1, 'said once');
+
+  daemon.child.kill('SIGCONT');
+  await waitFor(
+    () => /dropped \d+ of the server's resources\/updated while it flooded them/.test(s.stderr()),
+    WAIT_MS,
+    `the backlog empties once the daemon answers\n${s.stderr()}`,
+  );
+  const passed = s.hostLines().filter((l) => /"F-\d+"/.test(l)).length;
+  t.ok(
+    passed <= MAX_WAITING_UPDATES,
+    `at most the backlog's ${MAX_WAITING_UPDATES} passed (${passed})`,
+  );
+  t.same(
+    s.hostLines().filter((l) => l.includes('"Q-')),
+    [],
+    'no request form past the cap reached the host',
+  );
+  await serverSends(s, [withUri('AFTER', `file://${w}/in/a.txt`)]);
+  await s.line('"AFTER"', WAIT_MS);
+  t.pass('an update after the flood passes again');
 });

@@ -142,3 +142,28 @@ export async function initialize(s: RawSession, answered = '"id":0', ms?: number
   await s.line(answered, ms);
   s.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
 }
+
+let sends = 0;
+/**
+ * Have a `hostile-lines.mjs` server write `lines` (text or bytes, each sent exactly as given) to
+ * the proxy; resolves once its call is answered, with the host lines that came meanwhile.
+ */
+export async function serverSends(
+  s: RawSession,
+  lines: (string | Buffer)[],
+  ms = STARTUP_MS,
+): Promise<string[]> {
+  const id = `send-${++sends}`;
+  const before = s.hostLines().length;
+  s.send({
+    jsonrpc: '2.0',
+    id,
+    method: 'tools/call',
+    params: {
+      name: 'send_base64',
+      arguments: { lines: lines.map((l) => Buffer.from(l).toString('base64')) },
+    },
+  });
+  await s.line(`"id":"${id}"`, ms);
+  return s.hostLines().slice(before);
+}
