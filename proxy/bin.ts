@@ -10,6 +10,7 @@ import { restoreExtraCaCerts } from '../common/extra-ca-certs.js';
 import { packageVersion } from '../common/package-info.js';
 import { parseProxyArgs, USAGE } from './options.js';
 import { runProxy } from './run.js';
+import { answerUsageError } from './usage-answer.js';
 
 // Before anything that could start a program: the server sees the person's environment.
 restoreExtraCaCerts();
@@ -26,6 +27,11 @@ async function main(argv: string[]): Promise<number> {
   } catch (err) {
     if (err instanceof RootsError && err.code === 'USAGE') {
       process.stderr.write(`mcp-roots-proxy: ${err.message}\n`);
+      // The host that started it hears why too: most show a server's answer, not its stderr.
+      await answerUsageError(argv, err.message, packageVersion(), {
+        stdin: process.stdin,
+        stdout: process.stdout,
+      });
       return 2;
     }
     throw err;

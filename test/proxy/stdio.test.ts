@@ -3,7 +3,10 @@ import { spawn } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import t, { type Test as Tap } from 'tap';
+import { bin } from '../helpers/bin.js';
 import { startDaemon } from '../helpers/daemon.js';
 import { ownedShortDir, proxyCommand, waitFor } from '../helpers/proxy.js';
 import { startRawSession, type RawSession } from '../helpers/raw-session.js';
@@ -233,4 +236,24 @@ void t.test('usage errors', async (t) => {
   t.equal(code, 2);
   t.equal(out, '', 'nothing on stdout');
   t.match(err, /--server NAME is required\nusage: mcp-roots-proxy --server NAME/);
+});
+
+void t.test('a usage error reaches the host that started the proxy, as its answer', async (t) => {
+  // The Inspector's mistake: it took the `--`, so the server's command reads as the proxy's own.
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [bin('proxy'), '--server', 'fs', 'node', 'server.js'],
+    stderr: 'pipe',
+  });
+  const client = new Client({ name: 'host', version: '1' });
+  const failed = await client.connect(transport).then(
+    () => undefined,
+    (err: unknown) => err as Error,
+  );
+  await client.close().catch(() => undefined);
+  t.match(
+    failed?.message,
+    /the proxy's command line is wrong: node is not an option of mcp-roots-proxy, and no -- came before it[^]*-- -- node server\.js/,
+    'the host shows why, and the fix',
+  );
 });
