@@ -31,12 +31,24 @@ export function visibleText(text: string): string {
 }
 
 /**
- * `value` as one JSON line that is safe on a terminal: JSON.stringify escapes C0 controls but
- * writes C1, bidi controls and U+2028/U+2029 raw; those become `\uXXXX` too, which any JSON
- * reader takes as the same string.
+ * `text` with what a terminal would act on escaped, backslashes left alone: for what rootsctl
+ * lays out itself (a table cell, a message), where a cell already shown by `visibleText` must
+ * not change. `keepNewlines`: a message's own line breaks stay.
  */
-export function terminalJson(value: unknown): string {
-  return JSON.stringify(value).replace(ACTED_ON, escapeOne);
+export function escapeControls(text: string, keepNewlines = false): string {
+  return text.replace(ACTED_ON, (c) => (keepNewlines && c === '\n' ? c : escapeOne(c)));
+}
+
+/** What JSON.stringify writes raw that a terminal acts on (it escapes C0 itself). */
+const RAW_IN_JSON = /[\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+
+/**
+ * `value` as JSON that is safe on a terminal: JSON.stringify escapes C0 controls but writes
+ * DEL, C1, bidi controls and U+2028/U+2029 raw; those become `\uXXXX` too, which any JSON
+ * reader takes as the same string. `indent` as JSON.stringify's (its line breaks stay).
+ */
+export function terminalJson(value: unknown, indent?: number): string {
+  return JSON.stringify(value, null, indent).replace(RAW_IN_JSON, escapeOne);
 }
 
 /** At most `max` characters of `text` for a message, saying how much was left out. */
@@ -44,4 +56,32 @@ export function clipped(text: string, max = 200): string {
   return text.length <= max
     ? text
     : `${text.slice(0, max)}… (${text.length - max} more characters)`;
+}
+
+/**
+ * The colour sequences `paint` writes (style.ts), the only ones rootsctl means: SGR attributes,
+ * which change how text looks and do nothing else.
+ */
+// eslint-disable-next-line no-control-regex
+const OWN_COLOUR = /\u001b\[(?:0|2|31|32|33)m/;
+
+/** One pass over a text for `terminalSafe`: rootsctl's own colours, or one character acted on. */
+const STREAM = new RegExp(`${OWN_COLOUR.source}|${ACTED_ON.source}`, 'g');
+
+/**
+ * `io` with everything it prints made safe for a terminal, whatever the command: the last line
+ * of defence for a name no command escaped (a tab and a line's end stay; so do the colours
+ * rootsctl paints itself). Idempotent on what was already escaped, and JSON stays JSON: the
+ * characters escaped can appear in JSON text only inside strings, as `\uXXXX` means the same.
+ */
+export function terminalSafe<T extends { out(text: string): void; err(text: string): void }>(
+  io: T,
+): T {
+  const safe = (text: string): string =>
+    text.replace(STREAM, (m) => (m.length > 1 || m === '\n' || m === '\t' ? m : escapeOne(m)));
+  return {
+    ...io,
+    out: (text: string) => io.out(safe(text)),
+    err: (text: string) => io.err(safe(text)),
+  };
 }
