@@ -7,8 +7,9 @@
  * - never through a symbolic link at the end (the daemon opens its log with O_NOFOLLOW);
  * - without blocking (O_NONBLOCK), then only a regular file is read: a FIFO would block the open
  *   or the read forever, /dev/zero or /dev/urandom never end, a directory cannot be read;
- * - only a file of the person's own that nobody else may write (the daemon keeps it 0600):
- *   entries another user could write are not the daemon's decisions.
+ * - only a file of the person's own that not everyone may write (the daemon keeps it 0600):
+ *   entries another user could write are not the daemon's decisions. Group write is let be: with
+ *   a user's private group (umask 002) a copied or hand-made log is 0664, and the group is theirs.
  * And it is read only up to its size when opened, and at most `MAX_LOG_READ_BYTES` in all.
  */
 import { constants } from 'node:fs';
@@ -62,8 +63,8 @@ export async function openLog(
       ? `is ${kindOf(st)}, not a regular file; mcp-rootsd writes its decision log as a regular file`
       : uid !== undefined && st.uid !== uid
         ? `belongs to user id ${st.uid}, not to you (${uid}); mcp-rootsd writes its decision log as you`
-        : (st.mode & 0o022) !== 0
-          ? `may be written by other users (mode ${(st.mode & 0o777).toString(8)}); mcp-rootsd keeps its decision log 0600, so entries in this one could be anyone's`
+        : (st.mode & 0o002) !== 0
+          ? `may be written by every user (mode ${(st.mode & 0o777).toString(8)}); mcp-rootsd keeps its decision log 0600, so entries in this one could be anyone's`
           : undefined;
     if (refusal !== undefined) {
       throw new RootsError(

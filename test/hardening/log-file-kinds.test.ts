@@ -64,12 +64,12 @@ const ROWS: [string, (state: string) => void, RegExp][] = [
   ],
   ['a directory', (s) => mkdirSync(join(s, 'decisions.jsonl')), /is a directory/],
   [
-    'a file others may write',
+    'a file every user may write',
     (s) => {
       writeFileSync(join(s, 'decisions.jsonl'), `${entry}\n`);
       chmodSync(join(s, 'decisions.jsonl'), 0o666);
     },
-    /may be written by other users \(mode 666\)/,
+    /may be written by every user \(mode 666\)/,
   ],
 ];
 if (process.getuid?.() === 0) {
