@@ -50,6 +50,8 @@ interface Row {
   name: string;
   make: (d: string) => void;
   change: (d: string) => string[];
+  /** A second change, undoing the first. */
+  back?: (d: string) => string[];
   /** Whether the daemon's watches see the change. */
   seen: boolean;
 }
@@ -64,6 +66,11 @@ const ROWS: Row[] = [
     change: (d) => {
       rmSync(join(d, 'o/hop'));
       symlinkSync(join(d, 'o/od'), join(d, 'o/hop'));
+      return [join(d, 'o/hop')];
+    },
+    back: (d) => {
+      rmSync(join(d, 'o/hop'));
+      symlinkSync(join(d, 'w/r/node_modules'), join(d, 'o/hop'));
       return [join(d, 'o/hop')];
     },
     seen: false,
@@ -180,6 +187,16 @@ for (const row of ROWS) {
         /w\/[rg]\/l is a symlink that leads through a path outside what the daemon watches/,
         'the link is not granted, and a warning says why',
       );
+    }
+    if (row.back) {
+      const again = reported(daemon.watchPlan, row.back(dir));
+      if (again.length > 0)
+        daemon = await resolvePolicy(files, ctx(), {
+          pins: pinsInc,
+          previous: daemon,
+          changed: again,
+        });
+      await same('after the change back');
     }
     mkdirSync(join(dir, 'w/r/a/new'));
     daemon = await resolvePolicy(files, ctx(), {
