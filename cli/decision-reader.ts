@@ -1,9 +1,18 @@
 /** Reading the daemon's decision log: the rotated files oldest first, then following the current one. */
-import { watch } from 'node:fs';
-import { open, readFile, stat } from 'node:fs/promises';
+import { watch, type FSWatcher } from 'node:fs';
 import { basename, dirname } from 'node:path';
-import { DECISION_KINDS, type Decision } from '../common/decision.js';
-import { isObject } from '../common/is-object.js';
+import { StringDecoder } from 'node:string_decoder';
+import { errnoCode, RootsError } from '../common/errors.js';
+import { type Decision } from '../common/decision.js';
+import { asDecision } from './decision-shape.js';
+import {
+  FOLLOW_CHUNK_BYTES,
+  MAX_LOG_READ_BYTES,
+  openLog,
+  readRange,
+  shownPath,
+  type OpenLog,
+} from './log-file.js';
 
 /** How many rotated files a reader looks for (more than the daemon keeps by default). */
 const MAX_ROTATED = 9;
@@ -17,118 +26,170 @@ export interface ReadPosition {
 /**
  * Every entry in `file` and its rotated copies, oldest first; lines that are not entries are
  * counted. `position` is where following should go on, so that nothing written meanwhile is
- * lost (an unfinished last line is left for the follower).
+ * lost (an unfinished last line is left for the follower). At most `MAX_LOG_READ_BYTES` are
+ * read, the newest; `skipped` is how many older bytes were left out.
  */
-export async function readDecisions(
-  file: string,
-): Promise<{ entries: Decision[]; bad: number; position: ReadPosition }> {
-  const entries: Decision[] = [];
-  let bad = 0;
-  let position: ReadPosition = { ino: undefined, offset: 0 };
-  for (let i = MAX_ROTATED; i >= 0; i--) {
-    let text: string;
-    if (i === 0) {
-      const current = await readCurrent(file);
-      position = current.position;
-      text = current.text;
-    } else text = await readFile(`${file}.${i}`, 'utf8').catch(missingAsEmpty);
-    for (const line of text.split('\n')) {
-      if (line === '') continue;
-      const entry = parseDecision(line);
-      if (entry) entries.push(entry);
-      else bad++;
+export async function readDecisions(file: string): Promise<{
+  entries: Decision[];
+  bad: number;
+  position: ReadPosition;
+  skipped: number;
+}> {
+  // Opened oldest first, as the daemon renames them, then each read up to its size when opened.
+  const opened: (OpenLog | undefined)[] = [];
+  try {
+    for (let i = MAX_ROTATED; i >= 0; i--)
+      opened.push(await openLog(i === 0 ? file : `${file}.${i}`));
+    // The budget goes to the newest bytes first.
+    let budget = MAX_LOG_READ_BYTES;
+    let skipped = 0;
+    const texts: string[] = [];
+    let position: ReadPosition = { ino: undefined, offset: 0 };
+    for (let k = opened.length - 1; k >= 0; k--) {
+      const log = opened[k];
+      if (log === undefined) continue;
+      const take = Math.min(log.size, budget);
+      budget -= take;
+      skipped += log.size - take;
+      const start = log.size - take;
+      let bytes = await readRange(log.handle, start, log.size);
+      // Begun inside a line: that line's head was left out, and so is its tail.
+      const cut = take < log.size ? afterFirstLine(bytes) : 0;
+      bytes = bytes.subarray(cut);
+      let end = bytes.length;
+      if (k === opened.length - 1) {
+        end = bytes.lastIndexOf(10) + 1;
+        position = { ino: log.ino, offset: start + cut + end };
+      }
+      texts.unshift(bytes.subarray(0, end).toString('utf8'));
     }
-  }
-  return { entries, bad, position };
-}
-
-/** The current file's whole lines, and where they end. */
-async function readCurrent(file: string): Promise<{ text: string; position: ReadPosition }> {
-  let handle;
-  try {
-    handle = await open(file, 'r');
-  } catch (err) {
-    missingAsEmpty(err);
-    return { text: '', position: { ino: undefined, offset: 0 } };
-  }
-  try {
-    const { ino } = await handle.stat();
-    const bytes = await handle.readFile();
-    const end = bytes.lastIndexOf(10) + 1;
-    return { text: bytes.subarray(0, end).toString('utf8'), position: { ino, offset: end } };
+    const entries: Decision[] = [];
+    let bad = 0;
+    for (const text of texts) {
+      for (const line of text.split('\n')) {
+        if (line === '') continue;
+        const entry = parseDecision(line);
+        if (entry) entries.push(entry);
+        else bad++;
+      }
+    }
+    return { entries, bad, position, skipped };
   } finally {
-    await handle.close();
+    await Promise.all(opened.map((o) => o?.handle.close() ?? Promise.resolve()));
   }
 }
 
 /** One line as an entry, or undefined for anything else (a torn last line, another program's text). */
 export function parseDecision(line: string): Decision | undefined {
-  let value: unknown;
   try {
-    value = JSON.parse(line);
+    return asDecision(JSON.parse(line));
   } catch {
     return undefined;
   }
-  if (!isObject(value) || typeof value.time !== 'string' || typeof value.kind !== 'string')
-    return undefined;
-  if (!(DECISION_KINDS as readonly string[]).includes(value.kind)) return undefined;
-  return value as unknown as Decision;
 }
 
 /**
  * Calls `onEntry` for each entry appended to `file` after `from` (where `readDecisions` stopped),
- * across rotations, until `stop` resolves. Watches the directory, so a file that is rotated away or not yet created is followed.
+ * across rotations, until `stop` resolves. Watches the directory, so a file that is rotated away
+ * or not yet created is followed. Ends with an error when the file becomes one `log` does not
+ * read (log-file.ts); more than `MAX_LOG_READ_BYTES` appended at once is skipped to its newest
+ * bytes, and an unfinished line longer than that is dropped, so memory stays bounded either way
+ * (`onSkip` is told how many bytes were left out).
  */
 export async function followDecisions(
   file: string,
   from: ReadPosition,
   onEntry: (d: Decision) => void,
   stop: Promise<void>,
+  onSkip: (bytes: number) => void = () => undefined,
 ): Promise<void> {
   let { offset, ino } = from;
   let partial = '';
+  /** Whether the bytes up to the next newline are the tail of a line left out. */
+  let dropping = false;
+  // Pieces may end inside a character: the decoder keeps its first bytes for the next piece.
+  let decoder = new StringDecoder('utf8');
   let reading: Promise<void> = Promise.resolve();
   const readMore = async (): Promise<void> => {
-    const st = await stat(file).catch(() => undefined);
-    if (st === undefined) return;
-    if (st.ino !== ino || st.size < offset) {
-      // Rotated: the old file's tail was read on its last change; the new one starts at 0.
-      ino = st.ino;
-      offset = 0;
-      partial = '';
-    }
-    if (st.size === offset) return;
-    const handle = await open(file, 'r');
+    const log = await openLog(file);
+    if (log === undefined) return;
     try {
-      const buf = Buffer.alloc(st.size - offset);
-      const { bytesRead } = await handle.read(buf, 0, buf.length, offset);
-      offset += bytesRead;
-      const lines = (partial + buf.subarray(0, bytesRead).toString('utf8')).split('\n');
-      partial = lines.pop() ?? '';
-      for (const line of lines) {
-        const entry = parseDecision(line);
-        if (entry) onEntry(entry);
+      if (log.ino !== ino || log.size < offset) {
+        // Rotated: the old file's tail was read on its last change; the new one starts at 0.
+        ino = log.ino;
+        offset = 0;
+        partial = '';
+        dropping = false;
+        decoder = new StringDecoder('utf8');
+      }
+      if (log.size - offset > MAX_LOG_READ_BYTES) {
+        onSkip(log.size - MAX_LOG_READ_BYTES - offset);
+        offset = log.size - MAX_LOG_READ_BYTES;
+        partial = '';
+        dropping = true;
+        decoder = new StringDecoder('utf8');
+      }
+      while (offset < log.size) {
+        let bytes = await readRange(
+          log.handle,
+          offset,
+          Math.min(log.size, offset + FOLLOW_CHUNK_BYTES),
+        );
+        if (bytes.length === 0) break;
+        offset += bytes.length;
+        if (dropping) {
+          // The tail of a line whose head was left out is not an entry.
+          const cut = afterFirstLine(bytes);
+          dropping = cut === bytes.length && bytes[cut - 1] !== 10;
+          bytes = bytes.subarray(cut);
+        }
+        const lines = (partial + decoder.write(bytes)).split('\n');
+        partial = lines.pop() ?? '';
+        if (partial.length > MAX_LOG_READ_BYTES) {
+          onSkip(Buffer.byteLength(partial));
+          partial = '';
+          dropping = true;
+        }
+        for (const line of lines) {
+          const entry = parseDecision(line);
+          if (entry) onEntry(entry);
+        }
       }
     } finally {
-      await handle.close();
+      await log.handle.close();
     }
   };
+  let failed: (err: unknown) => void = () => undefined;
+  const failure = new Promise<never>((_, reject) => (failed = reject));
+  const readAgain = (): void => {
+    reading = reading.then(readMore).catch((err: unknown) => failed(err));
+  };
   const name = basename(file);
-  const watcher = watch(dirname(file), (_event, changed) => {
-    if (changed !== null && changed !== name) return;
-    reading = reading.then(readMore, readMore);
-  });
-  // What was written between the first read and the watch has no event of its own.
-  reading = reading.then(readMore, readMore);
+  let watcher: FSWatcher;
   try {
-    await stop;
+    watcher = watch(dirname(file), (_event, changed) => {
+      if (changed !== null && changed !== name) return;
+      readAgain();
+    });
+  } catch (err) {
+    throw new RootsError(
+      'PATH_INVALID',
+      `cannot watch ${shownPath(dirname(file))} for the decision log (${errnoCode(err) ?? String(err)}). Check that the directory exists and is yours.`,
+    );
+  }
+  watcher.on('error', (err) => failed(err));
+  // What was written between the first read and the watch has no event of its own.
+  readAgain();
+  try {
+    await Promise.race([stop, failure]);
   } finally {
     watcher.close();
     await reading.catch(() => undefined);
   }
 }
 
-function missingAsEmpty(err: unknown): string {
-  if ((err as NodeJS.ErrnoException).code === 'ENOENT') return '';
-  throw err;
+/** Where the bytes after the first newline start (the end, when there is none). */
+function afterFirstLine(bytes: Buffer): number {
+  const nl = bytes.indexOf(10);
+  return nl === -1 ? bytes.length : nl + 1;
 }

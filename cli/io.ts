@@ -1,6 +1,7 @@
 /** What a command may touch of its process: passed in, so tests can run `main` in-process. */
 import type { Bin } from '../common/command-line.js';
 import type { Env } from '../common/locations.js';
+import { escapeControls, terminalJson } from './terminal-text.js';
 
 export interface Io {
   out(text: string): void;
@@ -24,11 +25,15 @@ export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
 
 /** Print data as JSON (the stable contract) or hand it to a table printer. */
 export function emit<T>(io: Io, json: boolean, data: T, table: (data: T) => string): void {
-  io.out(json ? `${JSON.stringify(data, null, 2)}\n` : table(data));
+  io.out(json ? `${terminalJson(data, 2)}\n` : table(data));
 }
 
-/** Lay out rows as aligned columns. */
-export function columns(rows: string[][]): string {
+/**
+ * Lay out rows as aligned columns. Cells hold names nobody checked (a directory an agent made, a
+ * daemon's answer): what a terminal would act on is escaped in each (terminal-text.ts).
+ */
+export function columns(given: string[][]): string {
+  const rows = given.map((row) => row.map((cell) => escapeControls(cell)));
   const widths: number[] = [];
   for (const row of rows)
     row.forEach((cell, i) => (widths[i] = Math.max(widths[i] ?? 0, cell.length)));

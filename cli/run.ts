@@ -7,6 +7,7 @@ import { ctl } from './hint.js';
 import { EXIT, type ExitCode, type Io } from './io.js';
 import { OPTIONS, type OptionName } from './options.js';
 import { quickAnswer } from './quick-answer.js';
+import { terminalSafe } from './terminal-text.js';
 import { USAGE } from './usage.js';
 
 function usageError(io: Io, message: string): ExitCode {
@@ -15,7 +16,9 @@ function usageError(io: Io, message: string): ExitCode {
 }
 
 /** Run rootsctl with `argv` (without node and the script) against `io`. */
-export async function main(argv: string[], io: Io): Promise<ExitCode> {
+export async function main(argv: string[], given: Io): Promise<ExitCode> {
+  // Names from the filesystem and the daemon reach the terminal only escaped (terminal-text.ts).
+  const io = terminalSafe(given);
   // `--version` or `--help` alone: the text the executable gives before it loads a command.
   const quick = quickAnswer(argv);
   if (quick !== undefined) {

@@ -91,6 +91,10 @@ async function updated(
   for (const n of g.unreadable) x.notes.push(`cannot read ${n.path} (${n.code}); skipped`);
   for (const o of g.outsideBase)
     x.notes.push(`${o} is a symlink that leads outside what the glob matches; not granted`);
+  for (const o of g.unwatchedWay)
+    x.notes.push(
+      `${o} is a symlink that leads through a path outside what the daemon watches for this glob (it could be re-pointed unseen); not granted`,
+    );
   for (const n of g.notUtf8) x.notes.push(`${n} is not valid UTF-8 and cannot be a URI; skipped`);
   const notReadable = (c: Candidate) => {
     x.notReadable.add(c.canonical);

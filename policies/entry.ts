@@ -170,10 +170,14 @@ export function fromGlob(
   for (const u of g.unreadable) x.notes.push(`cannot read ${u.path} (${u.code}); skipped`);
   for (const o of g.outsideBase)
     x.notes.push(`${o} is a symlink that leads outside what the glob matches; not granted`);
+  for (const o of g.unwatchedWay)
+    x.notes.push(
+      `${o} is a symlink that leads through a path outside what the daemon watches for this glob (it could be re-pointed unseen); not granted`,
+    );
   for (const n of g.notUtf8) x.notes.push(`${n} is not valid UTF-8 and cannot be a URI; skipped`);
   if (g.matches.length === 0) {
     x.reason =
-      g.outsideBase.length > 0
+      g.outsideBase.length > 0 || g.unwatchedWay.length > 0
         ? 'outside-base'
         : g.unreadable.length > 0
           ? 'not-readable'

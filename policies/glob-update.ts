@@ -80,6 +80,7 @@ export async function updateGlob(
     matches: keptMatches,
     unreadable: old.unreadable.filter((u) => !inRegion(u.path)),
     outsideBase: [],
+    unwatchedWay: [],
     notUtf8: old.notUtf8.filter((n) => !inRegion(n)),
     links: [],
   };

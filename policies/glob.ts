@@ -4,6 +4,7 @@ import { basename, sep } from 'node:path';
 import { errnoCode } from '../common/errors.js';
 import { globTest, splitGlob } from './expand.js';
 import type { FsView } from './model.js';
+import { wayIsSeen, type GlobWatch } from './link-way.js';
 import { childPath, isStrictlyInside } from './paths.js';
 
 export type EntryKind = 'directory' | 'file' | 'any';
@@ -26,6 +27,8 @@ export interface GlobResult {
   unreadable: { path: string; code: string }[];
   /** Symlinks dropped because their target is not something the glob itself would grant. */
   outsideBase: string[];
+  /** Symlinks dropped because they lead through a path whose changes the daemon does not see (link-way.ts). */
+  unwatchedWay: string[];
   /** Entries dropped because their name is not valid UTF-8. */
   notUtf8: string[];
   /** Every symlink the pattern matched, kept or not (a later update looks at each again). */
@@ -74,6 +77,7 @@ export async function expandGlob(
     matches: [],
     unreadable: [],
     outsideBase: [],
+    unwatchedWay: [],
     notUtf8: [],
     links: [],
     base,
@@ -127,6 +131,15 @@ export function globWalker(
   // `dir/*` and the like: the one segment's matcher is the whole glob's, already asked of the
   // name (100,000 entries asked twice cost a tenth of a big start).
   const oneSegment = !recursive && segments.length === 1 && glob === segments[0];
+  // How the daemon watches this glob (entry.ts `watchFor`): a matched link must lead only
+  // through what that watch sees change, or it would be granted on after it is re-pointed.
+  const way: GlobWatch = {
+    writtenBase: globShape(pattern).base,
+    canonicalBase,
+    recursive,
+    depth,
+    ignore: [...HEAVY_DIRS, '.git'].filter((h) => !pattern.includes(`/${h}`)),
+  };
 
   /** Whether the walk enters a directory of this name found `level` levels below the base. */
   const enters = (name: string, level: number): boolean =>
@@ -230,6 +243,14 @@ export function globWalker(
     }
     if (!grantedByGlob(canonical)) {
       result.outsideBase.push(path);
+      return;
+    }
+    const readlink = fs.readlink?.bind(fs);
+    if (
+      readlink !== undefined &&
+      !(await wayIsSeen({ lstat: (p) => fs.lstat(p), readlink }, path, way))
+    ) {
+      result.unwatchedWay.push(path);
       return;
     }
     if (kind === 'directory' && !targetIsDir) return;

@@ -247,7 +247,7 @@ export const paramValidators: Validators = {
   },
 };
 
-const ASK_ANSWERS: readonly AskAnswer[] = ['accept', 'decline', 'cancel', 'timeout'];
+export const ASK_ANSWERS: readonly AskAnswer[] = ['accept', 'decline', 'cancel', 'timeout'];
 
 /** `log/ask`'s optional `granted: {path, readOnly, expiresAt}`. */
 function granted(method: string, p: Fields): LogAskParams['granted'] {

@@ -1,12 +1,15 @@
 /** `rootsctl log`: what the daemon allowed and refused, as a table or JSON lines. */
 import { isRefusal, rootCounts, type Decision } from '../../common/decision.js';
 import { RootsError } from '../../common/errors.js';
+import { basename, isAbsolute } from 'node:path';
 import { decisionLogFile, stateDir, tildify, homeDir } from '../../common/locations.js';
 import { withClient } from '../connect.js';
 import { parseDuration } from '../duration.js';
 import { followDecisions, readDecisions } from '../decision-reader.js';
 import { columns, EXIT, type ExitCode, type Io } from '../io.js';
+import { MAX_LOG_READ_BYTES, shownPath } from '../log-file.js';
 import type { Options } from '../options.js';
+import { terminalJson, visibleText } from '../terminal-text.js';
 
 /** `rootsctl log [--server S] [--refused] [--since D] [--follow] [--json]`. */
 export async function log(io: Io, _args: string[], opts: Options): Promise<ExitCode> {
@@ -19,21 +22,25 @@ export async function log(io: Io, _args: string[], opts: Options): Promise<ExitC
   const home = homeDir(io.env);
   const show = (list: Decision[], header: boolean): void => {
     if (list.length === 0) return;
-    if (opts.json) io.out(list.map((d) => `${JSON.stringify(d)}\n`).join(''));
+    // Entries come from a file (and with --socket, from where a daemon said): what a terminal
+    // would act on is escaped in both forms (terminal-text.ts).
+    if (opts.json) io.out(list.map((d) => `${terminalJson(d)}\n`).join(''));
     else io.out(decisionTable(list, home, header));
   };
-  const { entries, bad, position } = await readDecisions(file);
+  const where = shownPath(file);
+  const { entries, bad, position, skipped } = await readDecisions(file);
   const shown = entries.filter(keep);
+  if (skipped > 0) io.err(skippedLine(where, skipped));
   show(shown, true);
   if (bad > 0)
     io.err(
-      `rootsctl: skipped ${bad} line${bad === 1 ? '' : 's'} of ${file} that are not entries\n`,
+      `rootsctl: skipped ${bad} line${bad === 1 ? '' : 's'} of ${where} that are not entries\n`,
     );
   if (!opts.follow) {
     if (shown.length === 0 && !opts.json) {
       io.err(
         entries.length === 0
-          ? `No decisions recorded in ${file} yet (mcp-rootsd writes them as it answers).\n`
+          ? `No decisions recorded in ${where} yet (mcp-rootsd writes them as it answers).\n`
           : 'No decisions match.\n',
       );
     }
@@ -50,6 +57,7 @@ export async function log(io: Io, _args: string[], opts: Options): Promise<ExitC
       first = false;
     },
     stop,
+    (bytes) => io.err(skippedLine(where, bytes)),
   );
   return EXIT.ok;
 }
@@ -70,7 +78,48 @@ async function logFile(io: Io, opts: Options): Promise<string> {
       `the daemon on ${opts.socket} names no decision log: it keeps none (started with --decision-log-bytes 0) or is older than this rootsctl; give --state-dir DIR to read the log in DIR`,
     );
   }
-  return decisionLog;
+  return checkedLogPath(decisionLog, opts.socket);
+}
+
+/** The name of every daemon's log, in whatever state directory. */
+const LOG_NAME = basename(decisionLogFile('/'));
+
+/** The longest path Linux opens (PATH_MAX, with its NUL). */
+const PATH_MAX_BYTES = 4095;
+
+/**
+ * The daemon's word on where its log is, taken only when it is a path the daemon could have
+ * written: a string, absolute (a relative one would be read from rootsctl's own directory),
+ * without control characters (no state directory of the daemon's has them; a NUL would end the
+ * path early), no longer than PATH_MAX, and named as the daemon names its log (so not /dev/zero,
+ * /etc/shadow or /proc/self/environ, whatever they are). Anything else says the answer is not
+ * a daemon's.
+ */
+function checkedLogPath(value: unknown, socket: string): string {
+  const bad =
+    typeof value !== 'string'
+      ? `${Array.isArray(value) ? 'a list' : value === null ? 'null' : `a value of type ${typeof value}`}, not a path`
+      : !isAbsolute(value)
+        ? 'not an absolute path'
+        : Buffer.byteLength(value) > PATH_MAX_BYTES
+          ? `a path of ${Buffer.byteLength(value)} bytes, longer than any the system opens`
+          : // eslint-disable-next-line no-control-regex
+            /[\u0000-\u001f\u007f-\u009f]/.test(value)
+            ? 'a path with control characters in it'
+            : basename(value) !== LOG_NAME
+              ? `not a file named ${LOG_NAME}, the only name mcp-rootsd gives its log`
+              : undefined;
+  if (bad === undefined) return value as string;
+  const named = typeof value === 'string' ? ` "${shownPath(value)}"` : '';
+  throw new RootsError(
+    'PROTOCOL',
+    `the daemon on ${shownPath(socket)} names its decision log as${named}: ${bad}. Not read: that answer is not one mcp-rootsd gives; check what is listening there, or give --state-dir DIR to read the log in DIR`,
+  );
+}
+
+/** The note for a log bigger than `log` reads (log-file.ts). */
+function skippedLine(where: string, bytes: number): string {
+  return `rootsctl: ${where}: left out the oldest ${bytes} bytes of the decision log; rootsctl log reads the newest ${MAX_LOG_READ_BYTES / (1024 * 1024)} MiB (older entries are in the file and its rotated copies)\n`;
 }
 
 /** `--since 1h` (a duration back from now) or an RFC 3339 instant, as epoch ms. */
@@ -98,7 +147,7 @@ function sinceTime(text: string, now: number): number {
 function decisionTable(list: Decision[], home: string, header: boolean): string {
   const rows = list.map((d) => [
     shortTime(d.time),
-    'server' in d ? d.server : '-',
+    'server' in d ? visibleText(d.server) : '-',
     ...what(d, home),
   ]);
   return columns(header ? [['TIME', 'SERVER', 'DECISION', 'DETAIL'], ...rows] : rows);
@@ -111,30 +160,39 @@ function shortTime(iso: string): string {
   return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())} ${p(d.getHours())}:${p(d.getMinutes())}:${p(d.getSeconds())}`;
 }
 
-/** The DECISION and DETAIL cells. Paths are shown escaped, so a crafted name cannot forge a row. */
+/**
+ * The DECISION and DETAIL cells. Every text from the entry is shown escaped (terminal-text.ts), so
+ * a crafted name cannot forge a row or reach the terminal as a control sequence.
+ */
 function what(d: Decision, home: string): [string, string] {
-  const path = (p: string): string => JSON.stringify(tildify(p, home)).slice(1, -1);
+  const path = (p: string): string => visibleText(tildify(p, home));
+  const text = visibleText;
   const by = (tool?: string, client?: string): string =>
-    tool || client ? ` [${[tool, client].filter(Boolean).join(' via ')}]` : '';
+    tool || client
+      ? ` [${[tool, client]
+          .filter((l): l is string => Boolean(l))
+          .map(text)
+          .join(' via ')}]`
+      : '';
   switch (d.kind) {
     case 'check':
       return [
         `${d.allowed ? 'allowed' : 'REFUSED'} ${d.access}`,
-        `${path(d.path)}${by(d.tool, d.client)}${d.allowed ? '' : `: ${d.reason}`}`,
+        `${path(d.path)}${by(d.tool, d.client)}${d.allowed ? '' : `: ${text(d.reason)}`}`,
       ];
     case 'roots':
       return [
         `roots ${rootCounts(d.added, d.removed, d.changed ?? [])}`,
         [
-          ...d.added.map((u) => `+${u}`),
-          ...d.removed.map((u) => `-${u}`),
-          ...(d.changed ?? []).map((u) => `~${u}`),
+          ...d.added.map((u) => `+${text(u)}`),
+          ...d.removed.map((u) => `-${text(u)}`),
+          ...(d.changed ?? []).map((u) => `~${text(u)}`),
         ].join(' '),
       ];
     case 'grant-added':
       return [
         `grant ${d.readOnly ? 'read-only' : 'read-write'}`,
-        `${path(d.path)}${d.expiresAt ? ` until ${d.expiresAt}` : ''}`,
+        `${path(d.path)}${d.expiresAt ? ` until ${text(d.expiresAt)}` : ''}`,
       ];
     case 'grant-revoked':
       return ['grant revoked', path(d.path)];
@@ -143,12 +201,12 @@ function what(d: Decision, home: string): [string, string] {
     case 'ask':
       return [
         `asked: ${d.answer}`,
-        `${d.access} ${path(d.path)}${by(d.tool, d.client)}${d.granted ? ` → ${d.granted.readOnly ? 'read-only' : 'read-write'} ${path(d.granted.path)} until ${d.granted.expiresAt}` : ''}`,
+        `${d.access} ${path(d.path)}${by(d.tool, d.client)}${d.granted ? ` → ${d.granted.readOnly ? 'read-only' : 'read-write'} ${path(d.granted.path)} until ${text(d.granted.expiresAt)}` : ''}`,
       ];
     case 'policy-loaded':
-      return ['policy loaded', `${d.reason}: ${d.files.map(path).join(', ')}`];
+      return ['policy loaded', `${text(d.reason)}: ${d.files.map(path).join(', ')}`];
     case 'policy-rejected':
-      return ['policy REJECTED', `${d.reason}: ${(d.errors ?? []).join('; ')}`];
+      return ['policy REJECTED', `${text(d.reason)}: ${(d.errors ?? []).map(text).join('; ')}`];
     case 'lockdown':
       return [d.on ? 'lockdown on' : 'lockdown off', ''];
   }

@@ -30,10 +30,22 @@ MATCHED.push(
   {
     name: 'evil/docs -> ../other/docs (granted by the glob anyway): kept',
     tree: ['home/', 'repos/good/docs/f', 'repos/other/docs/sub/f', 'repos/evil/'],
+    later: (d) => symlinkSync('../other/docs', join(d, 'repos/evil/docs')),
+    entries: ['repos/*/docs'],
+    loaded: ['repos/good/docs', 'repos/other/docs'],
+    after: ['repos/good/docs', 'repos/other/docs'],
+  },
+  {
+    // Granted by the glob, but `sub` lies below what the daemon watches for `repos/*/docs`:
+    // renamed or replaced by a link there, the daemon would go on granting it unseen
+    // (policies/link-way.ts).
+    name: 'evil/docs -> ../other/docs/sub (deeper than the glob is watched): dropped',
+    tree: ['home/', 'repos/good/docs/f', 'repos/other/docs/sub/f', 'repos/evil/'],
     later: (d) => symlinkSync('../other/docs/sub', join(d, 'repos/evil/docs')),
     entries: ['repos/*/docs'],
     loaded: ['repos/good/docs', 'repos/other/docs'],
-    after: ['repos/good/docs', 'repos/other/docs', 'repos/other/docs/sub'],
+    after: ['repos/good/docs', 'repos/other/docs'],
+    warns: /evil\/docs is a symlink that leads through a path outside what the daemon watches/,
   },
   {
     name: '** glob: a/docs -> ../.. dropped, b/docs -> ../c/docs kept',

@@ -1,0 +1,87 @@
+/**
+ * Text from elsewhere (a log file, a daemon's answer) as it may reach a terminal. A terminal acts
+ * on more than C0 controls: ESC starts sequences that move the cursor, retitle the window or
+ * write the clipboard (OSC 52); C1 controls (U+0080–U+009F) do the same on terminals that take
+ * them as 8-bit CSI/OSC; CR and the line separators overwrite or forge rows; the bidi controls
+ * reorder what is shown, so `…/evil‮txt.exe` reads as something else. Every such character is
+ * shown as a JSON escape (`\u001b`, `\n`), as `log` always showed a newline in a path: plainly
+ * not part of the name, and the same spelling in the table and in `--json`.
+ */
+
+/** What a terminal would act on or reorder, rather than show. */
+const ACTED_ON =
+  // eslint-disable-next-line no-control-regex
+  /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+
+/** One escape, as JSON writes it (`\n`, `\u001b`). */
+function escapeOne(c: string): string {
+  const json = JSON.stringify(c);
+  // JSON.stringify leaves C1, bidi and separators as they are: spell those out.
+  return json.length > 3
+    ? json.slice(1, -1)
+    : `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`;
+}
+
+/**
+ * `text` for a table cell or a message: what a terminal would act on is escaped, and so is a
+ * backslash, so that an escape shown can only have come from this function.
+ */
+export function visibleText(text: string): string {
+  return text.replace(/\\/g, '\\\\').replace(ACTED_ON, escapeOne);
+}
+
+/**
+ * `text` with what a terminal would act on escaped, backslashes left alone: for what rootsctl
+ * lays out itself (a table cell, a message), where a cell already shown by `visibleText` must
+ * not change. `keepNewlines`: a message's own line breaks stay.
+ */
+export function escapeControls(text: string, keepNewlines = false): string {
+  return text.replace(ACTED_ON, (c) => (keepNewlines && c === '\n' ? c : escapeOne(c)));
+}
+
+/** What JSON.stringify writes raw that a terminal acts on (it escapes C0 itself). */
+const RAW_IN_JSON = /[\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+
+/**
+ * `value` as JSON that is safe on a terminal: JSON.stringify escapes C0 controls but writes
+ * DEL, C1, bidi controls and U+2028/U+2029 raw; those become `\uXXXX` too, which any JSON
+ * reader takes as the same string. `indent` as JSON.stringify's (its line breaks stay).
+ */
+export function terminalJson(value: unknown, indent?: number): string {
+  return JSON.stringify(value, null, indent).replace(RAW_IN_JSON, escapeOne);
+}
+
+/** At most `max` characters of `text` for a message, saying how much was left out. */
+export function clipped(text: string, max = 200): string {
+  return text.length <= max
+    ? text
+    : `${text.slice(0, max)}… (${text.length - max} more characters)`;
+}
+
+/**
+ * The colour sequences `paint` writes (style.ts), the only ones rootsctl means: SGR attributes,
+ * which change how text looks and do nothing else.
+ */
+// eslint-disable-next-line no-control-regex
+const OWN_COLOUR = /\u001b\[(?:0|2|31|32|33)m/;
+
+/** One pass over a text for `terminalSafe`: rootsctl's own colours, or one character acted on. */
+const STREAM = new RegExp(`${OWN_COLOUR.source}|${ACTED_ON.source}`, 'g');
+
+/**
+ * `io` with everything it prints made safe for a terminal, whatever the command: the last line
+ * of defence for a name no command escaped (a tab and a line's end stay; so do the colours
+ * rootsctl paints itself). Idempotent on what was already escaped, and JSON stays JSON: the
+ * characters escaped can appear in JSON text only inside strings, as `\uXXXX` means the same.
+ */
+export function terminalSafe<T extends { out(text: string): void; err(text: string): void }>(
+  io: T,
+): T {
+  const safe = (text: string): string =>
+    text.replace(STREAM, (m) => (m.length > 1 || m === '\n' || m === '\t' ? m : escapeOne(m)));
+  return {
+    ...io,
+    out: (text: string) => io.out(safe(text)),
+    err: (text: string) => io.err(safe(text)),
+  };
+}

@@ -1,0 +1,97 @@
+/**
+ * What rootsctl prints may hold names nobody checked: a directory an agent made in a glob's base
+ * (listed as a root, named in a check's reason), or anything a process answering on the socket
+ * the person named says. Before, `list`, `explain`, `check` and `status` printed such names raw,
+ * and `--json` wrote C1 and bidi controls raw: an agent that may write in a glob's base could
+ * make a directory named `ESC ] 52 ; c ; … BEL` and write the person's clipboard, or clear the
+ * screen, when they ran `rootsctl list`. Each command runs against a real daemon whose glob
+ * matches such names (and `status` against a fake one): nothing a terminal acts on is printed
+ * raw, in tables, messages or JSON, and JSON still reads back to the daemon's values.
+ */
+import { mkdirSync, realpathSync } from 'node:fs';
+import { join } from 'node:path';
+import t from 'tap';
+import { rootsctl } from '../helpers/cli.js';
+import { startDaemon } from '../helpers/daemon.js';
+import { fakeStatusDaemon } from '../helpers/fake-status-daemon.js';
+import { waitFor } from '../helpers/poll.js';
+
+/** What a terminal would act on or reorder (a line's own end aside). */
+const RAW =
+  // eslint-disable-next-line no-control-regex
+  /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/;
+
+const NAMES = [
+  'osc\u001b]52;c;ZWNobyBwd25lZA==\u0007',
+  'clear\u001b[2J',
+  'cr\rX',
+  'bidi\u202etxt',
+  'c1\u009b2J',
+  'sep\u2028x',
+];
+
+void t.test('list, explain and check with names an agent made', async (t) => {
+  const td = await startDaemon(t, undefined);
+  const g = join(realpathSync(td.dir), 'g');
+  mkdirSync(join(g, 'plain'), { recursive: true });
+  for (const n of NAMES) mkdirSync(join(g, n));
+  td.writePolicy(`version: 1\nservers:\n  s:\n    roots:\n      - path: ${g}/*\n`);
+  const env = { HOME: '/h' };
+  await waitFor(async () => {
+    const r = await rootsctl(['list', 's', '--socket', td.socket, '--json'], { env });
+    return r.out.includes('plain') && r.out.split('"uri"').length - 1 === NAMES.length + 1;
+  });
+  for (const args of [
+    ['list', 's'],
+    ['list', 's', '--json'],
+    ['explain', 's'],
+    ['explain', 's', '--json'],
+    ['check', 's', join(g, '..', `out${NAMES[0]}`)],
+    ['check', 's', join(g, '..', `out${NAMES[0]}`), '--json'],
+    ['check', 's', join(g, NAMES[4]!, 'f')],
+  ]) {
+    const r = await rootsctl([...args, '--socket', td.socket], { env });
+    t.notMatch(r.out, RAW, `${args.join(' ')}: nothing raw on stdout`);
+    t.notMatch(r.err, RAW, `${args.join(' ')}: nothing raw on stderr`);
+    if (args.includes('--json')) t.doesNotThrow(() => JSON.parse(r.out) as unknown, 'still JSON');
+  }
+  const json = await rootsctl(['list', 's', '--socket', td.socket, '--json'], { env });
+  const uris = (JSON.parse(json.out) as { roots: { uri: string; name?: string }[] }).roots.map(
+    (r) => r.name,
+  );
+  t.ok(
+    NAMES.every((n) => uris.includes(n)),
+    'the JSON reads back to the names themselves',
+  );
+});
+
+void t.test('status from a daemon that says anything', async (t) => {
+  const bad = 'x\u001b]52;c;cHduZWQ=\u0007\u009b2J\u202e';
+  const socket = await fakeStatusDaemon(t, {
+    version: bad,
+    pid: 1,
+    uptimeSeconds: 1,
+    socket: `/s${bad}`,
+    policy: {
+      files: [`/p${bad}.yaml`],
+      revision: 1,
+      loadedAt: bad,
+      sha256: '',
+      errors: [{ file: `/p${bad}`, line: 1, column: 1, message: bad }],
+      warnings: [{ file: `/p${bad}`, line: 1, column: 1, message: bad }],
+    },
+    servers: [{ name: bad, roots: 1, readOnly: 0, nextExpiry: bad }],
+    clients: 1,
+    subscriptions: 0,
+    connections: [{ client: bad, subscriptions: [bad] }],
+    lockdown: false,
+    watches: { directories: 1, mode: bad, degraded: [`/d${bad}`] },
+    nextExpiry: bad,
+  });
+  for (const args of [['status'], ['status', '--json']]) {
+    const r = await rootsctl([...args, '--socket', socket], { env: { HOME: '/h' } });
+    t.notMatch(r.out, RAW, `${args.join(' ')}: nothing raw on stdout`);
+    t.notMatch(r.err, RAW, `${args.join(' ')}: nothing raw on stderr`);
+    t.match(r.out, /\\u001b\]52;c;/, `${args.join(' ')}: shown escaped`);
+  }
+});
