@@ -11,6 +11,7 @@ import {
   POLICY_READS_IN_FLIGHT,
   prepareParse,
   readPolicyFile,
+  type PolicyFileRead,
 } from '../policies/index.js';
 import type { PolicyState } from './state.js';
 import {
@@ -93,7 +94,9 @@ export class PolicyEdits {
   /** Reload the policy and/or grants files when their bytes differ from what was last read. */
   async reloadIfEdited(policy: boolean, grants: boolean, includeGlobs: string[]): Promise<boolean> {
     const { state, grantsFile } = this.opts;
-    const all = await fingerprint(state.resolved.watchPlan.policyFiles, includeGlobs);
+    // The bytes read here are the ones compared: the reload below loads them, not a second read.
+    const reads = new Map<string, PolicyFileRead>();
+    const all = await fingerprint(state.resolved.watchPlan.policyFiles, includeGlobs, reads);
     if (this.opts.closed()) return false;
     if (!this.graceUsed && vanished(this.lastPrint, all)) {
       // An editor's delete-then-write, or a deliberate delete: give it a moment to tell.
@@ -125,7 +128,15 @@ export class PolicyEdits {
     if (first && state.errors.length > 0) return false;
     if (this.opts.closed()) return false;
     const both = grantsFile === undefined || (changed.policy && changed.grants);
-    await state.reload(both ? { policy: true, grants: true } : changed, 'file changed', true);
+    // The grants file is read again: a grant queued ahead of this reload may write it meanwhile,
+    // and loading the bytes compared here would take that grant back until the next event.
+    if (grantsFile !== undefined) reads.delete(grantsFile);
+    await state.reload(
+      both ? { policy: true, grants: true } : changed,
+      'file changed',
+      true,
+      reads,
+    );
     return true;
   }
 

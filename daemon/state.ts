@@ -18,9 +18,11 @@ import {
   type FsView,
   type LoadedSources,
   type PolicyContext,
+  type PolicyFileRead,
   type ResolvedPolicy,
   type RootWatches,
   watchTargets,
+  withReads,
 } from '../policies/index.js';
 import { packageRoot } from '../common/package-info.js';
 import { ExpiryTimer } from './expiry-timer.js';
@@ -164,24 +166,27 @@ export class PolicyState extends EventEmitter<StateEvents> {
    * Re-read policy files and/or the grants file, then recompute. `repin` (the person asked:
    * `rootsctl reload`, SIGHUP) follows every symlink on the policy's paths as it is now.
    * A `background` reload (the watcher saw a file change) is not waited for by answers.
+   * `reads`: files the caller has just read (the watcher, comparing bytes), loaded as read.
    */
   reload(
     what: { policy?: boolean; grants?: boolean; repin?: boolean },
     reason: string,
     background = false,
+    reads?: Map<string, PolicyFileRead>,
   ): Promise<{ ok: boolean }> {
     return this.enqueue(background, async () => {
       const started = performance.now();
       if (what.repin) this.pins.clear();
       const ctx = this.context();
+      const loadCtx = reads ? { ...ctx, fs: withReads(ctx.fs, reads) } : ctx;
       if (what.policy) {
-        const loaded = await loadPolicySources(this.opts.configFile, ctx);
+        const loaded = await loadPolicySources(this.opts.configFile, loadCtx);
         this.baseErrors = loaded.errors;
         if (loaded.errors.length === 0) this.base = loaded;
         else this.reportErrors(loaded.errors, 'policy');
       }
       if (what.grants) {
-        const loaded = await loadGrantsSource(this.opts.grantsFile, ctx);
+        const loaded = await loadGrantsSource(this.opts.grantsFile, loadCtx);
         this.grantsErrors = loaded.errors;
         if (loaded.errors.length === 0) this.grants = loaded;
         else this.reportErrors(loaded.errors, 'grants');

@@ -12,17 +12,20 @@ import {
   MAX_POLICY_FILES,
   MAX_POLICY_TOTAL_BYTES,
   nodeFs,
+  openPolicyFile,
   POLICY_READS_IN_FLIGHT,
-  readPolicyFile,
+  type PolicyFileRead,
 } from '../policies/index.js';
 
 /** The hash of a file that does not exist (or cannot be read): a state of its own. */
 export const MISSING = 'missing';
 
-/** sha256 of the file's bytes, or MISSING. */
-export async function hashFile(file: string): Promise<string> {
+/** sha256 of the file's bytes, or MISSING. `reads`, if given, keeps what was read, by name. */
+export async function hashFile(file: string, reads?: Map<string, PolicyFileRead>): Promise<string> {
   try {
-    return fileHash(await readPolicyFile(file));
+    const read = await openPolicyFile(file);
+    reads?.set(file, read);
+    return fileHash(read.bytes);
   } catch (err) {
     const code = errnoCode(err);
     return code === 'ENOENT' || code === 'ENOTDIR' ? MISSING : `unreadable:${code ?? String(err)}`;
@@ -39,9 +42,15 @@ export type Fingerprint = Map<string, string>;
  * file) and then the globs' other matches in path order are looked at up to MAX_POLICY_FILES (and
  * the grants file), the rest stand by name alone; of those, the bytes are read in that order
  * while their sizes (by `stat`) stay within MAX_POLICY_TOTAL_BYTES (and the grants file's own
- * size), the rest stand by size, change time and inode, which an edit changes too.
+ * size), the rest stand by size, change time and inode, which an edit changes too. `reads`, if
+ * given, keeps the bytes read, by name, for the reload that may follow (policies/fs.ts
+ * `withReads`).
  */
-export async function fingerprint(files: string[], includeGlobs: string[]): Promise<Fingerprint> {
+export async function fingerprint(
+  files: string[],
+  includeGlobs: string[],
+  reads?: Map<string, PolicyFileRead>,
+): Promise<Fingerprint> {
   const all = new Set(files);
   const fs = limitFs(nodeFs());
   for (const pattern of includeGlobs) {
@@ -60,7 +69,7 @@ export async function fingerprint(files: string[], includeGlobs: string[]): Prom
     return budget >= 0;
   });
   const hashes = await mapBounded(looked, POLICY_READS_IN_FLIGHT, (f, i) =>
-    read[i] ? hashFile(f) : Promise.resolve(`over-cap:${sizes[i]!.key}`),
+    read[i] ? hashFile(f, reads) : Promise.resolve(`over-cap:${sizes[i]!.key}`),
   );
   const byFile = new Map(looked.map((f, i) => [f, hashes[i]!]));
   return new Map([...all].sort().map((f) => [f, byFile.get(f) ?? OVER_CAP]));

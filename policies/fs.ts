@@ -10,7 +10,7 @@ import {
   statSync,
 } from 'node:fs';
 import type { Dirent, Stats } from 'node:fs';
-import type { FsView } from './model.js';
+import type { FsView, PolicyFileRead } from './model.js';
 import { openPolicyFile, openPolicyFileSync } from './read-policy-file.js';
 
 /**
@@ -238,5 +238,28 @@ export function memoFs(inner: FsView): FsView {
   };
   if (inner.readlink) view.readlink = (p) => inner.readlink!(p);
   if (direct.has(inner)) direct.add(view);
+  return view;
+}
+
+/**
+ * The real filesystem view `inner`, whose `readFile` answers each path in `reads` once with the
+ * read given: the daemon has just read and compared these files' bytes to tell an edit from
+ * noise, and the reload that follows loads those very bytes instead of reading them again. Any
+ * other path, or a path asked again, is read from `inner`. A view that is not the real
+ * filesystem (a test's own) is returned as it is: the reads were made on the real one.
+ */
+export function withReads(inner: FsView, reads: Map<string, PolicyFileRead>): FsView {
+  if (!direct.has(inner) || reads.size === 0) return inner;
+  const left = new Map(reads);
+  const view: FsView = {
+    ...inner,
+    readFile: (p) => {
+      const read = left.get(p);
+      if (read === undefined) return inner.readFile(p);
+      left.delete(p);
+      return Promise.resolve(read);
+    },
+  };
+  direct.add(view);
   return view;
 }

@@ -31,10 +31,16 @@ export async function openPolicyFile(path: string): Promise<PolicyFileRead> {
   try {
     const st = await handle.stat({ bigint: true });
     const reader = new Reader(path, st);
-    while (reader.wants()) reader.got((await handle.read(reader.into())).bytesRead);
+    while (reader.wants()) {
+      const into = reader.into();
+      reader.got((await handle.read(into)).bytesRead, into.length);
+    }
     return reader.done(await descriptorPath(handle.fd, path));
   } finally {
-    await handle.close();
+    // Not waited for: the bytes are in hand, and closing a descriptor only read from cannot
+    // fail in a way that changes them. Each wait is a round trip through libuv's thread pool,
+    // which on a busy machine is where a reload's time went (bench/FINDINGS.md, thirteenth step).
+    handle.close().catch(() => undefined);
   }
 }
 
@@ -49,7 +55,7 @@ export function openPolicyFileSync(path: string): PolicyFileRead {
     const reader = new Reader(path, fstatSync(fd, { bigint: true }));
     while (reader.wants()) {
       const { buffer, offset, length, position } = reader.into();
-      reader.got(readSync(fd, buffer, offset, length, position));
+      reader.got(readSync(fd, buffer, offset, length, position), length);
     }
     return reader.done(descriptorPathSync(fd, path));
   } finally {
@@ -103,9 +109,13 @@ class Reader {
     return { buffer: this.buf, offset: at, length: this.buf.length - at, position: at };
   }
 
-  /** What the last read gave. */
-  got(bytesRead: number): void {
-    if (bytesRead === 0) this.ended = true;
+  /**
+   * What the last read gave, of `asked` bytes. A regular file's read comes back short only at its
+   * end, so a short read ends it: no second read to see the end (the buffer is one byte longer
+   * than the file was, so a file read whole comes back short).
+   */
+  got(bytesRead: number, asked: number): void {
+    if (bytesRead === 0 || bytesRead < asked) this.ended = true;
     this.length += bytesRead;
   }
 
@@ -123,7 +133,14 @@ class Reader {
  * "/x (deleted)"), the canonical path of `name` now, or `name` itself.
  */
 async function descriptorPath(fd: number, name: string): Promise<string> {
-  const real = await fsp.readlink(`/proc/self/fd/${fd}`).catch(() => '');
+  // Asked directly: /proc answers from the kernel's memory, never from a disk or a mount that
+  // may hang, so the thread pool's round trip would be all of its cost.
+  let real = '';
+  try {
+    real = readlinkSync(`/proc/self/fd/${fd}`);
+  } catch {
+    // no /proc: the name's canonical path below
+  }
   if (real.startsWith('/') && !real.endsWith(' (deleted)')) return real;
   return fsp.realpath(name).catch(() => name);
 }
