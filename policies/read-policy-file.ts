@@ -110,13 +110,16 @@ class Reader {
   }
 
   /**
-   * What the last read gave, of `asked` bytes. A regular file's read comes back short only at its
-   * end, so a short read ends it: no second read to see the end (the buffer is one byte longer
-   * than the file was, so a file read whole comes back short).
+   * What the last read gave, of `asked` bytes. A regular file's read comes back short at its end,
+   * so a short read once the size the stat saw is in hand ends it: no second read to see the end
+   * (the buffer is one byte longer than the file was, so a file read whole comes back short). A
+   * short read before that size (a FUSE or network file system may give one) reads on: ending
+   * there would load a policy cut short, which may have lost a deny and still parse.
    */
   got(bytesRead: number, asked: number): void {
-    if (bytesRead === 0 || bytesRead < asked) this.ended = true;
     this.length += bytesRead;
+    if (bytesRead === 0 || (bytesRead < asked && this.length >= Number(this.st.size)))
+      this.ended = true;
   }
 
   done(real: string): PolicyFileRead {
