@@ -24,14 +24,35 @@ const MAX_ALTERNATIVES = 64;
 
 type Segment = { any: true } | { any: false; match: (name: string) => boolean };
 
-/** One alternative of a pattern, split into segments. */
+/**
+ * One alternative of a pattern, split into segments. States are bits of a number: a pattern has at
+ * most MAX_SEGMENTS segments, so its states (one per segment and the accept state) fit in one.
+ * A check of a write runs every rule's automata over every segment of the path (thousands for
+ * a long argument), so a step must allocate nothing.
+ */
 interface Automaton {
   segs: Segment[];
   /** Leading `**`: the start closure is where every directory stands. */
   floating: boolean;
-  /** The start closure, as a bit set over state indexes. */
-  start: Set<number>;
+  /** The start closure. */
+  start: number;
+  /** For each state, the states reached from it through `**` segments without consuming one. */
+  closures: number[];
+  /**
+   * How many of a path's last names decide, for a pattern whose only `**` leads (`**\/a/b`):
+   * its start closure stays live at every step and a later state is reached only by matching
+   * the names that follow, one state per name, so a state entered earlier has died by the end.
+   * Undefined: every name counts.
+   */
+  window: number | undefined;
 }
+
+/** Segments per alternative whose state set fits one 31-bit number (longer: `advancedLong`). */
+const MAX_SEGMENTS = 30;
+
+/** The last path split into names: every rule of one check asks about the same path. */
+let lastPath: string | undefined;
+let lastNames: string[] = [];
 
 /** A pattern compiled for the question; `undefined` automata means "could not analyse: refuse". */
 interface Compiled {
@@ -58,37 +79,68 @@ export function positionDependent(rule: DenyRule, path: string): boolean {
     compiled.set(rule.pattern, c);
   }
   if (c.automata === undefined) return true;
-  const names = path.split(sep).filter((s) => s !== '');
+  if (path !== lastPath) {
+    lastNames = path.split(sep).filter((s) => s !== '');
+    lastPath = path;
+  }
+  const names = lastNames;
   return c.automata.some((a) => advanced(a, names));
 }
 
 /** Run the automaton over `names`; true when a live state beyond where every path stands remains. */
-function advanced(a: Automaton, names: string[]): boolean {
+function advanced(a: Automaton, names: readonly string[]): boolean {
+  if (a.segs.length > MAX_SEGMENTS) return advancedLong(a, names);
   let states = a.start;
-  for (const name of names) {
-    const next = new Set<number>();
-    for (const i of states) {
+  const from = a.window === undefined ? 0 : Math.max(0, names.length - a.window);
+  for (let n = from; n < names.length; n++) {
+    const name = names[n]!;
+    let next = 0;
+    for (let live = states, i = 0; live !== 0; live >>>= 1, i++) {
+      if ((live & 1) === 0) continue;
       const seg = a.segs[i];
       if (seg === undefined) continue; // accept state: consumes nothing
-      if (seg.any) next.add(i);
-      else if (seg.match(name)) next.add(i + 1);
+      if (seg.any) next |= 1 << i;
+      else if (seg.match(name)) next |= 1 << (i + 1);
     }
-    states = closure(a.segs, next);
+    states = closed(a.closures, next);
+    if (states === 0) return false;
+  }
+  // The accept state left out: only the path itself matches there, and `covers` decides that.
+  const beyond = states & ~(1 << a.segs.length);
+  return (a.floating ? beyond & ~a.start : beyond) !== 0;
+}
+
+/** `advanced` for a pattern of more than MAX_SEGMENTS segments, its states in a set. */
+function advancedLong(a: Automaton, names: readonly string[]): boolean {
+  const closure = (from: Iterable<number>): Set<number> => {
+    const out = new Set<number>();
+    for (const i of from) {
+      out.add(i);
+      for (let j = i; j < a.segs.length && a.segs[j]!.any;) out.add(++j);
+    }
+    return out;
+  };
+  const start = closure([0]);
+  let states = start;
+  for (const name of names) {
+    const next: number[] = [];
+    for (const i of states) {
+      const seg = a.segs[i];
+      if (seg === undefined) continue;
+      if (seg.any) next.push(i);
+      else if (seg.match(name)) next.push(i + 1);
+    }
+    states = closure(next);
     if (states.size === 0) return false;
   }
-  for (const i of states) {
-    if (i >= a.segs.length) continue; // only the path itself matches here: `covers` decides that
-    if (!a.floating || !a.start.has(i)) return true;
-  }
+  for (const i of states) if (i < a.segs.length && (!a.floating || !start.has(i))) return true;
   return false;
 }
 
-function closure(segs: Segment[], states: Set<number>): Set<number> {
-  const out = new Set(states);
-  for (const i of states) {
-    let j = i;
-    while (j < segs.length && segs[j]!.any) out.add(++j);
-  }
+/** `states` and every state their `**` segments reach without consuming one. */
+function closed(closures: readonly number[], states: number): number {
+  let out = 0;
+  for (let live = states, i = 0; live !== 0; live >>>= 1, i++) if (live & 1) out |= closures[i]!;
   return out;
 }
 
@@ -108,7 +160,8 @@ function segmentMatcher(glob: string): (name: string) => boolean {
 function compilePattern(pattern: string): Automaton[] | undefined {
   const alternatives = expandSlashBraces(pattern);
   if (alternatives === undefined) return undefined;
-  return alternatives.map((alt) => {
+  const automata: Automaton[] = [];
+  for (const alt of alternatives) {
     const segs: Segment[] = alt
       .split('/')
       .filter((s) => s !== '')
@@ -116,9 +169,33 @@ function compilePattern(pattern: string): Automaton[] | undefined {
         // `a**b` is a plain `*` to picomatch, but err towards the looser reading.
         s.includes('**') ? { any: true } : { any: false, match: segmentMatcher(s) },
       );
+    if (segs.length > MAX_SEGMENTS) {
+      automata.push({
+        segs,
+        floating: segs[0]?.any === true,
+        start: 0,
+        closures: [],
+        window: undefined,
+      });
+      continue;
+    }
+    const closures = segs.map((_, i) => {
+      let bits = 1 << i;
+      for (let j = i; j < segs.length && segs[j]!.any;) bits |= 1 << ++j;
+      return bits;
+    });
+    closures.push(1 << segs.length);
     const floating = segs[0]?.any === true;
-    return { segs, floating, start: closure(segs, new Set([0])) };
-  });
+    const onlyLeading = floating && segs.slice(1).every((seg) => !seg.any);
+    automata.push({
+      segs,
+      floating,
+      start: closures[0]!,
+      closures,
+      window: onlyLeading ? segs.length : undefined,
+    });
+  }
+  return automata;
 }
 
 /**

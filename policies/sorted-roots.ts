@@ -24,12 +24,44 @@ export function indexOf(info: RootInfo[], canonical: string): number {
   return at < info.length && info[at]!.canonical === canonical ? at : -1;
 }
 
+/** Segments of a canonical path: `/` has none, `/a/b` two. */
+function segmentCount(canonical: string): number {
+  let n = 0;
+  for (let i = canonical.indexOf('/'); i >= 0; i = canonical.indexOf('/', i + 1)) n++;
+  return canonical === '/' ? 0 : n;
+}
+
+/** The most segments of any root in a view's `info` (which is never changed once made). */
+const deepest = new WeakMap<RootInfo[], number>();
+
+function deepestRoot(info: RootInfo[]): number {
+  let d = deepest.get(info);
+  if (d === undefined) {
+    d = 0;
+    for (const r of info) d = Math.max(d, segmentCount(r.canonical));
+    deepest.set(info, d);
+  }
+  return d;
+}
+
+/** `canonical` cut to its first `segments` segments (itself when it has no more). */
+function cutTo(canonical: string, segments: number): string {
+  let at = 0;
+  for (let n = 0; n <= segments; n++) {
+    at = canonical.indexOf('/', at + 1);
+    if (at < 0) return canonical;
+  }
+  return canonical.slice(0, at);
+}
+
 /**
  * The root holding `canonical` (normalized, absolute) nearest to it: the longest root that is
- * the path or one of its ancestors, by whole segments.
+ * the path or one of its ancestors, by whole segments. Only ancestors no deeper than the deepest
+ * root are looked up: a path thousands of segments long (an agent's argument) below a root a few
+ * segments deep costs those few lookups, not one per segment.
  */
 export function holdingRoot(info: RootInfo[], canonical: string): RootInfo | undefined {
-  for (const p of selfAndAncestors(canonical)) {
+  for (const p of selfAndAncestors(cutTo(canonical, deepestRoot(info)))) {
     const at = indexOf(info, p);
     if (at >= 0) return info[at];
   }

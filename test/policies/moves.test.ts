@@ -48,6 +48,16 @@ const PATTERN_ROWS: [string, string, boolean][] = [
   ['H/proj/*/key.txt', 'H/other', false],
   ['H/proj/**/key.txt', 'H/proj/app/src', true],
   ['H/proj/**/key.txt', 'H/other/app', false],
+  // a path thousands of segments long (only the last names decide for `**/a/b`), and a
+  // pattern of more segments than one state set holds
+  ['**/a/b/c', `H/${'q/'.repeat(1500)}x/a/b`, true],
+  ['**/a/b/c', `H/x/a/b/${'q/'.repeat(1500)}r`, false],
+  ['**/.vscode/mcp.json', `H/${'d/'.repeat(1500)}.vscode`, true],
+  ['**/a/**/c', `H/x/a/${'q/'.repeat(1500)}r`, true],
+  ['**/a/**/c', `H/${'q/'.repeat(1500)}r`, false],
+  [`H/${'s/'.repeat(32)}*/key`, 'H/s/s', true],
+  [`H/${'s/'.repeat(32)}*/key`, `H/${'s/'.repeat(32)}x`, true],
+  [`H/${'s/'.repeat(32)}*/key`, 'H/t', false],
   // literal paths: only their ancestors
   ['H/proj/app/secret', 'H/proj/app', true],
   ['H/proj/app/secret', 'H/proj', true],
