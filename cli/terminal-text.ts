@@ -7,20 +7,7 @@
  * shown as a JSON escape (`\u001b`, `\n`), as `log` always showed a newline in a path: plainly
  * not part of the name, and the same spelling in the table and in `--json`.
  */
-
-/** What a terminal would act on or reorder, rather than show. */
-const ACTED_ON =
-  // eslint-disable-next-line no-control-regex
-  /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
-
-/** One escape, as JSON writes it (`\n`, `\u001b`). */
-function escapeOne(c: string): string {
-  const json = JSON.stringify(c);
-  // JSON.stringify leaves C1, bidi and separators as they are: spell those out.
-  return json.length > 3
-    ? json.slice(1, -1)
-    : `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`;
-}
+import { ACTED_ON, escapeOne, RAW_IN_JSON } from '../common/acted-on.js';
 
 /**
  * `text` for a table cell or a message: what a terminal would act on is escaped, and so is a
@@ -38,9 +25,6 @@ export function visibleText(text: string): string {
 export function escapeControls(text: string, keepNewlines = false): string {
   return text.replace(ACTED_ON, (c) => (keepNewlines && c === '\n' ? c : escapeOne(c)));
 }
-
-/** What JSON.stringify writes raw that a terminal acts on (it escapes C0 itself). */
-const RAW_IN_JSON = /[\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
 
 /**
  * `value` as JSON that is safe on a terminal: JSON.stringify escapes C0 controls but writes

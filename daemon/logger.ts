@@ -4,6 +4,7 @@
  * A few lines of our own rather than a logging library: the daemon writes one line per event
  * to one stream, and a library for that cost about 9 MB of the idle daemon's memory.
  */
+import { actedOnEscaped, jsonActedOnEscaped } from '../common/acted-on.js';
 
 export type LogFormat = 'text' | 'journal' | 'json';
 export type LogLevel = 'error' | 'warn' | 'info' | 'debug';
@@ -56,16 +57,19 @@ const RENDER: Record<LogFormat, (level: LogLevel, message: string, extra: LogFie
     `${new Date().toISOString()} ${level.padEnd(5)} ${oneLine(message)}${fields(extra)}`,
   journal: (level, message, extra) => `<${PRIORITY[level]}>${oneLine(message)}${fields(extra)}`,
   json: (level, message, extra) =>
-    JSON.stringify({ ...extra, level, message, timestamp: new Date().toISOString() }),
+    jsonActedOnEscaped(
+      JSON.stringify({ ...extra, level, message, timestamp: new Date().toISOString() }),
+    ),
 };
 
 /**
- * Control characters escaped as in JSON, so a path with a newline in it (a name an agent chose)
- * cannot forge a line of its own in the log.
+ * What a terminal acts on escaped as in JSON (common/acted-on.ts), so a path with a newline in it
+ * (a name an agent chose) cannot forge a line of its own in the log, nor a C1 control, bidi
+ * control or line separator in it drive or reorder the terminal of a daemon run in the foreground
+ * or of `journalctl`. The json format escapes the same: JSON.stringify leaves those raw.
  */
 function oneLine(text: string): string {
-  // eslint-disable-next-line no-control-regex
-  return text.replace(/[\u0000-\u001f\u007f]/g, (c) => JSON.stringify(c).slice(1, -1));
+  return actedOnEscaped(text);
 }
 
 /** Extra structured fields as ` key=value`, for the text formats. */
@@ -73,7 +77,7 @@ function fields(extra: LogFields): string {
   const out: string[] = [];
   for (const [k, v] of Object.entries(extra)) {
     if (v === undefined) continue;
-    out.push(`${k}=${typeof v === 'string' ? oneLine(v) : JSON.stringify(v)}`);
+    out.push(`${k}=${typeof v === 'string' ? oneLine(v) : jsonActedOnEscaped(JSON.stringify(v))}`);
   }
   return out.length > 0 ? ` ${out.join(' ')}` : '';
 }

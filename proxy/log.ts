@@ -1,5 +1,7 @@
 /** The proxy's own log: one line per event on stderr, never on stdout (stdout carries only MCP frames). */
 
+import { actedOnEscaped } from '../common/acted-on.js';
+
 /** Log levels, most severe first. */
 export const LOG_LEVELS = ['error', 'warn', 'info', 'debug'] as const;
 
@@ -25,7 +27,8 @@ export function makeProxyLogger(
     (l: LogLevel) =>
     (message: string): void => {
       if (LOG_LEVELS.indexOf(l) <= max)
-        stream.write(`mcp-roots-proxy[${server}] ${l}: ${message}\n`);
+        // Paths and URIs in a message are the server's or an agent's: escaped, one line each.
+        stream.write(`${actedOnEscaped(`mcp-roots-proxy[${server}] ${l}: ${message}`)}\n`);
     };
   return { error: line('error'), warn: line('warn'), info: line('info'), debug: line('debug') };
 }

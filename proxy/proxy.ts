@@ -220,6 +220,11 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
       error: (err) => log.debug(`server output: ${err.message}`),
     };
 
+    // An update's check asked under the old policy is not lent to updates sent under the new one.
+    const policyMoved = (): void => this.serverLines.policyMoved();
+    link.on('roots', policyMoved);
+    link.on('lost', policyMoved);
+
     hostIn.on('data', (chunk: Buffer) => this.hostLines.push(chunk));
     hostIn.on('end', () => this.onHostEnd());
     hostIn.on('error', (err) => log.debug(`host input: ${err.message}`));

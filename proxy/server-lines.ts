@@ -75,6 +75,11 @@ export class ServerLines {
     this.updates = new UpdateBacklog(parts.updateRefusal, parts.log);
   }
 
+  /** The daemon's policy moved on: updates from now on are checked afresh (update-backlog.ts). */
+  policyMoved(): void {
+    this.updates.policyMoved();
+  }
+
   /** A new server's output starts: nothing of the old one's last line is carried over. */
   restart(): void {
     this.splitter = new LineSplitter(SERVER_LINE_CAP);

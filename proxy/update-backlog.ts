@@ -5,7 +5,10 @@
  * 64 MiB line cap. The backlog bounds that: past `maxLines` lines or `maxBytes` bytes waiting, an
  * update is dropped (a request form is answered with an error). An update is only a hint to read
  * again, so dropping one loses nothing the host could not fetch, and fails closed. Updates of one
- * URI waiting at once share one check.
+ * URI waiting at once share one check, but only while the daemon's view of the policy is the one
+ * the check was asked under: an update that arrives after a new list (a deny added, a root
+ * removed) starts its own check, so an answer the daemon gave under the old policy is never
+ * borrowed by an update sent under the new one.
  */
 import type { ProxyLogger } from './log.js';
 
@@ -33,6 +36,14 @@ export class UpdateBacklog {
     private readonly maxLines = MAX_WAITING_UPDATES,
     private readonly maxBytes = MAX_WAITING_UPDATE_BYTES,
   ) {}
+
+  /**
+   * The daemon's policy moved on (a new roots list, or the link lost): checks asked before it stop
+   * being shared; updates already waiting on them keep their own answer.
+   */
+  policyMoved(): void {
+    this.checks.clear();
+  }
 
   /** Admit an update of `uri`, `size` bytes long. A checked one is counted until it settles. */
   admit(uri: string, size: number): UpdateAdmission {

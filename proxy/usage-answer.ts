@@ -40,6 +40,9 @@ export async function answerUsageError(
   let timer: NodeJS.Timeout | undefined;
   await new Promise<void>((resolve) => {
     timer = setTimeout(resolve, waitMs);
+    // A host that closed its end of our stdout (EPIPE) would otherwise crash the proxy with a
+    // stack trace and exit 1: the usage error's exit code is 2 whatever the host does.
+    io.stdout.on('error', () => resolve());
     standIn.serverOut.once('data', (line: Buffer) => io.stdout.write(line, () => resolve()));
     io.stdin.once('end', resolve);
     io.stdin.once('error', resolve);
