@@ -1,7 +1,8 @@
 /** What a command may touch of its process: passed in, so tests can run `main` in-process. */
 import type { Bin } from '../common/command-line.js';
 import type { Env } from '../common/locations.js';
-import { escapeControls, terminalJson } from './terminal-text.js';
+import { actedOnEscaped } from '../common/acted-on.js';
+import { terminalJson } from './terminal-text.js';
 
 export interface Io {
   out(text: string): void;
@@ -30,10 +31,10 @@ export function emit<T>(io: Io, json: boolean, data: T, table: (data: T) => stri
 
 /**
  * Lay out rows as aligned columns. Cells hold names nobody checked (a directory an agent made, a
- * daemon's answer): what a terminal would act on is escaped in each (terminal-text.ts).
+ * daemon's answer): what a terminal would act on is escaped in each (common/acted-on.ts).
  */
 export function columns(given: string[][]): string {
-  const rows = given.map((row) => row.map((cell) => escapeControls(cell)));
+  const rows = given.map((row) => row.map((cell) => actedOnEscaped(cell)));
   const widths: number[] = [];
   for (const row of rows)
     row.forEach((cell, i) => (widths[i] = Math.max(widths[i] ?? 0, cell.length)));

@@ -7,7 +7,7 @@
  * shown as a JSON escape (`\u001b`, `\n`), as `log` always showed a newline in a path: plainly
  * not part of the name, and the same spelling in the table and in `--json`.
  */
-import { ACTED_ON, escapeOne, RAW_IN_JSON } from '../common/acted-on.js';
+import { ACTED_ON, escapeOne, jsonActedOnEscaped } from '../common/acted-on.js';
 
 /**
  * `text` for a table cell or a message: what a terminal would act on is escaped, and so is a
@@ -18,21 +18,12 @@ export function visibleText(text: string): string {
 }
 
 /**
- * `text` with what a terminal would act on escaped, backslashes left alone: for what rootsctl
- * lays out itself (a table cell, a message), where a cell already shown by `visibleText` must
- * not change. `keepNewlines`: a message's own line breaks stay.
- */
-export function escapeControls(text: string, keepNewlines = false): string {
-  return text.replace(ACTED_ON, (c) => (keepNewlines && c === '\n' ? c : escapeOne(c)));
-}
-
-/**
- * `value` as JSON that is safe on a terminal: JSON.stringify escapes C0 controls but writes
- * DEL, C1, bidi controls and U+2028/U+2029 raw; those become `\uXXXX` too, which any JSON
- * reader takes as the same string. `indent` as JSON.stringify's (its line breaks stay).
+ * `value` as JSON that is safe on a terminal (common/acted-on.ts): what JSON.stringify writes raw
+ * and a terminal acts on becomes `\uXXXX`, which any JSON reader takes as the same string.
+ * `indent` as JSON.stringify's (its line breaks stay).
  */
 export function terminalJson(value: unknown, indent?: number): string {
-  return JSON.stringify(value, null, indent).replace(RAW_IN_JSON, escapeOne);
+  return jsonActedOnEscaped(JSON.stringify(value, null, indent));
 }
 
 /** At most `max` characters of `text` for a message, saying how much was left out. */

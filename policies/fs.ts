@@ -174,59 +174,25 @@ export async function accessAll(fs: FsView, paths: string[], mode: number): Prom
  */
 export const RESOLVE_IN_FLIGHT = 8;
 
-/** A promise rejected with exactly what was thrown (an async call's own rejection). */
-// eslint-disable-next-line @typescript-eslint/require-await -- its body throws: the point is the rejection
-async function rejectWith(err: unknown): Promise<never> {
-  throw err;
-}
-
 /** A view that lets at most `max` calls run at once; the rest wait their turn, in order. */
 export function limitFs(inner: FsView, max = RESOLVE_IN_FLIGHT): FsView {
   let running = 0;
-  // A queue read from `head`: a walk queues thousands of calls at once, and `shift` on an array
-  // that long may copy the rest of it on every call.
-  let waiting: (() => void)[] = [];
-  let head = 0;
+  const waiting: (() => void)[] = [];
   // A finished call hands its slot straight to the next waiting one.
   const release = () => {
-    if (head < waiting.length) {
-      const next = waiting[head]!;
-      waiting[head++] = undefined!;
-      if (head === waiting.length) {
-        waiting = [];
-        head = 0;
-      }
-      next();
-    } else running--;
+    const next = waiting.shift();
+    if (next) next();
+    else running--;
   };
   function limited<A extends unknown[], T>(op: (...args: A) => Promise<T>) {
-    // The call's own promise, settled through `then`: no async frame of its own per call.
-    const run = (args: A): Promise<T> =>
-      op(...args).then(
-        (value) => {
-          release();
-          return value;
-        },
-        (err: unknown) => {
-          release();
-          throw err;
-        },
-      );
-    // Run with the slot held; a throw before `op` made its promise gives the slot back too.
-    const start = (args: A): Promise<T> => {
+    return async (...args: A): Promise<T> => {
+      if (running >= max) await new Promise<void>((resolve) => waiting.push(resolve));
+      else running++;
       try {
-        return run(args);
-      } catch (err) {
+        return await op(...args);
+      } finally {
         release();
-        return rejectWith(err);
       }
-    };
-    return (...args: A): Promise<T> => {
-      if (running < max) {
-        running++;
-        return start(args);
-      }
-      return new Promise<void>((resolve) => waiting.push(resolve)).then(() => start(args));
     };
   }
   const view: FsView = {

@@ -15,11 +15,7 @@ import { rootsctl } from '../helpers/cli.js';
 import { startDaemon } from '../helpers/daemon.js';
 import { fakeStatusDaemon } from '../helpers/fake-status-daemon.js';
 import { waitFor } from '../helpers/poll.js';
-
-/** What a terminal would act on or reorder (a line's own end aside). */
-const RAW =
-  // eslint-disable-next-line no-control-regex
-  /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/;
+import { ACTED_ON_RAW } from '../helpers/terminal-controls.js';
 
 const NAMES = [
   'osc\u001b]52;c;ZWNobyBwd25lZA==\u0007',
@@ -51,8 +47,8 @@ void t.test('list, explain and check with names an agent made', async (t) => {
     ['check', 's', join(g, NAMES[4]!, 'f')],
   ]) {
     const r = await rootsctl([...args, '--socket', td.socket], { env });
-    t.notMatch(r.out, RAW, `${args.join(' ')}: nothing raw on stdout`);
-    t.notMatch(r.err, RAW, `${args.join(' ')}: nothing raw on stderr`);
+    t.notMatch(r.out, ACTED_ON_RAW, `${args.join(' ')}: nothing raw on stdout`);
+    t.notMatch(r.err, ACTED_ON_RAW, `${args.join(' ')}: nothing raw on stderr`);
     if (args.includes('--json')) t.doesNotThrow(() => JSON.parse(r.out) as unknown, 'still JSON');
   }
   const json = await rootsctl(['list', 's', '--socket', td.socket, '--json'], { env });
@@ -90,8 +86,8 @@ void t.test('status from a daemon that says anything', async (t) => {
   });
   for (const args of [['status'], ['status', '--json']]) {
     const r = await rootsctl([...args, '--socket', socket], { env: { HOME: '/h' } });
-    t.notMatch(r.out, RAW, `${args.join(' ')}: nothing raw on stdout`);
-    t.notMatch(r.err, RAW, `${args.join(' ')}: nothing raw on stderr`);
+    t.notMatch(r.out, ACTED_ON_RAW, `${args.join(' ')}: nothing raw on stdout`);
+    t.notMatch(r.err, ACTED_ON_RAW, `${args.join(' ')}: nothing raw on stderr`);
     t.match(r.out, /\\u001b\]52;c;/, `${args.join(' ')}: shown escaped`);
   }
 });

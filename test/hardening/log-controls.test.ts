@@ -16,11 +16,7 @@ import { bin } from '../helpers/bin.js';
 import { rootsctl } from '../helpers/cli.js';
 import { waitFor } from '../helpers/poll.js';
 import { shortDir } from '../helpers/short-dir.js';
-
-/** What a terminal would act on or reorder: none of it may be printed raw. */
-const RAW =
-  // eslint-disable-next-line no-control-regex
-  /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/;
+import { ACTED_ON_RAW } from '../helpers/terminal-controls.js';
 
 const NASTY = [
   '\u001b[2J\u001b[H',
@@ -132,21 +128,21 @@ void t.test('the table escapes every text of an entry', async (t) => {
   const { env, good } = setup();
   const r = await rootsctl(['log'], { env });
   t.equal(r.code, 0, r.err);
-  t.notMatch(r.out, RAW, 'nothing a terminal acts on is printed raw');
+  t.notMatch(r.out, ACTED_ON_RAW, 'nothing a terminal acts on is printed raw');
   t.equal(r.out.trimEnd().split('\n').length, good.length + 1, 'one row per entry, and the header');
   t.match(r.out, /\\u001b\]52;c;/, 'an OSC 52 write is shown escaped');
   t.match(r.out, /ok\\rREFUSED/, 'a CR is shown escaped');
   t.match(r.out, /evil\\u202etxt/, 'a bidi override is shown escaped');
   t.match(r.out, /c1\\u009b31m/, 'a C1 control is shown escaped');
   t.match(r.err, /skipped 9 lines .* that are not entries/, 'each misshapen entry is counted');
-  t.notMatch(r.err, RAW);
+  t.notMatch(r.err, ACTED_ON_RAW);
 });
 
 void t.test('--json escapes them too, and reads back to the same entries', async (t) => {
   const { env, good } = setup();
   const r = await rootsctl(['log', '--json'], { env });
   t.equal(r.code, 0, r.err);
-  t.notMatch(r.out, RAW, 'nothing a terminal acts on is printed raw');
+  t.notMatch(r.out, ACTED_ON_RAW, 'nothing a terminal acts on is printed raw');
   const lines = r.out.trimEnd().split('\n');
   t.same(
     lines.map((l) => JSON.parse(l) as unknown),
@@ -177,6 +173,6 @@ void t.test('--follow escapes what it prints', async (t) => {
   await waitFor(() => out.includes('later'), 10_000, 'the appended entry');
   child.kill('SIGINT');
   await new Promise((resolve) => child.on('exit', resolve));
-  t.notMatch(out, RAW, 'nothing a terminal acts on is printed raw');
+  t.notMatch(out, ACTED_ON_RAW, 'nothing a terminal acts on is printed raw');
   t.match(out, /later\\u001b\]0;pwned\\u0007: then\\u009b2J/);
 });
