@@ -132,7 +132,7 @@ export class PolicyEdits {
     // and loading the bytes compared here would take that grant back until the next event.
     if (grantsFile !== undefined) reads.delete(grantsFile);
     await state.reload(
-      both ? { policy: true, grants: true } : changed,
+      { ...(both ? { policy: true, grants: true } : changed), fromSnapshot: true },
       'file changed',
       true,
       reads,

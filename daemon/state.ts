@@ -167,9 +167,14 @@ export class PolicyState extends EventEmitter<StateEvents> {
    * `rootsctl reload`, SIGHUP) follows every symlink on the policy's paths as it is now.
    * A `background` reload (the watcher saw a file change) is not waited for by answers.
    * `reads`: files the caller has just read (the watcher, comparing bytes), loaded as read.
+   * `fromSnapshot` (an edit the watcher saw): the entries the edit left as they were keep their
+   * expansions, as after a directory change, so the edit's push is not held behind a walk of
+   * everything (most of the time from the settle window's end to the push); everything is then
+   * walked again in the background, so an edit still looks at the disk afresh, catching what
+   * no watch reports (a link outside every root re-pointed on the way to a deny).
    */
   reload(
-    what: { policy?: boolean; grants?: boolean; repin?: boolean },
+    what: { policy?: boolean; grants?: boolean; repin?: boolean; fromSnapshot?: boolean },
     reason: string,
     background = false,
     reads?: Map<string, PolicyFileRead>,
@@ -202,10 +207,11 @@ export class PolicyState extends EventEmitter<StateEvents> {
         ? await this.watchFirst(await watchTargets([...this.base.files, ...this.grants.files], ctx))
         : undefined;
       try {
-        await this.resolveNow(ctx, undefined, release);
+        await this.resolveNow(ctx, what.fromSnapshot ? [] : undefined, release);
       } finally {
         release?.();
       }
+      if (what.fromSnapshot && took) void this.recompute('after an edit: everything again', true);
       const ms = (performance.now() - started).toFixed(1);
       const servers = this.current.serverNames();
       const roots = servers.reduce((n, s) => n + this.current.roots(s).length, 0);
