@@ -87,9 +87,19 @@ export function startDaemon(
       ...(args.extra ?? []),
     ],
     () => existsSync(args.socket),
-    env,
+    asDaemonStarts(env ?? process.env),
     waitMs,
   );
+}
+
+/**
+ * The environment the daemon starts with as installed: its bin's first lines and its systemd unit
+ * both leave `NODE_EXTRA_CA_CERTS` out (common/extra-ca-certs.ts). Started as `node <bin>` here, so
+ * that `BENCH_NODE_ARGS` reach Node, it would otherwise parse the certificates and keep them.
+ */
+export function asDaemonStarts(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const { NODE_EXTRA_CA_CERTS: _left, ...rest } = env;
+  return rest;
 }
 
 /**

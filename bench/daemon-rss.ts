@@ -11,7 +11,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { RootsClient } from '../protocol/client.js';
-import { dist, report, startDaemon, startNode, tempDir } from './common.js';
+import { asDaemonStarts, dist, report, startDaemon, startNode, tempDir } from './common.js';
 
 const TARGET_MB = 50;
 const CLIENTS_TARGET_MB = 70;
@@ -67,10 +67,13 @@ const client = await RootsClient.connect({ socket });
 await client.status();
 await client.close();
 
-const bare = spawn(process.execPath, ['-e', IDLE], { stdio: 'ignore' });
+// The floors start as the daemon does, without the certificates Node 20 would parse.
+const floorEnv = asDaemonStarts(process.env);
+const bare = spawn(process.execPath, ['-e', IDLE], { stdio: 'ignore', env: floorEnv });
 const imports = BUILTINS.map((m) => `import 'node:${m}';`).join(' ');
 const builtins = spawn(process.execPath, ['--input-type=module', '-e', `${imports} ${IDLE}`], {
   stdio: 'ignore',
+  env: floorEnv,
 });
 await Promise.all([bare, builtins].map((p) => new Promise((r) => p.once('spawn', r))));
 const [daemonMb, bareMb, builtinsMb] = await settle([daemon.pid!, bare.pid!, builtins.pid!]);
@@ -86,8 +89,10 @@ daemon.kill();
 const payload = join(dir, 'payload.json');
 writeFileSync(payload, '{"roots":[]}');
 const echoSocket = join(dir, 'echo.sock');
-const echo = await startNode([dist('bench/echo-server.js'), echoSocket, payload], () =>
-  existsSync(echoSocket),
+const echo = await startNode(
+  [dist('bench/echo-server.js'), echoSocket, payload],
+  () => existsSync(echoSocket),
+  floorEnv,
 );
 const echoSubscribers = await subscribe(echoSocket);
 const [echoMb] = await settle([echo.pid!]);

@@ -1,6 +1,6 @@
 /**
- * rootsctl's and the proxy's start without `NODE_EXTRA_CA_CERTS`, and the variable put back for
- * their children.
+ * rootsctl's, the proxy's and the daemon's start without `NODE_EXTRA_CA_CERTS`, and the variable
+ * put back for their children.
  *
  * Why: Node 20 reads and parses every certificate the variable names while it starts, before any
  * script runs (40-50 ms of every start on a machine that sets it: a quarter of the 200 ms rootsctl
@@ -16,8 +16,10 @@
  * PATH on the same file, as `#!/usr/bin/env node` did; Node resolves the link in "$0" and runs the
  * file as CommonJS, and `restoreExtraCaCerts` moves the value back before anything else. `node
  * dist/cli/main.js` reads no first line: Node starts with the variable, as any `node` command does.
- * The daemon keeps `#!/usr/bin/env node`: it starts once a login, and is not started per command
- * or per session.
+ * The daemon starts once a login, so its start time matters little; but what Node parsed stays
+ * resident for its whole life (1.5-2 MB of an idle daemon's 50: bench/FINDINGS.md), and it never
+ * opens a TLS connection either (its unit allows only AF_UNIX sockets). Its bin begins with the
+ * same lines, and its systemd unit, which starts Node on the bin directly, unsets the variable.
  */
 
 /** Where the launcher carries `NODE_EXTRA_CA_CERTS` (mcp-roots' own name; never left for a child). */

@@ -1,6 +1,6 @@
 /**
- * The first lines of rootsctl's and the proxy's bins (`dist/cli/rootsctl.cjs`,
- * `dist/proxy/mcp-roots-proxy.cjs`), in place of `#!/usr/bin/env node` (scripts/bundle.mjs writes
+ * The first lines of the bins (`dist/cli/rootsctl.cjs`, `dist/proxy/mcp-roots-proxy.cjs`,
+ * `dist/daemon/mcp-rootsd.cjs`), in place of `#!/usr/bin/env node` (scripts/bundle.mjs writes
  * them; common/extra-ca-certs.ts says why). A module of its own, which the bins do not import: the
  * text is not in a bundle twice.
  */

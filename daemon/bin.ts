@@ -1,12 +1,16 @@
-#!/usr/bin/env node
 /** The `mcp-rootsd` executable: run the daemon in the foreground until SIGTERM or SIGINT. */
 // First: V8 flags the daemon sets on itself, before the rest of the bundle is evaluated.
 import './v8-flags.js';
 import { RootsError } from '../common/errors.js';
+import { restoreExtraCaCerts } from '../common/extra-ca-certs.js';
 import { packageVersion } from '../common/package-info.js';
 import { Daemon } from './daemon.js';
 import { makeLogger } from './logger.js';
 import { DAEMON_USAGE, parseDaemonArgs } from './options.js';
+
+// Node started without NODE_EXTRA_CA_CERTS (the bin's first lines): the environment is put back
+// as the person had it, should the daemon ever start a program.
+restoreExtraCaCerts();
 
 async function run(): Promise<number> {
   const uid = process.getuid?.() ?? 0;

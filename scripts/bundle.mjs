@@ -30,9 +30,9 @@ import { build } from 'esbuild';
 const root = fileURLToPath(new URL('../', import.meta.url));
 
 /**
- * The lines for sh that rootsctl's and the proxy's bins begin with, in place of
- * `#!/usr/bin/env node`: started as a program (npm's link, a host's command), Node starts without
- * NODE_EXTRA_CA_CERTS, which Node 20 parses at every start and neither program has a use for, and
+ * The lines for sh that the three bins begin with, in place of `#!/usr/bin/env node`: started as
+ * a program (npm's link, a host's command), Node starts without NODE_EXTRA_CA_CERTS, which Node
+ * 20 parses at every start and no program of this package has a use for, and
  * the program puts it back for its children (common/launcher.ts and common/extra-ca-certs.ts say
  * why and how; tsc has compiled them by now). In the bin itself, not a launcher of its own, so
  * that sh need not find the file behind npm's link (`readlink` measured about 5 ms more:
@@ -87,11 +87,13 @@ async function commonJsBin(dir, entry, bin, head, extra = {}) {
  * CommonJS has no chunks: chokidar, loaded only for a depth-limited watch, is in the same file,
  * compiled only when first imported (esbuild wraps it in a function). @parcel/watcher stays
  * outside (a native module, loaded only for `**` globs). The modules that find files beside
- * themselves (the package's version, `lazy-crypto`'s `createRequire`) get the bundle's URL.
+ * themselves (the package's version, `lazy-crypto`'s `createRequire`) get the bundle's URL. It
+ * begins with the launcher's lines too: not for its start, once a login, but for its memory, as
+ * the certificates Node 20 parses at start stay resident for the daemon's whole life.
  */
 // The ES module bundle's chunks, from a build before this one.
 rmSync(`${root}dist/daemon/chunks`, { recursive: true, force: true });
-await commonJsBin('daemon', 'daemon/bin.ts', 'mcp-rootsd.cjs', '', {
+await commonJsBin('daemon', 'daemon/bin.ts', 'mcp-rootsd.cjs', launcher('mcp-rootsd'), {
   alias: { yaml: './node_modules/yaml/browser/index.js' },
 });
 

@@ -111,6 +111,8 @@ void t.test(
     );
     for (const line of [
       'ExecReload=/bin/kill -HUP $MAINPID',
+      // Node on the bin directly reads none of its first lines (common/extra-ca-certs.ts).
+      'UnsetEnvironment=NODE_EXTRA_CA_CERTS',
       'Restart=on-failure',
       'NoNewPrivileges=yes',
       'LockPersonality=yes',
