@@ -10,6 +10,9 @@ import { quickAnswer } from './quick-answer.js';
 import { terminalSafe } from './terminal-text.js';
 import { USAGE } from './usage.js';
 
+/** The commands that colour what they print, and escape every name they show themselves. */
+const PAINTS = new Set(['doctor']);
+
 function usageError(io: Io, message: string): ExitCode {
   io.err(`rootsctl: ${message}\nRun \`${ctl(io, '--help')}\` for the commands.\n`);
   return EXIT.usage;
@@ -60,7 +63,7 @@ export async function main(argv: string[], given: Io): Promise<ExitCode> {
   }
   try {
     const handler = await spec.load();
-    return await handler(io, args, opts);
+    return await handler(PAINTS.has(command) ? terminalSafe(given, true) : io, args, opts);
   } catch (err) {
     return reportError(io, err);
   }

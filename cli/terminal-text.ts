@@ -43,17 +43,28 @@ const OWN_COLOUR = /\u001b\[(?:0|2|31|32|33)m/;
 /** One pass over a text for `terminalSafe`: rootsctl's own colours, or one character acted on. */
 const STREAM = new RegExp(`${OWN_COLOUR.source}|${ACTED_ON.source}`, 'g');
 
+/** A match of `STREAM` or `ACTED_ON` as printed: a colour, a tab and a line's end stay. */
+const kept = (m: string): string => (m.length > 1 || m === '\n' || m === '\t' ? m : escapeOne(m));
+
+/** `text` as `terminalSafe` prints it without colours: what a terminal acts on is escaped. */
+export function shownOnTerminal(text: string): string {
+  return text.replace(ACTED_ON, kept);
+}
+
 /**
  * `io` with everything it prints made safe for a terminal, whatever the command: the last line
- * of defence for a name no command escaped (a tab and a line's end stay; so do the colours
- * rootsctl paints itself). Idempotent on what was already escaped, and JSON stays JSON: the
- * characters escaped can appear in JSON text only inside strings, as `\uXXXX` means the same.
+ * of defence for a name no command escaped (a tab and a line's end stay). Idempotent on what was
+ * already escaped, and JSON stays JSON: the characters escaped can appear in JSON text only
+ * inside strings, as `\uXXXX` means the same. `keepColours`: the colours rootsctl paints itself
+ * stay, for the one command that paints (`doctor`), which escapes every name it shows before
+ * painting; everywhere else a name's `ESC [ 3 1 m` would pass for rootsctl's own, so none does.
  */
 export function terminalSafe<T extends { out(text: string): void; err(text: string): void }>(
   io: T,
+  keepColours = false,
 ): T {
-  const safe = (text: string): string =>
-    text.replace(STREAM, (m) => (m.length > 1 || m === '\n' || m === '\t' ? m : escapeOne(m)));
+  const stream = keepColours ? STREAM : ACTED_ON;
+  const safe = (text: string): string => text.replace(stream, kept);
   return {
     ...io,
     out: (text: string) => io.out(safe(text)),

@@ -25,6 +25,7 @@ import { EXIT, type ExitCode, type Io } from '../io.js';
 import { evaluateOffline } from '../offline.js';
 import type { Options } from '../options.js';
 import { paint, useColour } from '../style.js';
+import { shownOnTerminal } from '../terminal-text.js';
 
 /** Where the doctor reads the kernel (a test points these at a copy to show limits it cannot set). */
 export interface DoctorPlaces {
@@ -143,9 +144,12 @@ export function doctorText(checks: Check[], colour: boolean): string {
   const p = paint(colour);
   const label = { ok: p.green('OK  '), warn: p.yellow('WARN'), fail: p.red('FAIL') };
   const lines: string[] = [];
+  // Details name files, directories and what a daemon answered: escaped here, before the colours
+  // are added, so that a name's own colour codes cannot pass for these (terminal-text.ts).
+  const shown = shownOnTerminal;
   for (const c of checks) {
-    lines.push(`${label[c.verdict]}  ${c.name}: ${c.detail}`);
-    for (const f of c.fix ?? []) lines.push(`      ${p.dim('fix:')} ${f}`);
+    lines.push(`${label[c.verdict]}  ${shown(c.name)}: ${shown(c.detail)}`);
+    for (const f of c.fix ?? []) lines.push(`      ${p.dim('fix:')} ${shown(f)}`);
   }
   const failed = checks.filter((c) => c.verdict === 'fail').length;
   lines.push(

@@ -11,6 +11,7 @@
 import { mkdirSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
+import { doctorText } from '../../cli/commands/doctor.js';
 import { rootsctl } from '../helpers/cli.js';
 import { startDaemon } from '../helpers/daemon.js';
 import { fakeStatusDaemon } from '../helpers/fake-status-daemon.js';
@@ -24,6 +25,9 @@ const NAMES = [
   'bidi\u202etxt',
   'c1\u009b2J',
   'sep\u2028x',
+  // rootsctl's own colour codes: in a name they are a name's, and escaped like any other.
+  'red\u001b[31m',
+  'reset\u001b[0m',
 ];
 
 void t.test('list, explain and check with names an agent made', async (t) => {
@@ -45,6 +49,7 @@ void t.test('list, explain and check with names an agent made', async (t) => {
     ['check', 's', join(g, '..', `out${NAMES[0]}`)],
     ['check', 's', join(g, '..', `out${NAMES[0]}`), '--json'],
     ['check', 's', join(g, NAMES[4]!, 'f')],
+    ['check', 's', join(g, NAMES[6]!, 'f')],
   ]) {
     const r = await rootsctl([...args, '--socket', td.socket], { env });
     t.notMatch(r.out, ACTED_ON_RAW, `${args.join(' ')}: nothing raw on stdout`);
@@ -90,4 +95,27 @@ void t.test('status from a daemon that says anything', async (t) => {
     t.notMatch(r.err, ACTED_ON_RAW, `${args.join(' ')}: nothing raw on stderr`);
     t.match(r.out, /\\u001b\]52;c;/, `${args.join(' ')}: shown escaped`);
   }
+});
+
+void t.test("doctor's colours are its own: those in what it names are escaped", (t) => {
+  const text = doctorText(
+    [
+      {
+        name: 'policy\u001b[32m',
+        verdict: 'fail',
+        detail: `${NAMES[0]} looks \u001b[32mOK\u001b[0m`,
+        fix: [`rm ${NAMES[1]}`],
+      },
+    ],
+    true,
+  );
+  t.match(text, '\u001b[31mFAIL\u001b[0m', 'its own label is red');
+  t.match(text, '\u001b[2mfix:\u001b[0m', 'and its own dim');
+  // What is left once its own four colour codes are taken out: nothing a terminal acts on.
+  const own = ['\u001b[31mFAIL\u001b[0m', '\u001b[2mfix:\u001b[0m'];
+  let rest = text;
+  for (const o of own) rest = rest.replaceAll(o, '');
+  t.notMatch(rest, ACTED_ON_RAW, 'every name escaped');
+  t.match(rest, '\\u001b[32mOK\\u001b[0m', 'shown as text');
+  t.end();
 });
