@@ -5,6 +5,7 @@
  * started as a program, Node starts without `NODE_EXTRA_CA_CERTS`, and the first thing done here
  * is to put it back, for the server and anything else the proxy starts.
  */
+import { actedOnEscaped } from '../common/acted-on.js';
 import { RootsError } from '../common/errors.js';
 import { restoreExtraCaCerts } from '../common/extra-ca-certs.js';
 import { packageVersion } from '../common/package-info.js';
@@ -51,9 +52,11 @@ async function main(argv: string[]): Promise<number> {
 main(process.argv.slice(2)).then(
   (status) => process.exit(status),
   (err: unknown) => {
-    process.stderr.write(
-      `mcp-roots-proxy: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
-    );
+    // An internal error only; its message may still quote a name from the host or the server,
+    // and a host may show this stderr on a terminal (common/acted-on.ts).
+    const text = err instanceof Error ? (err.stack ?? err.message) : String(err);
+    const lines = text.split('\n').map(actedOnEscaped);
+    process.stderr.write(`mcp-roots-proxy: ${lines.join('\n')}\n`);
     process.exit(1);
   },
 );
