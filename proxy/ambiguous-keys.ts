@@ -197,7 +197,8 @@ const CLOSE_ARRAY = 0x5d;
  * characters the engine's search for `"` is exact and fastest; in a line that holds any other
  * character it searches for the quote's low byte and stops at every character whose low byte is
  * `"` (U+4E22 `丢` and every U+xx22, which an agent can fill a line with), so such a line is
- * read one code unit at a time instead.
+ * read one code unit at a time instead (`wide`), and so is a string with an escape before its
+ * first quote.
  */
 function stringEnd(text: string, i: number, wide: boolean): number {
   if (wide) {
@@ -209,15 +210,13 @@ function stringEnd(text: string, i: number, wide: boolean): number {
     }
     return n;
   }
-  let from = i + 1;
-  for (;;) {
-    const quote = text.indexOf('"', from);
-    if (quote === -1) return text.length;
-    let slashes = 0;
-    for (let b = quote - 1; text.charCodeAt(b) === BACKSLASH; b--) slashes++;
-    if (slashes % 2 === 0) return quote + 1;
-    from = quote + 1;
-  }
+  const quote = text.indexOf('"', i + 1);
+  if (quote === -1) return text.length;
+  if (text.charCodeAt(quote - 1) !== BACKSLASH) return quote + 1;
+  // A backslash before the first quote (escaped, or the end of `\\`): the string is read one
+  // code unit at a time from its start. Searching on from each escaped quote cost a call per
+  // `\"`, which a key made of them (an agent's choice) turned into 3.5 × `JSON.parse`.
+  return stringEnd(text, i, true);
 }
 
 /** A character beyond one byte: the line is held as two-byte text. */

@@ -51,3 +51,42 @@ void t.test('keys folded as Go folds them', (t) => {
   t.equal(looseKey('path\u0000'), 'PATH');
   t.end();
 });
+
+void t.test(
+  'keys and values full of quotes and backslashes are read as JSON.parse reads them',
+  (t) => {
+    // Seeded: the same lines every run. Keys and values from an alphabet of what ends or escapes a
+    // string (`"`, `\`), letters that fold together (a, A), a Latin-1 letter, and U+4E22 (丢, whose
+    // low byte is `"`), which makes the line two-byte text.
+    let seed = 0x9e3779b9;
+    const next = (n: number) => {
+      seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
+      return (seed >>> 8) % n;
+    };
+    const alphabet = ['a', 'A', 'b', '"', '\\', '\\"', '\\\\', 'é'];
+    const word = (wide: boolean) => {
+      let w = '';
+      for (let n = 1 + next(3); n > 0; n--) w += alphabet[next(alphabet.length)];
+      return wide && next(3) === 0 ? `${w}丢` : w;
+    };
+    let refusedRows = 0;
+    for (let row = 0; row < 3000; row++) {
+      const wide = row % 2 === 1;
+      const keys = Array.from({ length: 2 + next(4) }, () => word(wide));
+      const text = `{${keys.map((k) => `${JSON.stringify(k)}:${JSON.stringify(word(wide))}`).join(',')}}`;
+      const loose = keys.map(looseKey);
+      const expected = loose.some((l, i) => loose.indexOf(l) !== i);
+      const found = ambiguousKeys(text) !== undefined;
+      if (found !== expected) {
+        t.fail(`${text}: ${found ? 'refused' : 'let through'}, expected the other`);
+        break;
+      }
+      if (expected) refusedRows++;
+    }
+    t.ok(
+      refusedRows > 100 && refusedRows < 2900,
+      `both kinds of line met (${refusedRows} refused)`,
+    );
+    t.end();
+  },
+);
