@@ -1,5 +1,5 @@
 /** Small helpers shared by the benchmarks. */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -179,4 +179,25 @@ export function proxyArgs(socket: string, serverArgs: string[] = []): string[] {
     FS_SERVER,
     ...serverArgs,
   ];
+}
+
+/** The CPU `pinToOneCpu` puts processes on (`BENCH_CPU`). */
+export const PIN_CPU = process.env.BENCH_CPU ?? '0';
+
+/**
+ * Pin processes (every thread, and those they start later) to one CPU with taskset; false where
+ * taskset is missing. Two servers compared request by request on a machine's different cores
+ * are compared more by where the scheduler put them than by their own work (README.md).
+ */
+export function pinToOneCpu(pids: number[]): boolean {
+  try {
+    for (const pid of pids)
+      execFileSync('taskset', ['-a', '-p', '-c', PIN_CPU, String(pid)], { stdio: 'ignore' });
+    return true;
+  } catch {
+    process.stderr.write(
+      'taskset not found (util-linux): measuring unpinned, expect noisy figures\n',
+    );
+    return false;
+  }
 }

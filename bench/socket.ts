@@ -8,29 +8,22 @@ import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { RootsClient } from '../protocol/client.js';
-import { dist, report, startDaemon, startNode, summary, tempDir } from './common.js';
+import {
+  dist,
+  pinToOneCpu,
+  PIN_CPU,
+  report,
+  startDaemon,
+  startNode,
+  summary,
+  tempDir,
+} from './common.js';
 
 const COUNT = Number(process.env.BENCH_COUNT ?? 20000);
 const WARMUP = 1000;
 const SUBSCRIBERS = Number(process.env.BENCH_SUBSCRIBERS ?? 1000);
 /** The daemon's default settle window for policy-file events (`--settle-ms`). */
 const SETTLE_MS = 50;
-
-const PIN_CPU = process.env.BENCH_CPU ?? '0';
-
-/** Pin processes (every thread) to one CPU with taskset; false where taskset is missing. */
-function pin(pids: number[]): boolean {
-  try {
-    for (const pid of pids)
-      execFileSync('taskset', ['-a', '-p', '-c', PIN_CPU, String(pid)], { stdio: 'ignore' });
-    return true;
-  } catch {
-    process.stderr.write(
-      'taskset not found (util-linux): measuring unpinned, expect noisy figures\n',
-    );
-    return false;
-  }
-}
 
 const dir = tempDir();
 const children: ChildProcess[] = [];
@@ -60,7 +53,7 @@ try {
   // One client alternates between the two servers request by request, and all three run on one
   // CPU: a round trip between cores costs ~35 us more than one on a core, and where the scheduler
   // puts each process otherwise decides the figures more than either server does.
-  const pinned = pin([daemon.pid!, echo.pid!]);
+  const pinned = pinToOneCpu([daemon.pid!, echo.pid!]);
   const clientArgs = [
     dist('bench/rtt-client.js'),
     socket,
