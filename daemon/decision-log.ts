@@ -41,8 +41,14 @@ export const BATCH_MS = 50;
 const OPEN_FLAGS =
   constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW;
 
+/** A decision waiting for the batch's write: turned into its line only then. */
+interface Queued {
+  time: number;
+  entry: DecisionInput;
+}
+
 export class DecisionLog implements DecisionSink {
-  private queue: string[] = [];
+  private queue: Queued[] = [];
   private handle: FileHandle | undefined;
   private size = 0;
   private writing: Promise<void> | undefined;
@@ -57,10 +63,13 @@ export class DecisionLog implements DecisionSink {
     this.now = opts.now ?? Date.now;
   }
 
+  /**
+   * Queue `entry` (which its caller no longer changes): its line is made with the batch's write,
+   * not here, so that the answer the decision goes with is not written after it.
+   */
   record(entry: DecisionInput): void {
     if (this.closed) return;
-    const line = { time: new Date(this.now()).toISOString(), ...entry };
-    this.queue.push(`${JSON.stringify(line)}\n`);
+    this.queue.push({ time: this.now(), entry });
     this.writing ??= new Promise<void>((resolve) => {
       const timer = setTimeout(() => this.writeNow?.(), BATCH_MS);
       this.writeNow = () => {
@@ -89,7 +98,9 @@ export class DecisionLog implements DecisionSink {
   private async drain(): Promise<void> {
     try {
       while (this.queue.length > 0) {
-        const data = this.queue.join('');
+        let data = '';
+        for (const { time, entry } of this.queue)
+          data += `${JSON.stringify({ time: new Date(time).toISOString(), ...entry })}\n`;
         this.queue = [];
         await this.append(data);
       }
