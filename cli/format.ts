@@ -10,6 +10,7 @@ import {
 } from '../common/types.js';
 import { columns } from './io.js';
 import { closest } from './suggest.js';
+import { inLine } from './terminal-text.js';
 
 /** A root's path for people, `~` for the home directory. */
 export function rootPath(root: Root, home: string): string {
@@ -30,7 +31,7 @@ export function timeLeft(iso: string, now: number): string {
 
 /** The roots table of `list`. */
 export function rootsTable(server: string, roots: Root[], home: string, now: number): string {
-  if (roots.length === 0) return `${server} has no roots.\n`;
+  if (roots.length === 0) return `${inLine(server)} has no roots.\n`;
   const rows = [['PATH', 'ACCESS', 'EXPIRES', 'NAME']];
   for (const r of roots) {
     const expires = r._meta['mcp-roots/expiresAt'];
@@ -57,7 +58,7 @@ export function noEntryLine(server: string, known: string[]): string {
     `No entry of the policy names ${JSON.stringify(server)} (deny by default).` +
     (near === undefined ? '' : ` Did you mean ${JSON.stringify(near)}?`) +
     (others.length > 0
-      ? ` Servers in the policy: ${others.join(', ')}.\n`
+      ? ` Servers in the policy: ${others.map(inLine).join(', ')}.\n`
       : ' The policy names no servers.\n')
   );
 }
@@ -73,14 +74,14 @@ export function catchAllLine(server: string, known: string[]): string {
   return (
     `No entry of the policy names ${q}: it gets only what the '*' entry gives every server, as a typo would.` +
     (near === undefined ? '' : ` Did you mean ${JSON.stringify(near)}?`) +
-    (others.length > 0 ? ` Servers in the policy: ${others.join(', ')}.` : '') +
-    ` If ${q} is meant to have only '*''s rules, name it in the policy (\`${server}: {}\` under \`servers:\`).\n`
+    (others.length > 0 ? ` Servers in the policy: ${others.map(inLine).join(', ')}.` : '') +
+    ` If ${q} is meant to have only '*''s rules, name it in the policy (\`${inLine(server)}: {}\` under \`servers:\`).\n`
   );
 }
 
 /** The one-line answer of `check`. */
 export function checkLine(result: CheckResult): string {
-  return `${result.allowed ? 'allowed' : 'denied'}: ${result.access}: ${result.reason}\n`;
+  return `${result.allowed ? 'allowed' : 'denied'}: ${inLine(result.access)}: ${inLine(result.reason)}\n`;
 }
 
 /** A deny rule that matched nothing under any root: noise unless asked for (`--all`). */
@@ -104,7 +105,7 @@ export function explainTable(
         : `nothing (${r.reason ?? 'no effect'})`;
     rows.push([where, r.kind, r.path, yielded]);
   }
-  const head = `${result.server}: ${result.roots.length} root${result.roots.length === 1 ? '' : 's'}\n`;
+  const head = `${inLine(result.server)}: ${result.roots.length} root${result.roots.length === 1 ? '' : 's'}\n`;
   const hidden = result.rules.length - shown.length;
   const foot =
     hidden > 0
@@ -124,9 +125,12 @@ export function sortProblems(list: PolicyError[]): PolicyError[] {
   );
 }
 
-/** Policy errors and warnings, one per line, with `~` for the home directory. */
+/** One policy error or warning on one line, with `~` for the home directory. */
+export function problemLine(e: PolicyError, home: string): string {
+  return inLine(formatPolicyError({ ...e, file: tildify(e.file, home) }));
+}
+
+/** Policy errors and warnings, one per line. */
 export function problemLines(kind: 'error' | 'warning', list: PolicyError[], home: string): string {
-  return list
-    .map((e) => `${kind}: ${formatPolicyError({ ...e, file: tildify(e.file, home) })}\n`)
-    .join('');
+  return list.map((e) => `${kind}: ${problemLine(e, home)}\n`).join('');
 }

@@ -9,6 +9,7 @@ import type { RootsClient } from '../protocol/client.js';
 import { ctl } from './hint.js';
 import type { Io } from './io.js';
 import type { Options } from './options.js';
+import { inLine } from './terminal-text.js';
 
 /** The line for a daemon in lockdown. */
 export function lockdownLine(io: Io, socket: string | undefined): string {
@@ -31,7 +32,7 @@ export async function daemonLockdown(
 export function offlineLockdown(io: Io, opts: Options): string {
   const file = join(stateDir(io.env, io.cwd, opts['state-dir']), 'lockdown');
   if (!existsSync(file)) return '';
-  return `LOCKDOWN (${tildify(file, homeDir(io.env))}): mcp-rootsd gives every server no roots; what follows is what this policy gives once \`${ctl(io, 'unlock')}\` ends it.\n`;
+  return `LOCKDOWN (${inLine(tildify(file, homeDir(io.env)))}): mcp-rootsd gives every server no roots; what follows is what this policy gives once \`${ctl(io, 'unlock')}\` ends it.\n`;
 }
 
 /** Show `note` with an answer: before the table, or on stderr beside JSON (which stays as it is). */

@@ -7,14 +7,14 @@ import { ctl } from './hint.js';
 import { EXIT, type ExitCode, type Io } from './io.js';
 import { OPTIONS, type OptionName } from './options.js';
 import { quickAnswer } from './quick-answer.js';
-import { terminalSafe } from './terminal-text.js';
+import { inLine, terminalSafe } from './terminal-text.js';
 import { USAGE } from './usage.js';
 
 /** The commands that colour what they print, and escape every name they show themselves. */
 const PAINTS = new Set(['doctor']);
 
 function usageError(io: Io, message: string): ExitCode {
-  io.err(`rootsctl: ${message}\nRun \`${ctl(io, '--help')}\` for the commands.\n`);
+  io.err(`rootsctl: ${inLine(message)}\nRun \`${ctl(io, '--help')}\` for the commands.\n`);
   return EXIT.usage;
 }
 
@@ -69,17 +69,24 @@ export async function main(argv: string[], given: Io): Promise<ExitCode> {
   }
 }
 
-/** One line on stderr for any failure; exit 3 when the daemon cannot be reached. */
+/**
+ * One line on stderr for any failure (and one for its hint); exit 3 when the daemon cannot be
+ * reached. A message may quote a path or a daemon's words: it stays on its line.
+ */
 export function reportError(io: Io, err: unknown): ExitCode {
   if (err instanceof RootsError) {
     io.err(
-      `rootsctl: ${err.message}\n${err.hint && !err.message.includes(err.hint) ? `${err.hint}\n` : ''}`,
+      `rootsctl: ${inLine(err.message)}\n${err.hint && !err.message.includes(err.hint) ? `${inLine(err.hint)}\n` : ''}`,
     );
     if (err.code === 'DAEMON_UNREACHABLE' || err.code === 'SOCKET_DIR_UNSAFE')
       return EXIT.unreachable;
     if (err.code === 'USAGE') return EXIT.usage;
     return EXIT.fail;
   }
-  io.err(`rootsctl: ${err instanceof Error ? err.message : String(err)}\n`);
+  // Not an error rootsctl made: a bug, or an answer this rootsctl does not understand.
+  io.err(
+    `rootsctl: ${inLine(err instanceof Error ? err.message : String(err))}\n` +
+      `This is not an answer rootsctl expected: if mcp-rootsd is another version than rootsctl (${inLine(packageVersion())}), restart it; \`rootsctl doctor\` checks the setup.\n`,
+  );
   return EXIT.fail;
 }

@@ -1,8 +1,9 @@
 /** `rootsctl status` for people: everything at a glance. */
 import { tildify } from '../common/locations.js';
-import { formatPolicyError } from '../common/types.js';
 import type { DaemonStatus } from '../protocol/methods.js';
+import { problemLine } from './format.js';
 import { columns } from './io.js';
+import { inLine } from './terminal-text.js';
 
 /** Whether the daemon has never loaded a valid policy since it started (only errors so far). */
 export function neverValid(s: DaemonStatus): boolean {
@@ -12,14 +13,17 @@ export function neverValid(s: DaemonStatus): boolean {
 /** `lockdown`: the line to show while the daemon is in lockdown (it names the way out). */
 export function statusText(s: DaemonStatus, home: string, lockdown: string): string {
   const lines: string[] = [];
-  const shown = (e: DaemonStatus['policy']['errors'][number]) =>
-    formatPolicyError({ ...e, file: tildify(e.file, home) });
-  lines.push(`mcp-rootsd ${s.version}, pid ${s.pid}, up ${uptime(s.uptimeSeconds)}`);
-  lines.push(`socket:   ${tildify(s.socket, home)}`);
+  // Every value is the daemon's, and paths in it may be any directory's name: one line each.
+  const shown = (e: DaemonStatus['policy']['errors'][number]) => problemLine(e, home);
+  const path = (p: string) => inLine(tildify(p, home));
+  lines.push(
+    `mcp-rootsd ${inLine(s.version)}, pid ${inLine(s.pid)}, up ${inLine(uptime(s.uptimeSeconds))}`,
+  );
+  lines.push(`socket:   ${path(s.socket)}`);
   lines.push(
     neverValid(s)
       ? 'policy:   none valid since start: every server has no roots'
-      : `policy:   ${s.policy.files.map((f) => tildify(f, home)).join(', ') || '(no policy file: no roots)'}; revision ${s.policy.revision}, loaded ${s.policy.loadedAt}`,
+      : `policy:   ${s.policy.files.map(path).join(', ') || '(no policy file: no roots)'}; revision ${inLine(s.policy.revision)}, loaded ${inLine(s.policy.loadedAt)}`,
   );
   if (s.lockdown) lines.push(lockdown.trimEnd());
   for (const e of s.policy.errors) lines.push(`ERROR:    ${shown(e)}`);
@@ -32,9 +36,9 @@ export function statusText(s: DaemonStatus, home: string, lockdown: string): str
   }
   for (const w of s.policy.warnings) lines.push(`warning:  ${shown(w)}`);
   lines.push(
-    `watches:  ${s.watches.directories} directories, ${s.watches.mode}${s.watches.degraded.length ? `; degraded (rescanned): ${s.watches.degraded.join(', ')}` : ''}`,
+    `watches:  ${inLine(s.watches.directories)} directories, ${inLine(s.watches.mode)}${s.watches.degraded.length ? `; degraded (rescanned): ${s.watches.degraded.map(path).join(', ')}` : ''}`,
   );
-  if (s.nextExpiry) lines.push(`next expiry: ${s.nextExpiry}`);
+  if (s.nextExpiry) lines.push(`next expiry: ${inLine(s.nextExpiry)}`);
   lines.push('');
   if (s.servers.length === 0) lines.push('No servers in the policy.');
   else {
@@ -44,7 +48,7 @@ export function statusText(s: DaemonStatus, home: string, lockdown: string): str
     lines.push(columns(rows).trimEnd());
   }
   lines.push('');
-  lines.push(`clients: ${s.clients}, subscriptions: ${s.subscriptions}`);
+  lines.push(`clients: ${inLine(s.clients)}, subscriptions: ${inLine(s.subscriptions)}`);
   if (s.connections.length > 0) {
     const rows = [['CLIENT', 'SUBSCRIBED TO']];
     for (const c of s.connections) rows.push([c.client, c.subscriptions.join(', ') || '-']);

@@ -7,7 +7,7 @@
  * shown as a JSON escape (`\u001b`, `\n`), as `log` always showed a newline in a path: plainly
  * not part of the name, and the same spelling in the table and in `--json`.
  */
-import { ACTED_ON, escapeOne, jsonActedOnEscaped } from '../common/acted-on.js';
+import { ACTED_ON, actedOnEscaped, escapeOne, jsonActedOnEscaped } from '../common/acted-on.js';
 
 /**
  * `text` for a table cell or a message: what a terminal would act on is escaped, and so is a
@@ -15,6 +15,17 @@ import { ACTED_ON, escapeOne, jsonActedOnEscaped } from '../common/acted-on.js';
  */
 export function visibleText(text: string): string {
   return text.replace(/\\/g, '\\\\').replace(ACTED_ON, escapeOne);
+}
+
+/**
+ * `value` inside a line rootsctl writes: what a terminal acts on is escaped, a line's end and a
+ * tab too, as in a table's cells (io.ts `columns`). A name from the filesystem or the daemon can
+ * then neither add a line that reads as rootsctl's own (`allowed: read: /etc/shadow`) nor move
+ * the cursor. `terminalSafe` keeps line ends, as the command's own text has them: every value a
+ * command puts into a line goes through this first.
+ */
+export function inLine(value: string | number): string {
+  return actedOnEscaped(String(value));
 }
 
 /**
@@ -45,11 +56,6 @@ const STREAM = new RegExp(`${OWN_COLOUR.source}|${ACTED_ON.source}`, 'g');
 
 /** A match of `STREAM` or `ACTED_ON` as printed: a colour, a tab and a line's end stay. */
 const kept = (m: string): string => (m.length > 1 || m === '\n' || m === '\t' ? m : escapeOne(m));
-
-/** `text` as `terminalSafe` prints it without colours: what a terminal acts on is escaped. */
-export function shownOnTerminal(text: string): string {
-  return text.replace(ACTED_ON, kept);
-}
 
 /**
  * `io` with everything it prints made safe for a terminal, whatever the command: the last line

@@ -23,6 +23,7 @@ import {
   type ResultOf,
 } from './methods.js';
 import { asyncLookups, blockingLookups, type SocketLookups } from './socket-lookups.js';
+import { checkedResult } from './result-shapes.js';
 import { readSocketPointer } from './socket-pointer.js';
 import {
   checkSocketDir,
@@ -255,9 +256,9 @@ export class RootsClient extends EventEmitter<ClientEvents> {
     params: ParamsOf<M>,
     options: RequestOptions = {},
   ): Promise<ResultOf<M>> {
-    return this.connection.request(method, params, {
-      timeoutMs: options.timeoutMs ?? this.timeoutMs,
-    });
+    return this.connection
+      .request(method, params, { timeoutMs: options.timeoutMs ?? this.timeoutMs })
+      .then((result) => checkedResult(method, result, this.socketPath));
   }
 
   /** `roots/list`: the server's roots; `subscribe: true` also subscribes in the same step. */

@@ -25,7 +25,7 @@ import { EXIT, type ExitCode, type Io } from '../io.js';
 import { evaluateOffline } from '../offline.js';
 import type { Options } from '../options.js';
 import { paint, useColour } from '../style.js';
-import { shownOnTerminal } from '../terminal-text.js';
+import { inLine } from '../terminal-text.js';
 
 /** Where the doctor reads the kernel (a test points these at a copy to show limits it cannot set). */
 export interface DoctorPlaces {
@@ -145,8 +145,9 @@ export function doctorText(checks: Check[], colour: boolean): string {
   const label = { ok: p.green('OK  '), warn: p.yellow('WARN'), fail: p.red('FAIL') };
   const lines: string[] = [];
   // Details name files, directories and what a daemon answered: escaped here, before the colours
-  // are added, so that a name's own colour codes cannot pass for these (terminal-text.ts).
-  const shown = shownOnTerminal;
+  // are added, so that a name's own colour codes cannot pass for these, nor a name's line end
+  // start a check line of its own (terminal-text.ts).
+  const shown = inLine;
   for (const c of checks) {
     lines.push(`${label[c.verdict]}  ${shown(c.name)}: ${shown(c.detail)}`);
     for (const f of c.fix ?? []) lines.push(`      ${p.dim('fix:')} ${shown(f)}`);

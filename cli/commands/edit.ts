@@ -11,12 +11,13 @@ import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { errnoCode, ignoreMissing, RootsError } from '../../common/errors.js';
 import { configFile, homeDir, tildify } from '../../common/locations.js';
-import { formatPolicyError, type PolicyError } from '../../common/types.js';
+import type { PolicyError } from '../../common/types.js';
 import { loadAndResolve, nodeFs } from '../../policies/index.js';
-import { sortProblems } from '../format.js';
+import { problemLine, sortProblems } from '../format.js';
 import { EXIT, type ExitCode, type Io } from '../io.js';
 import { processContext } from '../offline.js';
 import type { Options } from '../options.js';
+import { inLine } from '../terminal-text.js';
 import { schemaReference, starterPolicy } from './init.js';
 
 /** Lines rootsctl writes above the policy in the copy; taken out again before validating. */
@@ -52,7 +53,9 @@ function withMarks(text: string, errors: PolicyError[], home: string): string {
     `${MARK}NOT SAVED: the policy below has errors. Fix them and save to try again;`,
     `${MARK}quit without changing anything to leave the policy as it was.`,
     ...errors.map(
-      (e) => `${MARK}error: ${formatPolicyError({ ...e, file: tildify(e.file, home) })}`,
+      // One line each: a line end in a message would start a line that is not marked, and so
+      // would be saved as policy.
+      (e) => `${MARK}error: ${problemLine(e, home)}`,
     ),
   ];
   return `${head.join('\n')}\n${text}`;
@@ -115,7 +118,7 @@ export async function edit(io: Io, _args: string[], opts: Options): Promise<Exit
   // Edit the file a symlink points at (a dotfiles repository), not the link.
   const target = (await ignoreMissing(realpath(file))) ?? file;
   const original = await ignoreMissing(readFile(target, 'utf8'));
-  const shown = tildify(file, home);
+  const shown = inLine(tildify(file, home));
   const dir = await mkdtemp(join(tmpdir(), 'rootsctl-edit-'));
   const copy = join(dir, basename(target));
   const editor = chooseEditor(io.env);
@@ -127,7 +130,7 @@ export async function edit(io: Io, _args: string[], opts: Options): Promise<Exit
       await writeFile(copy, offered, { mode: 0o600 });
       const code = await runEditor(io, editor, copy);
       if (code !== 0) {
-        io.err(`rootsctl: ${editor} exited with ${code}; ${shown} is unchanged.\n`);
+        io.err(`rootsctl: ${inLine(editor)} exited with ${code}; ${shown} is unchanged.\n`);
         return EXIT.fail;
       }
       const saved = await readFile(copy, 'utf8');
@@ -151,13 +154,11 @@ export async function edit(io: Io, _args: string[], opts: Options): Promise<Exit
           return EXIT.ok;
         }
         await replace(target, text, original);
-        for (const w of warnings)
-          io.out(`warning: ${formatPolicyError({ ...w, file: tildify(w.file, home) })}\n`);
+        for (const w of warnings) io.out(`warning: ${problemLine(w, home)}\n`);
         io.out(`saved ${shown} (valid); a running mcp-rootsd applies it now.\n`);
         return EXIT.ok;
       }
-      for (const e of errors)
-        io.err(`error: ${formatPolicyError({ ...e, file: tildify(e.file, home) })}\n`);
+      for (const e of errors) io.err(`error: ${problemLine(e, home)}\n`);
       io.err(
         `rootsctl: not saved: ${errors.length} error${errors.length === 1 ? '' : 's'}; re-opening the editor.\n`,
       );

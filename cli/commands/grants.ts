@@ -9,6 +9,7 @@ import { parseDuration, parseUntil } from '../duration.js';
 import { timeLeft } from '../format.js';
 import { columns, emit, EXIT, type ExitCode, type Io } from '../io.js';
 import { daemonLockdown, showNote } from '../lockdown-note.js';
+import { inLine } from '../terminal-text.js';
 import type { Options } from '../options.js';
 
 /** `rootsctl grant SERVER PATH [--for D | --until T] [--read-only] [--name N]`. */
@@ -46,7 +47,7 @@ export async function grant(io: Io, [server, given]: string[], opts: Options): P
       io,
       opts.json ?? false,
       result,
-      (r) => grantLine(r.grant, io) + (r.notice ? `note: ${r.notice}\n` : ''),
+      (r) => grantLine(r.grant, io) + (r.notice ? `note: ${inLine(r.notice)}\n` : ''),
     );
     return EXIT.ok;
   });
@@ -68,7 +69,8 @@ export function revoke(io: Io, [server, given]: string[], opts: Options): Promis
       io,
       opts.json ?? false,
       result,
-      (r) => `revoked ${r.revoked} grant${r.revoked === 1 ? '' : 's'} of ${server}\n`,
+      (r) =>
+        `revoked ${inLine(r.revoked)} grant${r.revoked === 1 ? '' : 's'} of ${inLine(server!)}\n`,
     );
     return result.revoked > 0 ? EXIT.ok : EXIT.fail;
   });
@@ -88,7 +90,7 @@ export function grants(io: Io, _args: string[], opts: Options): Promise<ExitCode
 
 function grantLine(g: Grant, io: Io): string {
   const home = homeDir(io.env);
-  return `granted ${g.server} ${g.readOnly ? 'read-only' : 'read-write'} access to ${tildify(g.path, home)} until ${g.expires} (${timeLeft(g.expires, Date.now())})\n`;
+  return `granted ${inLine(g.server)} ${g.readOnly ? 'read-only' : 'read-write'} access to ${inLine(tildify(g.path, home))} until ${inLine(g.expires)} (${timeLeft(g.expires, Date.now())})\n`;
 }
 
 function grantsTable(list: Grant[], io: Io): string {

@@ -8,6 +8,7 @@ import { packageRoot } from '../../common/package-info.js';
 import { EXIT, type ExitCode, type Io } from '../io.js';
 import { commandLine, ctl } from '../hint.js';
 import type { Options } from '../options.js';
+import { inLine } from '../terminal-text.js';
 
 /** The `$schema` reference for editors: this installation's roots.schema.json. */
 export function schemaReference(): string {
@@ -100,7 +101,7 @@ export async function initPolicy(
     } catch (err) {
       if (errnoCode(err) !== 'EEXIST') throw err;
       io.err(
-        `rootsctl: ${tildify(file, home)} already exists; not overwriting it. Edit it, or run \`${ctl(io, 'init --force')}\` to replace it with the starter policy.\n`,
+        `rootsctl: ${inLine(tildify(file, home))} already exists; not overwriting it. Edit it, or run \`${ctl(io, 'init --force')}\` to replace it with the starter policy.\n`,
       );
       return EXIT.fail;
     }
@@ -119,7 +120,7 @@ export async function initPolicy(
     }
   }
   io.out(
-    `wrote ${tildify(file, home)}\n` +
+    `wrote ${inLine(tildify(file, home))}\n` +
       `Next: edit it (one server, filesystem, sees ~/projects read-only), check it with \`${ctl(io, 'validate')}\`,\n` +
       `and run the daemon: \`${ctl(io, 'install-service')}\` (systemd), or \`${commandLine(io, 'mcp-rootsd', '')}\` in a terminal.\n`,
   );

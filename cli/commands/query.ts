@@ -8,6 +8,7 @@ import { catchAllLine, checkLine, explainTable, noEntryLine, rootsTable } from '
 import { emit, EXIT, type ExitCode, type Io } from '../io.js';
 import { showNote } from '../lockdown-note.js';
 import type { Options } from '../options.js';
+import { inLine } from '../terminal-text.js';
 
 /** On stderr: a name only `'*'` covers may be a typo (its answer stays on stdout, and exit 0). */
 async function noteCatchAll(io: Io, backend: Backend, explained: ExplainResult): Promise<void> {
@@ -41,8 +42,8 @@ export function list(io: Io, [server]: string[], opts: Options): Promise<ExitCod
     const why = (await backend.noPolicy()) ?? noEntryLine(server!, await backend.serverNames());
     if (json) {
       emit(io, true, result, () => '');
-      io.err(`rootsctl: ${why.trimEnd()}\n`);
-    } else io.out(why.endsWith('\n') ? why : `${why}\n`);
+      io.err(`rootsctl: ${inLine(why.trimEnd())}\n`);
+    } else io.out(`${inLine(why.trimEnd())}\n`);
     return EXIT.fail;
   });
 }

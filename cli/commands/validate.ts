@@ -7,6 +7,7 @@ import { evaluateOffline } from '../offline.js';
 import { problemLines, sortProblems } from '../format.js';
 import { ctl } from '../hint.js';
 import type { Options } from '../options.js';
+import { inLine } from '../terminal-text.js';
 
 export interface ValidateResult {
   ok: boolean;
@@ -43,7 +44,7 @@ export async function validate(io: Io, [given]: string[], opts: Options): Promis
     io.out(`${JSON.stringify(result, null, 2)}\n`);
   } else if (evaluation.sources.missingMain) {
     io.err(
-      `${tildify(file, home)} does not exist: the daemon would serve no roots. Create it with \`${ctl(io, 'init')}\`.\n`,
+      `${inLine(tildify(file, home))} does not exist: the daemon would serve no roots. Create it with \`${ctl(io, 'init')}\`.\n`,
     );
   } else {
     io.out(problemLines('error', result.errors, home));
@@ -54,8 +55,8 @@ export async function validate(io: Io, [given]: string[], opts: Options): Promis
     const served = file === main;
     io.out(
       result.ok
-        ? `${tildify(file, home)}: valid (${n} file${n === 1 ? '' : 's'}, ${warnings.length} warning${warnings.length === 1 ? '' : 's'})\n`
-        : `${tildify(file, home)}: ${e} error${e === 1 ? '' : 's'}${served ? '; a running mcp-rootsd keeps serving the last valid policy until it is fixed' : ''}\n`,
+        ? `${inLine(tildify(file, home))}: valid (${n} file${n === 1 ? '' : 's'}, ${warnings.length} warning${warnings.length === 1 ? '' : 's'})\n`
+        : `${inLine(tildify(file, home))}: ${e} error${e === 1 ? '' : 's'}${served ? '; a running mcp-rootsd keeps serving the last valid policy until it is fixed' : ''}\n`,
     );
   }
   if (evaluation.sources.missingMain && !json) return EXIT.fail;

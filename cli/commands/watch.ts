@@ -11,6 +11,7 @@ import { connect } from '../connect.js';
 import { rootsTable } from '../format.js';
 import { EXIT, type ExitCode, type Io } from '../io.js';
 import { daemonLockdown, showNote } from '../lockdown-note.js';
+import { inLine } from '../terminal-text.js';
 import type { Options } from '../options.js';
 
 /** Waits between attempts to reach a restarted daemon: 100 ms, doubling, at most 2 s. */
@@ -41,7 +42,7 @@ export async function watch(io: Io, [server]: string[], opts: Options): Promise<
         showNote(io, json, note);
       } else
         io.out(
-          `${stamp()} revision ${p.revision}\n${note}${rootsTable(server!, p.roots, home, Date.now())}`,
+          `${stamp()} revision ${inLine(p.revision)}\n${note}${rootsTable(server!, p.roots, home, Date.now())}`,
         );
     });
   };
@@ -65,7 +66,7 @@ export async function watch(io: Io, [server]: string[], opts: Options): Promise<
           const list = await client.listRoots(server!, { subscribe: true });
           link.resetBackoff();
           if (restarted && !json)
-            io.out(`${stamp()} mcp-rootsd restarted; following ${server} again\n`);
+            io.out(`${stamp()} mcp-rootsd restarted; following ${inLine(server!)} again\n`);
           print(client, {
             server: server!,
             revision: list._meta['mcp-roots/revision'],
@@ -79,7 +80,7 @@ export async function watch(io: Io, [server]: string[], opts: Options): Promise<
       link.on('connected', (client) => void follow(client));
       link.on('disconnected', (_client, reason) => {
         restarted = true;
-        if (!json) io.err(`rootsctl: lost mcp-rootsd (${reason}); reconnecting\n`);
+        if (!json) io.err(`rootsctl: lost mcp-rootsd (${inLine(reason)}); reconnecting\n`);
       });
       link.on('gaveUp', reject);
       void (io.interrupted?.() ?? new Promise<never>(() => {})).then(() => resolve(EXIT.ok));
