@@ -54,8 +54,11 @@ main(process.argv.slice(2)).then(
   (err: unknown) => {
     // An internal error only; its message may still quote a name from the host or the server,
     // and a host may show this stderr on a terminal (common/acted-on.ts).
-    const text = err instanceof Error ? (err.stack ?? err.message) : String(err);
-    const lines = text.split('\n').map(actedOnEscaped);
+    // The message on one line; the stack's frames (the code's own) after it, one a line.
+    const head = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
+    const stack = err instanceof Error ? (err.stack ?? '') : '';
+    const frames = stack.startsWith(head) ? stack.slice(head.length).split('\n').slice(1) : [];
+    const lines = [head, ...frames].map(actedOnEscaped);
     process.stderr.write(`mcp-roots-proxy: ${lines.join('\n')}\n`);
     process.exit(1);
   },
