@@ -13,7 +13,7 @@ import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import t from 'tap';
 import { bin } from '../helpers/bin.js';
-import { fakeStatusDaemon } from '../helpers/fake-status-daemon.js';
+import { daemonStatus, fakeStatusDaemon } from '../helpers/fake-status-daemon.js';
 import { shortDir } from '../helpers/short-dir.js';
 
 /** What a terminal would act on: none of it may reach stderr raw. */
@@ -94,7 +94,10 @@ for (const [name, make, says] of ROWS) {
     t.match(local.err, /Not read: check what named this file/);
     t.equal(local.out, '', 'no entries');
 
-    const socket = await fakeStatusDaemon(t, { decisionLog: join(state, 'decisions.jsonl') });
+    const socket = await fakeStatusDaemon(
+      t,
+      daemonStatus({ decisionLog: join(state, 'decisions.jsonl') }),
+    );
     const named = await run(['log', '--socket', socket], { HOME: '/h' });
     t.notOk(named.killed, 'the daemon-named file: rootsctl ends');
     t.equal(named.code, 1, named.err);
@@ -131,7 +134,7 @@ const NAMED: [string, unknown, RegExp][] = [
 
 for (const [name, value, says] of NAMED) {
   void t.test(`a daemon naming ${name} as its log`, async (t) => {
-    const socket = await fakeStatusDaemon(t, { decisionLog: value });
+    const socket = await fakeStatusDaemon(t, daemonStatus({ decisionLog: value }));
     const r = await run(['log', '--socket', socket], { HOME: '/h' });
     t.notOk(r.killed, 'rootsctl ends');
     t.equal(r.code, 1, r.err);

@@ -38,3 +38,21 @@ export async function fakeStatusDaemon(
   t.teardown(() => new Promise((resolve) => server.close(resolve)));
   return socket;
 }
+
+/** A whole `daemon/status` as a real daemon sends it, with `fields` in place of its own. */
+export function daemonStatus(fields: Record<string, unknown>): Record<string, unknown> {
+  return {
+    version: '0',
+    pid: 1,
+    uptimeSeconds: 1,
+    socket: '/s',
+    policy: { files: [], revision: 0, loadedAt: '', sha256: '', errors: [], warnings: [] },
+    servers: [],
+    clients: 1,
+    subscriptions: 0,
+    connections: [],
+    lockdown: false,
+    watches: { directories: 0, mode: 'events', degraded: [] },
+    ...fields,
+  };
+}
