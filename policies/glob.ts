@@ -211,21 +211,23 @@ export function globWalker(
       result.unreadable.push({ path: dir, code: code ?? 'EIO' });
       return;
     }
-    const pending: Promise<void>[] = [];
+    // Most directories a `**` walk reads hold nothing it waits for: no array, set or promise
+    // is made for them (a walk of 10,000 directories made 10,000 of each).
+    let pending: Promise<void>[] | undefined;
     /** Names read here with U+FFFD: several entries may read as one, which names one of them. */
-    const replaced = new Set<string>();
+    let replaced: Set<string> | undefined;
     for (const entry of entries) {
       let p: Promise<void> | undefined;
       if (!entry.name.includes('\uFFFD'))
         p = visitFound(childPath(dir, entry.name), rel, level, entry);
-      else if (replaced.has(entry.name)) result.notUtf8.push(childPath(dir, entry.name));
+      else if (replaced?.has(entry.name)) result.notUtf8.push(childPath(dir, entry.name));
       else {
-        replaced.add(entry.name);
+        (replaced ??= new Set()).add(entry.name);
         p = visit(dir, rel, level, entry);
       }
-      if (p !== undefined) pending.push(p);
+      if (p !== undefined) (pending ??= []).push(p);
     }
-    await Promise.all(pending);
+    if (pending !== undefined) await Promise.all(pending);
   };
 
   const consider = async (path: string, isLink: boolean, isDir: boolean): Promise<void> => {
