@@ -14,7 +14,7 @@ import t from 'tap';
 import { doctorText } from '../../cli/commands/doctor.js';
 import { rootsctl } from '../helpers/cli.js';
 import { startDaemon } from '../helpers/daemon.js';
-import { fakeStatusDaemon } from '../helpers/fake-status-daemon.js';
+import { fakeStatusDaemon, statusSaying } from '../helpers/fake-status-daemon.js';
 import { waitFor } from '../helpers/poll.js';
 import { ACTED_ON_RAW } from '../helpers/terminal-controls.js';
 
@@ -68,27 +68,7 @@ void t.test('list, explain and check with names an agent made', async (t) => {
 
 void t.test('status from a daemon that says anything', async (t) => {
   const bad = 'x\u001b]52;c;cHduZWQ=\u0007\u009b2J\u202e';
-  const socket = await fakeStatusDaemon(t, {
-    version: bad,
-    pid: 1,
-    uptimeSeconds: 1,
-    socket: `/s${bad}`,
-    policy: {
-      files: [`/p${bad}.yaml`],
-      revision: 1,
-      loadedAt: bad,
-      sha256: '',
-      errors: [{ file: `/p${bad}`, line: 1, column: 1, message: bad }],
-      warnings: [{ file: `/p${bad}`, line: 1, column: 1, message: bad }],
-    },
-    servers: [{ name: bad, roots: 1, readOnly: 0, nextExpiry: bad }],
-    clients: 1,
-    subscriptions: 0,
-    connections: [{ client: bad, subscriptions: [bad] }],
-    lockdown: false,
-    watches: { directories: 1, mode: bad, degraded: [`/d${bad}`] },
-    nextExpiry: bad,
-  });
+  const socket = await fakeStatusDaemon(t, statusSaying(bad));
   for (const args of [['status'], ['status', '--json']]) {
     const r = await rootsctl([...args, '--socket', socket], { env: { HOME: '/h' } });
     t.notMatch(r.out, ACTED_ON_RAW, `${args.join(' ')}: nothing raw on stdout`);

@@ -16,7 +16,7 @@ import { doctorText } from '../../cli/commands/doctor.js';
 import { RootsClient } from '../../protocol/client.js';
 import { rootsctl, type CliResult } from '../helpers/cli.js';
 import { startDaemon } from '../helpers/daemon.js';
-import { fakeStatusDaemon } from '../helpers/fake-status-daemon.js';
+import { fakeStatusDaemon, statusSaying } from '../helpers/fake-status-daemon.js';
 import { waitFor } from '../helpers/poll.js';
 
 /** Each name carries a forged line after a line end of another kind. */
@@ -107,27 +107,7 @@ void t.test('an error message or a doctor detail with a line end stays one line'
 
 void t.test('status from a daemon whose values hold line ends', async (t) => {
   const bad = 'v\nFORGED status';
-  const socket = await fakeStatusDaemon(t, {
-    version: bad,
-    pid: 1,
-    uptimeSeconds: 1,
-    socket: `/s${bad}`,
-    policy: {
-      files: [`/p${bad}.yaml`],
-      revision: 1,
-      loadedAt: bad,
-      sha256: '',
-      errors: [{ file: `/p${bad}`, line: 1, column: 1, message: bad }],
-      warnings: [{ file: `/p${bad}`, line: 1, column: 1, message: bad }],
-    },
-    servers: [{ name: bad, roots: 1, readOnly: 0, nextExpiry: bad }],
-    clients: 1,
-    subscriptions: 0,
-    connections: [{ client: bad, subscriptions: [bad] }],
-    lockdown: false,
-    watches: { directories: 1, mode: bad, degraded: [`/d${bad}`] },
-    nextExpiry: bad,
-  });
+  const socket = await fakeStatusDaemon(t, statusSaying(bad));
   const r = await rootsctl(['status', '--socket', socket], { env: { HOME: '/h' } });
   t.match(r.out, /^mcp-rootsd v\\nFORGED status, pid 1/, 'status answers, the version escaped');
   noForgedLine(t, r, 'status');

@@ -56,3 +56,26 @@ export function daemonStatus(fields: Record<string, unknown>): Record<string, un
     ...fields,
   };
 }
+
+/**
+ * A `daemon/status` whose every text (names, paths, times, messages) is `text`: what a daemon,
+ * or something posing as one, could make rootsctl print.
+ */
+export function statusSaying(text: string): Record<string, unknown> {
+  return daemonStatus({
+    version: text,
+    socket: `/s${text}`,
+    policy: {
+      files: [`/p${text}.yaml`],
+      revision: 1,
+      loadedAt: text,
+      sha256: '',
+      errors: [{ file: `/p${text}`, line: 1, column: 1, message: text }],
+      warnings: [{ file: `/p${text}`, line: 1, column: 1, message: text }],
+    },
+    servers: [{ name: text, roots: 1, readOnly: 0, nextExpiry: text }],
+    connections: [{ client: text, subscriptions: [text] }],
+    watches: { directories: 1, mode: text, degraded: [`/d${text}`] },
+    nextExpiry: text,
+  });
+}
