@@ -7,6 +7,7 @@ import { errnoCode } from '../common/errors.js';
 import type { CheckResult, RefusalKind, Root } from '../common/types.js';
 import { covers, describeRule } from './deny.js';
 import { linkItself, mayHoldEntries, positionDependent } from './descendants.js';
+import { equivalentPaths, MAX_EQUIVALENT_PATHS } from './equivalent-names.js';
 import type { FsView, RootEntry } from './model.js';
 import { canonicalizeLoose, normalizeLexically } from './paths.js';
 import type { ServerView } from './server-view.js';
@@ -28,36 +29,63 @@ export async function checkAccess(
   });
   if (path.includes('\0')) return no('the path contains a NUL byte');
   if (!isAbsolute(path)) return no(`${path} is not an absolute path; give the full path`);
+  const written = normalizeLexically(path);
   let canonical: string;
   try {
-    canonical = await canonicalizeLoose(fs, normalizeLexically(path));
+    canonical = await canonicalizeLoose(fs, written);
   } catch (err) {
     return no(`cannot resolve ${path} (${errnoCode(err) ?? String(err)})`);
   }
+  const first = await judge(fs, view, server, path, canonical, access);
+  if (!first.allowed) return first;
+  // A server may open a Unicode-equivalent name for one that does not exist: every path it may
+  // open must be allowed. The whole path in NFC and in NFD (a server that normalises what it is
+  // given), and each equivalent name found on disk (the filesystem server, name by name:
+  // equivalent-names.ts).
+  const others = new Map<string, string>();
+  if (/[^\p{ASCII}]/u.test(path)) {
+    for (const form of ['NFC', 'NFD'] as const)
+      others.set(normalizeLexically(path.normalize(form)), `its ${form} spelling`);
+  }
+  let equivalents: string[] | 'too-many';
+  try {
+    equivalents = await equivalentPaths(fs, written);
+  } catch (err) {
+    return no(`cannot look for names equivalent to ${path} (${errnoCode(err) ?? String(err)})`);
+  }
+  if (equivalents === 'too-many') {
+    return no(
+      `${path} does not exist, and more than ${MAX_EQUIVALENT_PATHS} Unicode-equivalent paths exist on disk that a server may open instead; give the path as it is on disk`,
+    );
+  }
+  for (const other of equivalents) others.set(other, `${other}, a Unicode-equivalent name on disk`);
+  for (const [other, what] of others) {
+    const otherCanonical = await canonicalizeLoose(fs, other).catch(() => canonical);
+    if (otherCanonical === canonical) continue;
+    const result = await judge(fs, view, server, other, otherCanonical, access);
+    if (!result.allowed) return { ...result, reason: `${path} may open ${what}: ${result.reason}` };
+  }
+  return first;
+}
+
+/** The decision for `path` (lexically normal), whose canonical path is `canonical`. */
+async function judge(
+  fs: FsView,
+  view: ServerView,
+  server: string,
+  path: string,
+  canonical: string,
+  access: 'read' | 'write',
+): Promise<CheckResult> {
   const holds = access === 'write' && (await mayHoldEntries(fs, canonical));
   const first = decide(view, server, path, canonical, access, holds);
-  if (!first.allowed) return first;
-  if (access === 'write') {
-    // A rename replaces a symlink itself, not its target: judge where the link stands too.
-    const self = await linkItself(fs, normalizeLexically(path));
-    if (self !== undefined && self !== canonical) {
-      const result = decide(view, server, self, self, access, false);
-      if (!result.allowed)
-        return { ...result, reason: `${path} is a symlink, and replacing it: ${result.reason}` };
-    }
-  }
-  if (!/[^\p{ASCII}]/u.test(path)) return first;
-  // A server may open a Unicode-equivalent name for one that does not exist (the filesystem
-  // server does, NFC for NFD): every spelling must be allowed.
-  for (const form of ['NFC', 'NFD'] as const) {
-    const other = await canonicalizeLoose(fs, normalizeLexically(path.normalize(form))).catch(
-      () => canonical,
-    );
-    if (other === canonical) continue;
-    const otherHolds = access === 'write' && (await mayHoldEntries(fs, other));
-    const result = decide(view, server, other, other, access, otherHolds);
+  if (!first.allowed || access !== 'write') return first;
+  // A rename replaces a symlink itself, not its target: judge where the link stands too.
+  const self = await linkItself(fs, normalizeLexically(path));
+  if (self !== undefined && self !== canonical) {
+    const result = decide(view, server, self, self, access, false);
     if (!result.allowed)
-      return { ...result, reason: `${path} may open its ${form} spelling: ${result.reason}` };
+      return { ...result, reason: `${path} is a symlink, and replacing it: ${result.reason}` };
   }
   return first;
 }
