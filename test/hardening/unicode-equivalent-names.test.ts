@@ -104,6 +104,18 @@ servers:
       args: { source: `${w}/alpha/open/o.txt`, destination: `${w}/alpha/Keep/o.txt` },
       absent: `alpha/${KEEP_KELVIN}/o.txt`,
     },
+    {
+      what: 'moving the read-only root away by its ASCII spelling',
+      tool: 'move_file',
+      args: { source: `${w}/alpha/Keep`, destination: `${w}/alpha/moved` },
+      absent: 'alpha/moved',
+    },
+    {
+      what: 'moving the denied directory away by its other forms',
+      tool: 'move_file',
+      args: { source: `${w}/alpha/${CAFE_NFD}/${NAIVE_NFC}`, destination: `${w}/alpha/out` },
+      absent: 'alpha/out',
+    },
   ];
   for (const row of rows) {
     const r = await fs.call(row.tool, row.args);
