@@ -1,19 +1,21 @@
 /**
  * Names the filesystem server opens in place of the one asked for. When a path does not exist,
  * `@modelcontextprotocol/server-filesystem` walks it name by name and takes, for a name that is
- * missing, the one entry of that directory that is canonically equivalent to it (equal under
- * NFC). A check of the path as written, and of its whole NFC and NFD spellings, misses every
- * case where the names on disk are not all in one form, or where a name's equivalent is a
- * different string in both forms: a directory named in NFC beside one named in NFD, and the
- * singletons (KELVIN SIGN is `K` in NFC and NFD alike, a CJK compatibility ideograph is its
- * unified twin). Each row asks through the real proxy and the real server for a spelling the
- * server resolves to a denied or read-only name on disk; the marker must never come back and the
- * proxy must refuse, and the same spellings of allowed names must still work.
+ * missing, the one entry of that directory it counts as the same name: equal under NFC, and in
+ * 2.0.1 also with every Unicode space separator as a space. A check of the path as written, and
+ * of its whole NFC and NFD spellings, misses every case where the names on disk are not all in
+ * one form, or where a name's equivalent is a different string in both forms: a directory named
+ * in NFC beside one named in NFD, the singletons (KELVIN SIGN is `K` in NFC and NFD alike, a CJK
+ * compatibility ideograph is its unified twin), and a no-break space for a space. Each row asks
+ * through the real proxy and the real server (both releases, each under its era's host) for a
+ * spelling the server resolves to a denied or read-only name on disk; the marker must never come
+ * back and the proxy must refuse, and allowed names must still work.
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { startDaemon } from '../helpers/daemon.js';
+import { FS2_SERVER, startEraHost } from '../helpers/era-host.js';
 import { ownedShortDir, startProxiedFs, waitFor } from '../helpers/proxy.js';
 
 const CAFE_NFC = 'caf\u00e9';
@@ -27,9 +29,38 @@ const KEEP_KELVIN = '\u212aeep';
 /** CJK COMPATIBILITY IDEOGRAPH-F900, whose NFC and NFD are both U+8C48. */
 const COMPAT = '\uf900';
 const UNIFIED = '\u8c48';
+/** `my secret` with a NO-BREAK SPACE, as macOS names a screenshot. */
+const NBSP_NAME = 'my\u00a0secret';
 const MARK = 'MARK-EQUIVALENT-denied';
 
-void t.test('a name the server takes for an equivalent one is judged as that one', async (t) => {
+/** A tool call through the proxy to one of the servers. */
+type Call = (
+  tool: string,
+  args: Record<string, unknown>,
+) => Promise<{ text: string; isError: boolean }>;
+
+void t.test('server-filesystem 2026.8.31 under a 2025 host (SDK v1)', async (t) => {
+  await attack(t, async (socket) => {
+    const fs = await startProxiedFs(t, { server: 'fs', socket });
+    await waitFor(async () => (await fs.allowed()).length === 2, 30_000, 'the first list');
+    return (tool, args) => fs.call(tool, args);
+  });
+});
+
+void t.test('server-filesystem 2.0.1 under a 2026-07-28 host (SDK v2)', async (t) => {
+  await attack(t, async (socket, w) => {
+    const host = await startEraHost(t, {
+      kind: 'v2-pin',
+      server: 'fs',
+      socket,
+      serverCommand: [process.execPath, FS2_SERVER, w],
+    });
+    return (tool, args) => host.call(tool, args);
+  });
+});
+
+/** The workspace and the daemon; `start` puts a host and a server behind the proxy. */
+async function attack(t: Test, start: (socket: string, w: string) => Promise<Call>): Promise<void> {
   const dir = ownedShortDir(t);
   const w = join(dir, 'w');
   // On disk: `café` in NFC holding `naïve` in NFD; a Kelvin-sign name; a compatibility
@@ -39,6 +70,7 @@ void t.test('a name the server takes for an equivalent one is judged as that one
     `alpha/${KEYS_KELVIN}`,
     `alpha/${COMPAT}`,
     `alpha/${KEEP_KELVIN}`,
+    `alpha/${NBSP_NAME}`,
     'alpha/open',
   ])
     mkdirSync(join(w, d), { recursive: true });
@@ -46,6 +78,7 @@ void t.test('a name the server takes for an equivalent one is judged as that one
   writeFileSync(join(w, `alpha/${KEYS_KELVIN}/k.txt`), MARK);
   writeFileSync(join(w, `alpha/${COMPAT}/c.txt`), MARK);
   writeFileSync(join(w, `alpha/${KEEP_KELVIN}/r.txt`), MARK);
+  writeFileSync(join(w, `alpha/${NBSP_NAME}/m.txt`), MARK);
   writeFileSync(join(w, 'alpha/open/o.txt'), 'open ok');
   const d = await startDaemon(
     t,
@@ -60,11 +93,11 @@ servers:
       - ${w}/alpha/${CAFE_NFC}/${NAIVE_NFD}
       - ${w}/alpha/${KEYS_KELVIN}
       - ${w}/alpha/${COMPAT}
+      - ${w}/alpha/${NBSP_NAME}
 `,
     { dir },
   );
-  const fs = await startProxiedFs(t, { server: 'fs', socket: d.socket });
-  await waitFor(async () => (await fs.allowed()).length === 2, 30_000, 'the first list');
+  const call = await start(d.socket, w);
 
   const rows: { what: string; tool: string; args: Record<string, unknown>; absent?: string }[] = [
     {
@@ -93,6 +126,11 @@ servers:
       args: { path: `${w}/alpha/${UNIFIED}/c.txt` },
     },
     {
+      what: 'a space for the no-break space of a denied name',
+      tool: 'read_text_file',
+      args: { path: `${w}/alpha/my secret/m.txt` },
+    },
+    {
       what: 'a new file in a read-only root, by its ASCII spelling',
       tool: 'write_file',
       args: { path: `${w}/alpha/Keep/new.txt`, content: 'written' },
@@ -118,7 +156,7 @@ servers:
     },
   ];
   for (const row of rows) {
-    const r = await fs.call(row.tool, row.args);
+    const r = await call(row.tool, row.args);
     t.equal(r.isError, true, `${row.what}: an error`);
     t.notOk(r.text.includes(MARK), `${row.what}: no marker comes back`);
     t.match(r.text, /^mcp-roots-proxy refused /, `${row.what}: refused by the proxy`);
@@ -129,16 +167,17 @@ servers:
     `alpha/${CAFE_NFC}/${NAIVE_NFD}/s.txt`,
     `alpha/${KEYS_KELVIN}/k.txt`,
     `alpha/${KEEP_KELVIN}/r.txt`,
+    `alpha/${NBSP_NAME}/m.txt`,
   ])
     t.equal(readFileSync(join(w, f), 'utf8'), MARK, `${f} is untouched`);
 
   // What is allowed stays allowed: the root itself, a new file beside the equivalents, and a
   // name that is missing with no equivalent on disk.
-  t.same(await fs.call('read_text_file', { path: `${w}/alpha/open/o.txt` }), {
+  t.same(await call('read_text_file', { path: `${w}/alpha/open/o.txt` }), {
     text: 'open ok',
     isError: false,
   });
-  const made = await fs.call('write_file', { path: `${w}/alpha/Kept.txt`, content: 'new' });
+  const made = await call('write_file', { path: `${w}/alpha/Kept.txt`, content: 'new' });
   t.equal(made.isError, false, 'a new name with no equivalent on disk is written');
   t.equal(readFileSync(join(w, 'alpha/Kept.txt'), 'utf8'), 'new');
-});
+}
