@@ -76,8 +76,10 @@ export async function equivalentPaths(fs: FsView, path: string): Promise<string[
       return; // unreadable or not a directory: the server cannot look in it either
     }
     for (const entry of entries) {
-      if (entry !== name && matchKey(entry) === wanted)
-        await walk(childPath(dir, entry), i + 1, true);
+      // A name that may share its key with no other is its own key: no normalising 100,000
+      // plain names of a big directory on a check.
+      const same = mayHaveEquivalent(entry) ? matchKey(entry) === wanted : entry === wanted;
+      if (same && entry !== name) await walk(childPath(dir, entry), i + 1, true);
     }
   };
   await walk('/', 0, false);
