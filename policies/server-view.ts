@@ -10,7 +10,8 @@ import { covers, type DenyRule } from './deny.js';
 import type { EntryResult } from './entry.js';
 import { includeMeta } from './include-meta.js';
 import type { ParsedPolicyFile, RootEntry, ServerBlock } from './model.js';
-import { compareUtf8, listedPath, toUri } from './paths.js';
+import { MatchMerge, orderedMatches, type OrderedMatches } from './match-order.js';
+import { compareUtf8, toUri } from './paths.js';
 
 export { holeIn } from './common-effect.js';
 
@@ -172,55 +173,52 @@ const VIEW_SLICE = 1024;
  * `computeView` in steps: each `yield` is a place where the caller may let the event loop turn
  * (a view of 30,000 roots built in one go holds every other server's answers).
  *
- * The matches are put in the order of the paths their roots name (UTF-8 order, the list's own),
- * with matches of one path next to each other in entry order, and folded run by run: one sort
- * of the matches, no map of every path (a view of 100,000 roots made two maps of 100,000 and
- * sorted twice). A path named by one match (nearly all) takes its root from that match
+ * Each entry's matches come in the order of the paths their roots name (UTF-8 order, the list's
+ * own: `orderedMatches`, made once per match list), and the view merges those lists
+ * (`MatchMerge`), taking the matches of one path together, in entry order: no array of every
+ * match and no sort per view (a view of 100,000 roots made two maps of 100,000 and sorted
+ * twice). A path named by one match (nearly all) takes its root from that match
  * (`rootOfMatch`), so views and resolutions that share an expansion share its roots.
  */
 export function* viewSteps(blocks: Block[], d: ViewDenies): Generator<void, ServerView> {
   const own = blocks.flatMap((b) => b.denies);
   const denies = [...d.globalDenies, ...own, ...d.protectedList];
-  // Every match of every active entry in entry order, with the path its root's URI names.
-  const keys: string[] = [];
-  const entryOf: EntryResult[] = [];
-  const matchOf: Match[] = [];
-  let done = 0;
-  for (const b of blocks) {
-    for (const e of b.entries) {
-      if (e.expired) continue;
-      for (const m of e.matches) {
-        if (++done % VIEW_SLICE === 0) yield;
-        // Keyed by the path the root's URI names: the list and the decision are one computation.
-        keys.push(listedPath(m.canonical));
-        entryOf.push(e);
-        matchOf.push(m);
-      }
+  // Every active entry with matches, in entry order, and its matches in order.
+  const entries: EntryResult[] = [];
+  const lists: OrderedMatches<Match>[] = [];
+  let surrogates = false;
+  for (let bi = 0; bi < blocks.length; bi++) {
+    const es = blocks[bi]!.entries;
+    for (let ei = 0; ei < es.length; ei++) {
+      const e = es[ei]!;
+      if (e.expired || e.matches.length === 0) continue;
+      const o = orderedMatches<Match>(e.matches);
+      entries.push(e);
+      lists.push(o);
+      if (o.surrogates) surrogates = true;
     }
   }
   yield;
-  const order = orderOf(keys);
-  yield;
+  const merge = new MatchMerge(lists, surrogates);
   const dropped = new Map<string, DenyRule>();
   const counts = new Map<string, number>();
   const info: RootInfo[] = [];
-  for (let i = 0; i < order.length;) {
+  let done = 0;
+  while (merge.next()) {
     if (++done % VIEW_SLICE === 0) yield;
-    const first = order[i]!;
-    const canonical = keys[first]!;
-    let end = i + 1;
-    while (end < order.length && keys[order[end]!] === canonical) end++;
+    const canonical = merge.key;
     let r: RootInfo | { kill: DenyRule };
-    if (end === i + 1) r = rootOfMatch(canonical, entryOf[first]!, matchOf[first]!, own, d);
-    else {
+    if (merge.count === 1) {
+      r = rootOfMatch(canonical, entries[merge.from[0]!]!, merge.matches[0]!, own, d);
+    } else {
       let a: Agg | undefined;
-      for (let k = i; k < end; k++) a = fold(a, entryOf[order[k]!]!, matchOf[order[k]!]!.name);
+      for (let k = 0; k < merge.count; k++)
+        a = fold(a, entries[merge.from[k]!]!, merge.matches[k]!.name);
       counts.set(canonical, a!.n);
       r = rootOf(canonical, a!, own, d);
     }
     if ('kill' in r) dropped.set(canonical, r.kill);
     else info.push(r);
-    i = end;
   }
   return {
     roots: info.map((i) => i.root),
@@ -292,33 +290,6 @@ export function rootOfMatch(
     kill: killed ? common.kill! : -1,
   };
   return r;
-}
-
-/** UTF-16 code units that order differently from the code points (UTF-8 bytes) they encode. */
-const SURROGATE = /[\uD800-\uDFFF]/;
-
-/**
- * The indexes of `keys` in UTF-8 byte order, equal keys in their own order. Without surrogates
- * UTF-16 order is the same and the engine's string comparison does; keys already in order (a
- * view of one sorted expansion) are not sorted again.
- */
-function orderOf(keys: string[]): number[] {
-  const order = new Array<number>(keys.length);
-  let sorted = true;
-  let surrogates = false;
-  for (let i = 0; i < keys.length; i++) {
-    order[i] = i;
-    if (i > 0 && sorted && !(keys[i - 1]! <= keys[i]!)) sorted = false;
-    if (!surrogates && SURROGATE.test(keys[i]!)) surrogates = true;
-  }
-  if (surrogates) order.sort((x, y) => compareUtf8(keys[x]!, keys[y]!) || x - y);
-  else if (!sorted)
-    order.sort((x, y) => {
-      const a = keys[x]!;
-      const b = keys[y]!;
-      return a < b ? -1 : a > b ? 1 : x - y;
-    });
-  return order;
 }
 
 /** What the matches naming one path give it so far, in entry order. */
