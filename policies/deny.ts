@@ -1,6 +1,6 @@
 /** Deny rules and protected paths as patterns over canonical paths (docs/policy.md rules 5 and 6). */
 import { sep } from 'node:path';
-import picomatch from 'picomatch';
+import { DENY_GLOB, globMatcher } from '../common/glob-dialect.js';
 import { linksOnTheWay } from '../common/links-on-the-way.js';
 import type { DenyAccess } from '../common/types.js';
 import { isGlob, splitGlob } from './expand.js';
@@ -43,8 +43,6 @@ export interface DenyRule {
   match?: (path: string) => boolean;
 }
 
-const DENY_GLOB = { dot: true, noextglob: true, nonegate: true } as const;
-
 /**
  * Compiled deny globs by pattern text: compiling costs a millisecond or more, and every
  * resolution compiles the same protected patterns and policy denies again.
@@ -53,7 +51,7 @@ const matchers = new Map<string, (path: string) => boolean>();
 function matcher(pattern: string): (path: string) => boolean {
   let m = matchers.get(pattern);
   if (!m) {
-    m = picomatch(pattern, DENY_GLOB);
+    m = globMatcher(pattern, DENY_GLOB);
     if (matchers.size >= 10_000) matchers.clear();
     matchers.set(pattern, m);
   }

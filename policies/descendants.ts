@@ -12,13 +12,12 @@
  * rest, so the answer errs towards refusing.
  */
 import { basename, dirname, sep } from 'node:path';
-import picomatch from 'picomatch';
+import { DENY_GLOB, globMatcher } from '../common/glob-dialect.js';
 import type { DenyRule } from './deny.js';
 import { pathProbe } from './fs.js';
 import type { FsView } from './model.js';
 import { canonicalizeLoose, isStrictlyInside } from './paths.js';
 
-const SEGMENT_GLOB = { dot: true, noextglob: true, nonegate: true } as const;
 /** Brace alternatives with `/` inside are expanded up to this many; beyond, the rule refuses all. */
 const MAX_ALTERNATIVES = 64;
 
@@ -149,7 +148,7 @@ function segmentMatcher(glob: string): (name: string) => boolean {
   let m = segmentMatchers.get(glob);
   if (!m) {
     // A segment with no glob or escape character is compared as it is, without compiling.
-    m = /[*?[\]{}()!+@\\]/.test(glob) ? picomatch(glob, SEGMENT_GLOB) : (n) => n === glob;
+    m = /[*?[\]{}()!+@\\]/.test(glob) ? globMatcher(glob, DENY_GLOB) : (n) => n === glob;
     if (segmentMatchers.size >= 10_000) segmentMatchers.clear();
     segmentMatchers.set(glob, m);
   }

@@ -1,15 +1,10 @@
 /** Turning a path as written in a policy into an absolute path or glob (docs/policy.md rule 1). */
 import { dirname, isAbsolute } from 'node:path';
-import picomatch from 'picomatch';
+import { globRegExp, ROOT_GLOB, scanGlob } from '../common/glob-dialect.js';
 import { normalizeLexically } from './paths.js';
 
-/** The options of the one glob dialect used for policy paths. */
-export const GLOB_OPTIONS: picomatch.PicomatchOptions = {
-  dot: false,
-  noextglob: true,
-  nonegate: true,
-  strictSlashes: true,
-};
+/** The options of the one glob dialect used for policy paths (common/glob-dialect.ts). */
+export const GLOB_OPTIONS = ROOT_GLOB;
 
 export type Expanded = { ok: true; path: string } | { ok: false; message: string };
 
@@ -81,23 +76,23 @@ export function policyDir(file: string): string {
 const GLOB_CHARACTERS = /[*?[\]{}()!+@\\]/;
 
 /**
- * `picomatch(glob, GLOB_OPTIONS)` as a plain test: what its matcher decides for these options (a
+ * `globMatcher(glob, GLOB_OPTIONS)` as a plain test: what its matcher decides for these options (a
  * non-empty input equal to the glob, or matched by the glob's expression), without the two
  * result objects the matcher makes per call. A walk of 100,000 entries asks it of each name.
  */
 export function globTest(glob: string): (input: string) => boolean {
-  const re = picomatch.makeRe(glob, GLOB_OPTIONS);
+  const re = globRegExp(glob, GLOB_OPTIONS);
   return (input) => input !== '' && (input === glob || re.test(input));
 }
 
 /** True when a path has glob syntax (`*`, `**`, `?`, `[...]`, `{a,b}`). */
 export function isGlob(path: string): boolean {
-  return GLOB_CHARACTERS.test(path) && picomatch.scan(path, GLOB_OPTIONS).isGlob;
+  return GLOB_CHARACTERS.test(path) && scanGlob(path, GLOB_OPTIONS).isGlob;
 }
 
 /** Split a glob into its static base directory and the glob part below it. */
 export function splitGlob(pattern: string): { base: string; glob: string } {
-  const scan = picomatch.scan(pattern, GLOB_OPTIONS);
+  const scan = scanGlob(pattern, GLOB_OPTIONS);
   const base = scan.base === '' ? '/' : scan.base;
   return { base, glob: scan.glob };
 }

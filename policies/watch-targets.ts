@@ -4,7 +4,7 @@
  * same functions, so the two never disagree.
  */
 import { dirname } from 'node:path';
-import picomatch from 'picomatch';
+import { globMatcher } from '../common/glob-dialect.js';
 import { groupHoldsSlash } from '../common/glob-groups.js';
 import { GLOB_OPTIONS, isGlob, splitGlob } from './expand.js';
 import type { FsView } from './model.js';
@@ -47,6 +47,6 @@ export function includeDepth(pattern: string): number | 'recursive' {
 
 /** A test for paths the include globs among `patterns` could load. */
 export function includeMatcher(patterns: string[]): (path: string) => boolean {
-  const globs = patterns.filter(isGlob).map((p) => picomatch(p, GLOB_OPTIONS));
+  const globs = patterns.filter(isGlob).map((p) => globMatcher(p, GLOB_OPTIONS));
   return (path) => globs.some((m) => m(path));
 }

@@ -18,7 +18,7 @@
  */
 import { lstat, readlink, realpath } from 'node:fs/promises';
 import { basename, dirname, join, relative } from 'node:path';
-import picomatch from 'picomatch';
+import { DENY_GLOB, globMatcher, ROOT_GLOB, scanGlob } from '../common/glob-dialect.js';
 import { groupHoldsSlash } from '../common/glob-groups.js';
 import { linksOnTheWay } from '../common/links-on-the-way.js';
 import { ancestors, inside } from './sandbox-paths.js';
@@ -32,19 +32,9 @@ export interface IncludeSplit {
   glob: string;
 }
 
-const SEGMENT = { dot: true, noextglob: true, nonegate: true } as const;
-
-/** The daemon's glob dialect (policies/expand.ts), so that both split a pattern alike. */
-const GLOB_OPTIONS: picomatch.PicomatchOptions = {
-  dot: false,
-  noextglob: true,
-  nonegate: true,
-  strictSlashes: true,
-};
-
 /** Where an include pattern's glob starts, as the daemon splits it (policies/expand.ts `splitGlob`). */
 export function splitInclude(pattern: string): IncludeSplit {
-  const scan = /[*?[\]{}()!+@\\]/.test(pattern) ? picomatch.scan(pattern, GLOB_OPTIONS) : undefined;
+  const scan = /[*?[\]{}()!+@\\]/.test(pattern) ? scanGlob(pattern, ROOT_GLOB) : undefined;
   if (scan === undefined || !scan.isGlob) return { pattern, base: pattern, glob: '' };
   return { pattern, base: scan.base === '' ? '/' : scan.base, glob: scan.glob };
 }
@@ -62,7 +52,7 @@ export function couldMatchBelow(glob: string, rel: string): boolean {
     const part = parts[i];
     if (part === undefined) return false; // the pattern ends above: nothing below rel matches
     if (part.includes('**')) return true;
-    if (!picomatch(part, SEGMENT)(names[i]!)) return false;
+    if (!globMatcher(part, DENY_GLOB)(names[i]!)) return false;
   }
   return parts.length > names.length;
 }

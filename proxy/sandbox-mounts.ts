@@ -7,7 +7,7 @@ import type { Dirent } from 'node:fs';
 import { lstat, readdir, readlink, realpath } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import picomatch from 'picomatch';
+import { DENY_GLOB, globMatcher } from '../common/glob-dialect.js';
 import { withBuiltInProtected } from '../common/protected-patterns.js';
 import type { DenyMeta, Root } from '../common/types.js';
 import { launchRoots, type Launch } from './launch.js';
@@ -29,8 +29,6 @@ export interface SandboxRule {
 
 /** How many entries the proxy reads in one root to find the paths a deny pattern matches. */
 export const MAX_WALK_ENTRIES = 200_000;
-
-const DENY_GLOB = { dot: true, noextglob: true, nonegate: true } as const;
 
 export { ancestors, inside };
 
@@ -86,7 +84,7 @@ async function systemMounts(): Promise<{ system: SystemMount[]; extra: string[] 
 
 /** Whether an absolute path matches a deny pattern (one that starts with "**" and a slash, or an absolute glob). */
 export function patternTest(pattern: string): (path: string) => boolean {
-  const m = picomatch(pattern, DENY_GLOB);
+  const m = globMatcher(pattern, DENY_GLOB);
   return pattern.startsWith('**/') ? (p: string) => m(p.slice(1)) : m;
 }
 

@@ -1,11 +1,11 @@
 /**
  * `globTest` (the walk's matcher without picomatch's per-call result objects) decides as
- * picomatch's own matcher does with the policy's options, on globs of every shape the walk asks
+ * picomatch's own matcher does in the policy's dialect (common/glob-dialect.ts), on globs of every shape the walk asks
  * (one segment, braces, classes, `?`, `**`, dot names, escapes) and names built to tell them
  * apart (dot names, empty, separators, the glob's own spelling, non-ASCII).
  */
-import picomatch from 'picomatch';
 import t from 'tap';
+import { globMatcher } from '../../common/glob-dialect.js';
 import { GLOB_OPTIONS, globTest } from '../../policies/expand.js';
 
 const GLOBS = [
@@ -29,6 +29,8 @@ const GLOBS = [
   'a*b',
   'ü*',
   '(a)',
+  'a|b',
+  '*(x)',
   'node_modules',
 ];
 const NAMES = [
@@ -75,7 +77,7 @@ void t.test('globTest decides as picomatch does', (t) => {
   let compared = 0;
   for (const glob of GLOBS) {
     const ours = globTest(glob);
-    const theirs = picomatch(glob, GLOB_OPTIONS);
+    const theirs = globMatcher(glob, GLOB_OPTIONS);
     for (const name of NAMES) {
       if (ours(name) !== theirs(name))
         t.fail(`${JSON.stringify(glob)} on ${JSON.stringify(name)}: ${ours(name)}`);
@@ -86,5 +88,11 @@ void t.test('globTest decides as picomatch does', (t) => {
   }
   t.equal(compared, GLOBS.length * NAMES.length, 'every pair compared');
   t.throws(() => globTest(''), 'an empty glob is refused, as picomatch refuses it');
+  // Parentheses and bars are characters of a name, never a group or an alternation.
+  t.equal(globTest('(a)')('(a)'), true);
+  t.equal(globTest('(a)')('a'), false);
+  t.equal(globTest('a|b')('a'), false);
+  t.equal(globTest('*(x)')('q(x)'), true);
+  t.equal(globTest('*(x)')('x'), false);
   t.end();
 });

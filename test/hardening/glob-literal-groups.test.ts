@@ -1,0 +1,131 @@
+/**
+ * Parentheses and bars are characters of a name in a policy's globs, not picomatch's regular-
+ * expression groups and alternation. They were not escaped, so a deny or a read-only glob
+ * written under a folder such as Dropbox's `Dropbox (Personal)` matched nothing at all and the
+ * file it named was read or written, through the proxy's checks and inside the sandbox alike;
+ * `rootsctl validate` called the policy valid. Every glob of the policy is now compiled through
+ * common/glob-dialect.ts.
+ *
+ * Real daemon, real proxy, the real filesystem server; then the hostile fixture server under
+ * bubblewrap for what the kernel enforces.
+ */
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import t from 'tap';
+import { startDaemon } from '../helpers/daemon.js';
+import { HOSTILE_SERVER, startProxied } from '../helpers/proxied-server.js';
+import { ownedShortDir, startProxiedFs, waitFor } from '../helpers/proxy.js';
+
+const MARK = 'MARK-literal-groups';
+const DROPBOX = 'Dropbox (Personal)';
+
+/** The tree and policy both parts use: denies and a read-only glob under names with ( ) and |. */
+function workspace(dir: string, server: string, extra = ''): { w: string; policy: string } {
+  const w = join(dir, 'w');
+  for (const d of [
+    `${DROPBOX}/Finance`,
+    `${DROPBOX}/Shared/vendor`,
+    'a|b/inner',
+    'p/Projects (old)',
+    'p/now',
+    'x(y/z',
+  ])
+    mkdirSync(join(w, d), { recursive: true });
+  writeFileSync(join(w, DROPBOX, 'Finance/bank.key'), MARK);
+  writeFileSync(join(w, DROPBOX, 'Finance/plain.txt'), 'plain');
+  writeFileSync(join(w, DROPBOX, 'Shared/vendor/lib.js'), MARK);
+  writeFileSync(join(w, 'a|b/inner/f.txt'), MARK);
+  writeFileSync(join(w, 'p/Projects (old)/f.txt'), MARK);
+  writeFileSync(join(w, 'p/now/f.txt'), 'now');
+  writeFileSync(join(w, 'x(y/z/f.txt'), MARK);
+  const policy = [
+    'version: 1',
+    'deny:',
+    '  - "**/Projects (old)"',
+    `  - "${w}/a|b/*"`,
+    `  - "${w}/x(y/*"`,
+    'servers:',
+    `  ${server}:`,
+    '    roots:',
+    `      - path: "${w}/${DROPBOX}"`,
+    `      - {path: "${w}/${DROPBOX}/Shared/*", readOnly: true}`,
+    `      - path: "${w}/a|b"`,
+    `      - path: "${w}/p"`,
+    `      - path: "${w}/x(y"`,
+    '    deny:',
+    `      - "${w}/${DROPBOX}/**/*.key"`,
+    extra,
+  ].join('\n');
+  return { w, policy: `${policy}\n` };
+}
+
+void t.test('through the proxy: denies and read-only globs under ( ) and | hold', async (t) => {
+  const dir = ownedShortDir(t);
+  const { w, policy } = workspace(dir, 'fs');
+  const d = await startDaemon(t, policy, { dir });
+  const fs = await startProxiedFs(t, { server: 'fs', socket: d.socket });
+  const roots = [DROPBOX, `${DROPBOX}/Shared/vendor`, 'a|b', 'p', 'x(y'].map((p) => join(w, p));
+  await waitFor(async () => (await fs.allowed()).includes(join(w, 'p')), 30_000, 'the roots');
+  t.same((await fs.allowed()).sort(), roots.sort(), 'roots with ( ) or | are given as named');
+
+  for (const [what, path] of [
+    ['a deny glob under Dropbox (Personal)', `${DROPBOX}/Finance/bank.key`],
+    ['a deny glob under a|b', 'a|b/inner/f.txt'],
+    ['a deny glob under x(y (an unbalanced parenthesis)', 'x(y/z/f.txt'],
+    ['a **/ deny named Projects (old)', 'p/Projects (old)/f.txt'],
+  ]) {
+    const read = await fs.call('read_text_file', { path: join(w, path!) });
+    t.notMatch(read.text, MARK, `${what}: not read`);
+    t.equal(read.isError, true, `${what}: refused: ${read.text}`);
+  }
+  t.same(
+    await fs.call('read_text_file', { path: join(w, DROPBOX, 'Finance/plain.txt') }),
+    { text: 'plain', isError: false },
+    'the rest of the root reads',
+  );
+  t.same(
+    await fs.call('read_text_file', { path: join(w, 'p/now/f.txt') }),
+    { text: 'now', isError: false },
+    'a neighbour of the denied folder reads',
+  );
+  const wrote = await fs.call('write_file', {
+    path: join(w, DROPBOX, 'Shared/vendor/lib.js'),
+    content: 'replaced',
+  });
+  t.equal(wrote.isError, true, `a write in the read-only glob's match is refused: ${wrote.text}`);
+  t.equal(readFileSync(join(w, DROPBOX, 'Shared/vendor/lib.js'), 'utf8'), MARK, 'and unchanged');
+});
+
+void t.test(
+  'under the sandbox: the same denies hide the files from the server itself',
+  async (t) => {
+    const dir = ownedShortDir(t);
+    const { w, policy } = workspace(dir, 'h', '    sandbox: true');
+    const d = await startDaemon(t, policy, { dir });
+    const boxed = await startProxied(t, {
+      server: 'h',
+      socket: d.socket,
+      proxyArgs: ['--sandbox', '--no-enforce'],
+      command: [process.execPath, HOSTILE_SERVER],
+    });
+    const attempt = (action: string, ref: string) => boxed.call('attempt', { action, ref, to: '' });
+    t.match(
+      (await attempt('read', join(w, DROPBOX, 'Finance/plain.txt'))).text,
+      /^ok: plain/,
+      'the root is readable in the sandbox',
+    );
+    for (const [what, path] of [
+      ['a deny glob under Dropbox (Personal)', `${DROPBOX}/Finance/bank.key`],
+      ['a deny glob under a|b', 'a|b/inner/f.txt'],
+      ['a deny glob under x(y', 'x(y/z/f.txt'],
+      ['a **/ deny named Projects (old)', 'p/Projects (old)/f.txt'],
+    ]) {
+      const read = await attempt('read', join(w, path!));
+      t.notMatch(read.text, MARK, `${what}: not read by the sandboxed server: ${read.text}`);
+    }
+    const wrote = await attempt('write', join(w, DROPBOX, 'Shared/vendor/lib.js'));
+    t.match(wrote.text, /^EROFS|^EACCES|^ENOENT/, `the read-only glob's match: ${wrote.text}`);
+    t.equal(readFileSync(join(w, DROPBOX, 'Shared/vendor/lib.js'), 'utf8'), MARK, 'unchanged');
+    t.notOk(existsSync(join(w, 'x(y/z/new')), 'nothing made');
+  },
+);
