@@ -9,7 +9,7 @@ import { covers, describeRule } from './deny.js';
 import { linkItself, mayHoldEntries, positionDependent } from './descendants.js';
 import { equivalentPaths, MAX_EQUIVALENT_PATHS } from './equivalent-names.js';
 import type { FsView, RootEntry } from './model.js';
-import { canonicalizeLoose, normalizeLexically } from './paths.js';
+import { canonicalizeLoose, normalizeLexically, physicalDots } from './paths.js';
 import type { ServerView } from './server-view.js';
 import { holdingRoot, readOnlyInside } from './sorted-roots.js';
 
@@ -29,6 +29,18 @@ export async function checkAccess(
   });
   if (path.includes('\0')) return no('the path contains a NUL byte');
   if (!isAbsolute(path)) return no(`${path} is not an absolute path; give the full path`);
+  // `..` is where the kernel takes it, never the text before it: `rw/link/../x` opens the `x`
+  // beside the link's target.
+  const physical = await physicalDots(fs, path).catch(() => undefined);
+  if (physical === undefined) {
+    return no(
+      `${path} has a .. segment after a path that does not lead to a directory; give the path without ..`,
+    );
+  }
+  if (physical !== path) {
+    const result = await checkAccess(fs, view, server, physical, access);
+    return { ...result, reason: `${path} leads to ${physical}: ${result.reason}` };
+  }
   const written = normalizeLexically(path);
   let canonical: string;
   try {

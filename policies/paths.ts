@@ -169,6 +169,21 @@ export async function canonicalizeLoose(fs: FsView, path: string, depth = 0): Pr
   return canon;
 }
 
+/**
+ * `path` with its `..` segments taken as the kernel takes them: from where the path before each
+ * one leads, links followed (`link/..` is the parent of the link's target, not the directory
+ * holding the link), never as text. Undefined when the path before a `..` does not lead to a
+ * directory: the kernel refuses such a path, and a server that joins it as text opens another.
+ */
+export async function physicalDots(fs: FsView, path: string): Promise<string | undefined> {
+  const segments = path.split(sep);
+  const last = segments.lastIndexOf('..');
+  if (last < 0) return path;
+  const head = await pathProbe(fs).realpath(segments.slice(0, last + 1).join(sep) || sep);
+  if (head === undefined) return undefined;
+  return normalizeLexically([head, ...segments.slice(last + 1)].join(sep));
+}
+
 /** Linux's limits: what the kernel would refuse for the missing part, which was never asked. */
 const PATH_MAX = 4096;
 const NAME_MAX = 255;

@@ -1,5 +1,5 @@
 /** `list`, `check` and `explain`: the same answers from the daemon or offline. */
-import { resolve } from 'node:path';
+import { isAbsolute } from 'node:path';
 import { closing } from '../../common/closing.js';
 import { homeDir } from '../../common/locations.js';
 import { openBackend, type Backend } from '../backend.js';
@@ -53,7 +53,10 @@ export function check(io: Io, [server, path]: string[], opts: Options): Promise<
   return withBackend(io, opts, async (backend) => {
     // A relative PATH means what it means in the caller's working directory, not the daemon's.
     const access = opts.write ? 'write' : 'read';
-    const result = await backend.check(server!, resolve(io.cwd, path!), access);
+    // Relative to the working directory as written: `..` is the daemon's to take where the
+    // kernel takes it (after the links before it), never collapsed as text here.
+    const absolute = isAbsolute(path!) ? path! : `${io.cwd}/${path!}`;
+    const result = await backend.check(server!, absolute, access);
     showNote(io, opts.json ?? false, await backend.lockdownNote());
     emit(io, opts.json ?? false, result, checkLine);
     return result.allowed ? EXIT.ok : EXIT.fail;
