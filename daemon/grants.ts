@@ -250,9 +250,12 @@ export class GrantStore {
 
   /** Write the grants file atomically, then apply it before answering. */
   private async write(grants: Grant[]): Promise<void> {
-    const servers: Record<string, { roots: Record<string, unknown>[] }> = {};
+    // A Map, not an object: a server may be named `__proto__` or `constructor`.
+    const servers = new Map<string, { roots: Record<string, unknown>[] }>();
     for (const g of grants) {
-      (servers[g.server] ??= { roots: [] }).roots.push({
+      let entry = servers.get(g.server);
+      if (entry === undefined) servers.set(g.server, (entry = { roots: [] }));
+      entry.roots.push({
         path: g.path,
         expires: g.expires,
         readOnly: g.readOnly,

@@ -115,6 +115,29 @@ void t.test('50 concurrent grants are all kept; a restart keeps them', async (t)
   t.equal((await c.listRoots('s0')).roots.length, 10);
 });
 
+void t.test('servers named like Object.prototype members get grants as any other', async (t) => {
+  const dir = shortDir();
+  tree(dir);
+  let d = await startDaemon(t, POLICY(dir), { dir });
+  let c = await d.connect();
+  const names = ['__proto__', 'constructor', 'toString', 'hasOwnProperty'];
+  for (const name of names) await c.grant(name, join(dir, 'dl'), { seconds: 600 });
+  for (const name of names)
+    t.same(
+      (await c.listRoots(name)).roots.map((r) => r.uri),
+      [pathToFileURL(realpathSync(join(dir, 'dl'))).href],
+      `${name}: granted`,
+    );
+  t.equal((await c.listRoots('fs')).roots.length, 1, 'no other server got them');
+  const parsed = parsePolicyText(readFileSync(join(d.stateDir, 'grants.yaml')), 'grants.yaml');
+  t.same(parsed.errors, [], 'the grants file is a valid policy file');
+  await d.close();
+  d = await startDaemon(t, POLICY(dir), { dir });
+  c = await d.connect();
+  t.equal((await c.grants()).grants.length, names.length, 'all survive a restart');
+  t.same(await c.revoke('__proto__'), { revoked: 1 });
+});
+
 void t.test('a grant works while the policy file is invalid', async (t) => {
   const dir = shortDir();
   tree(dir);
