@@ -26,11 +26,32 @@ export const HOST_CONFIG_PATTERNS = [
 ] as const;
 
 /**
- * A repository's git hooks and configuration: hooks, `core.fsmonitor` and `core.hooksPath` run
- * code on `git status` and `git commit`. Two segments: only a directory named `.git` itself
- * depends on its place (it cannot be created or moved whole).
+ * What git reads from a git directory to run code on `git status` and `git commit`: its hooks,
+ * its configuration (`core.fsmonitor`, `core.hooksPath`), a worktree's own configuration, and
+ * `commondir`, which sends git to another directory for all of these. In the repository's
+ * `.git`, in each submodule's git directory below `.git/modules/` (a name may hold slashes,
+ * and submodules nest) and in each linked worktree's below `.git/worktrees/`.
  */
-export const GIT_PATTERNS = ['**/.git/hooks', '**/.git/config'] as const;
+export const GIT_PATTERNS = [
+  '**/.git/hooks',
+  '**/.git/config',
+  '**/.git/config.worktree',
+  '**/.git/commondir',
+  '**/.git/modules/**/hooks',
+  '**/.git/modules/**/config',
+  '**/.git/modules/**/config.worktree',
+  '**/.git/modules/**/commondir',
+  '**/.git/worktrees/*/config.worktree',
+  '**/.git/worktrees/*/commondir',
+] as const;
+
+/**
+ * A `.git` itself: as a file (a submodule's or a linked worktree's checkout) it names the git
+ * directory git reads all of the above from, so writing one anywhere would point git at a
+ * directory the agent made. Only the name itself is protected (`entriesOnly`), not a `.git`
+ * directory's contents; the sandbox makes such a file read-only and leaves a directory as it is.
+ */
+export const GIT_POINTER = '**/.git';
 
 /** Every built-in `**\/NAME` protected path as a write deny, as `_meta['mcp-roots/deny']` would name it. */
 export const BUILT_IN_WRITE_DENIES: readonly DenyMeta[] = [

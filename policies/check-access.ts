@@ -8,6 +8,7 @@ import type { CheckResult, RefusalKind, Root } from '../common/types.js';
 import { covers, describeRule } from './deny.js';
 import { linkItself, mayHoldEntries, positionDependent } from './descendants.js';
 import { equivalentPaths, MAX_EQUIVALENT_PATHS } from './equivalent-names.js';
+import { gitDirWrite } from './git-dir.js';
 import type { FsView, RootEntry } from './model.js';
 import { canonicalizeLoose, normalizeLexically, physicalDots } from './paths.js';
 import type { ServerView } from './server-view.js';
@@ -92,6 +93,18 @@ async function judge(
   const holds = access === 'write' && (await mayHoldEntries(fs, canonical));
   const first = decide(view, server, path, canonical, access, holds);
   if (!first.allowed || access !== 'write') return first;
+  // A git directory assembled outside `.git` runs its code as the repository's does.
+  const git = await gitDirWrite(fs, canonical);
+  if (git !== undefined) {
+    const { root } = first;
+    return {
+      allowed: false,
+      access,
+      reason: `writing ${path} is refused: ${git}`,
+      refusal: 'denied',
+      ...(root ? { root } : {}),
+    };
+  }
   // A rename replaces a symlink itself, not its target: judge where the link stands too.
   const self = await linkItself(fs, normalizeLexically(path));
   if (self !== undefined && self !== canonical) {

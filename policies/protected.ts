@@ -3,7 +3,7 @@ import { dirname, join } from 'node:path';
 import type { FsView } from './model.js';
 import { compileDeny, type DenyRule } from './deny.js';
 import type { CompileDeny } from './deny-memo.js';
-import { GIT_PATTERNS, HOST_CONFIG_PATTERNS } from '../common/protected-patterns.js';
+import { GIT_PATTERNS, GIT_POINTER, HOST_CONFIG_PATTERNS } from '../common/protected-patterns.js';
 
 /*
  * What belongs here (docs/security.md, "Protected paths"): a path is protected when a program
@@ -203,5 +203,9 @@ export async function protectedRules(fs: FsView, input: ProtectedInput): Promise
     add(pattern, `${pattern} (MCP host configuration)`, { inMeta: false });
   for (const pattern of GIT_PATTERNS)
     add(pattern, `${pattern} (git runs it on routine commands)`, { inMeta: false });
+  add(GIT_POINTER, `${GIT_POINTER} (names the git directory git reads)`, {
+    inMeta: false,
+    entriesOnly: true,
+  });
   return Promise.all(rules);
 }

@@ -8,7 +8,7 @@ import { lstat, readdir, readlink, realpath } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DENY_GLOB, globMatcher } from '../common/glob-dialect.js';
-import { withBuiltInProtected } from '../common/protected-patterns.js';
+import { GIT_POINTER, withBuiltInProtected } from '../common/protected-patterns.js';
 import type { DenyMeta, Root } from '../common/types.js';
 import { launchRoots, type Launch } from './launch.js';
 import { includeHolds, splitInclude } from './sandbox-includes.js';
@@ -222,12 +222,18 @@ export function writePathDenies(rule: SandboxRule | undefined, path: string): De
 async function rootHoles(
   root: string,
   denies: readonly DenyMeta[],
+  /** A writable place: a `.git` file there (GIT_POINTER) is made read-only too. */
+  writable: boolean,
 ): Promise<{ hidden: SandboxMounts['hidden']; readOnly: string[]; pinned: string[] }> {
   const hidden: SandboxMounts['hidden'] = [];
   const readOnly: string[] = [];
   const pinned: string[] = [];
   const patterns = denies.flatMap((d) => ('pattern' in d ? [d.pattern] : []));
-  const matches = await patternMatches(root, patterns);
+  const matches = await patternMatches(root, writable ? [...patterns, GIT_POINTER] : patterns);
+  // A `.git` file names the git directory git reads; a `.git` directory is the repository,
+  // which a git server writes (what in it runs code is among the denies above).
+  for (const p of writable ? matches.pop()! : [])
+    if ((await holeKind(p)) === false) readOnly.push(p);
   let next = 0;
   for (const d of denies) {
     const paths = 'uri' in d ? [fileURLToPath(d.uri)] : matches[next++]!;
@@ -266,7 +272,7 @@ export async function sandboxMounts(input: {
     // bwrap follows the link, and would show what it leads to with the root's access.
     if ((await canonical(r.path)) !== r.path) continue;
     roots.push(r);
-    const holes = await rootHoles(r.path, rootDenies(input.roots[i]!));
+    const holes = await rootHoles(r.path, rootDenies(input.roots[i]!), !r.readOnly);
     hidden.push(...holes.hidden);
     if (!r.readOnly) readOnly.push(...holes.readOnly);
     pinned.push(...holes.pinned);
@@ -286,7 +292,7 @@ export async function sandboxMounts(input: {
     readOnly.push(...held.readOnly);
     pinned.push(...held.pinned);
     // Denies and protected paths too, as in a writable root: those that could lie in it.
-    const holes = await rootHoles(w, writePathDenies(input.rule, w));
+    const holes = await rootHoles(w, writePathDenies(input.rule, w), true);
     hidden.push(...holes.hidden);
     readOnly.push(...holes.readOnly);
     pinned.push(...holes.pinned);

@@ -24,13 +24,27 @@ void t.test('built-in **/NAME protected paths are read-only in the sandbox', asy
   const dir = ownedShortDir(t);
   const r = join(dir, 'r');
   const x = join(dir, 'x');
-  for (const d of ['r/.git/hooks', 'r/.vscode', 'r/sub/.claude', 'x/.cursor', 'x/p']) {
+  for (const d of [
+    'r/.git/hooks',
+    'r/.git/modules/sub/hooks',
+    'r/.git/worktrees/w1',
+    'r/sub',
+    'r/.vscode',
+    'r/sub/.claude',
+    'x/.cursor',
+    'x/p/.git/objects',
+  ]) {
     mkdirSync(join(dir, d), { recursive: true });
   }
   // Files present at the start, each of which a host or git runs code from.
   const present = [
     'r/.git/config',
     'r/.git/hooks/pre-commit',
+    'r/.git/modules/sub/config',
+    'r/.git/modules/sub/hooks/pre-commit',
+    'r/.git/worktrees/w1/commondir',
+    'r/sub/.git',
+    'x/p/.git/config',
     'r/.vscode/tasks.json',
     'r/.mcp.json',
     'r/sub/.claude/settings.json',
@@ -60,6 +74,12 @@ void t.test('built-in **/NAME protected paths are read-only in the sandbox', asy
     t.match(wrote.text, /^EROFS/, `${p.slice(dir.length)}: read-only (${wrote.text})`);
     t.equal(readFileSync(p, 'utf8'), KEEP, `${p.slice(dir.length)}: unchanged`);
   }
+  // A .git directory is the repository: git writes it (only what runs code is read-only).
+  t.match(
+    (await attempt('write', join(x, 'p/.git/objects/ab'))).text,
+    /^ok/,
+    'a .git directory stays writable',
+  );
   for (const [what, path] of [
     ['a new hook', join(r, '.git/hooks/post-checkout')],
     ['a new file in .vscode', join(r, '.vscode/settings.json')],

@@ -1,0 +1,113 @@
+/**
+ * What git reads to run code, beyond the repository's own `.git/config` and `.git/hooks`: each
+ * submodule's git directory (`.git/modules/<name>/`, names with slashes, nested), each linked
+ * worktree's (`.git/worktrees/<name>/`), `config.worktree` and `commondir` (which sends git to
+ * another directory for all of it), a `.git` file (a submodule's or worktree's checkout, naming
+ * its git directory), and a git directory assembled anywhere else: git takes any directory
+ * holding `HEAD` and `objects`, `refs` or `commondir` for one, and runs what its `config` says on
+ * a routine `git status` below it. An agent with one writable root wrote each of these; git then
+ * ran its `core.fsmonitor` command as the person. Every such write is now refused, in whatever
+ * order the pieces come, and the repository's ordinary contents stay writable.
+ *
+ * Real daemon, real proxy, the real filesystem server.
+ */
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import t from 'tap';
+import { startDaemon } from '../helpers/daemon.js';
+import { ownedShortDir, startProxiedFs, waitFor } from '../helpers/proxy.js';
+
+const HOOK = '[core]\n\tfsmonitor = "touch /tmp/owned; false"\n';
+
+void t.test('git directories and what points at them cannot be written', async (t) => {
+  const dir = ownedShortDir(t);
+  const p = join(dir, 'proj');
+  for (const d of [
+    '.git/objects/ab',
+    '.git/refs/heads',
+    '.git/hooks',
+    '.git/modules/sub/hooks',
+    '.git/modules/vendor/lib/modules/inner',
+    '.git/worktrees/w1',
+    'sub',
+    'src/lib',
+    'docs/config',
+  ])
+    mkdirSync(join(p, d), { recursive: true });
+  writeFileSync(join(p, '.git/HEAD'), 'ref: refs/heads/main\n');
+  writeFileSync(join(p, '.git/config'), '[core]\n');
+  writeFileSync(join(p, '.git/modules/sub/config'), '[core]\n');
+  writeFileSync(join(p, '.git/modules/sub/HEAD'), 'ref: refs/heads/main\n');
+  writeFileSync(join(p, 'sub/.git'), 'gitdir: ../.git/modules/sub\n');
+  const d = await startDaemon(t, `version: 1\nservers:\n  fs:\n    roots:\n      - path: ${p}\n`, {
+    dir,
+  });
+  const fs = await startProxiedFs(t, { server: 'fs', socket: d.socket });
+  await waitFor(async () => (await fs.allowed()).length === 1, 30_000, 'the root');
+  const write = (path: string, content = HOOK) =>
+    fs.call('write_file', { path: join(p, path), content });
+  const refused = async (what: string, call: Promise<{ text: string; isError: boolean }>) => {
+    const r = await call;
+    t.equal(r.isError, true, `${what}: refused (${r.text.slice(0, 160)})`);
+  };
+  const allowed = async (what: string, call: Promise<{ text: string; isError: boolean }>) => {
+    const r = await call;
+    t.equal(r.isError, false, `${what}: allowed (${r.text.slice(0, 160)})`);
+  };
+
+  // The repository's own git directories, below .git.
+  for (const path of [
+    '.git/modules/sub/config',
+    '.git/modules/sub/hooks/pre-commit',
+    '.git/modules/vendor/lib/modules/inner/config',
+    '.git/modules/vendor/lib/config.worktree',
+    '.git/worktrees/w1/config.worktree',
+    '.git/worktrees/w1/commondir',
+    '.git/config.worktree',
+    '.git/commondir',
+  ])
+    await refused(path, write(path));
+  t.equal(readFileSync(join(p, '.git/modules/sub/config'), 'utf8'), '[core]\n', 'unchanged');
+
+  // A .git file names the git directory: not rewritten, not made.
+  await refused('sub/.git, a submodule checkout’s pointer', write('sub/.git', 'gitdir: ../evil\n'));
+  await refused('a new src/.git file', write('src/.git', 'gitdir: ../evil\n'));
+  t.equal(readFileSync(join(p, 'sub/.git'), 'utf8'), 'gitdir: ../.git/modules/sub\n', 'kept');
+
+  // A git directory assembled elsewhere: the last piece is refused, whichever it is.
+  for (const d of ['src/objects', 'src/refs']) {
+    await allowed(d, fs.call('create_directory', { path: join(p, d) }));
+  }
+  await allowed('src/HEAD beside objects and refs (no code yet)', write('src/HEAD', 'ref: x\n'));
+  await refused('src/config then', write('src/config'));
+  await refused('src/hooks/post-checkout then', write('src/hooks/post-checkout', '#!/bin/sh\n'));
+  await refused('src/commondir then', write('src/commondir', '../../.git\n'));
+  await allowed('lib/config first (no git directory yet)', write('src/lib/config'));
+  await allowed('lib/HEAD next (no objects or refs yet)', write('src/lib/HEAD', 'ref: x\n'));
+  await refused(
+    'lib/refs/heads/main last',
+    fs.call('create_directory', { path: join(p, 'src/lib/refs/heads') }),
+  );
+  await refused(
+    'lib/objects by a move',
+    fs.call('move_file', {
+      source: join(p, 'docs/config'),
+      destination: join(p, 'src/lib/objects'),
+    }),
+  );
+  writeFileSync(join(p, 'staged.txt'), HOOK);
+  await refused(
+    'a config moved into src',
+    fs.call('move_file', { source: join(p, 'staged.txt'), destination: join(p, 'src/config') }),
+  );
+
+  // What git and a project write stays writable.
+  await allowed('.git/objects/ab/cd', write('.git/objects/ab/cd', 'blob'));
+  await allowed(
+    '.git/refs/heads/config (a branch named config)',
+    write('.git/refs/heads/config', 'x'),
+  );
+  await allowed('.git/HEAD', write('.git/HEAD', 'ref: refs/heads/other\n'));
+  await allowed('docs/config/app.yaml', write('docs/config/app.yaml', 'a: 1\n'));
+  await allowed('src/main.ts', write('src/main.ts', 'export {};\n'));
+});
