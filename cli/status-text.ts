@@ -16,6 +16,8 @@ export function statusText(s: DaemonStatus, home: string, lockdown: string): str
   // Every value is the daemon's, and paths in it may be any directory's name: one line each.
   const shown = (e: DaemonStatus['policy']['errors'][number]) => problemLine(e, home);
   const path = (p: string) => inLine(tildify(p, home));
+  // Lockdown first, as in every command that shows roots.
+  if (s.lockdown) lines.push(lockdown.trimEnd());
   lines.push(
     `mcp-rootsd ${inLine(s.version)}, pid ${inLine(s.pid)}, up ${inLine(uptime(s.uptimeSeconds))}`,
   );
@@ -25,7 +27,6 @@ export function statusText(s: DaemonStatus, home: string, lockdown: string): str
       ? 'policy:   none valid since start: every server has no roots'
       : `policy:   ${s.policy.files.map(path).join(', ') || '(no policy file: no roots)'}; revision ${inLine(s.policy.revision)}, loaded ${inLine(s.policy.loadedAt)}`,
   );
-  if (s.lockdown) lines.push(lockdown.trimEnd());
   for (const e of s.policy.errors) lines.push(`ERROR:    ${shown(e)}`);
   if (s.policy.errors.length > 0) {
     lines.push(

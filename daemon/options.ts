@@ -38,7 +38,7 @@ Options:
   --decision-log-kib N   size of decisions.jsonl in the state directory before it rotates, keeping
                          3 older files (default 10240); 0 records no decisions
   -h, --help             this text
-  -v, --version          the version
+  -V, -v, --version      the version
 `;
 
 /** Parse argv; throws RootsError('USAGE') with a message naming the bad option. */
@@ -51,7 +51,8 @@ export function parseDaemonArgs(
   let values;
   try {
     ({ values } = parseArgs({
-      args: argv,
+      // `-V` as rootsctl and mcp-roots-proxy spell it; `-v` as this daemon always did.
+      args: argv.map((a) => (a === '-V' ? '--version' : a)),
       options: {
         config: { type: 'string' },
         socket: { type: 'string' },

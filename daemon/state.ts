@@ -83,6 +83,8 @@ export class PolicyState extends EventEmitter<StateEvents> {
   revision = 0;
   lockdown = false;
   loadedAt = new Date(0);
+  /** Whether any policy file was valid since start: else there is no last good policy to keep. */
+  private policyEverValid = false;
   sha256 = '';
   /** Errors of the policy files as they are on disk now (the last good policy keeps serving). */
   errors: PolicyError[] = [];
@@ -187,8 +189,10 @@ export class PolicyState extends EventEmitter<StateEvents> {
       if (what.policy) {
         const loaded = await loadPolicySources(this.opts.configFile, loadCtx);
         this.baseErrors = loaded.errors;
-        if (loaded.errors.length === 0) this.base = loaded;
-        else this.reportErrors(loaded.errors, 'policy');
+        if (loaded.errors.length === 0) {
+          this.base = loaded;
+          this.policyEverValid = true;
+        } else this.reportErrors(loaded.errors, 'policy');
       }
       if (what.grants) {
         const loaded = await loadGrantsSource(this.opts.grantsFile, loadCtx);
@@ -222,7 +226,7 @@ export class PolicyState extends EventEmitter<StateEvents> {
         });
       } else {
         this.opts.log.warn(
-          `policy not loaded (${reason}): ${this.errors.length} error${this.errors.length === 1 ? '' : 's'}; still serving the last good policy (${inForce}, loaded ${this.loadedAt.toISOString()})`,
+          `policy not loaded (${reason}): ${this.errors.length} error${this.errors.length === 1 ? '' : 's'}; ${this.keeping()} (${inForce}, loaded ${this.loadedAt.toISOString()})`,
           { files: this.files },
         );
       }
@@ -465,10 +469,17 @@ export class PolicyState extends EventEmitter<StateEvents> {
     this.emit('changed', this.revision, changes);
   }
 
+  /** What serves while the policy is invalid: the last good one, or none since start. */
+  private keeping(): string {
+    return this.policyEverValid
+      ? 'still serving the last good policy'
+      : 'no policy was valid since start, so every server has no roots until it is fixed';
+  }
+
   private reportErrors(errors: PolicyError[], what: string): void {
     const first = errors[0]!;
     this.opts.log.error(
-      `${what} file invalid, keeping the last good policy: ${first.file}:${first.line}:${first.column}: ${first.message}${errors.length > 1 ? ` (and ${errors.length - 1} more; see \`${this.statusCommand}\`)` : ''}`,
+      `${what} file invalid, ${this.keeping()}: ${first.file}:${first.line}:${first.column}: ${first.message}${errors.length > 1 ? ` (and ${errors.length - 1} more; see \`${this.statusCommand}\`)` : ''}`,
     );
   }
 }

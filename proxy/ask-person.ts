@@ -2,6 +2,7 @@
  * Asking the person, through the host's elicitation, to widen a server's roots when a call was
  * refused only because its path is outside every root (docs/policy.md "Asking the person").
  */
+import { statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Access, Grant, RefusalKind } from '../common/types.js';
 import { shellQuote } from '../common/shell-quote.js';
@@ -56,7 +57,11 @@ const DURATIONS: Record<string, { seconds: number; title: string }> = {
   '1d': { seconds: 86_400, title: '1 day' },
 };
 
-/** The command a person runs to allow what was refused. */
+/**
+ * The command a person runs to allow what was refused: the directory the path is in, or the path
+ * when it is a directory. Most servers (the reference filesystem server among them) take no
+ * single file as a root, so a grant of the file alone would still be refused by the server.
+ */
 export function grantCommand(
   server: string,
   path: string,
@@ -64,7 +69,16 @@ export function grantCommand(
   rootsctl = 'rootsctl',
 ): string {
   const ro = access === 'read' ? ' --read-only' : '';
-  return `${rootsctl} grant ${shellQuote(server)} ${shellQuote(path)} --for 1h${ro}`;
+  const target = isDirectory(path) ? path : dirname(path);
+  return `${rootsctl} grant ${shellQuote(server)} ${shellQuote(target)} --for 1h${ro}`;
+}
+
+function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
 }
 
 /** Asks one question at a time and turns an accepted answer into a grant. */

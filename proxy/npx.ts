@@ -85,7 +85,7 @@ export async function resolveNpx(
   const node = await findOnPath('node', ctx.env, ctx.cwd);
   if (best === undefined || node === undefined) {
     return {
-      problem: `${spec} is not in npx's cache (${join(cache, '_npx')}), and a sandboxed server cannot install it: run  npx -y ${spec} --help  once outside the sandbox (or install it with npm install -g ${spec} and start its bin)`,
+      problem: `${spec} is not in npx's cache (${join(cache, '_npx')}), and a sandboxed server cannot install it: run  (cd ~ && npx -y -p ${spec} true)  once outside the sandbox, from a directory whose node_modules does not hold it (npx caches nothing when a project has its own copy), or install it with npm install -g ${spec} and start its bin`,
     };
   }
   return {

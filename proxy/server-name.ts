@@ -4,6 +4,7 @@
  * name only the catch-all `'*'` covers (a typo gets `'*'`'s rules silently: a warning).
  */
 import { levenshtein } from '../common/levenshtein.js';
+import { shellQuote } from '../common/shell-quote.js';
 
 /** How the policy covers `--server`, as the proxy learned it from the daemon. */
 export type ServerNaming =
@@ -48,7 +49,7 @@ export function unknownServerText(
   return (
     `no entry of the policy names the server ${JSON.stringify(server)} (--server ${server}), so it would get no roots and every call with a path would be refused.` +
     alternatives(server, known) +
-    ` Fix --server in the host's configuration, or give the server roots (\`${rootsctl} edit\`, or \`${rootsctl} grant\`); \`--allow-unknown-server\` starts it anyway, for a policy about to gain it.`
+    ` Fix --server in the host's configuration, or give the server roots: an entry in the policy the daemon serves (\`${rootsctl} status\` names its file; \`rootsctl --config FILE edit\` edits it), or a directory for a while (\`${rootsctl} grant ${shellQuote(server)} DIRECTORY --for 1h\`); \`--allow-unknown-server\` starts it anyway, for a policy about to gain it.`
   );
 }
 

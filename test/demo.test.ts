@@ -146,7 +146,8 @@ void t.test("npm start's command serves the demo policy", async (t) => {
     t.same(
       result.roots.map((r) => [r.uri, r.name, r._meta['mcp-roots/readOnly']]),
       roots.map(([p, name, ro]) => [`file://${join(workspace, p)}`, name, ro]),
-      `${server}'s roots`,
+      // The quick start invites edits to the demo: this checks the demo as committed.
+      `${server}'s roots (if you changed examples/demo, undo it: git checkout examples/demo && git clean -fd examples/demo)`,
     );
   }
 

@@ -103,7 +103,7 @@ async function policyCheck(io: Io, opts: Options, limit: number) {
   return {
     check: ok(
       'policy',
-      `${shown}: valid, ${files.length} file${files.length === 1 ? '' : 's'}, ${evaluation.resolved.serverNames().length} server entries`,
+      `${shown}: valid, ${files.length} file${files.length === 1 ? '' : 's'}, ${named(evaluation.resolved.serverNames().length)}`,
     ),
     watches,
     sandbox,
@@ -172,4 +172,9 @@ export async function doctor(
   if (opts.json) io.out(`${JSON.stringify({ checks }, null, 2)}\n`);
   else io.out(doctorText(checks, useColour(io)));
   return checks.some((c) => c.verdict === 'fail') ? EXIT.fail : EXIT.ok;
+}
+
+/** `N named servers`, in the singular for one. */
+function named(n: number): string {
+  return `${n} named server${n === 1 ? '' : 's'}`;
 }

@@ -65,12 +65,10 @@ export function revoke(io: Io, [server, given]: string[], opts: Options): Promis
   }
   return withClient(io, opts.socket, async (client) => {
     const result = await client.revoke(server!, target);
-    emit(
-      io,
-      opts.json ?? false,
-      result,
-      (r) =>
-        `revoked ${inLine(r.revoked)} grant${r.revoked === 1 ? '' : 's'} of ${inLine(server!)}\n`,
+    emit(io, opts.json ?? false, result, (r) =>
+      r.revoked === 0
+        ? `no grant of ${inLine(server!)}${target === undefined ? '' : ` for ${inLine(tildify(target, homeDir(io.env)))}`} to revoke (\`rootsctl grants\` lists them; roots the policy gives are changed with \`rootsctl edit\`)\n`
+        : `revoked ${inLine(r.revoked)} grant${r.revoked === 1 ? '' : 's'} of ${inLine(server!)}\n`,
     );
     return result.revoked > 0 ? EXIT.ok : EXIT.fail;
   });

@@ -171,7 +171,8 @@ export async function installService(io: Io, opts: ServiceOptions): Promise<Exit
     // The units are written but nothing is enabled: what was asked for has not happened yet.
     io.err(
       'rootsctl: the units are written but not enabled: no systemd user manager is reachable from here (`systemctl --user` failed). In your login session, run:\n' +
-        INSTALL_STEPS.map((s) => `  ${command(s)}\n`).join(''),
+        INSTALL_STEPS.map((s) => `  ${command(s)}\n`).join('') +
+        "On a machine without systemd, run mcp-rootsd in a terminal (or your session's start-up) instead.\n",
     );
     return EXIT.fail;
   }

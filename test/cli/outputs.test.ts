@@ -24,8 +24,10 @@ void t.test('--version: rootsctl in-process and built, and mcp-rootsd', async (t
   t.same(await rootsctl(['-V']), { code: 0, out: `${VERSION}\n`, err: '' });
   t.match(await rootsctl(['status', '--version']), { code: 2, err: /--version does not apply/ });
   for (const name of ['rootsctl', 'daemon'] as const) {
-    const r = await run(process.execPath, [bin(name), '--version']);
-    t.equal(r.stdout, `${VERSION}\n`, name);
+    for (const flag of ['--version', '-V']) {
+      const r = await run(process.execPath, [bin(name), flag]);
+      t.equal(r.stdout, `${VERSION}\n`, `${name} ${flag}`);
+    }
   }
 });
 

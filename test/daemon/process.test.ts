@@ -101,6 +101,12 @@ void t.test(
     p.child.kill('SIGINT');
     t.equal(await p.exited, 0);
     t.match(p.stderr(), /^<3>policy file invalid/m, 'journal lines carry syslog priorities');
+    // Nothing was valid since start: there is no last good policy to speak of.
+    t.match(
+      p.stderr(),
+      /^<3>policy file invalid, no policy was valid since start, so every server has no roots until it is fixed:/m,
+    );
+    t.notMatch(p.stderr(), /last good policy/, 'no last good policy is claimed');
     // The rest of the errors are one command away, written as the person can run it: rootsctl is
     // not on this PATH, and this daemon's socket is not the default one.
     const more = /\(and 1 more; see `(.*)`\)$/m.exec(p.stderr());

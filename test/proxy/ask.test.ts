@@ -156,7 +156,8 @@ servers:
     // --socket, so that the command works as pasted.
     const ctl = `(rootsctl|node ${escapeRegExp(bin('rootsctl'))}) --socket ${escapeRegExp(d.socket)}`;
     t.match(r.text, new RegExp(`to allow it, run: ${ctl} grant plain `));
-    t.match(r.text, ` grant plain '${w}/o u'\\''t/e.txt' --for 1h --read-only`);
+    // Its directory: the filesystem server takes no single file as a root.
+    t.match(r.text, ` grant plain '${w}/o u'\\''t' --for 1h --read-only`);
   });
 
   await t.test('every ask and its answer is in the decision log', async (t) => {

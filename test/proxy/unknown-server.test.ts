@@ -63,6 +63,11 @@ void t.test('a --server name the policy lacks', async (t) => {
     t.match(err?.message, 'Did you mean "fs"?');
     t.match(err?.message, "The policy's servers: fs, git, viewer.");
     t.match(err?.message, '--allow-unknown-server');
+    // Commands that run as printed: status with the socket (edit takes the policy file), and a
+    // grant with its server named.
+    t.match(err?.message, / status` names its file; `rootsctl --config FILE edit` edits it/);
+    t.match(err?.message, / grant fss DIRECTORY --for 1h`/);
+    t.notMatch(err?.message, /--socket \S+ edit/, 'no edit with --socket, which edit refuses');
     t.match(stderr(), /error: refused the host's initialize: no entry of the policy names/);
   });
 
