@@ -13,7 +13,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import { startDaemon } from '../helpers/daemon.js';
-import { HOSTILE_SERVER, startProxied } from '../helpers/proxied-server.js';
+import { startBoxedHostile } from '../helpers/proxied-server.js';
 import { ownedShortDir, startProxiedFs, waitFor } from '../helpers/proxy.js';
 
 const MARK = 'MARK-literal-groups';
@@ -102,13 +102,7 @@ void t.test(
     const dir = ownedShortDir(t);
     const { w, policy } = workspace(dir, 'h', '    sandbox: true');
     const d = await startDaemon(t, policy, { dir });
-    const boxed = await startProxied(t, {
-      server: 'h',
-      socket: d.socket,
-      proxyArgs: ['--sandbox', '--no-enforce'],
-      command: [process.execPath, HOSTILE_SERVER],
-    });
-    const attempt = (action: string, ref: string) => boxed.call('attempt', { action, ref, to: '' });
+    const { attempt } = await startBoxedHostile(t, d.socket);
     t.match(
       (await attempt('read', join(w, DROPBOX, 'Finance/plain.txt'))).text,
       /^ok: plain/,

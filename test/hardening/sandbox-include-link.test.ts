@@ -15,7 +15,7 @@ import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { startDaemon, type TestDaemon } from '../helpers/daemon.js';
-import { HOSTILE_SERVER, proxiedTransport, startProxied } from '../helpers/proxied-server.js';
+import { HOSTILE_SERVER, proxiedTransport, startBoxedHostile } from '../helpers/proxied-server.js';
 import { ownedShortDir } from '../helpers/proxy.js';
 
 /** Server h: the writable root `r`, and the include given. */
@@ -122,13 +122,7 @@ void t.test('a link outside the writable roots changes nothing', async (t) => {
   mkdirSync(join(r, 'policy.d'), { recursive: true });
   symlinkSync(join(r, 'policy.d'), join(dir, 'inc'));
   const d = await startDaemon(t, policy(r, `${dir}/inc/*.yaml`), { dir });
-  const boxed = await startProxied(t, {
-    server: 'h',
-    socket: d.socket,
-    proxyArgs: ['--sandbox', '--no-enforce'],
-    command: [process.execPath, HOSTILE_SERVER],
-  });
-  const attempt = (action: string, ref: string) => boxed.call('attempt', { action, ref, to: '' });
+  const { attempt } = await startBoxedHostile(t, d.socket);
   t.match((await attempt('write', join(r, 'notes.txt'))).text, /^ok/, 'the server starts');
   const added = await attempt('write', join(r, 'policy.d/zz.yaml'));
   t.match(added.text, /^EROFS/, `the directory the link leads to is read-only: ${added.text}`);

@@ -12,7 +12,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { startDaemon } from '../helpers/daemon.js';
-import { HOSTILE_SERVER, proxiedTransport, startProxied } from '../helpers/proxied-server.js';
+import { HOSTILE_SERVER, proxiedTransport, startBoxedHostile } from '../helpers/proxied-server.js';
 import { ownedShortDir, waitFor } from '../helpers/proxy.js';
 
 const INCLUDED = 'version: 1\n';
@@ -34,14 +34,7 @@ void t.test('an include directory in a sandbox.write path is read-only', async (
   const d = await startDaemon(t, policy(r, x, `${incDir}/*.yaml`), { dir });
   const c = await d.connect();
   const before = JSON.stringify((await c.listRoots('h')).roots.map((y) => y.uri));
-  const boxed = await startProxied(t, {
-    server: 'h',
-    socket: d.socket,
-    proxyArgs: ['--sandbox', '--no-enforce'],
-    command: [process.execPath, HOSTILE_SERVER],
-  });
-  const attempt = (action: string, ref: string, to = '') =>
-    boxed.call('attempt', { action, ref, to });
+  const { attempt } = await startBoxedHostile(t, d.socket);
   t.match((await attempt('write', join(x, 'notes.txt'))).text, /^ok/, 'the path is writable');
 
   const added = await attempt('write', join(incDir, 'zz.yaml'));
@@ -129,13 +122,7 @@ void t.test(
     mkdirSync(r, { recursive: true });
     mkdirSync(incDir, { recursive: true });
     const d = await startDaemon(t, policy(r, x, `${incDir}/*.yaml`), { dir });
-    const boxed = await startProxied(t, {
-      server: 'h',
-      socket: d.socket,
-      proxyArgs: ['--sandbox', '--no-enforce'],
-      command: [process.execPath, HOSTILE_SERVER],
-    });
-    const attempt = (action: string, ref: string) => boxed.call('attempt', { action, ref, to: '' });
+    const { boxed, attempt } = await startBoxedHostile(t, d.socket);
     t.match((await attempt('write', join(incDir, 'zz.yaml'))).text, /^EROFS/, 'read-only at first');
     // Removed: the read-only mount goes with it, and the server could make the name again.
     rmSync(incDir, { recursive: true });

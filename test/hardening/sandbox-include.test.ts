@@ -11,7 +11,12 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { startDaemon } from '../helpers/daemon.js';
-import { HOSTILE_SERVER, proxiedTransport, startProxied } from '../helpers/proxied-server.js';
+import {
+  HOSTILE_SERVER,
+  proxiedTransport,
+  startBoxedHostile,
+  startProxied,
+} from '../helpers/proxied-server.js';
 import { ownedShortDir, waitFor } from '../helpers/proxy.js';
 
 const INCLUDED = 'version: 1\n';
@@ -31,14 +36,7 @@ void t.test('an existing include directory in a writable root is read-only', asy
   const d = await startDaemon(t, policy(r, `${incDir}/*.yaml`), { dir });
   const c = await d.connect();
   const before = JSON.stringify((await c.listRoots('h')).roots.map((x) => x.uri));
-  const boxed = await startProxied(t, {
-    server: 'h',
-    socket: d.socket,
-    proxyArgs: ['--sandbox', '--no-enforce'],
-    command: [process.execPath, HOSTILE_SERVER],
-  });
-  const attempt = (action: string, ref: string, to = '') =>
-    boxed.call('attempt', { action, ref, to });
+  const { attempt } = await startBoxedHostile(t, d.socket);
   t.match((await attempt('write', join(r, 'notes.yaml'))).text, /^ok/, 'the root is writable');
 
   // The fixture writes only a fixed text; here the policy a server would write stands ready.
@@ -143,13 +141,7 @@ void t.test(
     const incDir = join(r, 'policy.d');
     mkdirSync(incDir, { recursive: true });
     const d = await startDaemon(t, policy(r, `${incDir}/*.yaml`), { dir });
-    const boxed = await startProxied(t, {
-      server: 'h',
-      socket: d.socket,
-      proxyArgs: ['--sandbox', '--no-enforce'],
-      command: [process.execPath, HOSTILE_SERVER],
-    });
-    const attempt = (action: string, ref: string) => boxed.call('attempt', { action, ref, to: '' });
+    const { boxed, attempt } = await startBoxedHostile(t, d.socket);
     t.match((await attempt('write', join(incDir, 'zz.yaml'))).text, /^EROFS/, 'read-only at first');
 
     // The person removes it: the read-only mount in the sandbox goes with it, and the server

@@ -15,7 +15,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import { startDaemon } from '../helpers/daemon.js';
-import { HOSTILE_SERVER, startProxied } from '../helpers/proxied-server.js';
+import { startBoxedHostile } from '../helpers/proxied-server.js';
 import { ownedShortDir, waitFor } from '../helpers/proxy.js';
 
 const KEEP = 'the person wrote this';
@@ -56,14 +56,7 @@ void t.test('built-in **/NAME protected paths are read-only in the sandbox', asy
     `version: 1\nservers:\n  h:\n    roots:\n      - path: ${r}\n` +
     `    sandbox:\n      write: [${x}]\n`;
   const d = await startDaemon(t, policy, { dir });
-  const boxed = await startProxied(t, {
-    server: 'h',
-    socket: d.socket,
-    proxyArgs: ['--sandbox', '--no-enforce'],
-    command: [process.execPath, HOSTILE_SERVER],
-  });
-  const attempt = (action: string, ref: string, to = '') =>
-    boxed.call('attempt', { action, ref, to });
+  const { boxed, attempt } = await startBoxedHostile(t, d.socket);
 
   // The controls: the root and the extra path are writable.
   t.match((await attempt('write', join(r, 'ok.txt'))).text, /^ok/, 'the root is writable');

@@ -12,7 +12,7 @@ import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import { startDaemon } from '../helpers/daemon.js';
-import { HOSTILE_SERVER, startProxied } from '../helpers/proxied-server.js';
+import { startBoxedHostile } from '../helpers/proxied-server.js';
 import { ownedShortDir, waitFor } from '../helpers/proxy.js';
 
 const MARK = 'MARK-denied';
@@ -31,13 +31,7 @@ void t.test('denies and protected paths hold in a sandbox.write path', async (t)
     `version: 1\ndeny:\n  - ${x}/secret\n  - "**/.env"\n  - {path: ${x}/ro, access: write}\n` +
     `servers:\n  h:\n    roots:\n      - path: ${r}\n        readOnly: true\n    sandbox:\n      write: [${x}]\n`;
   const d = await startDaemon(t, policy, { dir });
-  const boxed = await startProxied(t, {
-    server: 'h',
-    socket: d.socket,
-    proxyArgs: ['--sandbox', '--no-enforce'],
-    command: [process.execPath, HOSTILE_SERVER],
-  });
-  const attempt = (action: string, ref: string) => boxed.call('attempt', { action, ref, to: '' });
+  const { boxed, attempt } = await startBoxedHostile(t, d.socket);
 
   t.match((await attempt('read', join(x, 'app/ok.txt'))).text, /^ok: OK/, 'the path is readable');
   t.match((await attempt('write', join(x, 'app/new.txt'))).text, /^ok/, 'and writable');

@@ -74,3 +74,28 @@ export async function startProxied(
     },
   };
 }
+
+/** A tool call of the hostile server's `attempt`: a system call of its own, and what it gave. */
+export type Attempt = (
+  action: string,
+  ref: string,
+  to?: string,
+) => Promise<{ text: string; isError: boolean }>;
+
+/**
+ * The hostile fixture server for `server` under `--sandbox --no-enforce`: only the kernel stands
+ * in the way of what it `attempt`s.
+ */
+export async function startBoxedHostile(
+  t: { teardown(fn: () => unknown): void },
+  socket: string,
+  server = 'h',
+): Promise<{ boxed: Proxied; attempt: Attempt }> {
+  const boxed = await startProxied(t, {
+    server,
+    socket,
+    proxyArgs: ['--sandbox', '--no-enforce'],
+    command: [process.execPath, HOSTILE_SERVER],
+  });
+  return { boxed, attempt: (action, ref, to = '') => boxed.call('attempt', { action, ref, to }) };
+}
