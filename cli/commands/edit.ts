@@ -48,14 +48,17 @@ function stripMarks(text: string): string {
   return lines.slice(i).join('\n');
 }
 
-function withMarks(text: string, errors: PolicyError[], home: string): string {
+function withMarks(text: string, errors: PolicyError[], home: string, target: string): string {
+  const lines = 2 + errors.length;
   const head = [
     `${MARK}NOT SAVED: the policy below has errors. Fix them and save to try again;`,
     `${MARK}quit without changing anything to leave the policy as it was.`,
     ...errors.map(
       // One line each: a line end in a message would start a line that is not marked, and so
-      // would be saved as policy.
-      (e) => `${MARK}error: ${problemLine(e, home)}`,
+      // would be saved as policy. An error in the file being edited also says where it is in
+      // this buffer, which these lines push down.
+      (e) =>
+        `${MARK}error: ${problemLine(e, home)}${e.file === target ? ` (line ${e.line + lines} here)` : ''}`,
     ),
   ];
   return `${head.join('\n')}\n${text}`;
@@ -162,7 +165,7 @@ export async function edit(io: Io, _args: string[], opts: Options): Promise<Exit
       io.err(
         `rootsctl: not saved: ${errors.length} error${errors.length === 1 ? '' : 's'}; re-opening the editor.\n`,
       );
-      offered = withMarks(text, errors, home);
+      offered = withMarks(text, errors, home, target);
     }
   } finally {
     await rm(dir, { recursive: true, force: true });

@@ -64,7 +64,8 @@ void t.test(
     t.match(r.err, 'not saved: 1 error; re-opening the editor');
     const second = seen(2);
     t.match(second, /^#! rootsctl edit: NOT SAVED/);
-    t.match(second, /#! rootsctl edit: error: .*:4:25: .*bogus: unknown key/);
+    t.match(second, /#! rootsctl edit: error: .*:4:25: .*bogus: unknown key.* \(line 7 here\)/);
+    t.match(second.split('\n')[6], /bogus/, 'line 7 of the re-opened buffer is the one named');
     t.ok(second.endsWith(BAD), 'below the errors, the edit as it was');
     t.equal(readFileSync(file, 'utf8'), EDITED, 'only the valid version reached the file');
   },
