@@ -44,6 +44,12 @@ interface Automaton {
    * Undefined: every name counts.
    */
   window: number | undefined;
+  /**
+   * For a floating pattern whose next segment is a plain name (`**\/.git/modules/**\/config`):
+   * that name. Every state past the start is reached through it, so a path with no such name
+   * advances nothing, and is answered without running the automaton over its names.
+   */
+  gate: string | undefined;
 }
 
 /** Segments per alternative whose state set fits one 31-bit number (longer: `advancedLong`). */
@@ -88,6 +94,7 @@ export function positionDependent(rule: DenyRule, path: string): boolean {
 
 /** Run the automaton over `names`; true when a live state beyond where every path stands remains. */
 function advanced(a: Automaton, names: readonly string[]): boolean {
+  if (a.gate !== undefined && !names.includes(a.gate)) return false;
   if (a.segs.length > MAX_SEGMENTS) return advancedLong(a, names);
   let states = a.start;
   const from = a.window === undefined ? 0 : Math.max(0, names.length - a.window);
@@ -143,12 +150,15 @@ function closed(closures: readonly number[], states: number): number {
   return out;
 }
 
+/** A character that makes a segment more than its plain name. */
+const GLOB_OR_ESCAPE = /[*?[\]{}()!+@\\]/;
+
 const segmentMatchers = new Map<string, (name: string) => boolean>();
 function segmentMatcher(glob: string): (name: string) => boolean {
   let m = segmentMatchers.get(glob);
   if (!m) {
     // A segment with no glob or escape character is compared as it is, without compiling.
-    m = /[*?[\]{}()!+@\\]/.test(glob) ? globMatcher(glob, DENY_GLOB) : (n) => n === glob;
+    m = GLOB_OR_ESCAPE.test(glob) ? globMatcher(glob, DENY_GLOB) : (n) => n === glob;
     if (segmentMatchers.size >= 10_000) segmentMatchers.clear();
     segmentMatchers.set(glob, m);
   }
@@ -175,6 +185,7 @@ function compilePattern(pattern: string): Automaton[] | undefined {
         start: 0,
         closures: [],
         window: undefined,
+        gate: undefined,
       });
       continue;
     }
@@ -186,12 +197,17 @@ function compilePattern(pattern: string): Automaton[] | undefined {
     closures.push(1 << segs.length);
     const floating = segs[0]?.any === true;
     const onlyLeading = floating && segs.slice(1).every((seg) => !seg.any);
+    const next = alt.split('/').filter((s) => s !== '')[1];
     automata.push({
       segs,
       floating,
       start: closures[0]!,
       closures,
       window: onlyLeading ? segs.length : undefined,
+      gate:
+        floating && next !== undefined && !segs[1]!.any && !GLOB_OR_ESCAPE.test(next)
+          ? next
+          : undefined,
     });
   }
   return automata;
