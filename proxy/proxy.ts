@@ -6,6 +6,7 @@ import { EventEmitter } from 'node:events';
 import { errnoCode } from '../common/errors.js';
 import { errorLine, idKey, type JsonObject } from '../protocol/messages.js';
 import { RpcCode } from '../protocol/rpc-errors.js';
+import { untilCancelled } from './abortable.js';
 import { AskByInput } from './ask-by-input.js';
 import { AskPerson } from './ask-person.js';
 import { CallGate } from './call-gate.js';
@@ -79,6 +80,8 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
   private readonly asker: AskPerson;
   /** The asks of a 2026-07-28 session, as input requests. */
   private readonly askByInput: AskByInput;
+  /** Calls wait here while the server fetches and applies a list (roots-hold.ts). */
+  private readonly hold: RootsHold;
   private readonly relayed = new RelayedRequests();
   private readonly roots: ServerRoots;
   private readonly catalog: ToolCatalog;
@@ -93,6 +96,7 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
     const toServer = (data: Buffer | string): void => writeLine(this.server.serverIn, data, hostIn);
     const toHost = (data: Buffer | string): void => writeLine(hostOut, data, this.server.serverOut);
     const hold = new RootsHold(this.settings.holdMs, log);
+    this.hold = hold;
     this.own = new OwnRequests(toServer, this.settings.requestTimeoutMs);
     this.hostOwn = new OwnRequests(toHost, this.settings.askWaitMs, `${OWN_ID_PREFIX}ask:`);
     this.asker = new AskPerson({
@@ -291,6 +295,14 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
             const call = await this.askByInput.resume(line);
             if (call === undefined) return undefined;
             return (await this.gate.refusedToolCall(call, era, signal)) ? undefined : call;
+          });
+        }
+        // Unchecked (--no-enforce, a sandbox alone), a call still waits for the roots the server
+        // is fetching: it would otherwise find no allowed directory, as a checked one would.
+        if (isRequest && this.hold.closed) {
+          return this.requests.admitPending(line, era, async (signal) => {
+            await untilCancelled(this.hold.passed(), signal);
+            return line;
           });
         }
         break;
