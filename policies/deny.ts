@@ -1,6 +1,6 @@
 /** Deny rules and protected paths as patterns over canonical paths (docs/policy.md rules 5 and 6). */
 import { sep } from 'node:path';
-import { DENY_GLOB, globMatcher } from '../common/glob-dialect.js';
+import { DENY_GLOB, escapeGlob, globMatcher } from '../common/glob-dialect.js';
 import { linksOnTheWay } from '../common/links-on-the-way.js';
 import type { DenyAccess } from '../common/types.js';
 import { isGlob, splitGlob } from './expand.js';
@@ -97,7 +97,8 @@ export async function compileDeny(
     const { base, glob } = splitGlob(abs);
     const canonBase = await canonicalizeLoose(fs, base);
     rule.base = canonBase;
-    rule.pattern = childPath(canonBase, glob);
+    // The canonical base is a literal name: a `Tax {a,b}` or `[draft]` in it is no glob.
+    rule.pattern = childPath(escapeGlob(canonBase), glob);
     rule.match = matcher(rule.pattern);
   }
   if (extra.include === true && abs !== (rule.pattern ?? rule.literal)) {

@@ -87,12 +87,12 @@ export function globTest(glob: string): (input: string) => boolean {
 
 /** True when a path has glob syntax (`*`, `**`, `?`, `[...]`, `{a,b}`). */
 export function isGlob(path: string): boolean {
-  return GLOB_CHARACTERS.test(path) && scanGlob(path, GLOB_OPTIONS).isGlob;
+  return GLOB_CHARACTERS.test(path) && scanGlob(path).isGlob;
 }
 
 /** Split a glob into its static base directory and the glob part below it. */
 export function splitGlob(pattern: string): { base: string; glob: string } {
-  const scan = scanGlob(pattern, GLOB_OPTIONS);
+  const scan = scanGlob(pattern);
   const base = scan.base === '' ? '/' : scan.base;
   return { base, glob: scan.glob };
 }

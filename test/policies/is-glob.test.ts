@@ -6,7 +6,7 @@
  */
 import t from 'tap';
 import { scanGlob } from '../../common/glob-dialect.js';
-import { GLOB_OPTIONS, isGlob } from '../../policies/expand.js';
+import { isGlob, splitGlob } from '../../policies/expand.js';
 
 const SPECIAL = ['*', '?', '[', ']', '{', '}', '(', ')', '!', '+', '@', '\\', ',', '.', '..'];
 const SHAPES = (c: string) => [
@@ -27,11 +27,21 @@ const PLAIN = ['/', '/a', '/home/u/.config/Code/User', '/a b/c-d_e~f', '/a/.git/
 void t.test('isGlob agrees with the scan on every special character and plain paths', (t) => {
   const paths = [...PLAIN, ...SPECIAL.flatMap(SHAPES), '**/.git/hooks', '/a/{b,c}', '/a/[bc]'];
   for (const p of paths) {
-    t.equal(isGlob(p), scanGlob(p, GLOB_OPTIONS).isGlob, JSON.stringify(p));
+    t.equal(isGlob(p), scanGlob(p).isGlob, JSON.stringify(p));
   }
   t.equal(isGlob('/a/*'), true);
   t.equal(isGlob('/a/b'), false);
   t.equal(isGlob('/a/Dropbox (Personal)'), false, 'parentheses alone are a name');
   t.equal(isGlob('/a/x|y'), false, 'so is a bar');
+  t.equal(isGlob('/a/Notes {old}'), false, 'braces without a comma are a name');
+  t.equal(isGlob('/a/a{b'), false, 'so is an unclosed brace');
+  t.equal(isGlob('/a/P [draft'), false, 'and an unclosed bracket');
+  t.equal(isGlob('/a/{b,c}'), true, 'a brace group');
+  t.equal(isGlob('/a/d{1..3}'), true, 'a range');
+  t.equal(isGlob('/a/[bc]'), true, 'a bracket expression');
+  t.equal(isGlob('/a/\\*'), false, 'an escaped star');
+  t.same(splitGlob('/w/Notes {old}/**/*.key'), { base: '/w/Notes {old}', glob: '**/*.key' });
+  t.same(splitGlob('/w/a\\*b/x*'), { base: '/w/a*b', glob: 'x*' }, 'escapes undone in the base');
+  t.same(splitGlob('**/.env'), { base: '/', glob: '**/.env' });
   t.end();
 });
