@@ -20,6 +20,7 @@ import { isFileUri } from './file-uri.js';
 import type { ProxyLogger } from './log.js';
 import { isObject, type McpLine } from './mcp-line.js';
 import type { RootsHold } from './roots-hold.js';
+import { GIT_NAMED, type GitWrites } from './git-writes.js';
 import type { ToolCatalog } from './tool-catalog.js';
 
 /**
@@ -57,6 +58,8 @@ export interface CallGateOptions {
   link: DaemonLink;
   catalog: ToolCatalog;
   hold: RootsHold;
+  /** Writes naming git's names, one at a time (git-writes.ts); the proxy marks them done. */
+  gitWrites: GitWrites;
   log: ProxyLogger;
   asker: AskPerson;
   /** The asks of a 2026-07-28 request, which answers the call with the question. */
@@ -184,6 +187,15 @@ export class CallGate {
     const values = notAnObject(params.arguments) ?? paths.values;
     // An array of no paths needs no check; a refusal of the arguments themselves is answered.
     if (Array.isArray(values) && values.length === 0) return false;
+    const key = line.idKey;
+    if (
+      access === 'write' &&
+      key !== undefined &&
+      Array.isArray(values) &&
+      values.some((v) => GIT_NAMED.test(v.value))
+    ) {
+      await this.options.gitWrites.enter(key, signal);
+    }
     const refusal = await this.checkAsking(line, era, name, values, access, signal);
     if (refusal === undefined) return false;
     if (refusal === 'asked') return true;

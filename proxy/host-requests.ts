@@ -85,6 +85,8 @@ export class HostRequests {
     era: Era,
     check?: (signal: AbortSignal) => Promise<McpLine | undefined>,
     relaying?: () => void,
+    /** Once the request is relayed, answered here, refused or dropped. */
+    finished?: () => void,
   ): void {
     const call = this.pending.start(line.idKey);
     const task = (async () => {
@@ -99,6 +101,7 @@ export class HostRequests {
         await this.relay(checked, era, call);
       } finally {
         this.pending.finish(call);
+        finished?.();
       }
     })();
     this.o.beside(task);

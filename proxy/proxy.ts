@@ -24,6 +24,7 @@ import { OpenIds } from './open-ids.js';
 import { OWN_ID_PREFIX, OwnRequests } from './own-requests.js';
 import { RelayedRequests } from './relayed.js';
 import { RootsHold } from './roots-hold.js';
+import { GitWrites } from './git-writes.js';
 import { ServerLines } from './server-lines.js';
 import { ServerRoots } from './server-roots.js';
 import { SessionHealth } from './session-health.js';
@@ -82,7 +83,8 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
   private readonly askByInput: AskByInput;
   /** Calls wait here while the server fetches and applies a list (roots-hold.ts). */
   private readonly hold: RootsHold;
-  private readonly relayed = new RelayedRequests();
+  private readonly gitWrites: GitWrites;
+  private readonly relayed = new RelayedRequests((key) => this.gitWrites.done(key));
   private readonly roots: ServerRoots;
   private readonly catalog: ToolCatalog;
   private readonly gate: CallGate;
@@ -97,6 +99,7 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
     const toHost = (data: Buffer | string): void => writeLine(hostOut, data, this.server.serverOut);
     const hold = new RootsHold(this.settings.holdMs, log);
     this.hold = hold;
+    this.gitWrites = new GitWrites(log);
     this.own = new OwnRequests(toServer, this.settings.requestTimeoutMs);
     this.hostOwn = new OwnRequests(toHost, this.settings.askWaitMs, `${OWN_ID_PREFIX}ask:`);
     this.asker = new AskPerson({
@@ -138,6 +141,7 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
       link,
       catalog: this.catalog,
       hold,
+      gitWrites: this.gitWrites,
       log,
       answerHost: (line, answer) => this.requests.answer(line, answer),
     });
@@ -289,13 +293,26 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
       case 'tools/call':
         if (isRequest && enforce) {
           this.learnTools();
-          return this.requests.admitPending(line, era, async (signal) => {
-            // A retry bringing the answer to the proxy's own question goes on as the call asked
-            // about (undefined: the proxy answered it).
-            const call = await this.askByInput.resume(line);
-            if (call === undefined) return undefined;
-            return (await this.gate.refusedToolCall(call, era, signal)) ? undefined : call;
-          });
+          let checkedKey: string | undefined;
+          return this.requests.admitPending(
+            line,
+            era,
+            async (signal) => {
+              // A retry bringing the answer to the proxy's own question goes on as the call
+              // asked about (undefined: the proxy answered it).
+              const call = await this.askByInput.resume(line);
+              if (call === undefined) return undefined;
+              checkedKey = call.idKey;
+              return (await this.gate.refusedToolCall(call, era, signal)) ? undefined : call;
+            },
+            undefined,
+            // A write that is not on its way to the server (refused, cancelled, server gone)
+            // lets the next git-named write go; one that is waits for its answer (relayed.ts).
+            () => {
+              for (const key of [line.idKey, checkedKey])
+                if (key !== undefined && !this.relayed.has(key)) this.gitWrites.done(key);
+            },
+          );
         }
         // Unchecked (--no-enforce, a sandbox alone), a call still waits for the roots the server
         // is fetching: it would otherwise find no allowed directory, as a checked one would.

@@ -17,6 +17,9 @@ export class RelayedRequests {
   private readonly waiting = new Map<string, { idText: string; method: string }>();
   private emptied: (() => void)[] = [];
 
+  /** `onSettled`: told of each request answered, cancelled or failed. */
+  constructor(private readonly onSettled: (key: string) => void = () => {}) {}
+
   /** How many requests await the server's answer (open subscription streams aside). */
   get size(): number {
     let n = 0;
@@ -44,6 +47,7 @@ export class RelayedRequests {
   /** The server answered request `key`, or the host cancelled it. */
   settled(key: string): void {
     this.waiting.delete(key);
+    this.onSettled(key);
     if (this.size === 0) this.wake();
   }
 
@@ -55,7 +59,8 @@ export class RelayedRequests {
 
   /** The server is gone: answer every request still waiting with an error, through `toHost`. */
   failAll(toHost: (line: string) => void, log: ProxyLogger, why: string = SERVER_GONE): void {
-    for (const { idText, method } of this.waiting.values()) {
+    for (const [key, { idText, method }] of this.waiting) {
+      this.onSettled(key);
       log.warn(`the server went away before answering ${method}; answered with an error`);
       toHost(
         errorLine(idText, {

@@ -11,11 +11,12 @@
  *
  * Real daemon, real proxy, the real filesystem server.
  */
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import { startDaemon } from '../helpers/daemon.js';
-import { ownedShortDir, startProxiedFs, waitFor } from '../helpers/proxy.js';
+import { FS_SERVER, ownedShortDir, startProxiedFs, waitFor } from '../helpers/proxy.js';
+import { startRawHost } from '../helpers/raw-host.js';
 
 const HOOK = '[core]\n\tfsmonitor = "touch /tmp/owned; false"\n';
 
@@ -101,6 +102,29 @@ void t.test('git directories and what points at them cannot be written', async (
     fs.call('move_file', { source: join(p, 'staged.txt'), destination: join(p, 'src/config') }),
   );
 
+  // The pieces sent side by side, in any order, HEAD among them or already there: each write is
+  // checked once the ones before it are answered, so the last piece is refused.
+  const pieces = (d: string) => [
+    () => write(`${d}/config`),
+    () => fs.call('create_directory', { path: join(p, d, 'objects') }),
+    () => fs.call('create_directory', { path: join(p, d, 'refs/heads') }),
+    () => write(`${d}/HEAD`, 'ref: refs/heads/main\n'),
+  ];
+  for (let round = 0; round < 12; round++) {
+    const d = `src/side${round}`;
+    mkdirSync(join(p, d));
+    const all = pieces(d);
+    if (round % 2 === 0) await all.pop()!(); // HEAD first, alone
+    if (round % 3 === 1) all.reverse();
+    await Promise.all(all.map((piece) => piece()));
+    const names = readdirSync(join(p, d));
+    const shaped = names.includes('HEAD') && (names.includes('objects') || names.includes('refs'));
+    t.notOk(
+      shaped && names.includes('config'),
+      `round ${round}: no git directory with code (${names.sort().join(' ')})`,
+    );
+  }
+
   // What git and a project write stays writable.
   await allowed('.git/objects/ab/cd', write('.git/objects/ab/cd', 'blob'));
   await allowed(
@@ -110,4 +134,58 @@ void t.test('git directories and what points at them cannot be written', async (
   await allowed('.git/HEAD', write('.git/HEAD', 'ref: refs/heads/other\n'));
   await allowed('docs/config/app.yaml', write('docs/config/app.yaml', 'a: 1\n'));
   await allowed('src/main.ts', write('src/main.ts', 'export {};\n'));
+});
+
+void t.test('pieces written in one chunk are checked one after another', async (t) => {
+  const dir = ownedShortDir(t);
+  const p = join(dir, 'proj');
+  mkdirSync(join(p, 'src'), { recursive: true });
+  const d = await startDaemon(t, `version: 1\nservers:\n  fs:\n    roots:\n      - path: ${p}\n`, {
+    dir,
+  });
+  const host = startRawHost({
+    t,
+    server: 'fs',
+    socket: d.socket,
+    serverCommand: [process.execPath, FS_SERVER],
+  });
+  host.send({
+    jsonrpc: '2.0',
+    id: 'init',
+    method: 'initialize',
+    params: {
+      protocolVersion: '2025-06-18',
+      capabilities: {},
+      clientInfo: { name: 'raw', version: '0' },
+    },
+  });
+  await host.answer('init');
+  host.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+  const call = (id: string, name: string, args: Record<string, unknown>) =>
+    JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } });
+  for (let round = 0; round < 8; round++) {
+    const g = join(p, 'src', `r${round}`);
+    mkdirSync(g);
+    const lines = [
+      call(`c${round}`, 'write_file', { path: join(g, 'config'), content: HOOK }),
+      call(`o${round}`, 'create_directory', { path: join(g, 'objects') }),
+      call(`f${round}`, 'create_directory', { path: join(g, 'refs') }),
+      call(`h${round}`, 'write_file', { path: join(g, 'HEAD'), content: 'ref: refs/heads/main\n' }),
+    ];
+    // HEAD first and answered in every other round, as an agent retrying would.
+    if (round % 2 === 0) {
+      host.send(lines.pop()!);
+      await host.answer(`h${round}`);
+    }
+    if (round % 4 >= 2) lines.reverse();
+    // The rest in one write to the proxy's input: the checks begin side by side.
+    host.send(lines.join('\n'));
+    for (const id of ['c', 'o', 'f', 'h']) await host.answer(`${id}${round}`);
+    const names = readdirSync(g);
+    const shaped = names.includes('HEAD') && (names.includes('objects') || names.includes('refs'));
+    t.notOk(
+      shaped && names.includes('config'),
+      `round ${round}: no git directory with code (${names.sort().join(' ')})`,
+    );
+  }
 });
