@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import t from 'tap';
 import { startDaemon } from '../helpers/daemon.js';
 import { FS_SERVER, ownedShortDir, startProxiedFs, waitFor } from '../helpers/proxy.js';
-import { startRawHost } from '../helpers/raw-host.js';
+import { openSession, startRawHost } from '../helpers/raw-host.js';
 
 const HOOK = '[core]\n\tfsmonitor = "touch /tmp/owned; false"\n';
 
@@ -149,18 +149,7 @@ void t.test('pieces written in one chunk are checked one after another', async (
     socket: d.socket,
     serverCommand: [process.execPath, FS_SERVER],
   });
-  host.send({
-    jsonrpc: '2.0',
-    id: 'init',
-    method: 'initialize',
-    params: {
-      protocolVersion: '2025-06-18',
-      capabilities: {},
-      clientInfo: { name: 'raw', version: '0' },
-    },
-  });
-  await host.answer('init');
-  host.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+  await openSession(host);
   const call = (id: string, name: string, args: Record<string, unknown>) =>
     JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } });
   for (let round = 0; round < 8; round++) {

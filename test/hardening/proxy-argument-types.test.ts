@@ -11,7 +11,7 @@ import t from 'tap';
 import { startDaemon } from '../helpers/daemon.js';
 import { HOSTILE_SERVER } from '../helpers/proxied-server.js';
 import { ownedShortDir } from '../helpers/proxy.js';
-import { startRawHost, type HostMessage } from '../helpers/raw-host.js';
+import { openSession, startRawHost, type HostMessage } from '../helpers/raw-host.js';
 
 const MARK = 'TOKEN=outside every root';
 
@@ -31,18 +31,7 @@ void t.test('arguments that are not an object are refused', async (t) => {
     socket: d.socket,
     serverCommand: [process.execPath, HOSTILE_SERVER],
   });
-  host.send({
-    jsonrpc: '2.0',
-    id: 'init',
-    method: 'initialize',
-    params: {
-      protocolVersion: '2025-06-18',
-      capabilities: {},
-      clientInfo: { name: 'raw-host', version: '0' },
-    },
-  });
-  await host.answer('init');
-  host.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+  await openSession(host);
   const read = { action: 'read', ref: join(dir, 'secret.txt') };
 
   /** [what, the call's params] */

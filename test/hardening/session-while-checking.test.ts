@@ -9,7 +9,7 @@ import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { FS_SERVER, ownedShortDir, waitFor } from '../helpers/proxy.js';
-import { startRawHost, type RawHost } from '../helpers/raw-host.js';
+import { openSession, startRawHost, type RawHost } from '../helpers/raw-host.js';
 import { spawnDaemon, type DaemonProcess } from '../helpers/spawn-daemon.js';
 
 const call = (id: string, name: string, args: object) => ({
@@ -197,18 +197,7 @@ void t.test('the session keeps answering while a call is checked or held', async
     socket,
     serverCommand: [process.execPath, FS_SERVER],
   });
-  host.send({
-    jsonrpc: '2.0',
-    id: 'init',
-    method: 'initialize',
-    params: {
-      protocolVersion: '2025-06-18',
-      capabilities: { elicitation: { form: {} } },
-      clientInfo: { name: 'raw-host', version: '0' },
-    },
-  });
-  await host.answer('init');
-  host.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+  await openSession(host, { elicitation: { form: {} } });
   let n = 0;
   const serverAllows = async (path: string): Promise<void> => {
     await waitFor(

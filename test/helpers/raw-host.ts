@@ -94,3 +94,19 @@ export function startRawHost(opts: {
     },
   };
 }
+
+/** Open a 2025-era session on `host`: `initialize` (with `capabilities`), its answer, `initialized`. */
+export async function openSession(host: RawHost, capabilities: object = {}): Promise<void> {
+  host.send({
+    jsonrpc: '2.0',
+    id: 'init',
+    method: 'initialize',
+    params: {
+      protocolVersion: '2025-06-18',
+      capabilities,
+      clientInfo: { name: 'raw-host', version: '0' },
+    },
+  });
+  await host.answer('init');
+  host.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+}
