@@ -16,7 +16,17 @@ export type { WatchEvent, WatchHandle };
 /** Opens watches; rejects with the system error when one cannot be set (ENOSPC, EMFILE, EACCES ...). */
 export interface WatchBackend {
   /** Watch `path` and its entries, non-recursively down to `depth` levels below it. */
-  dir(path: string, depth: number, onEvent: OnEvent, onError: OnError): Promise<WatchHandle>;
+  /**
+   * `enters`: for a depth-limited watch, whether a directory below `path` (its names, one per
+   * level) is watched; undefined watches every one to `depth`.
+   */
+  dir(
+    path: string,
+    depth: number,
+    onEvent: OnEvent,
+    onError: OnError,
+    enters?: (names: readonly string[]) => boolean,
+  ): Promise<WatchHandle>;
   /** Watch the whole tree under `path`, skipping directories named in `ignore`. */
   recursive(
     path: string,
@@ -51,7 +61,7 @@ function respell(real: string, given: string): (path: string) => string {
 
 /** One `fs.watch` for a directory's own entries; chokidar deeper; a tree for `**` (watch-tree.ts). */
 export const defaultBackend: WatchBackend = {
-  async dir(path, depth, onEvent, onError) {
+  async dir(path, depth, onEvent, onError, enters) {
     // Watch the canonical directory so that a symlinked one is watched inside, not as a link.
     const real = await realpath(path);
     if (!(await stat(real)).isDirectory()) {
@@ -66,6 +76,17 @@ export const defaultBackend: WatchBackend = {
     const { watch: chokidarWatch } = await import('chokidar');
     const watcher = chokidarWatch(real, {
       depth,
+      // Only the directories a glob could enter: every other one to the depth is not read or
+      // watched (a base of /tmp would otherwise take the user's whole inotify allowance).
+      ...(enters === undefined
+        ? {}
+        : {
+            ignored: (p: string, stats?: { isDirectory(): boolean }) =>
+              p !== real &&
+              p.startsWith(real === sep ? sep : real + sep) &&
+              stats?.isDirectory() === true &&
+              !enters(p.slice(real === sep ? 1 : real.length + 1).split(sep)),
+          }),
       ignoreInitial: true,
       usePolling: false,
       followSymlinks: false,

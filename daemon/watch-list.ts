@@ -11,6 +11,8 @@ export interface Watch {
   path: string;
   /** Levels below `path` (its own entries, or chokidar deeper), or 'recursive' (watch-tree.ts). */
   depth: number | 'recursive';
+  /** For a depth-limited watch: the globs that decide which directories below are watched. */
+  globs?: string[];
   ignore: string[];
   roles: Set<Role>;
   handle?: WatchHandle;
@@ -31,16 +33,25 @@ export function wantedWatches(
   includeTrees: { path: string; depth: Watch['depth'] }[] = [],
 ): Map<string, Watch> {
   const wanted = new Map<string, Watch>();
-  const want = (path: string, depth: Watch['depth'], ignore: string[], role: Role) => {
-    const key = depth === 'recursive' ? `r:${path}\0${ignore.join('\0')}` : `d:${depth}:${path}`;
+  const want = (
+    path: string,
+    depth: Watch['depth'],
+    ignore: string[],
+    role: Role,
+    globs?: string[],
+  ) => {
+    const key =
+      depth === 'recursive'
+        ? `r:${path}\0${ignore.join('\0')}`
+        : `d:${depth}:${path}${globs === undefined ? '' : `\0g:${globs.join('\0')}`}`;
     let w = wanted.get(key);
     if (!w) {
-      w = { key, path, depth, ignore, roles: new Set() };
+      w = { key, path, depth, ignore, roles: new Set(), ...(globs ? { globs } : {}) };
       wanted.set(key, w);
     }
     w.roles.add(role);
   };
-  for (const d of plan.dirs) want(d.path, d.depth, [], 'roots');
+  for (const d of plan.dirs) want(d.path, d.depth, [], 'roots', d.globs);
   for (const r of plan.recursive) want(r.path, 'recursive', r.ignore, 'roots');
   for (const d of policyDirs) want(d, 0, [], 'policy');
   for (const t of includeTrees) want(t.path, t.depth, [], 'policy');

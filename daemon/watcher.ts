@@ -5,6 +5,7 @@ import { sep } from 'node:path';
 import type { Logger } from './logger.js';
 import { errnoCode } from '../common/errors.js';
 import {
+  entersBelow,
   includeBase,
   includeDepth,
   includeMatcher,
@@ -306,7 +307,13 @@ export class PolicyWatcher {
       handle =
         w.depth === 'recursive'
           ? await this.backend.recursive(w.path, w.ignore, onEvent, onError)
-          : await this.backend.dir(w.path, w.depth, onEvent, onError);
+          : await this.backend.dir(
+              w.path,
+              w.depth,
+              onEvent,
+              onError,
+              w.globs === undefined ? undefined : entersBelow(w.globs),
+            );
     } catch (err) {
       const code = degradeCode(err);
       if (code) {

@@ -154,7 +154,8 @@ export async function watchFor(
     return { recursive: { path: watchBase, ignore } };
   }
   // Until the base exists, watch its nearest ancestor shallowly, not all of it recursively.
-  return { dir: { path: watchBase, depth: watchBase === shape.base ? shape.depth : 0 } };
+  if (watchBase !== shape.base || shape.depth === 0) return { dir: { path: watchBase, depth: 0 } };
+  return { dir: { path: watchBase, depth: shape.depth, globs: [shape.glob] } };
 }
 
 /**
@@ -271,8 +272,22 @@ export function applyExpansion(
   for (const c of x.candidates) result.matches.push(matchOf(c));
 }
 
+/**
+ * One plan per directory: the deepest, entering what any of them enters (every directory when
+ * one of them does not narrow it with globs).
+ */
 export function dedupeDirs(dirs: WatchPlan['dirs']): WatchPlan['dirs'] {
-  const best = new Map<string, number>();
-  for (const d of dirs) best.set(d.path, Math.max(best.get(d.path) ?? -1, d.depth));
-  return [...best].map(([path, depth]) => ({ path, depth }));
+  const best = new Map<string, WatchPlan['dirs'][number]>();
+  for (const d of dirs) {
+    const had = best.get(d.path);
+    if (had === undefined) {
+      best.set(d.path, { ...d, ...(d.globs ? { globs: [...d.globs] } : {}) });
+      continue;
+    }
+    had.depth = Math.max(had.depth, d.depth);
+    if (had.globs === undefined || d.globs === undefined) delete had.globs;
+    else for (const g of d.globs) if (!had.globs.includes(g)) had.globs.push(g);
+  }
+  for (const d of best.values()) if (d.depth === 0) delete d.globs;
+  return [...best.values()];
 }

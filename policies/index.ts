@@ -17,6 +17,7 @@ export { compareUtf8, toUri } from './paths.js';
 export { isGlob } from './expand.js';
 export { expandGlob } from './glob.js';
 export {
+  entersBelow,
   includeBase,
   includeDepth,
   includeMatcher,

@@ -129,8 +129,13 @@ export interface WatchPlan {
   policyFiles: string[];
   /** Directories whose include globs could gain a file: watch shallowly. */
   includeDirs: string[];
-  /** Directories to watch non-recursively, to `depth` levels below (0 = its own entries). */
-  dirs: { path: string; depth: number }[];
+  /**
+   * Directories to watch non-recursively, to `depth` levels below (0 = its own entries). With
+   * `globs` (relative to `path`), only the directories below that some glob could enter are
+   * watched (`entersBelow`): `/tmp/p*\/src/*` must not watch every directory of `/tmp` three
+   * levels down. Without, every directory to that depth is.
+   */
+  dirs: { path: string; depth: number; globs?: string[] }[];
   /** Directories to watch recursively (globs with `**`). */
   recursive: { path: string; ignore: string[] }[];
 }

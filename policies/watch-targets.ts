@@ -24,6 +24,28 @@ export async function nearestExisting(fs: FsView, path: string): Promise<string>
   }
 }
 
+/**
+ * Whether a directory at `names` below a depth-limited watch's directory (one name per level)
+ * could hold a match of one of `globs` (relative to that directory), or lie on the way to one:
+ * each name matches its segment and a segment is left below it. A glob whose groups hold a
+ * slash, or with `**`, could lie anywhere (its watch is not narrowed).
+ */
+export function entersBelow(globs: readonly string[]): (names: readonly string[]) => boolean {
+  const shapes = globs.map((g) =>
+    groupHoldsSlash(g) || g.includes('**')
+      ? undefined
+      : g
+          .split('/')
+          .filter((s) => s !== '')
+          .map((s) => globMatcher(s, GLOB_OPTIONS)),
+  );
+  return (names) =>
+    shapes.some(
+      (segs) =>
+        segs === undefined || (names.length < segs.length && names.every((n, i) => segs[i]!(n))),
+    );
+}
+
 /** The static directory an include glob's matches live under (`/etc/mcp/*.yaml` → `/etc/mcp`). */
 export function includeBase(pattern: string): string {
   return splitGlob(pattern).base;
