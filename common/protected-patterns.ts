@@ -46,6 +46,21 @@ export const GIT_PATTERNS = [
 ] as const;
 
 /**
+ * A git directory anywhere, by its entries (policies/git-dir.ts): git takes a directory holding
+ * `HEAD` and one of `objects`, `refs` or `commondir` for one, and runs what its `config`,
+ * `config.worktree`, `hooks` or `commondir` says.
+ */
+export const GIT_DIR_SHAPE = ['HEAD', 'objects', 'refs', 'commondir'] as const;
+export const GIT_DIR_CODE = ['config', 'config.worktree', 'hooks', 'commondir'] as const;
+
+/** A path with one of those names as a segment (the only paths a git directory's check reads). */
+export const GIT_DIR_NAMED = new RegExp(
+  `(?:^|/)(?:${[...new Set([...GIT_DIR_SHAPE, ...GIT_DIR_CODE])]
+    .map((n) => n.replace('.', '\\.'))
+    .join('|')})(?:/|$)`,
+);
+
+/**
  * A `.git` itself: as a file (a submodule's or a linked worktree's checkout) it names the git
  * directory git reads all of the above from, so writing one anywhere would point git at a
  * directory the agent made. Only the name itself is protected (`entriesOnly`), not a `.git`

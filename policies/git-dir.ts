@@ -8,16 +8,15 @@
  * order of its writes: the write that would leave a directory with both halves is refused.
  */
 import { sep } from 'node:path';
+import {
+  GIT_DIR_CODE as CODE,
+  GIT_DIR_NAMED,
+  GIT_DIR_SHAPE as SHAPE,
+} from '../common/protected-patterns.js';
 import { pathProbe } from './fs.js';
 import type { FsView } from './model.js';
 
-/** Names that make a directory a git directory to git (with `HEAD`). */
-const SHAPE = ['HEAD', 'objects', 'refs', 'commondir'] as const;
-/** Names in a git directory that make git run code. */
-const CODE = ['config', 'config.worktree', 'hooks', 'commondir'] as const;
 const NAMES: ReadonlySet<string> = new Set<string>([...SHAPE, ...CODE]);
-/** A path with one of the names as a segment: the rest need no look at all. */
-const ANY_NAME = /\/(?:HEAD|objects|refs|commondir|config|config\.worktree|hooks)(?:\/|$)/;
 
 /**
  * Why writing `canonical` (a canonical path, or one whose missing tail is as written) would put
@@ -25,7 +24,7 @@ const ANY_NAME = /\/(?:HEAD|objects|refs|commondir|config|config\.worktree|hooks
  * way is one of the names above is looked at (a few `lstat`s); a path with none costs nothing.
  */
 export async function gitDirWrite(fs: FsView, canonical: string): Promise<string | undefined> {
-  if (!ANY_NAME.test(canonical)) return undefined;
+  if (!GIT_DIR_NAMED.test(canonical)) return undefined;
   const segments = canonical.split(sep);
   for (let i = segments.length - 1; i >= 1; i--) {
     const name = segments[i]!;

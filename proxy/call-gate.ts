@@ -20,7 +20,8 @@ import { isFileUri } from './file-uri.js';
 import type { ProxyLogger } from './log.js';
 import { isObject, type McpLine } from './mcp-line.js';
 import type { RootsHold } from './roots-hold.js';
-import { GIT_NAMED, type GitWrites } from './git-writes.js';
+import type { GitWrites } from './git-writes.js';
+import { GIT_DIR_NAMED } from '../common/protected-patterns.js';
 import type { ToolCatalog } from './tool-catalog.js';
 
 /**
@@ -192,7 +193,7 @@ export class CallGate {
       access === 'write' &&
       key !== undefined &&
       Array.isArray(values) &&
-      values.some((v) => GIT_NAMED.test(v.value))
+      values.some((v) => GIT_DIR_NAMED.test(v.value))
     ) {
       await this.options.gitWrites.enter(key, signal);
     }

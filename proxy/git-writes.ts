@@ -14,10 +14,6 @@ import type { ProxyLogger } from './log.js';
  */
 const WAIT_LIMIT_MS = 30_000;
 
-/** A path with a name that makes, or runs code from, a git directory. */
-export const GIT_NAMED =
-  /(?:^|\/)(?:HEAD|objects|refs|commondir|config|config\.worktree|hooks)(?:\/|$)/;
-
 export class GitWrites {
   constructor(private readonly log: ProxyLogger) {}
 
@@ -57,11 +53,5 @@ export class GitWrites {
     if (release === undefined) return;
     this.held.delete(key);
     release();
-  }
-
-  /** Every write is done (the server is gone, or is being replaced). */
-  doneAll(): void {
-    for (const release of this.held.values()) release();
-    this.held.clear();
   }
 }
