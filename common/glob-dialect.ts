@@ -10,6 +10,13 @@
  */
 import picomatch from 'picomatch';
 
+/**
+ * Every character that can make a path or a name more than plain text (`*`, `?`, brackets,
+ * braces, parentheses, the extglob and negation marks, the escape): a path with none is plain
+ * without scanning it.
+ */
+export const GLOB_CHARACTERS = /[*?[\]{}()!+@\\]/;
+
 /** Roots' globs: as in shells, `*`, `?` and `**` do not match a leading dot. */
 export const ROOT_GLOB: picomatch.PicomatchOptions = {
   dot: false,

@@ -12,7 +12,7 @@
  * rest, so the answer errs towards refusing.
  */
 import { basename, dirname, sep } from 'node:path';
-import { DENY_GLOB, globMatcher } from '../common/glob-dialect.js';
+import { DENY_GLOB, GLOB_CHARACTERS, globMatcher } from '../common/glob-dialect.js';
 import type { DenyRule } from './deny.js';
 import { pathProbe } from './fs.js';
 import type { FsView } from './model.js';
@@ -150,15 +150,12 @@ function closed(closures: readonly number[], states: number): number {
   return out;
 }
 
-/** A character that makes a segment more than its plain name. */
-const GLOB_OR_ESCAPE = /[*?[\]{}()!+@\\]/;
-
 const segmentMatchers = new Map<string, (name: string) => boolean>();
 function segmentMatcher(glob: string): (name: string) => boolean {
   let m = segmentMatchers.get(glob);
   if (!m) {
     // A segment with no glob or escape character is compared as it is, without compiling.
-    m = GLOB_OR_ESCAPE.test(glob) ? globMatcher(glob, DENY_GLOB) : (n) => n === glob;
+    m = GLOB_CHARACTERS.test(glob) ? globMatcher(glob, DENY_GLOB) : (n) => n === glob;
     if (segmentMatchers.size >= 10_000) segmentMatchers.clear();
     segmentMatchers.set(glob, m);
   }
@@ -205,7 +202,7 @@ function compilePattern(pattern: string): Automaton[] | undefined {
       closures,
       window: onlyLeading ? segs.length : undefined,
       gate:
-        floating && next !== undefined && !segs[1]!.any && !GLOB_OR_ESCAPE.test(next)
+        floating && next !== undefined && !segs[1]!.any && !GLOB_CHARACTERS.test(next)
           ? next
           : undefined,
     });

@@ -1,6 +1,6 @@
 /** Turning a path as written in a policy into an absolute path or glob (docs/policy.md rule 1). */
 import { dirname, isAbsolute } from 'node:path';
-import { globRegExp, ROOT_GLOB, scanGlob } from '../common/glob-dialect.js';
+import { GLOB_CHARACTERS, globRegExp, ROOT_GLOB, scanGlob } from '../common/glob-dialect.js';
 import { normalizeLexically } from './paths.js';
 
 /** The options of the one glob dialect used for policy paths (common/glob-dialect.ts). */
@@ -67,15 +67,6 @@ export function policyDir(file: string): string {
 }
 
 /**
- * Every character that can make `picomatch.scan` call a path a glob (`*`, `?`, brackets, braces,
- * parentheses, the extglob and negation marks, the escape). A path with none of them is plain
- * without scanning it: every resolution asks this of each of the 80-odd protected paths and every
- * deny, and scanning them character by character was hot enough at start-up for V8 to optimise
- * picomatch's scanner, which alone maps about 4 MB more of the node binary into an idle daemon.
- */
-const GLOB_CHARACTERS = /[*?[\]{}()!+@\\]/;
-
-/**
  * `globMatcher(glob, GLOB_OPTIONS)` as a plain test: what its matcher decides for these options (a
  * non-empty input equal to the glob, or matched by the glob's expression), without the two
  * result objects the matcher makes per call. A walk of 100,000 entries asks it of each name.
@@ -85,7 +76,11 @@ export function globTest(glob: string): (input: string) => boolean {
   return (input) => input !== '' && (input === glob || re.test(input));
 }
 
-/** True when a path has glob syntax (`*`, `**`, `?`, `[...]`, `{a,b}`). */
+/**
+ * True when a path has glob syntax (`*`, `**`, `?`, `[...]`, `{a,b}`). A path with no glob
+ * character at all is answered without scanning it: every resolution asks this of each of the
+ * 80-odd protected paths and every deny.
+ */
 export function isGlob(path: string): boolean {
   return GLOB_CHARACTERS.test(path) && scanGlob(path).isGlob;
 }

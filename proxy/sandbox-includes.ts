@@ -18,7 +18,7 @@
  */
 import { lstat, readlink, realpath } from 'node:fs/promises';
 import { basename, dirname, join, relative } from 'node:path';
-import { DENY_GLOB, globMatcher, scanGlob } from '../common/glob-dialect.js';
+import { DENY_GLOB, GLOB_CHARACTERS, globMatcher, scanGlob } from '../common/glob-dialect.js';
 import { groupHoldsSlash } from '../common/glob-groups.js';
 import { linksOnTheWay } from '../common/links-on-the-way.js';
 import { ancestors, inside } from './sandbox-paths.js';
@@ -34,7 +34,7 @@ export interface IncludeSplit {
 
 /** Where an include pattern's glob starts, as the daemon splits it (policies/expand.ts `splitGlob`). */
 export function splitInclude(pattern: string): IncludeSplit {
-  const scan = /[*?[\]{}()!+@\\]/.test(pattern) ? scanGlob(pattern) : undefined;
+  const scan = GLOB_CHARACTERS.test(pattern) ? scanGlob(pattern) : undefined;
   if (scan === undefined || !scan.isGlob) return { pattern, base: pattern, glob: '' };
   return { pattern, base: scan.base === '' ? '/' : scan.base, glob: scan.glob };
 }
