@@ -6,7 +6,14 @@
  * every other watch on the machine failed with ENOSPC. Counted here as the kernel counts them
  * (`/proc/self/fdinfo`), with the daemon in this process.
  */
-import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import {
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmdirSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import { startDaemon } from '../helpers/daemon.js';
@@ -56,4 +63,25 @@ void t.test('a glob below its base watches only what it could enter', async (t) 
   mkdirSync(join(base, 'keep2/src/z'), { recursive: true });
   await waitFor(async () => (await names()).includes('z'), 30_000, 'a match in a new directory');
   t.same(await names(), ['x', 'y', 'z']);
+
+  // Matches leave as they go: removed, or moved out under a name the glob does not enter.
+  rmdirSync(join(base, 'keep1/src/x'));
+  await waitFor(async () => !(await names()).includes('x'), 30_000, 'a removed match leaves');
+  renameSync(join(base, 'keep2'), join(base, 'gone2'));
+  await waitFor(async () => !(await names()).includes('z'), 30_000, 'a match moved out leaves');
+  // A directory the glob did not enter, moved in under a name it does, is entered and matched.
+  mkdirSync(join(base, 'other0/src/w'), { recursive: true });
+  renameSync(join(base, 'other0'), join(base, 'keep3'));
+  await waitFor(async () => (await names()).includes('w'), 30_000, 'a directory moved in');
+  // And back out again.
+  renameSync(join(base, 'keep3'), join(base, 'other0'));
+  await waitFor(async () => !(await names()).includes('w'), 30_000, 'moved back out');
+  // A chain made at once, faster than the watches that follow it.
+  mkdirSync(join(base, 'keep4/src/v'), { recursive: true });
+  await waitFor(async () => (await names()).includes('v'), 30_000, 'a chain made at once');
+  // A match replaced by a file of the same name is no longer a root.
+  rmdirSync(join(base, 'keep1/src/y'));
+  writeFileSync(join(base, 'keep1/src/y'), '');
+  await waitFor(async () => !(await names()).includes('y'), 30_000, 'a match replaced by a file');
+  t.same(await names(), ['v']);
 });
