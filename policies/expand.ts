@@ -21,7 +21,8 @@ export function expandPath(
 ): Expanded {
   if (raw.includes('\0'))
     return { ok: false, message: `${JSON.stringify(raw)}: contains a NUL byte` };
-  let missing: string | undefined;
+  /** The first unset variable, as written (`$HOME` or `${HOME}`), and its name. */
+  let missing: { written: string; name: string } | undefined;
   let invalid: string | undefined;
   let path = raw.replace(VAR, (whole, braced: string | undefined, bare: string | undefined) => {
     const name = braced ?? bare ?? '';
@@ -31,7 +32,7 @@ export function expandPath(
     }
     const value = ctx.env[name];
     if (value === undefined) {
-      missing ??= name;
+      missing ??= { written: whole, name };
       return whole;
     }
     return value;
@@ -45,7 +46,7 @@ export function expandPath(
   if (missing !== undefined) {
     return {
       ok: false,
-      message: `\${${missing}}: environment variable ${missing} is not set (set it in the daemon's environment, e.g. \`systemctl --user set-environment ${missing}=...\`, or write the path out)`,
+      message: `${missing.written}: environment variable ${missing.name} is not set (set it in the daemon's environment, e.g. \`systemctl --user set-environment ${missing.name}=...\`, or write the path out)`,
     };
   }
   if (path.includes('\0'))

@@ -26,7 +26,7 @@ const LOADER: [string, 'error' | 'warning', string, string][] = [
     'deny-unset-var.yaml',
     'error',
     'deny-unset-var.yaml:3:5',
-    "${MCP_ROOTS_TEST_UNSET}: environment variable MCP_ROOTS_TEST_UNSET is not set (set it in the daemon's environment, e.g. `systemctl --user set-environment MCP_ROOTS_TEST_UNSET=...`, or write the path out)",
+    "$MCP_ROOTS_TEST_UNSET: environment variable MCP_ROOTS_TEST_UNSET is not set (set it in the daemon's environment, e.g. `systemctl --user set-environment MCP_ROOTS_TEST_UNSET=...`, or write the path out)",
   ],
   [
     'bad-var-name.yaml',
@@ -56,7 +56,7 @@ const LOADER: [string, 'error' | 'warning', string, string][] = [
     'include-unset-var.yaml',
     'error',
     'include-unset-var.yaml:3:5',
-    "include: ${MCP_ROOTS_TEST_UNSET}: environment variable MCP_ROOTS_TEST_UNSET is not set (set it in the daemon's environment, e.g. `systemctl --user set-environment MCP_ROOTS_TEST_UNSET=...`, or write the path out)",
+    "include: $MCP_ROOTS_TEST_UNSET: environment variable MCP_ROOTS_TEST_UNSET is not set (set it in the daemon's environment, e.g. `systemctl --user set-environment MCP_ROOTS_TEST_UNSET=...`, or write the path out)",
   ],
   [
     'include-directory.yaml',

@@ -31,6 +31,14 @@ await runRows('rule 1: paths', [
     ],
   },
   {
+    name: 'an unset variable is named as written: $NAME stays $NAME',
+    policy: 'version: 1\nservers:\n  s:\n    roots:\n      - path: $NOPE/src\n',
+    env: {},
+    errors: [
+      "5:15: $NOPE: environment variable NOPE is not set (set it in the daemon's environment, e.g. `systemctl --user set-environment NOPE=...`, or write the path out)",
+    ],
+  },
+  {
     name: 'a relative path is relative to the policy file, .. resolved lexically',
     tree: ['work/a/', 'work/b/'],
     policy:
