@@ -422,13 +422,13 @@ export class PolicyState extends EventEmitter<StateEvents> {
     const literal = new Set(this.current.serverNames());
     const changes: Change[] = [];
     for (const [server, before] of this.lists) {
+      const roots = this.roots(server);
+      // A name no longer named, subscribed or asked about is diffed one last time, then
+      // forgotten: a revoked grant of a server no policy names still logs its roots going.
       if (!literal.has(server) && !this.subscribed.has(server) && !this.recent.has(server)) {
         this.lists.delete(server);
-        continue;
-      }
-      const roots = this.roots(server);
+      } else if (roots !== before) this.lists.set(server, roots);
       if (roots === before) continue;
-      this.lists.set(server, roots);
       // A list updated from the one last sent says what it added and removed: no need to
       // compare 100,000 roots to find the one that changed.
       const change = this.lockdown ? undefined : this.current.rootsChange?.(server);

@@ -138,6 +138,23 @@ void t.test('a real daemon records every kind of decision', async (t) => {
     (e) => e.kind === 'grant-revoked' && e.path.endsWith('other'),
   );
 
+  // A server no policy names gets its roots only from a grant: the revoke forgets the name,
+  // and the log still shows the root going, not only coming.
+  mkdirSync(join(dir, 'lone'));
+  await c.grant('unnamed-server', join(dir, 'lone'), { seconds: 600 });
+  await waitForEntry(
+    d,
+    "the unnamed server's root given",
+    (e) => e.kind === 'roots' && e.server === 'unnamed-server' && e.added.length === 1,
+  );
+  await c.revoke('unnamed-server', join(dir, 'lone'));
+  const gone = await waitForEntry(
+    d,
+    "the unnamed server's root taken away",
+    (e) => e.kind === 'roots' && e.server === 'unnamed-server' && e.removed.length === 1,
+  );
+  t.match(gone, { added: [], removed: [/\/lone$/] });
+
   // A root made read-only is in both lists: a change of its access, not of nothing.
   d.writePolicy(POLICY(dir).replace(`{path: ${dir}/work}`, `{path: ${dir}/work, readOnly: true}`));
   await c.reload();
