@@ -32,10 +32,11 @@ export function emit<T>(io: Io, json: boolean, data: T, table: (data: T) => stri
 /**
  * Lay out rows as aligned columns. Cells hold names nobody checked (a directory an agent made, a
  * daemon's answer): what a terminal would act on is escaped in each (common/acted-on.ts).
+ * `widths`, when given, holds each column's width so far: the rows are padded to it and it
+ * grows to fit them, so rows printed a few at a time (`log --follow`) line up with those before.
  */
-export function columns(given: string[][]): string {
+export function columns(given: string[][], widths: number[] = []): string {
   const rows = given.map((row) => row.map((cell) => actedOnEscaped(cell)));
-  const widths: number[] = [];
   for (const row of rows)
     row.forEach((cell, i) => (widths[i] = Math.max(widths[i] ?? 0, cell.length)));
   return rows

@@ -20,12 +20,14 @@ export async function log(io: Io, _args: string[], opts: Options): Promise<ExitC
     (!opts.refused || isRefusal(d)) &&
     (since === undefined || Date.parse(d.time) >= since);
   const home = homeDir(io.env);
+  /** The table's column widths, kept while following so that each new row lines up. */
+  const widths: number[] = [];
   const show = (list: Decision[], header: boolean): void => {
     if (list.length === 0) return;
     // Entries come from a file (and with --socket, from where a daemon said): what a terminal
     // would act on is escaped in both forms (terminal-text.ts).
     if (opts.json) io.out(list.map((d) => `${terminalJson(d)}\n`).join(''));
-    else io.out(decisionTable(list, home, header));
+    else io.out(decisionTable(list, home, header, widths));
   };
   const where = shownPath(file);
   const { entries, bad, position, skipped } = await readDecisions(file);
@@ -144,13 +146,13 @@ function sinceTime(text: string, now: number): number {
   }
 }
 
-function decisionTable(list: Decision[], home: string, header: boolean): string {
+function decisionTable(list: Decision[], home: string, header: boolean, widths: number[]): string {
   const rows = list.map((d) => [
     shortTime(d.time),
     'server' in d ? visibleText(d.server) : '-',
     ...what(d, home),
   ]);
-  return columns(header ? [['TIME', 'SERVER', 'DECISION', 'DETAIL'], ...rows] : rows);
+  return columns(header ? [['TIME', 'SERVER', 'DECISION', 'DETAIL'], ...rows] : rows, widths);
 }
 
 /** Local time, to the second: what a person compares with their own clock. */

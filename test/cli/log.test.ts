@@ -145,6 +145,15 @@ void t.test('--follow prints new entries, across a rotation, until stopped', asy
   appendFileSync(file, entry('/h/refused-one', false));
   await waitFor(() => out.includes('refused-one'), 10_000, 'the appended entry');
   t.notMatch(out, /allowed-one/, 'the filter applies to followed entries');
+  // A followed row lines up with the table printed before it: its detail starts where theirs do.
+  const detailAt = (line: string) => line.indexOf('~/');
+  const rows = out.split('\n').filter((l) => /REFUSED|declined|asked/.test(l));
+  const followed = rows.find((l) => l.includes('refused-one'))!;
+  t.equal(
+    detailAt(followed),
+    detailAt(rows.find((l) => l.includes('REFUSED') && l !== followed)!),
+    `followed rows line up with the table:\n${out}`,
+  );
   renameSync(file, `${file}.1`);
   writeFileSync(file, entry('/h/after-rotation', false));
   await waitFor(() => out.includes('after-rotation'), 10_000, 'the entry after rotation');
