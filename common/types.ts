@@ -47,6 +47,12 @@ export interface CheckResult {
   reason: string;
   /** Set when `allowed` is false. */
   refusal?: RefusalKind;
+  /**
+   * The canonical path decided on (links resolved; for a missing path, its nearest existing
+   * directory's): what a grant must name to lift the refusal, whatever the path's spelling.
+   * Absent for a path refused before it was resolved, and from daemons before this field.
+   */
+  canonical?: string;
   root?: Root;
 }
 

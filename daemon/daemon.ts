@@ -107,6 +107,7 @@ export class Daemon {
         dir: options.stateDir,
         log,
         decisions,
+        home: options.home,
       });
       // The status handler needs the daemon, which needs the server: tie the knot through a
       // promise. A client can connect as soon as the socket listens, before the daemon is whole.

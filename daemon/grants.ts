@@ -7,6 +7,7 @@ import type { Logger } from './logger.js';
 import { stringify } from 'yaml';
 import { errnoCode, ignoreMissing, RootsError } from '../common/errors.js';
 import { SerialQueue } from '../common/serial-queue.js';
+import { canonicalHome, tooWide } from '../common/too-wide.js';
 import { parseRfc3339, RFC3339_WANTED } from '../common/rfc3339.js';
 import type { Grant } from '../common/types.js';
 import { parsePolicyText, readPolicyFile, toUri } from '../policies/index.js';
@@ -20,6 +21,8 @@ export interface GrantStoreOptions {
   dir: string;
   log: Logger;
   decisions: DecisionSink;
+  /** The user's home directory: a grant from a question may not hold it (common/too-wide.ts). */
+  home: string;
   now?: () => number;
 }
 
@@ -130,6 +133,21 @@ export class GrantStore {
         'PATH_NOT_FOUND',
         `${params.path} does not exist (${errnoCode(err) ?? String(err)}); a grant needs an existing file or directory`,
       );
+    }
+    if (params.asked === true) {
+      // What the person was shown is what is granted, or nothing: never where a link leads now.
+      if (canonical !== params.path) {
+        throw new RootsError(
+          'GRANT_DENIED',
+          `${params.path} now leads to ${canonical} (a link on the way changed since the person was asked); nothing was granted`,
+        );
+      }
+      if (tooWide(canonical, canonicalHome(this.opts.home))) {
+        throw new RootsError(
+          'GRANT_DENIED',
+          `${canonical} is / or holds the home directory: too much to grant from a question; if it is meant, run rootsctl grant`,
+        );
+      }
     }
     if (canonical.includes('$')) {
       // The grants file is a policy file, where $ starts a variable: such a path cannot be written there.

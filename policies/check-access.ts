@@ -127,8 +127,8 @@ function decide(
 ): CheckResult {
   const no = (reason: string, root?: Root, refusal: RefusalKind = 'denied'): CheckResult =>
     root
-      ? { allowed: false, access, reason, refusal, root }
-      : { allowed: false, access, reason, refusal };
+      ? { allowed: false, access, reason, refusal, canonical, root }
+      : { allowed: false, access, reason, refusal, canonical };
   // The nearest root at or above the path (the longest), by binary search in the sorted roots.
   const best = holdingRoot(view.info, canonical);
   const shown = canonical === path ? path : `${path} (${canonical})`;
@@ -177,6 +177,7 @@ function decide(
     allowed: true,
     access,
     reason: `${shown} is inside the root ${best.root.uri}, from ${describeRoot(best.rule)}`,
+    canonical,
     root: best.root,
   };
 }

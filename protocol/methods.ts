@@ -86,6 +86,12 @@ export type GrantAddParams = {
   path: string;
   readOnly?: boolean;
   name?: string;
+  /**
+   * A grant a person accepted in a question (the proxy's ask): granted only as they were shown
+   * it. The path must be canonical as given (a link on the way that changed since the question
+   * is refused, not followed), and not `/`, the home directory or above it (common/too-wide.ts).
+   */
+  asked?: boolean;
 } & ({ seconds?: number; expires?: never } | { expires?: string; seconds?: never });
 
 /** Params of `grants/revoke`: without `path`, all of that server's grants. */

@@ -209,7 +209,12 @@ export const paramValidators: Validators = {
     const base = { server: server(m, p), path: path(m, p), ...grantLifetime(m, p) };
     const readOnly = optionalBoolean(m, p, 'readOnly');
     const label = p.name === undefined ? undefined : name(m, p, 'name');
-    return withOptional(withOptional(base, 'readOnly', readOnly), 'name', label) as GrantAddParams;
+    const asked = optionalBoolean(m, p, 'asked');
+    return withOptional(
+      withOptional(withOptional(base, 'readOnly', readOnly), 'name', label),
+      'asked',
+      asked,
+    ) as GrantAddParams;
   },
   'grants/list': noParams('grants/list'),
   'grants/revoke'(params) {

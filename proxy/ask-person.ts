@@ -6,6 +6,7 @@ import { statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Access, Grant, RefusalKind } from '../common/types.js';
 import { shellQuote } from '../common/shell-quote.js';
+import { tooWide } from '../common/too-wide.js';
 import type { AskAnswer } from '../protocol/methods.js';
 import type { DaemonLink } from './daemon-link.js';
 import type { ProxyLogger } from './log.js';
@@ -18,8 +19,32 @@ export interface AskQuestion {
   tool: string;
   /** The local path the daemon refused (as the call gave it). */
   path: string;
+  /** The canonical path the daemon decided on: where `path` leads, links resolved. */
+  canonical: string;
   access: Access;
   refusal: RefusalKind;
+  /** What an answer may grant (`askTargets`), fixed when the question is made. */
+  targets: AskTarget[];
+}
+
+/** What an answer may grant: the canonical path itself, or its directory. */
+export interface AskTarget {
+  scope: 'path' | 'directory';
+  path: string;
+}
+
+/**
+ * The grants a question about `canonical` may offer, the default first: the path itself when it
+ * is a directory, else its directory (most servers, the reference filesystem server among them,
+ * take no single file as a root). Both are canonical: the person is shown, and grants, where the
+ * path leads, never a spelling a link could re-point while they read. Neither is ever `/`, the
+ * home directory or above it (common/too-wide.ts).
+ */
+export function askTargets(canonical: string, home: string): AskTarget[] {
+  const path: AskTarget = { scope: 'path', path: canonical };
+  const directory: AskTarget = { scope: 'directory', path: dirname(canonical) };
+  const targets = isDirectory(canonical) ? [path, directory] : [directory, path];
+  return targets.filter((t) => !tooWide(t.path, home));
 }
 
 /** What the asker needs from the rest of the proxy. */
@@ -34,6 +59,8 @@ export interface AskPersonOptions {
   rememberMs: number;
   /** Resolves once the server has fetched a roots list holding `uri` (at once if it fetches none). */
   rootsServed: (uri: string) => Promise<void>;
+  /** The user's home directory, canonical: no question offers it, or anything above it. */
+  home: string;
 }
 
 /** A person's answer as the host's `ElicitResult` gave it, or none within the limit. */
@@ -94,6 +121,11 @@ export class AskPerson {
   private readonly refused = new Map<string, number>();
 
   constructor(private readonly options: AskPersonOptions) {}
+
+  /** The home directory no question offers. */
+  get home(): string {
+    return this.options.home;
+  }
 
   /**
    * Whether the host can be asked in answer to `line`: a 2025 host says so once in `initialize`,
@@ -188,18 +220,29 @@ export class AskPerson {
 
   /**
    * Act on the person's answer: a refusal is remembered and recorded; an acceptance becomes a
-   * grant, and resolves true once the server has the new roots. The target is the question's own
-   * path or its directory, never a path the answer names.
+   * grant, and resolves true once the server has the new roots. The target is one the question
+   * offered (`askTargets`), never a path the answer names; an answer choosing none is a cancel.
    */
-  async settle(q: AskQuestion, { answer, content }: PersonAnswer): Promise<boolean> {
+  async settle(q: AskQuestion, given: PersonAnswer): Promise<boolean> {
     const { link, log } = this.options;
     const context = { tool: q.tool, ...(this.client !== undefined ? { client: this.client } : {}) };
-    if (answer !== 'accept') {
+    const { content } = given;
+    // No scope chosen: the one the question offered first (its default).
+    const chosen =
+      content.scope === undefined ? q.targets[0] : q.targets.find((t) => t.scope === content.scope);
+    let answer = given.answer;
+    if (answer === 'accept' && chosen === undefined) {
+      log.warn(
+        `the answer to the ask about ${JSON.stringify(q.path)} chose no scope the question offered (${JSON.stringify(content.scope)}); taken as a cancel`,
+      );
+      answer = 'cancel';
+    }
+    if (answer !== 'accept' || chosen === undefined) {
       this.refused.set(`${q.access}\0${q.path}`, Date.now() + this.options.rememberMs);
       await link.logAsk({ path: q.path, access: q.access, answer, ...context });
       return false;
     }
-    const target = content.scope === 'directory' ? dirname(q.path) : q.path;
+    const target = chosen.path;
     const duration = DURATIONS[typeof content.duration === 'string' ? content.duration : ''];
     const readOnly = content.readOnly === true;
     let grant: Grant;
@@ -250,14 +293,18 @@ export class AskPerson {
   }
 }
 
-/** The `elicitation/create` params: every text the person reads is the proxy's own. */
+/**
+ * The `elicitation/create` params: every text the person reads is the proxy's own, and names
+ * exactly what an answer grants. Ask only when `askTargets` offers something.
+ */
 export function askParams(server: string, q: AskQuestion): Record<string, unknown> {
   const path = JSON.stringify(q.path);
   const why =
     q.refusal === 'read-only' ? 'which is in a read-only root' : 'which is outside every root';
+  const leads = q.canonical === q.path ? '' : ` That path leads to ${JSON.stringify(q.canonical)}.`;
   const message =
     `mcp-roots: the MCP server ${JSON.stringify(server)} wants to ${q.access} ${path} ` +
-    `(tool ${JSON.stringify(q.tool)}), ${why} it may use. Allow it? Decline to refuse.`;
+    `(tool ${JSON.stringify(q.tool)}), ${why} it may use.${leads} Allow it? Decline to refuse.`;
   return {
     message,
     requestedSchema: {
@@ -266,16 +313,8 @@ export function askParams(server: string, q: AskQuestion): Record<string, unknow
         scope: {
           type: 'string',
           title: 'What to allow',
-          oneOf: [
-            {
-              const: 'path',
-              title: `Only ${path} (a server that takes only directories, as the reference filesystem server does, cannot use a file alone)`,
-            },
-            { const: 'directory', title: `The directory ${JSON.stringify(dirname(q.path))}` },
-          ],
-          // The directory by default: most servers (the reference filesystem server among them)
-          // skip a root that is a file, so a file alone would be granted and still not work.
-          default: 'directory',
+          oneOf: q.targets.map((t) => ({ const: t.scope, title: targetTitle(t) })),
+          default: q.targets[0]?.scope,
         },
         duration: {
           type: 'string',
@@ -292,6 +331,15 @@ export function askParams(server: string, q: AskQuestion): Record<string, unknow
       required: ['scope', 'duration', 'readOnly'],
     },
   };
+}
+
+/** How a choice reads: a file alone is said to be of no use to most servers. */
+function targetTitle(t: AskTarget): string {
+  const path = JSON.stringify(t.path);
+  if (t.scope === 'directory') return `The directory ${path}`;
+  return isDirectory(t.path)
+    ? `Only ${path}`
+    : `Only ${path} (a server that takes only directories, as the reference filesystem server does, cannot use a file alone)`;
 }
 
 /** Whether declared elicitation capabilities include forms (`{}` means form, 2025-06-18). */

@@ -10,7 +10,7 @@ import { RpcCode, type RpcErrorObject } from '../protocol/rpc-errors.js';
 import { CallCancelled, throwIfCancelled, untilCancelled } from './abortable.js';
 import { pathValues, type ArgumentRefusal, type PathValue } from './arguments.js';
 import type { AskByInput } from './ask-by-input.js';
-import { grantCommand, type AskPerson } from './ask-person.js';
+import { askTargets, grantCommand, type AskPerson } from './ask-person.js';
 import type { DaemonLink } from './daemon-link.js';
 import { daemonAwayHint } from './hint-commands.js';
 import type { Era } from './era.js';
@@ -301,10 +301,26 @@ export class CallGate {
       if (c === undefined || !elicits || !asker.askable(c.refusal, c.access)) {
         return refusal;
       }
+      // A daemon that does not say where the path leads is not asked about it: the person must
+      // be shown what a grant would open.
+      if (c.canonical === undefined) return refusal;
+      const q = {
+        tool,
+        path: c.local,
+        canonical: c.canonical,
+        access: c.access,
+        refusal: c.refusal!,
+        targets: askTargets(c.canonical, asker.home),
+      };
+      if (q.targets.length === 0) {
+        return {
+          ...refusal!,
+          reason: `${refusal!.reason}; not asked: allowing it would open ${q.canonical === '/' ? '/' : 'the home directory or a directory above it'} (only rootsctl grant or the policy can)`,
+        };
+      }
       const key = `${c.access}\0${c.local}`;
       if (asked.has(key)) return refusal;
       asked.add(key);
-      const q = { tool, path: c.local, access: c.access, refusal: c.refusal! };
       const until = asker.refusedUntil(q);
       if (until !== undefined) {
         const again = new Date(until).toISOString();
@@ -338,7 +354,10 @@ export class CallGate {
   private hint(refusal: Refusal, line: McpLine, era: Era): string {
     const c = refusal.checked;
     if (c?.refusal !== 'outside' || this.options.asker.elicits(line, era)) return '';
-    return `; to allow it, run: ${grantCommand(this.options.server, c.local, c.access, this.options.link.commands.rootsctl)}`;
+    const target = c.canonical ?? c.local;
+    // The hint names where the path leads, never `/` or the home directory whole.
+    if (askTargets(target, this.options.asker.home).length === 0) return '';
+    return `; to allow it, run: ${grantCommand(this.options.server, target, c.access, this.options.link.commands.rootsctl)}`;
   }
 
   private checkPaths(

@@ -178,11 +178,14 @@ export class DaemonLink extends EventEmitter<DaemonLinkEvents> {
     );
   }
 
-  /** `grants/add` for this link's server: what a person's accepted answer grants. */
+  /**
+   * `grants/add` for this link's server: what a person's accepted answer grants, exactly the
+   * canonical path they were shown (`asked`: the daemon refuses it if a link now leads elsewhere).
+   */
   async grant(path: string, options: { seconds: number; readOnly: boolean }): Promise<Grant> {
     const answer = await this.connected().request(
       'grants/add',
-      { server: this.options.server, path, ...options },
+      { server: this.options.server, path, ...options, asked: true },
       { timeoutMs: this.timeoutMs },
     );
     return answer.grant;

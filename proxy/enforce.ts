@@ -8,8 +8,16 @@ import { fileUriPath, isFileUri } from './file-uri.js';
 export interface Refusal {
   path: string;
   reason: string;
-  /** The daemon's refusal: the local path it judged and why it refused (absent for a bad value). */
-  checked?: { local: string; access: Access; refusal: RefusalKind | undefined };
+  /**
+   * The daemon's refusal: the local path it judged, why it refused, and the canonical path it
+   * decided on (absent for a bad value; `canonical` also from a daemon that does not say it).
+   */
+  checked?: {
+    local: string;
+    access: Access;
+    refusal: RefusalKind | undefined;
+    canonical: string | undefined;
+  };
 }
 
 /** Asks the daemon; throws when the daemon cannot answer. */
@@ -167,7 +175,12 @@ export async function checkValues(
       return {
         path: value,
         reason,
-        checked: { local: path, access: result.access, refusal: result.refusal },
+        checked: {
+          local: path,
+          access: result.access,
+          refusal: result.refusal,
+          canonical: typeof result.canonical === 'string' ? result.canonical : undefined,
+        },
       };
     }
   }

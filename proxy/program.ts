@@ -8,6 +8,7 @@ import { constants } from 'node:fs';
 import { access, open, realpath, stat } from 'node:fs/promises';
 import { basename, delimiter, dirname, isAbsolute, join, resolve, sep } from 'node:path';
 import { existsSync, lstatSync } from 'node:fs';
+import { tooWide } from '../common/too-wide.js';
 
 /** Where to look things up. */
 export interface ProgramContext {
@@ -86,22 +87,22 @@ async function isExecutableFile(p: string): Promise<boolean> {
 /** Node options whose next argument is a module to load (so not the script). */
 const NODE_OPTS_WITH_VALUE = new Set(['-r', '--require', '--import', '--loader', '-e', '--eval']);
 
-/** A directory too wide to show whole: the root, the home, or one above the home. */
-const tooWide = (d: string, ctx: ProgramContext): boolean =>
-  d === sep || d === ctx.home || ctx.home.startsWith(d + sep);
-
 /** The directories a script needs: its package and every `node_modules` it may resolve from. */
 function packageDirs(file: string, ctx: ProgramContext): string[] {
   const out: string[] = [];
   let pkgRoot: string | undefined;
   for (let d = dirname(file); ; d = dirname(d)) {
     if (basename(d) === 'node_modules') out.push(d);
-    else if (pkgRoot === undefined && existsSync(join(d, 'package.json')) && !tooWide(d, ctx)) {
+    else if (
+      pkgRoot === undefined &&
+      existsSync(join(d, 'package.json')) &&
+      !tooWide(d, ctx.home)
+    ) {
       pkgRoot = d;
       // Node resolves from each ancestor's node_modules; the package's own is inside it. Only a
       // real directory: above the package, in a writable root, a server can make a link there,
       // and bubblewrap would show where it leads (test/hardening/sandbox-program-links.test.ts).
-    } else if (isRealDir(join(d, 'node_modules')) && !tooWide(d, ctx)) {
+    } else if (isRealDir(join(d, 'node_modules')) && !tooWide(d, ctx.home)) {
       out.push(join(d, 'node_modules'));
     }
     if (dirname(d) === d) break;
@@ -132,7 +133,7 @@ export async function programPaths(
     if (isNode(r)) {
       // A Node outside the system (nvm, volta, a tarball): its prefix holds its own modules.
       const prefix = dirname(dirname(r));
-      if (!tooWide(prefix, ctx)) out.push(prefix);
+      if (!tooWide(prefix, ctx.home)) out.push(prefix);
       return;
     }
     const line = await shebang(r);

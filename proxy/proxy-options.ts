@@ -29,6 +29,8 @@ export interface RootsProxyOptions {
   askWaitMs?: number;
   /** How long a refused ask keeps the same question from being asked again (default 10 min). */
   askRememberMs?: number;
+  /** The user's home directory, which no question offers (default: the process's). */
+  home?: string;
 }
 
 /** Events of `RootsProxy`: either side has closed its output. */

@@ -3,7 +3,9 @@
  * from both sides and hands each to the part that handles it (docs/architecture.md, "proxy").
  */
 import { EventEmitter } from 'node:events';
+import { homedir } from 'node:os';
 import { errnoCode } from '../common/errors.js';
+import { canonicalHome } from '../common/too-wide.js';
 import { errorLine, idKey, type JsonObject } from '../protocol/messages.js';
 import { RpcCode } from '../protocol/rpc-errors.js';
 import { untilCancelled } from './abortable.js';
@@ -92,7 +94,7 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
 
   constructor(options: RootsProxyOptions) {
     super();
-    this.settings = { ...PROXY_DEFAULTS, ...options };
+    this.settings = { ...PROXY_DEFAULTS, home: homedir(), ...options };
     const { hostIn, hostOut, serverIn, serverOut, link, log } = this.settings;
     this.server = { serverIn, serverOut };
     const toServer = (data: Buffer | string): void => writeLine(this.server.serverIn, data, hostIn);
@@ -110,6 +112,7 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
       requestHost: (method, params) => this.hostOwn.request(method, params),
       rememberMs: this.settings.askRememberMs,
       rootsServed: (uri) => this.roots.whenServed(uri, this.settings.requestTimeoutMs),
+      home: canonicalHome(this.settings.home),
     });
     this.askByInput = new AskByInput({
       server: this.settings.server,

@@ -93,6 +93,7 @@ export async function runProxy(options: ProxyOptions, io: ProxyIo): Promise<numb
     hostOut: io.stdout,
     serverIn: first.serverIn,
     serverOut: first.serverOut,
+    home: io.env.HOME ?? homedir(),
     ...(options.askWaitMs !== undefined ? { askWaitMs: options.askWaitMs } : {}),
   });
   supervisor.follow(proxy);
