@@ -1,7 +1,8 @@
 /** How the daemon watches a directory: its own entries, chokidar to a depth, or a whole tree. */
 import { realpath, stat } from 'node:fs/promises';
-import { join, sep } from 'node:path';
+import { sep } from 'node:path';
 import { errnoCode } from '../common/errors.js';
+import { watchToDepth } from './watch-depth.js';
 import { TREE_WATCH_CAP, TreeTooLarge, watchTree } from './watch-tree.js';
 import {
   watchEntries,
@@ -71,55 +72,10 @@ export const defaultBackend: WatchBackend = {
     }
     // A directory's own entries need one inotify watch, not chokidar's walk of every entry.
     if (depth === 0) return watchEntries(real, path, onEvent, onError);
+    // chokidar deeper, loaded on first use (watch-depth.ts): most policies need no such watch.
     const name = respell(real, path);
-    // Loaded on first use: most policies need no depth-limited watch (memory, start-up).
-    const { watch: chokidarWatch } = await import('chokidar');
-    const watcher = chokidarWatch(real, {
-      depth,
-      // Only the directories a glob could enter: every other one to the depth is not read or
-      // watched (a base of /tmp would otherwise take the user's whole inotify allowance).
-      ...(enters === undefined
-        ? {}
-        : {
-            ignored: (p: string, stats?: { isDirectory(): boolean }) =>
-              p !== real &&
-              p.startsWith(real === sep ? sep : real + sep) &&
-              stats?.isDirectory() === true &&
-              !enters(p.slice(real === sep ? 1 : real.length + 1).split(sep)),
-          }),
-      ignoreInitial: true,
-      usePolling: false,
-      followSymlinks: false,
-      atomic: false,
-    });
-    let setupError: Error | undefined;
-    let ready = false;
-    watcher.on('error', (e) => {
-      const err = e instanceof Error ? e : new Error(String(e));
-      if (!ready && degradeCode(err)) setupError ??= err;
-      else onError(err);
-    });
-    const emit = (kind: WatchEvent['kind']) => (p: string) => onEvent({ kind, path: name(p) });
-    watcher.on('add', emit('create'));
-    watcher.on('addDir', emit('create'));
-    watcher.on('unlink', emit('delete'));
-    watcher.on('unlinkDir', emit('delete'));
-    watcher.on('change', emit('change'));
-    // Raw events arrive before chokidar's own readdir, and include attribute changes of
-    // directories and the removal of the watched directory itself.
-    watcher.on('raw', (event, evPath, details) => {
-      const watched = (details as { watchedPath?: string }).watchedPath;
-      if (watched === undefined) return;
-      const p = evPath ? join(watched, evPath) : watched;
-      onEvent({ kind: event === 'rename' ? 'rename' : 'change', path: name(p) });
-    });
-    await new Promise<void>((resolve) => watcher.once('ready', resolve));
-    ready = true;
-    if (setupError) {
-      await watcher.close();
-      throw setupError;
-    }
-    return { close: () => watcher.close() };
+    const isSetupError = (err: Error) => degradeCode(err) !== undefined;
+    return watchToDepth({ real, depth, name, enters, isSetupError }, onEvent, onError);
   },
 
   recursive: (path, ignore, onEvent, onError) =>

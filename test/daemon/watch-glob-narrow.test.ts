@@ -85,3 +85,35 @@ void t.test('a glob below its base watches only what it could enter', async (t) 
   await waitFor(async () => !(await names()).includes('y'), 30_000, 'a match replaced by a file');
   t.same(await names(), ['v']);
 });
+
+void t.test('a directory swapped in under a watched name is watched', async (t) => {
+  // chokidar follows a watched directory by its inode: renamed away and replaced by one it never
+  // entered (a swap faster than it re-reads), the name was watched through the old inode and
+  // the newcomer not at all, so matches made in it later never appeared.
+  const dir = ownedShortDir(t);
+  const base = join(dir, 'base');
+  mkdirSync(join(base, 'keep1/src/x'), { recursive: true });
+  mkdirSync(join(base, 'other/src'), { recursive: true });
+  const d = await startDaemon(
+    t,
+    `version: 1\nservers:\n  fs:\n    roots:\n      - path: ${base}/keep*/src/*\n`,
+    { dir },
+  );
+  const c = await d.connect();
+  const names = async () => (await c.listRoots('fs')).roots.map((r) => r.name).sort();
+  t.same(await names(), ['x']);
+  for (let round = 1; round <= 5; round++) {
+    // The swap, three renames back to back; then a match made in the newcomer.
+    renameSync(join(base, 'keep1'), join(base, 'tmp'));
+    renameSync(join(base, 'other'), join(base, 'keep1'));
+    renameSync(join(base, 'tmp'), join(base, 'other'));
+    await new Promise((r) => setTimeout(r, 50));
+    mkdirSync(join(base, `keep1/src/n${round}`));
+    await waitFor(
+      async () => (await names()).includes(`n${round}`),
+      10_000,
+      `round ${round}: a match made in the directory swapped in`,
+    );
+  }
+  t.pass('every match appeared');
+});

@@ -1,0 +1,138 @@
+/**
+ * A directory watched to a depth by chokidar, optionally only through the directories a glob
+ * could enter. chokidar follows each directory it entered by its inode, not its name: when one is
+ * renamed away and another moved in under its name (a swap, faster than chokidar reads the
+ * parent again), the name stays watched through the old inode and the newcomer not at all, so
+ * what is made in it later is never seen. So a rename of a directory the watch enters opens the
+ * watch afresh (it covers only what the glob enters), and then reports the whole directory
+ * changed, so that whatever happened meanwhile is looked at again.
+ */
+import { lstat } from 'node:fs/promises';
+import { join, relative, sep } from 'node:path';
+import type { FSWatcher } from 'chokidar';
+import type { OnError, OnEvent, WatchEvent, WatchHandle } from './watch-dir.js';
+
+export interface DepthWatch {
+  /** The canonical directory watched. */
+  real: string;
+  depth: number;
+  /** How a canonical path is reported (under the caller's spelling of the directory). */
+  name: (path: string) => string;
+  /** Whether a directory below `real` (its names, one per level) is entered; undefined: all. */
+  enters: ((names: readonly string[]) => boolean) | undefined;
+  /** Whether a setup error means "cannot watch by events" (it is thrown, not reported). */
+  isSetupError: (err: Error) => boolean;
+}
+
+export async function watchToDepth(
+  w: DepthWatch,
+  onEvent: OnEvent,
+  onError: OnError,
+): Promise<WatchHandle> {
+  let closed = false;
+  let reopening = false;
+  let again = false;
+
+  /** Whether the entry at `path` (canonical) is a directory the watch would enter. */
+  const entered = async (path: string): Promise<boolean> => {
+    const names = relative(w.real, path).split(sep);
+    if (names.length > w.depth || names[0] === '..' || names[0] === '') return false;
+    if (w.enters !== undefined && !w.enters(names)) return false;
+    try {
+      return (await lstat(path)).isDirectory();
+    } catch {
+      return false; // gone: its parent's own events say so
+    }
+  };
+
+  const reopen = (): void => {
+    if (closed) return;
+    if (reopening) {
+      again = true;
+      return;
+    }
+    reopening = true;
+    void (async () => {
+      do {
+        again = false;
+        try {
+          // The old watch goes first: chokidar shares one fs.watch per path among its watchers
+          // in a process, and a new one opened beside the old would take over the stale watch
+          // of the old inode. What happens in between is looked at by the event below.
+          await current.close();
+          if (closed) return;
+          current = await open();
+          if (closed) await current.close();
+        } catch (err) {
+          onError(err as Error);
+          break;
+        }
+        if (!closed) onEvent({ kind: 'rename', path: w.name(w.real) });
+      } while (again && !closed);
+    })().finally(() => (reopening = false));
+  };
+
+  const open = async (): Promise<FSWatcher> => {
+    const { watch: chokidarWatch } = await import('chokidar');
+    const { real, enters } = w;
+    const watcher = chokidarWatch(real, {
+      depth: w.depth,
+      // Only the directories a glob could enter: every other one to the depth is not read or
+      // watched (a base of /tmp would otherwise take the user's whole inotify allowance).
+      ...(enters === undefined
+        ? {}
+        : {
+            ignored: (p: string, stats?: { isDirectory(): boolean }) =>
+              p !== real &&
+              p.startsWith(real === sep ? sep : real + sep) &&
+              stats?.isDirectory() === true &&
+              !enters(p.slice(real === sep ? 1 : real.length + 1).split(sep)),
+          }),
+      ignoreInitial: true,
+      usePolling: false,
+      followSymlinks: false,
+      atomic: false,
+    });
+    let setupError: Error | undefined;
+    let ready = false;
+    watcher.on('error', (e) => {
+      const err = e instanceof Error ? e : new Error(String(e));
+      if (!ready && w.isSetupError(err)) setupError ??= err;
+      else onError(err);
+    });
+    const emit = (kind: WatchEvent['kind']) => (p: string) => onEvent({ kind, path: w.name(p) });
+    watcher.on('add', emit('create'));
+    watcher.on('addDir', emit('create'));
+    watcher.on('unlink', emit('delete'));
+    watcher.on('unlinkDir', emit('delete'));
+    watcher.on('change', emit('change'));
+    // Raw events arrive before chokidar's own readdir, and include attribute changes of
+    // directories and the removal of the watched directory itself.
+    watcher.on('raw', (event, evPath, details) => {
+      const watched = (details as { watchedPath?: string }).watchedPath;
+      if (watched === undefined) return;
+      const p = evPath ? join(watched, evPath) : watched;
+      onEvent({ kind: event === 'rename' ? 'rename' : 'change', path: w.name(p) });
+      if (event === 'rename' && evPath) {
+        void entered(p).then((yes) => {
+          if (yes) reopen();
+        });
+      }
+    });
+    await new Promise<void>((resolve) => watcher.once('ready', resolve));
+    ready = true;
+    if (setupError) {
+      await watcher.close();
+      throw setupError;
+    }
+    return watcher;
+  };
+
+  let current = await open();
+  return {
+    close: async () => {
+      closed = true;
+      await current.close();
+    },
+  };
+}
