@@ -14,6 +14,11 @@ export interface OwnedPathCheck {
   unsafe: (what: string, fix: string) => RootsError;
   /** The `chmod` mode that repairs group or world write access (`700`, `go-w`). */
   chmod: string;
+  /**
+   * The fix for a shared directory (the sticky bit set, as on `/tmp`), which is never to be
+   * removed or made private: a directory of one's own inside it.
+   */
+  shared?: string;
 }
 
 /** Throw `check.unsafe(...)` unless `st` (from lstat) is a `kind` owned by `uid` and writable by nobody else. */
@@ -26,17 +31,18 @@ export function checkOwned(path: string, st: Stats, uid: number, check: OwnedPat
   if (kind === 'file' ? !st.isFile() : !st.isDirectory()) {
     throw unsafe(`it is not a ${kind}`, `Remove it (rm ${kind === 'file' ? '-r ' : ''}${q})`);
   }
+  const mode = st.mode & 0o7777;
+  const shared = (mode & 0o1000) !== 0 ? check.shared : undefined;
   if (st.uid !== uid) {
     throw unsafe(
       `it is owned by uid ${st.uid}, not by you (uid ${uid})`,
-      `Remove it as its owner (rm -r ${q})`,
+      shared ?? `Remove it as its owner (rm -r ${q})`,
     );
   }
-  const mode = st.mode & 0o7777;
   if ((mode & 0o022) !== 0) {
     throw unsafe(
       `its mode is ${mode.toString(8).padStart(4, '0')}, writable by group or others`,
-      `Run \`chmod ${check.chmod} ${q}\``,
+      shared ?? `Run \`chmod ${check.chmod} ${q}\``,
     );
   }
 }

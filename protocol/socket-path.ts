@@ -2,6 +2,7 @@
 import { promises as fsp, statSync, type Stats } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
 import { errnoCode, ignoreMissing, RootsError } from '../common/errors.js';
+import { shellQuote } from '../common/shell-quote.js';
 import { checkOwned } from './owned-path.js';
 import { asyncLookups, type SocketLookups } from './socket-lookups.js';
 import { crypto } from '../common/lazy-crypto.js';
@@ -64,6 +65,7 @@ function checkStats(dir: string, st: Stats, uid: number): void {
   checkOwned(dir, st, uid, {
     kind: 'directory',
     chmod: '700',
+    shared: `Give the socket a directory of its own there (mcp-rootsd creates it, mode 0700): --socket ${shellQuote(join(dir, `mcp-roots-${uid}`, 'rootsd.sock'))}`,
     unsafe: (what, fix) =>
       new RootsError(
         'SOCKET_DIR_UNSAFE',

@@ -60,12 +60,16 @@ export async function socketDirCheck(
     await checkSocketDir(dir, uid);
   } catch (err) {
     const message = err instanceof RootsError ? err.message : String(err);
+    // A shared directory such as /tmp is never to be made private: the check's own fix says
+    // what to do instead.
+    const shared = (st.mode & 0o1000) !== 0 && err instanceof RootsError ? err.hint : undefined;
     return {
       socketPath,
       check: fail('socket directory', message, [
-        st.uid === uid
-          ? `chmod 700 ${dir}`
-          : `choose another socket (--socket or MCP_ROOTS_SOCKET); ${dir} belongs to uid ${st.uid}`,
+        shared ??
+          (st.uid === uid
+            ? `chmod 700 ${dir}`
+            : `choose another socket (--socket or MCP_ROOTS_SOCKET); ${dir} belongs to uid ${st.uid}`),
       ]),
     };
   }

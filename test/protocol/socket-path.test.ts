@@ -134,6 +134,24 @@ for (const mode of [0o777, 0o770, 0o702]) {
   });
 }
 
+void t.test('a shared directory (sticky, as /tmp) is never to be made private', async (t) => {
+  const dir = join(t.testdir(), 'shared');
+  await mkdir(dir, { mode: 0o700 });
+  await chmod(dir, 0o1777);
+  const own = join(dir, `mcp-roots-${uid}`, 'rootsd.sock');
+  const message = `the socket directory ${dir} is unsafe: its mode is 1777, writable by group or others, so another local user could plant a fake daemon there. Give the socket a directory of its own there (mcp-rootsd creates it, mode 0700): --socket ${own}, or choose another --socket.`;
+  for (const check of [ensureSocketDir, checkSocketDir, checkBlocking])
+    await t.rejects(check(dir, uid), { code: 'SOCKET_DIR_UNSAFE', message });
+  await t.rejects(checkSocketDir(dir, uid + 1), {
+    message: new RegExp(
+      `owned by uid ${uid}, not by you .* Give the socket a directory of its own`,
+    ),
+  });
+  // What it says works.
+  await ensureSocketDir(join(dir, `mcp-roots-${uid}`), uid);
+  await t.resolves(checkSocketDir(join(dir, `mcp-roots-${uid}`), uid));
+});
+
 void t.test('a symlink in place of the directory is refused', async (t) => {
   const base = t.testdir({ real: {} });
   await chmod(join(base, 'real'), 0o700);
