@@ -9,6 +9,7 @@ import { parseDuration, parseUntil } from '../duration.js';
 import { timeLeft } from '../format.js';
 import { columns, emit, EXIT, type ExitCode, type Io } from '../io.js';
 import { daemonLockdown, showNote } from '../lockdown-note.js';
+import { pathArgument } from '../path-argument.js';
 import { inLine } from '../terminal-text.js';
 import type { Options } from '../options.js';
 
@@ -17,7 +18,7 @@ export async function grant(io: Io, [server, given]: string[], opts: Options): P
   // Validate locally before connecting, so a typo is a usage error even with no daemon.
   if (opts.for !== undefined && opts.until !== undefined)
     throw new RootsError('USAGE', 'give --for or --until, not both');
-  const path = resolve(io.cwd, given!);
+  const path = pathArgument(io, given!);
   const lifetime =
     opts.until !== undefined
       ? { expires: parseUntil(opts.until) }
@@ -55,7 +56,8 @@ export async function grant(io: Io, [server, given]: string[], opts: Options): P
 
 /** `rootsctl revoke SERVER [PATH]`: exit 1 when there was nothing to revoke. */
 export function revoke(io: Io, [server, given]: string[], opts: Options): Promise<ExitCode> {
-  let target = given === undefined ? undefined : resolve(io.cwd, given);
+  // Lexically normal: a path that no longer exists is still matched by the name it had.
+  let target = given === undefined ? undefined : resolve(pathArgument(io, given));
   if (target !== undefined) {
     try {
       target = realpathSync(target);

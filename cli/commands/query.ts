@@ -1,5 +1,4 @@
 /** `list`, `check` and `explain`: the same answers from the daemon or offline. */
-import { isAbsolute } from 'node:path';
 import { closing } from '../../common/closing.js';
 import { homeDir } from '../../common/locations.js';
 import { openBackend, type Backend } from '../backend.js';
@@ -7,6 +6,7 @@ import type { ExplainResult } from '../../common/types.js';
 import { catchAllLine, checkLine, explainTable, noEntryLine, rootsTable } from '../format.js';
 import { emit, EXIT, type ExitCode, type Io } from '../io.js';
 import { showNote } from '../lockdown-note.js';
+import { pathArgument } from '../path-argument.js';
 import type { Options } from '../options.js';
 import { inLine } from '../terminal-text.js';
 
@@ -53,9 +53,7 @@ export function check(io: Io, [server, path]: string[], opts: Options): Promise<
   return withBackend(io, opts, async (backend) => {
     // A relative PATH means what it means in the caller's working directory, not the daemon's.
     const access = opts.write ? 'write' : 'read';
-    // Relative to the working directory as written: `..` is the daemon's to take where the
-    // kernel takes it (after the links before it), never collapsed as text here.
-    const absolute = isAbsolute(path!) ? path! : `${io.cwd}/${path!}`;
+    const absolute = pathArgument(io, path!);
     const result = await backend.check(server!, absolute, access);
     showNote(io, opts.json ?? false, await backend.lockdownNote());
     emit(io, opts.json ?? false, result, checkLine);
