@@ -5,6 +5,7 @@ import type { Io } from './io.js';
 import { daemonLockdown } from './lockdown-note.js';
 import type { Options } from './options.js';
 import type { Backend } from './backend-api.js';
+import type { RootsClient } from '../protocol/client.js';
 
 export type { Backend } from './backend-api.js';
 
@@ -25,18 +26,7 @@ async function onlineBackend(io: Io, socket: string | undefined): Promise<Backen
     list: (server) => client.listRoots(server),
     check: (server, path, access) => client.check(server, path, access),
     explain: (server) => client.explain(server),
-    serverNames: async () => {
-      // `daemon/status` also lists names that are only subscribed to (a proxy's --server typo
-      // among them): keep those an entry names (a daemon that predates `coveredBy`: gives roots).
-      const names = (await client.status()).servers.map((s) => s.name);
-      const explained = await Promise.all(names.map((n) => client.explain(n)));
-      return names.filter((_, i) => {
-        const e = explained[i]!;
-        return e.coveredBy !== undefined
-          ? e.coveredBy === 'name'
-          : e.rules.some((r) => r.kind === 'root');
-      });
-    },
+    serverNames: () => daemonServerNames(client),
     noPolicy: async () => {
       const { policy } = await client.status();
       if (policy.files.length > 0 || policy.errors.length === 0) return undefined;
@@ -46,4 +36,18 @@ async function onlineBackend(io: Io, socket: string | undefined): Promise<Backen
     lockdownNote: () => daemonLockdown(io, client, socket),
     close: () => client.close(),
   };
+}
+
+/** The server names the daemon's policy (or a grant) names, for "did you mean". */
+export async function daemonServerNames(client: RootsClient): Promise<string[]> {
+  // `daemon/status` also lists names that are only subscribed to (a proxy's --server typo
+  // among them): keep those an entry names (a daemon that predates `coveredBy`: gives roots).
+  const names = (await client.status()).servers.map((s) => s.name);
+  const explained = await Promise.all(names.map((n) => client.explain(n)));
+  return names.filter((_, i) => {
+    const e = explained[i]!;
+    return e.coveredBy !== undefined
+      ? e.coveredBy === 'name'
+      : e.rules.some((r) => r.kind === 'root');
+  });
 }

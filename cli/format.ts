@@ -63,6 +63,17 @@ export function noEntryLine(server: string, known: string[]): string {
   );
 }
 
+/** A note for a grant to a name no entry of the policy covered: its only root, or a typo. */
+export function unnamedGrantLine(server: string, known: string[]): string {
+  const near = closest(server, known);
+  return (
+    `no entry of the policy names ${JSON.stringify(server)}: this grant is all it has.` +
+    (near === undefined ? '' : ` Did you mean ${JSON.stringify(near)}?`) +
+    (known.length > 0 ? ` Servers in the policy: ${known.map(inLine).join(', ')}.` : '') +
+    '\n'
+  );
+}
+
 /**
  * A note for a name only the policy's `'*'` covers: its answer is `'*'`'s, which a typo gets too.
  * Naming the server in the policy (`NAME: {}`) says it is meant, and the note goes.

@@ -6,10 +6,11 @@ import { homeDir, tildify } from '../../common/locations.js';
 import type { Grant } from '../../common/types.js';
 import { withClient } from '../connect.js';
 import { parseDuration, parseUntil } from '../duration.js';
-import { timeLeft } from '../format.js';
+import { timeLeft, unnamedGrantLine } from '../format.js';
 import { columns, emit, EXIT, type ExitCode, type Io } from '../io.js';
 import { daemonLockdown, showNote } from '../lockdown-note.js';
 import { pathArgument } from '../path-argument.js';
+import { daemonServerNames } from '../backend.js';
 import { inLine } from '../terminal-text.js';
 import type { Options } from '../options.js';
 
@@ -39,6 +40,10 @@ export async function grant(io: Io, [server, given]: string[], opts: Options): P
     );
   }
   return withClient(io, opts.socket, async (client) => {
+    // A name the policy does not cover is granted (a server may live on grants alone), but said:
+    // it is most likely a typo, and the grant then goes to nobody.
+    const before = await client.explain(server!);
+    const unknown = before.coveredBy === undefined && before.declared === false;
     const result = await client.grant(server!, real, {
       ...lifetime,
       ...(opts['read-only'] ? { readOnly: true } : {}),
@@ -50,6 +55,10 @@ export async function grant(io: Io, [server, given]: string[], opts: Options): P
       result,
       (r) => grantLine(r.grant, io) + (r.notice ? `note: ${inLine(r.notice)}\n` : ''),
     );
+    if (unknown) {
+      const known = (await daemonServerNames(client)).filter((n) => n !== server);
+      io.err(`rootsctl: note: ${unnamedGrantLine(server!, known)}`);
+    }
     return EXIT.ok;
   });
 }

@@ -16,6 +16,16 @@ async function noteCatchAll(io: Io, backend: Backend, explained: ExplainResult):
   io.err(`rootsctl: ${catchAllLine(explained.server, await backend.serverNames())}`);
 }
 
+/**
+ * On stderr: a name nothing in the policy covers is most likely a typo, said with the nearest
+ * name (the answer and its exit code stay as they are); a name only `'*'` covers, as above.
+ */
+async function noteUnknown(io: Io, backend: Backend, explained: ExplainResult): Promise<void> {
+  if (explained.coveredBy === undefined && explained.declared === false)
+    io.err(`rootsctl: ${noEntryLine(explained.server, await backend.serverNames())}`);
+  else await noteCatchAll(io, backend, explained);
+}
+
 async function withBackend(
   io: Io,
   opts: Options,
@@ -56,6 +66,7 @@ export function check(io: Io, [server, path]: string[], opts: Options): Promise<
     const absolute = pathArgument(io, path!);
     const result = await backend.check(server!, absolute, access);
     showNote(io, opts.json ?? false, await backend.lockdownNote());
+    await noteUnknown(io, backend, await backend.explain(server!));
     emit(io, opts.json ?? false, result, checkLine);
     return result.allowed ? EXIT.ok : EXIT.fail;
   });
@@ -66,7 +77,7 @@ export function explain(io: Io, [server]: string[], opts: Options): Promise<Exit
   return withBackend(io, opts, async (backend) => {
     const result = await backend.explain(server!);
     showNote(io, opts.json ?? false, await backend.lockdownNote());
-    await noteCatchAll(io, backend, result);
+    await noteUnknown(io, backend, result);
     emit(io, opts.json ?? false, result, (r) =>
       explainTable(r, homeDir(io.env), { all: opts.all ?? false }),
     );

@@ -55,6 +55,22 @@ void t.test('online: every command against a running daemon', async (t) => {
     (await rootsctl(['grants'], { env })).out,
     /^SERVER +PATH +ACCESS +EXPIRES +LEFT\nfs +.*proj-evil +read-write +\S+ +(29|30)m\n$/,
   );
+  // A name no entry covers is most likely a typo: said, with the nearest name, on stderr.
+  const typo = await rootsctl(['grant', 'fss', 'proj-evil', '--for', '1m'], { env, cwd: home });
+  t.equal(typo.code, 0, 'granted all the same: a server may live on grants alone');
+  t.match(
+    typo.err,
+    'rootsctl: note: no entry of the policy names "fss": this grant is all it has. Did you mean "fs"?',
+  );
+  t.equal((await rootsctl(['revoke', 'fss'], { env })).code, 0);
+  for (const command of [
+    ['check', 'fss', join(home, 'proj/x')],
+    ['explain', 'fss'],
+  ]) {
+    const r = await rootsctl(command, { env });
+    t.match(r.err, 'No entry of the policy names "fss" (deny by default). Did you mean "fs"?');
+  }
+  t.equal((await rootsctl(['check', 'fs', join(home, 'proj/x')], { env })).err, '', 'none for fs');
   t.match(await rootsctl(['grant', 'fs', 'nope'], { env, cwd: home }), {
     code: 1,
     err: /does not exist/,
