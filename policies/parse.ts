@@ -16,6 +16,7 @@ import {
   collectAliases,
   firstInvalidUtf8,
   invalidUtf8Error,
+  starKeyErrors,
   yamlError,
   yamlWarning,
 } from './yaml-errors.js';
@@ -88,6 +89,8 @@ function parse(text: string | Buffer, file: string): ParseResult {
   }
 
   if (doc.errors.length > 0) {
+    const stars = starKeyErrors(source, doc.warnings, at);
+    if (stars.length > 0) return { errors: stars, warnings: [] };
     const errors = doc.errors.map((e) => yamlError(e, doc, source, at));
     return { errors: sortErrors(dedupe(errors)), warnings };
   }

@@ -125,6 +125,36 @@ export function yamlError(
   return { ...at(start), message: `invalid YAML: ${lowerFirst(raw)}; ${hint}` };
 }
 
+/** yaml's warning for a `*` followed by `:` (an alias whose name would end in a colon). */
+const ALIAS_WITH_COLON = /alias ending in : is ambiguous/i;
+
+/**
+ * A key written as a bare pattern (`*:`, `*-dev:` under `servers:`): YAML reads the `*` as the
+ * start of an alias, and the errors it then gives (indentation, map values) point elsewhere.
+ * One error at each such key, saying to quote it; empty when there is none.
+ */
+export function starKeyErrors(
+  source: string,
+  warnings: readonly YAMLError[],
+  at: (offset: number) => Pos,
+): PolicyError[] {
+  const out: PolicyError[] = [];
+  for (const w of warnings) {
+    if (!ALIAS_WITH_COLON.test(w.message)) continue;
+    const lineStart = source.lastIndexOf('\n', w.pos[0] - 1) + 1;
+    const lineEnd = source.indexOf('\n', lineStart);
+    const line = source.slice(lineStart, lineEnd < 0 ? undefined : lineEnd);
+    const m = /^(\s*(?:-\s+)?)(\*\S*?):?(?:\s|$)/.exec(line);
+    if (m === null) continue;
+    const key = m[2]!;
+    out.push({
+      ...at(lineStart + m[1]!.length),
+      message: `invalid YAML: the key ${key} starts with *, which YAML reads as an alias, not a name; put the pattern in quotes: '${key}':`,
+    });
+  }
+  return out;
+}
+
 export function yamlWarning(w: YAMLError): string {
   if (w.code === 'TAG_RESOLVE_FAILED') {
     return `${lowerFirst(oneLine(w.message))}; the tag is ignored: remove it`;

@@ -125,6 +125,14 @@ const BROKEN: Record<string, [string, string]> = {
     '6:16',
     'invalid YAML: this [ list ] is never closed; end it with ] on the same line',
   ],
+  'unquoted-star-key.yaml': [
+    '6:3',
+    "invalid YAML: the key * starts with *, which YAML reads as an alias, not a name; put the pattern in quotes: '*':",
+  ],
+  'unquoted-star-key-first.yaml': [
+    '3:3',
+    "invalid YAML: the key *-dev starts with *, which YAML reads as an alias, not a name; put the pattern in quotes: '*-dev':",
+  ],
   'unclosed-quote.yaml': ['5:15', 'invalid YAML: this "quote is never closed; add the closing "'],
   'undefined-alias.yaml': [
     '4:12',
