@@ -9,7 +9,7 @@ import {
   type Root,
 } from '../common/types.js';
 import { columns } from './io.js';
-import { closest } from './suggest.js';
+import { closest } from '../common/levenshtein.js';
 import { inLine } from './terminal-text.js';
 
 /** A root's path for people, `~` for the home directory. */

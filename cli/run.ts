@@ -2,16 +2,38 @@
 import { parseArgs } from 'node:util';
 import { RootsError } from '../common/errors.js';
 import { packageVersion } from '../common/package-info.js';
+import { SPECS } from './commands/spec.js';
 import { lookup } from './commands/table.js';
 import { ctl } from './hint.js';
 import { EXIT, type ExitCode, type Io } from './io.js';
 import { OPTIONS, type OptionName } from './options.js';
 import { quickAnswer } from './quick-answer.js';
+import { closest } from '../common/levenshtein.js';
 import { inLine, terminalSafe } from './terminal-text.js';
 import { USAGE } from './usage.js';
 
 /** The commands that colour what they print, and escape every name they show themselves. */
 const PAINTS = new Set(['doctor']);
+
+/** parseArgs's refusal in rootsctl's words: an unknown option, with the nearest one. */
+function optionProblem(err: Error): string {
+  const unknown = /Unknown option '([^']+)'/.exec(err.message)?.[1];
+  if (unknown === undefined) return err.message;
+  // A one-letter option is a letter away from every other: only long ones are suggested.
+  const near = unknown.startsWith('--')
+    ? closest(
+        unknown,
+        Object.keys(OPTIONS).map((name) => `--${name}`),
+      )
+    : undefined;
+  return `unknown option ${unknown}${near === undefined ? '' : ` (did you mean ${near}?)`}`;
+}
+
+/** A command's line in the help (`list SERVER`), or its name alone. */
+function synopsis(command: string): string {
+  const line = USAGE.split('\n').find((l) => l.startsWith(`  ${command} `));
+  return line?.trim().split(/\s{2,}/)[0] ?? command;
+}
 
 function usageError(io: Io, message: string): ExitCode {
   io.err(`rootsctl: ${inLine(message)}\nRun \`${ctl(io, '--help')}\` for the commands.\n`);
@@ -32,7 +54,7 @@ export async function main(argv: string[], given: Io): Promise<ExitCode> {
   try {
     parsed = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
   } catch (err) {
-    return usageError(io, (err as Error).message);
+    return usageError(io, optionProblem(err as Error));
   }
   const opts = parsed.values;
   const [command, ...args] = parsed.positionals;
@@ -49,12 +71,19 @@ export async function main(argv: string[], given: Io): Promise<ExitCode> {
     return EXIT.usage;
   }
   const spec = lookup(command);
-  if (!spec) return usageError(io, `unknown command "${command}"`);
-  const [min, max] = spec.args;
-  if (args.length < min || args.length > max) {
+  if (!spec) {
+    const near = closest(command, Object.keys(SPECS));
     return usageError(
       io,
-      `${command} takes ${min === max ? min : `${min} to ${max}`} argument${max === 1 ? '' : 's'}, got ${args.length}`,
+      `unknown command "${command}"${near === undefined ? '' : ` (did you mean "${near}"?)`}`,
+    );
+  }
+  const [min, max] = spec.args;
+  if (args.length < min || args.length > max) {
+    const takes = `${min === max ? min : `${min} to ${max}`} argument${max === 1 ? '' : 's'}`;
+    return usageError(
+      io,
+      `${command} takes ${takes}, got ${args.length}: ${ctl(io, synopsis(command))}`,
     );
   }
   for (const key of Object.keys(opts) as OptionName[]) {

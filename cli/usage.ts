@@ -33,7 +33,8 @@ Commands:
 
 Options:
   --json            print the protocol's result object instead of a table
-  --config FILE     evaluate FILE offline instead of asking the daemon (list, check, explain)
+  --config FILE     the policy file: list, check and explain evaluate it offline instead of
+                    asking the daemon; init writes it, edit edits it, validate and doctor check it
   --socket PATH     the daemon's socket (default: $XDG_RUNTIME_DIR/mcp-roots/rootsd.sock)
   --state-dir DIR   where grants.yaml and decisions.jsonl live (offline evaluation, log)
   -h, --help        this text

@@ -16,3 +16,18 @@ export function levenshtein(a: string, b: string): number {
   }
   return prev[b.length]!;
 }
+
+/** The name of `known` closest to `name` within `max` edits (the first on a tie), or undefined. */
+export function closest(name: string, known: readonly string[], max = 2): string | undefined {
+  let best: string | undefined;
+  let bestDistance = max + 1;
+  for (const k of known) {
+    if (k === name) continue;
+    const d = levenshtein(name, k);
+    if (d < bestDistance) {
+      best = k;
+      bestDistance = d;
+    }
+  }
+  return best;
+}

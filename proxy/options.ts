@@ -1,4 +1,5 @@
 /** The proxy's command line, checked once into a complete options object. */
+import { closest } from '../common/levenshtein.js';
 import { RootsError } from '../common/errors.js';
 import { shellQuote } from '../common/shell-quote.js';
 import { isValidServerName } from '../protocol/validate-params.js';
@@ -57,6 +58,26 @@ function swallowed(rest: readonly string[], server: string | undefined): RootsEr
       `mcp-roots-proxy and write -- -- before the server's command (the proxy skips a second --), as in\n` +
       `  ${INSPECTOR_RECIPE}`,
   );
+}
+
+/** The options the proxy takes (the cases of the switch below), for "did you mean". */
+const PROXY_FLAGS = [
+  '--server',
+  '--socket',
+  '--no-enforce',
+  '--sandbox',
+  '--allow-unknown-server',
+  '--env',
+  '--cwd',
+  '--log-level',
+  '--ask-timeout',
+  '--help',
+];
+
+/** ` (did you mean --server?)` for a long option a typo away from one the proxy takes. */
+function optionHint(flag: string): string {
+  const near = flag.startsWith('--') ? closest(flag, PROXY_FLAGS) : undefined;
+  return near === undefined ? '' : ` (did you mean ${near}?)`;
 }
 
 /** Parse the arguments after the program name; `undefined` means `--help`. Throws `USAGE` errors. */
@@ -126,8 +147,11 @@ export function parseProxyArgs(argv: readonly string[]): ProxyOptions | undefine
       case '-h':
         return undefined;
       default:
-        if (!argv.includes('--')) throw swallowed(argv.slice(i), server);
-        throw usage(`unknown option ${arg} (the server's command goes after --)`);
+        // A typo of one of the proxy's options is likelier than a -- another tool took.
+        if (!argv.includes('--') && optionHint(flag) === '') throw swallowed(argv.slice(i), server);
+        throw usage(
+          `unknown option ${arg}${optionHint(flag)} (the server's command goes after --)`,
+        );
     }
   }
   if (server === undefined) throw usage('--server NAME is required');

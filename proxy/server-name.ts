@@ -3,7 +3,7 @@
  * no entry covers (most likely a typo: the handshake fails, unless `--allow-unknown-server`), or a
  * name only the catch-all `'*'` covers (a typo gets `'*'`'s rules silently: a warning).
  */
-import { levenshtein } from '../common/levenshtein.js';
+import { closest } from '../common/levenshtein.js';
 import { shellQuote } from '../common/shell-quote.js';
 
 /** How the policy covers `--server`, as the proxy learned it from the daemon. */
@@ -15,23 +15,9 @@ export type ServerNaming =
   /** Nothing covers it. */
   | { kind: 'unknown'; policyServers: string[] };
 
-/** The name of `known` closest to `name` within two edits, or undefined. */
-export function likelyServer(name: string, known: readonly string[]): string | undefined {
-  let best: string | undefined;
-  let bestDistance = 3;
-  for (const k of known) {
-    const d = levenshtein(name, k);
-    if (d < bestDistance) {
-      best = k;
-      bestDistance = d;
-    }
-  }
-  return best;
-}
-
 /** " Did you mean …? The policy's servers: …." */
 function alternatives(server: string, known: readonly string[]): string {
-  const near = likelyServer(server, known);
+  const near = closest(server, known);
   return (
     (near === undefined ? '' : ` Did you mean ${JSON.stringify(near)}?`) +
     (known.length > 0

@@ -13,7 +13,8 @@ import { daemonAwayHint } from './hint-commands.js';
 import { HostLog } from './host-log.js';
 import type { ProxyLogger } from './log.js';
 import type { McpLine } from './mcp-line.js';
-import { likelyServer, namingWarning, unknownServerText } from './server-name.js';
+import { closest } from '../common/levenshtein.js';
+import { namingWarning, unknownServerText } from './server-name.js';
 
 export interface SessionHealthOptions {
   server: string;
@@ -63,7 +64,7 @@ export class SessionHealth {
       log.error(`refused the host's ${line.method}: ${text}`);
     }
     if (!line.isRequest) return true;
-    const near = likelyServer(server, named.policyServers);
+    const near = closest(server, named.policyServers);
     toHost(
       errorLine(line.idText ?? 'null', {
         code: RpcCode.INVALID_PARAMS,

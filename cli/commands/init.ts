@@ -27,7 +27,8 @@ export function starterPolicy(schema: string): string {
 # The whole language: docs/policy.md of mcp-roots.
 version: 1
 
-# Roots are read-only unless they say \`readOnly: false\`.
+# Roots in this file are read-only unless they say \`readOnly: false\` (an included
+# file has its own defaults).
 defaults:
   readOnly: true
 

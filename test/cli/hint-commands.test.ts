@@ -85,7 +85,7 @@ for (const [i, c] of CASES.entries()) {
     t.equal(usage.code, 2);
     t.equal(
       usage.err,
-      `rootsctl: unknown command "lst"\nRun \`${c.ctl} --help\` for the commands.\n`,
+      `rootsctl: unknown command "lst" (did you mean "list"?)\nRun \`${c.ctl} --help\` for the commands.\n`,
     );
 
     const away = await run(['--socket', sock, 'status'], { cwd: c.cwd, env });

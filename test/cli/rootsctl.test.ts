@@ -17,12 +17,23 @@ void t.test('usage errors exit 2', async (t) => {
     code: 2,
     err: 'rootsctl: unknown command "frobnicate"\nRun `rootsctl --help` for the commands.\n',
   });
-  t.match(await rootsctl(['list']), { code: 2, err: /list takes 1 argument, got 0/ });
+  t.match(await rootsctl(['list']), {
+    code: 2,
+    err: /^rootsctl: list takes 1 argument, got 0: rootsctl list SERVER\n/,
+  });
+  t.match(await rootsctl(['stauts']), {
+    code: 2,
+    err: /unknown command "stauts" \(did you mean "status"\?\)/,
+  });
+  t.match(await rootsctl(['grant', 'fs', '/tmp', '--readonly']), {
+    code: 2,
+    err: 'rootsctl: unknown option --readonly (did you mean --read-only?)\n',
+  });
   t.match(await rootsctl(['list', 'fs', '--write']), {
     code: 2,
     err: /--write does not apply to list/,
   });
-  t.match(await rootsctl(['list', 'fs', '--bogus']), { code: 2, err: /Unknown option '--bogus'/ });
+  t.match(await rootsctl(['list', 'fs', '--bogus']), { code: 2, err: /unknown option --bogus\n/ });
   t.match(await rootsctl(['--help']), { code: 0, out: /^Usage: rootsctl/ });
 });
 

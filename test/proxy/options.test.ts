@@ -58,3 +58,18 @@ void t.test('with a -- present, an unknown option is only that', (t) => {
   });
   t.end();
 });
+
+void t.test('a typo of one of the proxy options names the option meant', (t) => {
+  for (const argv of [
+    ['--sever', 'fs', '--', 'node'],
+    ['--sever', 'fs'],
+  ]) {
+    t.throws(() => parseProxyArgs(argv), {
+      message: /^unknown option --sever \(did you mean --server\?\)/,
+    });
+  }
+  t.throws(() => parseProxyArgs(['--server', 'fs', '--sanbox', '--', 'node']), {
+    message: /did you mean --sandbox\?/,
+  });
+  t.end();
+});
