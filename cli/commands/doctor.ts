@@ -2,10 +2,12 @@
  * `rootsctl doctor`: what this machine has and lacks for mcp-roots, one line each, OK or the fix
  * to run. Exit 1 when something needed fails (warnings do not count).
  */
+import { onPolicy } from '../on-policy.js';
 import { readFile } from 'node:fs/promises';
 import { parse } from 'yaml';
 import { RootsError } from '../../common/errors.js';
 import { homeDir, tildify } from '../../common/locations.js';
+import type { PolicyError } from '../../common/types.js';
 import type { DaemonStatus } from '../../protocol/methods.js';
 import { connect } from '../connect.js';
 import { fail, ok, type Check } from '../doctor/check.js';
@@ -23,6 +25,7 @@ import { commandLine, ctl } from '../hint.js';
 import { countWatches } from '../doctor/watch-count.js';
 import { EXIT, type ExitCode, type Io } from '../io.js';
 import { evaluateOffline } from '../offline.js';
+import { sortProblems } from '../format.js';
 import type { Options } from '../options.js';
 import { paint, useColour } from '../style.js';
 import { inLine } from '../terminal-text.js';
@@ -68,6 +71,12 @@ async function wantsSandbox(files: string[]): Promise<boolean> {
   return false;
 }
 
+/** The first of a policy's errors, where it is and what it says (validate lists them all). */
+function firstError(errors: PolicyError[], home: string): string {
+  const e = sortProblems(errors)[0]!;
+  return inLine(`${tildify(e.file, home)}:${e.line}:${e.column}: ${e.message}`);
+}
+
 /** The policy file's line, and what it needs: directories to watch, and a sandbox. */
 async function policyCheck(io: Io, opts: Options, limit: number) {
   const home = homeDir(io.env);
@@ -82,7 +91,7 @@ async function policyCheck(io: Io, opts: Options, limit: number) {
   if (evaluation.sources.missingMain) {
     return {
       check: fail('policy', `${shown} does not exist: every server has no roots`, [
-        ctl(io, 'init'),
+        ctl(io, onPolicy(io, 'init', file)),
       ]),
       watches: undefined,
       sandbox,
@@ -91,10 +100,11 @@ async function policyCheck(io: Io, opts: Options, limit: number) {
   const n = evaluation.errors.length;
   if (n > 0) {
     return {
-      check: fail('policy', `${shown} has ${n} error${n === 1 ? '' : 's'}`, [
-        ctl(io, `validate ${shown}`),
-        ctl(io, 'edit'),
-      ]),
+      check: fail(
+        'policy',
+        `${shown} has ${n} error${n === 1 ? '' : 's'}; the first: ${firstError(evaluation.errors, home)}`,
+        [ctl(io, `validate ${shellQuote(file)}`), ctl(io, onPolicy(io, 'edit', file))],
+      ),
       watches: undefined,
       sandbox,
     };

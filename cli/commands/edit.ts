@@ -5,6 +5,7 @@
  * running daemon never reads a half-written or invalid file. An invalid save re-opens the editor
  * with the errors written at the top of the copy.
  */
+import { isDefaultPolicy } from '../on-policy.js';
 import { spawn } from 'node:child_process';
 import { mkdtemp, readFile, realpath, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -129,6 +130,8 @@ export async function edit(io: Io, _args: string[], opts: Options): Promise<Exit
     let offered = original ?? starterPolicy(schemaReference());
     if (original === undefined)
       io.err(`${shown} does not exist yet; starting from the starter policy.\n`);
+    /** Whether the editor was opened again, with the errors of what was saved. */
+    let reopened = false;
     for (;;) {
       await writeFile(copy, offered, { mode: 0o600 });
       const code = await runEditor(io, editor, copy);
@@ -140,6 +143,12 @@ export async function edit(io: Io, _args: string[], opts: Options): Promise<Exit
       if (saved === offered) {
         if (saved === original) {
           io.out(`No changes; ${shown} is unchanged.\n`);
+          return EXIT.ok;
+        }
+        if (original === undefined && !reopened) {
+          // The starter policy, closed as it was offered: nothing to save, as for a file that
+          // exists and was not changed.
+          io.out(`No changes; ${shown} was not created (save the starter policy to create it).\n`);
           return EXIT.ok;
         }
         io.err(`rootsctl: not saved; ${shown} is unchanged.\n`);
@@ -158,7 +167,10 @@ export async function edit(io: Io, _args: string[], opts: Options): Promise<Exit
         }
         await replace(target, text, original);
         for (const w of warnings) io.out(`warning: ${problemLine(w, home)}\n`);
-        io.out(`saved ${shown} (valid); a running mcp-rootsd applies it now.\n`);
+        const daemon = isDefaultPolicy(io, file)
+          ? 'a running mcp-rootsd'
+          : 'an mcp-rootsd serving it';
+        io.out(`saved ${shown} (valid); ${daemon} applies it now.\n`);
         return EXIT.ok;
       }
       for (const e of errors) io.err(`error: ${problemLine(e, home)}\n`);
@@ -166,6 +178,7 @@ export async function edit(io: Io, _args: string[], opts: Options): Promise<Exit
         `rootsctl: not saved: ${errors.length} error${errors.length === 1 ? '' : 's'}; re-opening the editor.\n`,
       );
       offered = withMarks(text, errors, home, target);
+      reopened = true;
     }
   } finally {
     await rm(dir, { recursive: true, force: true });

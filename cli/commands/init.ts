@@ -1,4 +1,5 @@
 /** `rootsctl init`: write a starter policy. */
+import { onPolicy } from '../on-policy.js';
 import { mkdir, realpath, rename, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -122,7 +123,7 @@ export async function initPolicy(
   }
   io.out(
     `wrote ${inLine(tildify(file, home))}\n` +
-      `Next: edit it (one server, filesystem, sees ~/projects read-only), check it with \`${ctl(io, 'validate')}\`,\n` +
+      `Next: edit it (one server, filesystem, sees ~/projects read-only), check it with \`${ctl(io, onPolicy(io, 'validate', file))}\`,\n` +
       `and run the daemon: \`${ctl(io, 'install-service')}\` (systemd), or \`${commandLine(io, 'mcp-rootsd', '')}\` in a terminal.\n`,
   );
   return EXIT.ok;

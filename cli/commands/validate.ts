@@ -1,4 +1,5 @@
 /** `rootsctl validate [FILE]`: the policy's errors and warnings, without a daemon. */
+import { onPolicy } from '../on-policy.js';
 import { fileURLToPath } from 'node:url';
 import { configFile, homeDir, tildify } from '../../common/locations.js';
 import type { PolicyError } from '../../common/types.js';
@@ -44,7 +45,7 @@ export async function validate(io: Io, [given]: string[], opts: Options): Promis
     io.out(`${JSON.stringify(result, null, 2)}\n`);
   } else if (evaluation.sources.missingMain) {
     io.err(
-      `${inLine(tildify(file, home))} does not exist: the daemon would serve no roots. Create it with \`${ctl(io, 'init')}\`.\n`,
+      `${inLine(tildify(file, home))} does not exist: the daemon would serve no roots. Create it with \`${ctl(io, onPolicy(io, 'init', file))}\`.\n`,
     );
   } else {
     io.out(problemLines('error', result.errors, home));

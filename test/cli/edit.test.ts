@@ -128,6 +128,20 @@ void t.test('no policy yet: the editor starts from the starter policy', async (t
   const { file, env, seen } = setup(t, [{ keep: true }], null);
   const r = await rootsctl(['edit'], { env });
   t.match(seen(1), /^# yaml-language-server: \$schema=/);
-  t.equal(r.code, 1, 'nothing was saved');
+  t.equal(r.code, 0, 'nothing was saved, as for a file closed unchanged');
+  t.match(r.out, 'was not created (save the starter policy to create it)');
   t.notOk(existsSync(file));
+});
+
+void t.test('--config FILE: what the messages name is FILE', async (t) => {
+  const { dir, env } = setup(t, [{ write: EDITED }]);
+  const other = join(dir, 'other.yaml');
+  writeFileSync(other, GOOD);
+  const r = await rootsctl(['--config', other, 'edit'], { env });
+  t.equal(r.code, 0, r.err);
+  t.match(r.out, 'an mcp-rootsd serving it applies it now', 'not "a running mcp-rootsd"');
+  const init = await rootsctl(['--config', join(dir, 'new.yaml'), 'init'], { env });
+  t.match(init.out, `--config ${join(dir, 'new.yaml')} validate`, 'init names the file it wrote');
+  const missing = await rootsctl(['validate', join(dir, 'nope.yaml')], { env });
+  t.match(missing.err, `Create it with \`rootsctl --config ${join(dir, 'nope.yaml')} init\``);
 });

@@ -118,7 +118,11 @@ void t.test('init --config FILE writes there, creating its directory', async (t)
   const run = capture(env, dir);
   t.equal(await main(['init', '--config', 'elsewhere/policy.yaml'], run.io), 0, run.err());
   const file = join(dir, 'elsewhere', 'policy.yaml');
-  t.equal(run.out(), `wrote ${file}\n${NEXT}`);
+  // The hint checks the file written, not the default policy.
+  t.equal(
+    run.out(),
+    `wrote ${file}\n${NEXT.replace('rootsctl validate', `rootsctl --config ${file} validate`)}`,
+  );
   t.ok(existsSync(file));
   t.notOk(existsSync(join(dir, 'config', 'mcp-roots.yaml')));
 });
