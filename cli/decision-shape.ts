@@ -50,6 +50,7 @@ const SHAPES: Record<Decision['kind'], Record<string, (v: unknown) => boolean>> 
   },
   'grant-revoked': { server: isValidServerName, path: isString },
   'grant-expired': { server: isValidServerName, path: isString },
+  'grant-refused': { server: isValidServerName, path: isString, reason: isString },
   ask: {
     server: isValidServerName,
     path: isString,

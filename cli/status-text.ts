@@ -27,6 +27,10 @@ export function statusText(s: DaemonStatus, home: string, lockdown: string): str
       ? 'policy:   none valid since start: every server has no roots'
       : `policy:   ${s.policy.files.map(path).join(', ') || '(no policy file: no roots)'}; revision ${inLine(s.policy.revision)}, loaded ${inLine(s.policy.loadedAt)}`,
   );
+  // A main file that is gone gives no roots; only grants (or nothing) are left.
+  const main = s.policy.main;
+  if (typeof main === 'string' && !s.policy.files.includes(main) && !neverValid(s))
+    lines.push(`          (${path(main)} does not exist: its roots and denies are gone)`);
   for (const e of s.policy.errors) lines.push(`ERROR:    ${shown(e)}`);
   if (s.policy.errors.length > 0) {
     lines.push(

@@ -51,6 +51,15 @@ export interface GrantDecision extends Base {
   by?: string;
 }
 
+/** A request for a grant that was refused (lockdown, a deny, too long, a path a link changed). */
+export interface GrantRefusedDecision extends Base {
+  kind: 'grant-refused';
+  server: string;
+  /** The path as the request gave it. */
+  path: string;
+  reason: string;
+}
+
 /** The person was asked for access through the host, and answered (or did not). */
 export interface AskDecision extends Base {
   kind: 'ask';
@@ -81,7 +90,13 @@ export interface LockdownDecision extends Base {
 }
 
 export type Decision =
-  CheckDecision | RootsDecision | GrantDecision | AskDecision | PolicyDecision | LockdownDecision;
+  | CheckDecision
+  | RootsDecision
+  | GrantDecision
+  | GrantRefusedDecision
+  | AskDecision
+  | PolicyDecision
+  | LockdownDecision;
 
 /** Every kind, for readers that must accept only what they know. */
 export const DECISION_KINDS: readonly Decision['kind'][] = [
@@ -90,15 +105,20 @@ export const DECISION_KINDS: readonly Decision['kind'][] = [
   'grant-added',
   'grant-revoked',
   'grant-expired',
+  'grant-refused',
   'ask',
   'policy-loaded',
   'policy-rejected',
   'lockdown',
 ];
 
-/** Whether an entry records something refused (a check, or an ask that was not accepted). */
+/** Whether an entry records something refused (a check, a grant, or an ask not accepted). */
 export function isRefusal(d: Decision): boolean {
-  return (d.kind === 'check' && !d.allowed) || (d.kind === 'ask' && d.answer !== 'accept');
+  return (
+    (d.kind === 'check' && !d.allowed) ||
+    d.kind === 'grant-refused' ||
+    (d.kind === 'ask' && d.answer !== 'accept')
+  );
 }
 
 /** The entry without its time, as the daemon hands it to the log. */

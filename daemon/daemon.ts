@@ -171,6 +171,7 @@ export class Daemon {
       uptimeSeconds: Math.round((Date.now() - this.startedAt) / 1000),
       socket: this.options.socket,
       policy: {
+        main: this.options.configFile,
         files: state.files,
         revision: state.revision,
         loadedAt: state.loadedAt.toISOString(),

@@ -96,7 +96,7 @@ export class GrantStore {
   /** The request handlers this store serves. */
   handlers(): Handlers {
     return {
-      'grants/add': (params) => this.queue.run(() => this.add(params)),
+      'grants/add': (params) => this.queue.run(() => this.addOrRecord(params)),
       'grants/list': () => this.queue.run(async () => ({ grants: await this.read() })),
       'grants/revoke': (params) => this.queue.run(() => this.revoke(params.server, params.path)),
       'policy/lockdown': async (params) => {
@@ -104,6 +104,23 @@ export class GrantStore {
         return { lockdown: this.opts.state.lockdown };
       },
     };
+  }
+
+  /** `add`, and a grant it refuses goes to the decision log too: what was refused, and why. */
+  private async addOrRecord(params: GrantAddParams): Promise<{ grant: Grant; notice?: string }> {
+    try {
+      return await this.add(params);
+    } catch (err) {
+      if (err instanceof RootsError) {
+        this.opts.decisions.record({
+          kind: 'grant-refused',
+          server: params.server,
+          path: params.path,
+          reason: err.message,
+        });
+      }
+      throw err;
+    }
   }
 
   private async add(params: GrantAddParams): Promise<{ grant: Grant; notice?: string }> {

@@ -7,7 +7,9 @@ import type { ValidateFunction } from 'ajv';
 import { LineCounter, parseDocument } from 'yaml';
 import { buildPolicyFile, type RawPolicy } from './build-model.js';
 import { dedupe, errorAt, oneLine, sortErrors } from './error-list.js';
+import { isGlob } from './expand.js';
 import { fileHash } from './hash.js';
+import type { PolicyError } from '../common/types.js';
 import type { ParsedPolicyFile, ParseResult, Pos } from './model.js';
 import { validate as compiledValidator } from './schema-validator.js';
 import { schemaErrors } from './schema-errors.js';
@@ -140,7 +142,7 @@ function parse(text: string | Buffer, file: string): ParseResult {
 
   const policy = buildPolicyFile(data, locate, file, '');
   lazyHash(policy, text);
-  return { policy, errors: [], warnings };
+  return { policy, errors: [], warnings: [...warnings, ...oneNameForMany(policy)] };
 }
 
 /**
@@ -164,4 +166,19 @@ export function tooBigMessage(size: number): string {
   const mib = (size / MAX_POLICY_BYTES).toFixed(1);
   const shown = mib === '1.0' ? `${size} bytes` : `${mib} MiB`;
   return `file is ${shown}; a policy file may be at most 1 MiB (split it with include)`;
+}
+
+/**
+ * A glob entry with a `name` that has no `{base}`: every match would be listed under that one
+ * name, and a host shows them as one. Valid, but most likely not meant.
+ */
+function oneNameForMany(policy: ParsedPolicyFile): PolicyError[] {
+  return policy.servers.flatMap((block) =>
+    block.roots
+      .filter((r) => r.name !== undefined && !r.name.includes('{base}') && isGlob(r.path))
+      .map((r) => ({
+        ...r.pos,
+        message: `${r.path}: every match of this glob is named ${JSON.stringify(r.name)}; put {base} in the name (${JSON.stringify(`${r.name} {base}`)}) to tell them apart`,
+      })),
+  );
 }

@@ -120,6 +120,8 @@ export interface DaemonStatus {
   uptimeSeconds: number;
   socket: string;
   policy: {
+    /** The main policy file the daemon was started on (an addition; absent from older daemons). */
+    main?: string;
     files: string[];
     revision: number;
     loadedAt: string;

@@ -162,6 +162,11 @@ function shortTime(iso: string): string {
   return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())} ${p(d.getHours())}:${p(d.getMinutes())}:${p(d.getSeconds())}`;
 }
 
+/** A time from an entry, as the TIME column shows times; escaped as it is if it is not one. */
+function localTime(iso: string): string {
+  return Number.isNaN(Date.parse(iso)) ? visibleText(iso) : shortTime(iso);
+}
+
 /**
  * The DECISION and DETAIL cells. Every text from the entry is shown escaped (terminal-text.ts), so
  * a crafted name cannot forge a row or reach the terminal as a control sequence.
@@ -194,16 +199,18 @@ function what(d: Decision, home: string): [string, string] {
     case 'grant-added':
       return [
         `grant ${d.readOnly ? 'read-only' : 'read-write'}`,
-        `${path(d.path)}${d.expiresAt ? ` until ${text(d.expiresAt)}` : ''}`,
+        `${path(d.path)}${d.expiresAt ? ` until ${localTime(d.expiresAt)}` : ''}`,
       ];
     case 'grant-revoked':
       return ['grant revoked', path(d.path)];
     case 'grant-expired':
       return ['grant expired', path(d.path)];
+    case 'grant-refused':
+      return ['grant REFUSED', `${path(d.path)}: ${text(d.reason)}`];
     case 'ask':
       return [
         `asked: ${d.answer}`,
-        `${d.access} ${path(d.path)}${by(d.tool, d.client)}${d.granted ? ` → ${d.granted.readOnly ? 'read-only' : 'read-write'} ${path(d.granted.path)} until ${text(d.granted.expiresAt)}` : ''}`,
+        `${d.access} ${path(d.path)}${by(d.tool, d.client)}${d.granted ? ` → ${d.granted.readOnly ? 'read-only' : 'read-write'} ${path(d.granted.path)} until ${localTime(d.granted.expiresAt)}` : ''}`,
       ];
     case 'policy-loaded':
       return ['policy loaded', `${text(d.reason)}: ${d.files.map(path).join(', ')}`];

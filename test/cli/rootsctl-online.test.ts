@@ -3,7 +3,7 @@
  * restart, no daemon at all, and one run of the built binary.
  */
 import { execFile } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import t from 'tap';
@@ -244,4 +244,21 @@ void t.test('grant under an access: write deny says it was made read-only', asyn
     r.out,
     /^granted fs read-only access to ~\/locked until \S+ \((9|10)m\)\nnote: granted read-only: writing .*locked is denied by deny ~\/locked \(access: write\)/,
   );
+});
+
+void t.test('status says when the main policy file is gone', async (t) => {
+  const dir = shortDir();
+  mkdirSync(join(dir, 'home/w'), { recursive: true });
+  const config = join(dir, 'p.yaml');
+  writeFileSync(config, 'version: 1\nservers:\n  fs:\n    roots: [{path: ~/w}]\n');
+  const home = join(dir, 'home');
+  const d = await startDaemon(t, undefined, { dir, configFile: config, home });
+  const env = { HOME: home, MCP_ROOTS_SOCKET: d.socket };
+  t.notMatch((await rootsctl(['status'], { env })).out, /does not exist/);
+  await rootsctl(['grant', 'fs', '~', '--for', '10m'], { env });
+  rmSync(config);
+  await rootsctl(['reload'], { env });
+  const status = await rootsctl(['status'], { env });
+  t.match(status.out, `(${config} does not exist: its roots and denies are gone)`);
+  t.match(status.out, /fs +1 /, 'the grant remains');
 });

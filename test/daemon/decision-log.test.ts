@@ -179,6 +179,10 @@ void t.test('a real daemon records every kind of decision', async (t) => {
   t.match(rejected, { errors: [/mcp-roots\.yaml:2:\d+: /] });
 
   await c.lockdown(true);
+  // A grant refused is recorded too, with why.
+  await t.rejects(c.grant('fs', join(dir, 'work'), { seconds: 60 }), { message: /lockdown is on/ });
+  const refusedGrant = await waitForEntry(d, 'grant-refused', (e) => e.kind === 'grant-refused');
+  t.match(refusedGrant, { server: 'fs', path: join(dir, 'work'), reason: /lockdown/ });
   await c.lockdown(false);
   await waitForEntry(d, 'lockdown off', (e) => e.kind === 'lockdown' && !e.on);
   t.ok(

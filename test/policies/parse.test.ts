@@ -388,3 +388,18 @@ void t.test('the schema describes every property and closes every object', (t) =
   t.ok(schema.$id && schema.title, 'has $id and title');
   t.end();
 });
+
+void t.test('a glob entry named without {base} warns: its matches would share one name', (t) => {
+  const text =
+    'version: 1\nservers:\n  fs:\n    roots:\n' +
+    "      - {path: ~/p/*, name: p}\n      - {path: ~/q/*, name: 'q {base}'}\n      - {path: ~/one, name: one}\n";
+  const r = parsePolicyText(text, '/x/p.yaml');
+  t.same(r.errors, []);
+  t.same(
+    r.warnings.map((w) => `${w.line}:${w.column}: ${w.message}`),
+    [
+      '5:9: ~/p/*: every match of this glob is named "p"; put {base} in the name ("p {base}") to tell them apart',
+    ],
+  );
+  t.end();
+});
