@@ -1,6 +1,6 @@
 /** Turning a path as written in a policy into an absolute path or glob (docs/policy.md rule 1). */
 import { dirname, isAbsolute } from 'node:path';
-import { GLOB_CHARACTERS, globRegExp, ROOT_GLOB, scanGlob } from '../common/glob-dialect.js';
+import { globRegExp, ROOT_GLOB, scanGlob } from '../common/glob-dialect.js';
 import { normalizeLexically } from './paths.js';
 
 /** The options of the one glob dialect used for policy paths (common/glob-dialect.ts). */
@@ -77,14 +77,7 @@ export function globTest(glob: string): (input: string) => boolean {
   return (input) => input !== '' && (input === glob || re.test(input));
 }
 
-/**
- * True when a path has glob syntax (`*`, `**`, `?`, `[...]`, `{a,b}`). A path with no glob
- * character at all is answered without scanning it: every resolution asks this of each of the
- * 80-odd protected paths and every deny.
- */
-export function isGlob(path: string): boolean {
-  return GLOB_CHARACTERS.test(path) && scanGlob(path).isGlob;
-}
+export { isGlob } from '../common/glob-dialect.js';
 
 /** Split a glob into its static base directory and the glob part below it. */
 export function splitGlob(pattern: string): { base: string; glob: string } {
