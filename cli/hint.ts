@@ -2,7 +2,7 @@
  * Command lines in hints and fixes, the way the person can run them: rootsctl or mcp-rootsd as the
  * person runs this installation (`Io.command`), with the `--socket` they gave, then the arguments.
  */
-import { withSocket, type Bin } from '../common/command-line.js';
+import { startSentence, withSocket, type Bin } from '../common/command-line.js';
 import type { Io } from './io.js';
 
 /** `bin` as the person runs it, `--socket` when given, then `args`. */
@@ -21,8 +21,9 @@ export function ctl(io: Io, args: string, socket?: string): string {
  * only) or the daemon itself, with the `--socket` the person gave.
  */
 export function daemonStartHint(io: Io, socket: string | undefined): string {
-  const direct = `\`${commandLine(io, 'mcp-rootsd', '', socket)}\``;
-  return socket === undefined
-    ? `Start it with \`systemctl --user start mcp-rootsd.socket\` or ${direct}.`
-    : `Start it with ${direct}.`;
+  return startSentence({
+    daemon: commandLine(io, 'mcp-rootsd', '', socket),
+    rootsctl: commandLine(io, 'rootsctl', ''),
+    systemd: socket === undefined,
+  });
 }

@@ -75,3 +75,28 @@ export function commandOf(bin: Bin, at: Whereabouts): string {
 export function withSocket(command: string, socket: string | undefined): string {
   return socket === undefined ? command : `${command} --socket ${shellQuote(socket)}`;
 }
+
+/**
+ * The sentence an unreachable daemon's error ends with. With the default socket: the systemd
+ * socket unit (once `install-service` wrote it) or the daemon. With a socket of one's own: the
+ * daemon on it, which must be started as it was (its policy and state directory are not known
+ * here: the demo's socket given to a bare `mcp-rootsd` would serve the user's own policy).
+ */
+export function startSentence(c: StartCommands): string {
+  return `Start it with ${startWith(c)}.`;
+}
+
+/** How to start the daemon, as the clause after "start it with". */
+export function startWith(c: StartCommands): string {
+  return c.systemd
+    ? `\`systemctl --user start mcp-rootsd.socket\` (once \`${c.rootsctl} install-service\` has run) or \`${c.daemon}\``
+    : `\`${c.daemon}\` and the --config and --state-dir it was started with (the demo's: \`npm start\` in its repository)`;
+}
+
+/** The commands a start hint names, as the person runs them. */
+export interface StartCommands {
+  daemon: string;
+  rootsctl: string;
+  /** Whether the systemd socket unit is worth naming (it serves the default socket only). */
+  systemd: boolean;
+}

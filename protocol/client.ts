@@ -2,6 +2,7 @@
 import { EventEmitter } from 'node:events';
 import { createConnection, type Socket } from 'node:net';
 import { dirname } from 'node:path';
+import { startSentence } from '../common/command-line.js';
 import { errnoCode, RootsError } from '../common/errors.js';
 import { stateDir } from '../common/locations.js';
 import type { Access, CheckResult, ExplainResult } from '../common/types.js';
@@ -35,7 +36,7 @@ import {
 /** How long the client waits to connect and for each answer unless told otherwise. */
 export const DEFAULT_CLIENT_TIMEOUT_MS = 10_000;
 
-const START_HINT = 'Start it with `systemctl --user start mcp-rootsd.socket` or `mcp-rootsd`.';
+const START_HINT = startSentence({ daemon: 'mcp-rootsd', rootsctl: 'rootsctl', systemd: true });
 
 /** Options for `RootsClient.connect`. */
 export interface ConnectOptions {

@@ -3,7 +3,7 @@
  * person can run them (common/command-line.ts), with the proxy's `--socket` when it was given one.
  * A host's working directory means nothing to the person, so paths are absolute.
  */
-import { commandOf, withSocket } from '../common/command-line.js';
+import { commandOf, startSentence, startWith, withSocket } from '../common/command-line.js';
 
 export interface HintCommands {
   /** `rootsctl`, or `node /path/to/dist/cli/main.js`, with `--socket`. */
@@ -33,16 +33,9 @@ export function hintCommands(
   };
 }
 
-/** "start it with …" for an unreachable daemon. */
-function startWith(c: HintCommands): string {
-  return c.systemd
-    ? `\`systemctl --user start mcp-rootsd.socket\` or \`${c.daemon}\``
-    : `\`${c.daemon}\``;
-}
-
-/** The sentence an unreachable-daemon error ends with. */
+/** The sentence an unreachable-daemon error ends with (common/command-line.ts). */
 export function startHint(c: HintCommands): string {
-  return `Start it with ${startWith(c)}.`;
+  return startSentence(c);
 }
 
 /** What a refusal says while mcp-rootsd is away, and how to bring it back (README, Troubleshooting). */

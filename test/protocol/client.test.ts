@@ -75,7 +75,7 @@ void t.test('a missing socket: DAEMON_UNREACHABLE saying how to start the daemon
   const path = join(await shortDir(t), 'rootsd.sock');
   await t.rejects(RootsClient.connect({ socket: path }), {
     code: 'DAEMON_UNREACHABLE',
-    message: `mcp-rootsd is not running (connect ENOENT ${path}). Start it with \`systemctl --user start mcp-rootsd.socket\` or \`mcp-rootsd\`.`,
+    message: `mcp-rootsd is not running (connect ENOENT ${path}). Start it with \`systemctl --user start mcp-rootsd.socket\` (once \`rootsctl install-service\` has run) or \`mcp-rootsd\`.`,
   });
 });
 
@@ -84,7 +84,7 @@ void t.test('a socket nobody listens on: the same, with ECONNREFUSED', async (t)
   await writeFile(path, '');
   await t.rejects(RootsClient.connect({ env: { MCP_ROOTS_SOCKET: path } }), {
     code: 'DAEMON_UNREACHABLE',
-    message: `mcp-rootsd is not running (connect ECONNREFUSED ${path}). Start it with \`systemctl --user start mcp-rootsd.socket\` or \`mcp-rootsd\`.`,
+    message: `mcp-rootsd is not running (connect ECONNREFUSED ${path}). Start it with \`systemctl --user start mcp-rootsd.socket\` (once \`rootsctl install-service\` has run) or \`mcp-rootsd\`.`,
   });
 });
 

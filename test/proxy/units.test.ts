@@ -84,7 +84,7 @@ void t.test('no daemon: the first warning is whole sentences', async (t) => {
   t.teardown(() => link.close());
   await waitFor(() => lines.length > 0, 30_000, 'a warning');
   t.same(lines, [
-    `mcp-roots-proxy[fs] warn: mcp-rootsd is not running (connect ENOENT ${dir}/none.sock). Start it with \`systemctl --user start mcp-rootsd.socket\` or \`mcp-rootsd\`. Retrying.\n`,
+    `mcp-roots-proxy[fs] warn: mcp-rootsd is not running (connect ENOENT ${dir}/none.sock). Start it with \`systemctl --user start mcp-rootsd.socket\` (once \`rootsctl install-service\` has run) or \`mcp-rootsd\`. Retrying.\n`,
   ]);
 });
 
