@@ -10,6 +10,7 @@ import { timeLeft, unnamedGrantLine } from '../format.js';
 import { columns, emit, EXIT, type ExitCode, type Io } from '../io.js';
 import { daemonLockdown, showNote } from '../lockdown-note.js';
 import { pathArgument } from '../path-argument.js';
+import { ctl } from '../hint.js';
 import { daemonServerNames } from '../backend.js';
 import { inLine } from '../terminal-text.js';
 import type { Options } from '../options.js';
@@ -78,7 +79,7 @@ export function revoke(io: Io, [server, given]: string[], opts: Options): Promis
     const result = await client.revoke(server!, target);
     emit(io, opts.json ?? false, result, (r) =>
       r.revoked === 0
-        ? `no grant of ${inLine(server!)}${target === undefined ? '' : ` for ${inLine(tildify(target, homeDir(io.env)))}`} to revoke (\`rootsctl grants\` lists them; roots the policy gives are changed with \`rootsctl edit\`)\n`
+        ? `no grant of ${inLine(server!)}${target === undefined ? '' : ` for ${inLine(tildify(target, homeDir(io.env)))}`} to revoke (\`${ctl(io, 'grants', opts.socket)}\` lists them; roots the policy gives are changed with \`${ctl(io, 'edit')}\`)\n`
         : `revoked ${inLine(r.revoked)} grant${r.revoked === 1 ? '' : 's'} of ${inLine(server!)}\n`,
     );
     return result.revoked > 0 ? EXIT.ok : EXIT.fail;

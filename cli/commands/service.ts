@@ -7,7 +7,7 @@ import { errnoCode, ignoreMissing, RootsError } from '../../common/errors.js';
 import { configHome, homeDir, tildify } from '../../common/locations.js';
 import { packageRoot } from '../../common/package-info.js';
 import { EXIT, type ExitCode, type Io } from '../io.js';
-import { ctl } from '../hint.js';
+import { commandLine, ctl } from '../hint.js';
 import type { Options } from '../options.js';
 
 export const SOCKET_UNIT = 'mcp-rootsd.socket';
@@ -172,7 +172,7 @@ export async function installService(io: Io, opts: ServiceOptions): Promise<Exit
     io.err(
       'rootsctl: the units are written but not enabled: no systemd user manager is reachable from here (`systemctl --user` failed). In your login session, run:\n' +
         INSTALL_STEPS.map((s) => `  ${command(s)}\n`).join('') +
-        "On a machine without systemd, run mcp-rootsd in a terminal (or your session's start-up) instead.\n",
+        `On a machine without systemd, run \`${commandLine(io, 'mcp-rootsd', '')}\` in a terminal (or your session's start-up) instead.\n`,
     );
     return EXIT.fail;
   }

@@ -185,7 +185,7 @@ void t.test(
       run.err(),
       'rootsctl: the units are written but not enabled: no systemd user manager is reachable from here (`systemctl --user` failed). In your login session, run:\n' +
         '  systemctl --user daemon-reload\n  systemctl --user enable --now mcp-rootsd.socket\n' +
-        "On a machine without systemd, run mcp-rootsd in a terminal (or your session's start-up) instead.\n",
+        "On a machine without systemd, run `mcp-rootsd` in a terminal (or your session's start-up) instead.\n",
     );
     t.same(readdirSync(units).sort(), ['mcp-rootsd.service', 'mcp-rootsd.socket']);
 
