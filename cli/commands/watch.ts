@@ -8,7 +8,8 @@ import type { RootsClient } from '../../protocol/client.js';
 import type { ListChangedParams } from '../../protocol/methods.js';
 import { Reconnector } from '../../protocol/reconnect.js';
 import { connect } from '../connect.js';
-import { rootsTable } from '../format.js';
+import { daemonServerNames } from '../backend.js';
+import { noEntryLine, rootsTable } from '../format.js';
 import { EXIT, type ExitCode, type Io } from '../io.js';
 import { daemonLockdown, showNote } from '../lockdown-note.js';
 import { inLine } from '../terminal-text.js';
@@ -48,6 +49,10 @@ export async function watch(io: Io, [server]: string[], opts: Options): Promise<
   };
   // The first connection is made here, so that "not running" is exit 3 at once, not a wait.
   const first = await connect(io, opts.socket);
+  // A name nothing in the policy covers is most likely a typo: said once, then followed anyway.
+  const named = await first.explain(server!);
+  if (named.coveredBy === undefined && named.declared === false)
+    io.err(`rootsctl: ${noEntryLine(server!, await daemonServerNames(first))}`);
   const link = new Reconnector({
     connect: () => connect(io, opts.socket),
     backoffMs: WATCH_BACKOFF,

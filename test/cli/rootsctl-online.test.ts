@@ -130,6 +130,27 @@ void t.test('watch prints each change until interrupted', async (t) => {
   );
 });
 
+void t.test('watch of a name no entry covers says so, and follows it anyway', async (t) => {
+  const { dir, home } = tree();
+  const d = await startDaemon(t, undefined, { dir, configFile: join(dir, 'p.yaml'), home });
+  let stop!: () => void;
+  const stopped = new Promise<void>((r) => (stop = r));
+  let out = '';
+  let err = '';
+  const code = main(['watch', 'fss'], {
+    out: (s) => (out += s),
+    err: (s) => (err += s),
+    env: { HOME: home, MCP_ROOTS_SOCKET: d.socket },
+    cwd: home,
+    isTTY: false,
+    interrupted: () => stopped,
+  });
+  await waitFor(() => out !== '', 30_000, 'the first list');
+  stop();
+  t.equal(await code, 0);
+  t.match(err, 'No entry of the policy names "fss" (deny by default). Did you mean "fs"?');
+});
+
 void t.test('watch follows the daemon across a restart', async (t) => {
   const { dir, home } = tree();
   const configFile = join(dir, 'p.yaml');
