@@ -7,8 +7,8 @@
  * watch afresh (it covers only what the glob enters), and then reports the whole directory
  * changed, so that whatever happened meanwhile is looked at again.
  */
-import { lstat } from 'node:fs/promises';
-import { join, relative, sep } from 'node:path';
+import { lstat, stat } from 'node:fs/promises';
+import { basename, join, relative, sep } from 'node:path';
 import type { FSWatcher } from 'chokidar';
 import type { OnError, OnEvent, WatchEvent, WatchHandle } from './watch-dir.js';
 
@@ -24,14 +24,23 @@ export interface DepthWatch {
   isSetupError: (err: Error) => boolean;
 }
 
+/** The least time between two openings: a storm of renames opens the watch once per gap. */
+const REOPEN_GAP_MS = 100;
+/** A watched directory that went away is looked for this often, this many times. */
+const GONE_GAP_MS = 50;
+const GONE_LOOKS = 40;
+
 export async function watchToDepth(
   w: DepthWatch,
   onEvent: OnEvent,
   onError: OnError,
 ): Promise<WatchHandle> {
   let closed = false;
-  let reopening = false;
-  let again = false;
+  /** Whether an opening afresh is due (waiting for its gap, or under way). */
+  let due = false;
+  let openedAt = 0;
+  /** The inode of the directory watched now: another one at its path is a replacement. */
+  let ino = 0;
 
   /** Whether the entry at `path` (canonical) is a directory the watch would enter. */
   const entered = async (path: string): Promise<boolean> => {
@@ -45,31 +54,54 @@ export async function watchToDepth(
     }
   };
 
+  /** Open the watch afresh, at most once per gap; then the whole directory is looked at again. */
   const reopen = (): void => {
-    if (closed) return;
-    if (reopening) {
-      again = true;
-      return;
+    if (closed || due) return;
+    due = true;
+    const wait = Math.max(0, openedAt + REOPEN_GAP_MS - Date.now());
+    setTimeout(() => void reopenNow(), wait).unref();
+  };
+
+  const reopenNow = async (): Promise<void> => {
+    try {
+      // The old watch goes first: chokidar shares one fs.watch per path among its watchers in
+      // a process, and a new one opened beside the old would take over the stale watch of the
+      // old inode. What happens in between is looked at by the event below.
+      await current.close();
+      if (closed) return;
+      // Renames from here on call for another opening, after this one.
+      due = false;
+      current = await open();
+      openedAt = Date.now();
+      if (closed) await current.close();
+    } catch (err) {
+      due = false;
+      const code = (err as NodeJS.ErrnoException).code;
+      // The directory went away meanwhile: look for it, as for the watched directory's own move.
+      if (code === 'ENOENT' || code === 'ENOTDIR') void lookForSelf();
+      else onError(err as Error);
     }
-    reopening = true;
-    void (async () => {
-      do {
-        again = false;
-        try {
-          // The old watch goes first: chokidar shares one fs.watch per path among its watchers
-          // in a process, and a new one opened beside the old would take over the stale watch
-          // of the old inode. What happens in between is looked at by the event below.
-          await current.close();
-          if (closed) return;
-          current = await open();
-          if (closed) await current.close();
-        } catch (err) {
-          onError(err as Error);
-          break;
-        }
-        if (!closed) onEvent({ kind: 'rename', path: w.name(w.real) });
-      } while (again && !closed);
-    })().finally(() => (reopening = false));
+    if (!closed) onEvent({ kind: 'rename', path: w.name(w.real) });
+  };
+
+  /**
+   * The watched directory itself was moved or removed (inotify stops watching it): a new one at
+   * its path (made at once, or swapped in) is watched afresh. While it is missing the watcher's
+   * full look plans the watch elsewhere, and closes this one; until then it is looked for.
+   */
+  const lookForSelf = async (): Promise<void> => {
+    for (let i = 0; i < GONE_LOOKS && !closed; i++) {
+      let now: number | undefined;
+      try {
+        const st = await stat(w.real);
+        if (st.isDirectory()) now = st.ino;
+      } catch {
+        // missing: look again
+      }
+      if (now === ino) return;
+      if (now !== undefined) return reopen();
+      await new Promise((r) => setTimeout(r, GONE_GAP_MS).unref());
+    }
   };
 
   const open = async (): Promise<FSWatcher> => {
@@ -113,7 +145,10 @@ export async function watchToDepth(
       if (watched === undefined) return;
       const p = evPath ? join(watched, evPath) : watched;
       onEvent({ kind: event === 'rename' ? 'rename' : 'change', path: w.name(p) });
-      if (event === 'rename' && evPath) {
+      // inotify names the watched directory itself by its base name when it moves or goes.
+      if (watched === w.real && evPath === basename(w.real)) void lookForSelf();
+      // Once an opening is due, further renames need no look of their own.
+      if (event === 'rename' && evPath && !due) {
         void entered(p).then((yes) => {
           if (yes) reopen();
         });
@@ -121,6 +156,12 @@ export async function watchToDepth(
     });
     await new Promise<void>((resolve) => watcher.once('ready', resolve));
     ready = true;
+    try {
+      ino = (await stat(real)).ino;
+    } catch (err) {
+      await watcher.close();
+      throw err;
+    }
     if (setupError) {
       await watcher.close();
       throw setupError;

@@ -108,6 +108,14 @@ function isDirectory(path: string): boolean {
   }
 }
 
+/**
+ * What a refusal is remembered by: the access and where the path leads, so that another
+ * spelling of the same path (`a/./b`, `a//b`, a link to it) does not bring the question back.
+ */
+function refusedKey(q: AskQuestion): string {
+  return `${q.access}\0${q.canonical}`;
+}
+
 /** Asks one question at a time and turns an accepted answer into a grant. */
 export class AskPerson {
   /** Whether the host declared form elicitation in its `initialize`. */
@@ -117,7 +125,7 @@ export class AskPerson {
   private turn: Promise<unknown> = Promise.resolve();
   /** Questions open or waiting their turn. */
   private waiting = 0;
-  /** `access\0path` → until when (ms) a refused question is not asked again. */
+  /** `refusedKey` → until when (ms) a refused question is not asked again. */
   private readonly refused = new Map<string, number>();
 
   constructor(private readonly options: AskPersonOptions) {}
@@ -150,7 +158,7 @@ export class AskPerson {
 
   /** When the person refused this recently: the time they may be asked again, else undefined. */
   refusedUntil(q: AskQuestion): number | undefined {
-    const key = `${q.access}\0${q.path}`;
+    const key = refusedKey(q);
     const until = this.refused.get(key);
     if (until === undefined) return undefined;
     if (until > Date.now()) return until;
@@ -238,7 +246,7 @@ export class AskPerson {
       answer = 'cancel';
     }
     if (answer !== 'accept' || chosen === undefined) {
-      this.refused.set(`${q.access}\0${q.path}`, Date.now() + this.options.rememberMs);
+      this.refused.set(refusedKey(q), Date.now() + this.options.rememberMs);
       await link.logAsk({ path: q.path, access: q.access, answer, ...context });
       return false;
     }

@@ -14,6 +14,7 @@ import {
   rmdirSync,
   writeFileSync,
 } from 'node:fs';
+import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import t from 'tap';
 import { startDaemon } from '../helpers/daemon.js';
@@ -116,4 +117,51 @@ void t.test('a directory swapped in under a watched name is watched', async (t) 
     );
   }
   t.pass('every match appeared');
+});
+
+void t.test('a base replaced at once, or a storm of swaps, loses no match', async (t) => {
+  // The base itself moved away and a new one made in its place before the daemon looked: the
+  // watch stayed on the old directory, and matches made in the new one were never seen.
+  const dir = ownedShortDir(t);
+  const base = join(dir, 'base');
+  mkdirSync(join(base, 'keep1/src/x'), { recursive: true });
+  mkdirSync(join(base, 'other/src'), { recursive: true });
+  const d = await startDaemon(
+    t,
+    `version: 1\nservers:\n  fs:\n    roots:\n      - path: ${base}/keep*/src/*\n`,
+    { dir },
+  );
+  const c = await d.connect();
+  const names = async () => (await c.listRoots('fs')).roots.map((r) => r.name).sort();
+  t.same(await names(), ['x']);
+  renameSync(base, join(dir, 'base-old'));
+  mkdirSync(join(base, 'keep9/src/z'), { recursive: true });
+  await waitFor(async () => (await names()).join() === 'z', 10_000, 'the new base read');
+  mkdirSync(join(base, 'keep1/src/q'), { recursive: true });
+  await waitFor(async () => (await names()).includes('q'), 10_000, 'a match in the new base');
+
+  // A storm of swaps from another process: the daemon keeps answering, and after it the watch
+  // is where it should be.
+  mkdirSync(join(base, 'other/src'), { recursive: true });
+  const storm = spawn(process.execPath, [
+    '-e',
+    `const { renameSync } = require('node:fs');
+     const b = ${JSON.stringify(base)};
+     const end = Date.now() + 2000;
+     while (Date.now() < end) {
+       renameSync(b + '/keep1', b + '/tmp');
+       renameSync(b + '/other', b + '/keep1');
+       renameSync(b + '/tmp', b + '/other');
+     }`,
+  ]);
+  const stormEnded = new Promise((r) => storm.on('exit', r));
+  let answered = 0;
+  while (storm.exitCode === null) {
+    await names();
+    answered++;
+  }
+  await stormEnded;
+  t.ok(answered > 0, `answered ${answered} lists during the storm`);
+  mkdirSync(join(base, 'keep1/src/after'), { recursive: true });
+  await waitFor(async () => (await names()).includes('after'), 10_000, 'a match after the storm');
 });

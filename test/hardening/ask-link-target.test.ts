@@ -94,6 +94,12 @@ void t.test('a question names and grants where a path leads', async (t) => {
     const q = asked.at(-1)!;
     t.match(q.message, 'That path leads to "/etc"');
     t.same(offered(q), [{ const: 'path', title: 'Only "/etc"' }], 'only /etc itself');
+    // Declined: another spelling of the same place does not bring the question back.
+    symlinkSync('/etc', join(w, 'work/etclink'));
+    const again = await fs.call('list_directory', { path: join(w, 'work/etclink') });
+    t.equal(again.isError, true);
+    t.match(again.text, 'the person refused it and is not asked again');
+    t.equal(asked.length, n + 1, 'not asked again');
   });
 
   await t.test('an answer choosing a scope that was not offered grants nothing', async (t) => {
