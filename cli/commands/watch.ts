@@ -50,9 +50,14 @@ export async function watch(io: Io, [server]: string[], opts: Options): Promise<
   // The first connection is made here, so that "not running" is exit 3 at once, not a wait.
   const first = await connect(io, opts.socket);
   // A name nothing in the policy covers is most likely a typo: said once, then followed anyway.
-  const named = await first.explain(server!);
-  if (named.coveredBy === undefined && named.declared === false)
-    io.err(`rootsctl: ${noEntryLine(server!, await daemonServerNames(first))}`);
+  try {
+    const named = await first.explain(server!);
+    if (named.coveredBy === undefined && named.declared === false)
+      io.err(`rootsctl: ${noEntryLine(server!, await daemonServerNames(first))}`);
+  } catch (err) {
+    await first.close();
+    throw err;
+  }
   const link = new Reconnector({
     connect: () => connect(io, opts.socket),
     backoffMs: WATCH_BACKOFF,
