@@ -16,7 +16,7 @@ import {
 } from 'node:fs';
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { startDaemon } from '../helpers/daemon.js';
 import { waitFor } from '../helpers/poll.js';
 import { ownedShortDir } from '../helpers/proxy.js';
@@ -87,10 +87,11 @@ void t.test('a glob below its base watches only what it could enter', async (t) 
   t.same(await names(), ['v']);
 });
 
-void t.test('a directory swapped in under a watched name is watched', async (t) => {
-  // chokidar follows a watched directory by its inode: renamed away and replaced by one it never
-  // entered (a swap faster than it re-reads), the name was watched through the old inode and
-  // the newcomer not at all, so matches made in it later never appeared.
+/**
+ * A daemon on `base/keep*\/src/*` over `keep1/src/x` and an `other/src` the glob does not enter,
+ * and the names of its roots.
+ */
+async function keepAndOther(t: Test) {
   const dir = ownedShortDir(t);
   const base = join(dir, 'base');
   mkdirSync(join(base, 'keep1/src/x'), { recursive: true });
@@ -103,6 +104,14 @@ void t.test('a directory swapped in under a watched name is watched', async (t) 
   const c = await d.connect();
   const names = async () => (await c.listRoots('fs')).roots.map((r) => r.name).sort();
   t.same(await names(), ['x']);
+  return { dir, base, names };
+}
+
+void t.test('a directory swapped in under a watched name is watched', async (t) => {
+  // chokidar follows a watched directory by its inode: renamed away and replaced by one it never
+  // entered (a swap faster than it re-reads), the name was watched through the old inode and
+  // the newcomer not at all, so matches made in it later never appeared.
+  const { base, names } = await keepAndOther(t);
   for (let round = 1; round <= 5; round++) {
     // The swap, three renames back to back; then a match made in the newcomer.
     renameSync(join(base, 'keep1'), join(base, 'tmp'));
@@ -122,18 +131,7 @@ void t.test('a directory swapped in under a watched name is watched', async (t) 
 void t.test('a base replaced at once, or a storm of swaps, loses no match', async (t) => {
   // The base itself moved away and a new one made in its place before the daemon looked: the
   // watch stayed on the old directory, and matches made in the new one were never seen.
-  const dir = ownedShortDir(t);
-  const base = join(dir, 'base');
-  mkdirSync(join(base, 'keep1/src/x'), { recursive: true });
-  mkdirSync(join(base, 'other/src'), { recursive: true });
-  const d = await startDaemon(
-    t,
-    `version: 1\nservers:\n  fs:\n    roots:\n      - path: ${base}/keep*/src/*\n`,
-    { dir },
-  );
-  const c = await d.connect();
-  const names = async () => (await c.listRoots('fs')).roots.map((r) => r.name).sort();
-  t.same(await names(), ['x']);
+  const { dir, base, names } = await keepAndOther(t);
   renameSync(base, join(dir, 'base-old'));
   mkdirSync(join(base, 'keep9/src/z'), { recursive: true });
   await waitFor(async () => (await names()).join() === 'z', 10_000, 'the new base read');
