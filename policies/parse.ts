@@ -22,6 +22,7 @@ import {
   yamlError,
   yamlWarning,
 } from './yaml-errors.js';
+import { indentErrors } from './yaml-indent.js';
 import { dotted, Locator } from './yaml-locate.js';
 
 export { MAX_ERRORS } from './error-list.js';
@@ -93,8 +94,16 @@ function parse(text: string | Buffer, file: string): ParseResult {
   if (doc.errors.length > 0) {
     const stars = starKeyErrors(source, doc.warnings, at);
     if (stars.length > 0) return { errors: stars, warnings: [] };
-    const errors = doc.errors.map((e) => yamlError(e, doc, source, at));
-    return { errors: sortErrors(dedupe(errors)), warnings };
+    // One slip of indentation, one error: YAML's own for the same line say less.
+    const indent = indentErrors(
+      source,
+      doc.errors.map((e) => e.pos),
+      at,
+    );
+    const errors = doc.errors
+      .filter((e) => !indent.explains(e.pos))
+      .map((e) => yamlError(e, doc, source, at));
+    return { errors: sortErrors(dedupe([...indent.errors, ...errors])), warnings };
   }
 
   const keyErrors = badKeys(doc, doc.contents, [], []).map(({ node, segs, duplicate }) => ({

@@ -148,7 +148,31 @@ const BROKEN: Record<string, [string, string]> = {
     'invalid YAML: **/.env starts with *, so YAML reads it as an alias of an anchor that does not exist; if it is a path or glob, put it in quotes: "**/.env"',
   ],
   'version-2.yaml': ['1:10', 'version: must be 1'],
+  'mis-indented-key.yaml': [
+    '6:8',
+    'invalid YAML: this line is indented by 7 spaces, which lines up with no line above it ("path:" on line 5 at 8 spaces; the list item on line 5 at 6 spaces); indent it by as many spaces as the lines it belongs with',
+  ],
+  'mis-indented-item.yaml': [
+    '6:6',
+    'invalid YAML: this line is indented by 5 spaces, which lines up with no line above it (the list item on line 5 at 6 spaces; "roots:" on line 4 at 4 spaces); indent it by as many spaces as the lines it belongs with',
+  ],
+  'mis-indented-server.yaml': [
+    '3:2',
+    'invalid YAML: this line is indented by 1 space, but line 6, in the same block under "servers:" (line 2), by 2 spaces; indent the lines of one block by the same number of spaces',
+  ],
+  'key-at-item-dash.yaml': [
+    '6:7',
+    'invalid YAML: this key lines up with the dash of the list item on line 5, so it is neither in that item nor an item of its own; indent it by 8 spaces to put it in that item, or start it with "- " to make it a new item',
+  ],
 };
+
+/** Fixtures of one slip each: one error, not YAML's several for the same line. */
+const ONE_SLIP = [
+  'mis-indented-key.yaml',
+  'mis-indented-item.yaml',
+  'mis-indented-server.yaml',
+  'key-at-item-dash.yaml',
+];
 
 void t.test('the example policy parses with no errors', (t) => {
   const bytes = readFileSync(examplePath);
@@ -257,6 +281,7 @@ void t.test('each broken policy fails with its exact first error', (t) => {
       r.errors.every((x) => x.file === path && !x.message.includes('\n')),
       `${name}: every error names the file and is one line`,
     );
+    if (ONE_SLIP.includes(name)) t.equal(r.errors.length, 1, `${name}: one error`);
   }
   t.end();
 });
