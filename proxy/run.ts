@@ -1,5 +1,5 @@
 /** Start the server (or its stand-in), relay through `RootsProxy`, and end with the right status. */
-import { homedir } from 'node:os';
+import { constants, homedir } from 'node:os';
 import type { Readable, Writable } from 'node:stream';
 import { packageVersion } from '../common/package-info.js';
 import { DaemonLink } from './daemon-link.js';
@@ -98,19 +98,35 @@ export async function runProxy(options: ProxyOptions, io: ProxyIo): Promise<numb
   });
   supervisor.follow(proxy);
 
+  // Whether the end was asked for (the host left, or a signal came): the status then says nothing.
+  let asked = false;
   const forward = (signal: NodeJS.Signals): void => {
+    asked = true;
     log.debug(`passing ${signal} to the server`);
     supervisor.signal(signal);
   };
   for (const s of FORWARDED_SIGNALS) process.on(s, forward);
-  proxy.on('hostClosed', () => supervisor.stop());
+  proxy.on('hostClosed', () => {
+    asked = true;
+    supervisor.stop();
+  });
 
   // The session ends when the server that runs now closes its output (a replaced one does not).
   await new Promise<void>((resolve) => proxy.once('serverClosed', resolve));
   supervisor.stop();
   const status = (await supervisor.process?.status) ?? 0;
   for (const s of FORWARDED_SIGNALS) process.off(s, forward);
-  log.debug(`the server exited with status ${status}`);
+  // A server that ended on its own with a failure: the host was told only that it went away.
+  if (!asked && status !== 0) log.warn(`the server ${exitedWith(status)}`);
+  else log.debug(`the server ${exitedWith(status)}`);
   await link.close();
   return status;
+}
+
+/** How a status reads: a number, or the signal a status above 128 stands for. */
+function exitedWith(status: number): string {
+  const signal = Object.entries(constants.signals).find(([, n]) => n === status - 128)?.[0];
+  return status > 128 && signal !== undefined
+    ? `was ended by ${signal} (status ${status})`
+    : `exited with status ${status}`;
 }

@@ -330,9 +330,19 @@ void t.test('the proxy when its server misbehaves', async (t) => {
       t.match((answer.error as { message: string }).message, /exited or closed its output/);
       const { code } = await host.exited;
       t.equal(code, 7, 'the proxy exits with the server’s status');
+      t.match(host.stderr(), /warn: the server exited with status 7\n/, 'and says it on stderr');
       onlyFrames(t, host);
     },
   );
+
+  await t.test('the server is killed by a signal: stderr names the signal', async (t) => {
+    const host = startHost(t, td.socket, 'killed');
+    await handshake(host);
+    host.send(CALL(2));
+    t.ok('error' in (await host.answer(2)), 'the call in flight gets an error');
+    t.equal((await host.exited).code, 128 + 9, 'the proxy exits with 128 + the signal');
+    t.match(host.stderr(), /warn: the server was ended by SIGKILL \(status 137\)\n/);
+  });
 
   await t.test('the server exits but a grandchild holds its stdout: no hang', async (t) => {
     const pidFile = join(td.dir, 'grandchild.pid');
@@ -378,6 +388,11 @@ void t.test('the proxy when its server misbehaves', async (t) => {
     );
     const { code, ms } = await host.exited;
     t.equal(code, 128 + 9, 'a server that ignores EOF and SIGTERM is SIGKILLed');
+    t.notMatch(
+      host.stderr(),
+      /warn: the server (exited|was ended)/,
+      'the end the host asked for is no failure to warn of',
+    );
     t.comment(`the proxy exited ${ms} ms after its input closed`);
     onlyFrames(t, host);
   });
