@@ -110,10 +110,22 @@ function isDirectory(path: string): boolean {
 
 /**
  * What a refusal is remembered by: the access and where the path leads, so that another
- * spelling of the same path (`a/./b`, `a//b`, a link to it) does not bring the question back.
+ * spelling of the same path (`a/./b`, `a//b`, a link to it) does not bring the question back;
+ * and the access and each grant the question offered, so that another file of a directory the
+ * person would not open does not put the same grant to them again.
  */
-function refusedKey(q: AskQuestion): string {
-  return `${q.access}\0${q.canonical}`;
+function pathKey(q: AskQuestion): string {
+  return `${q.access}\0path\0${q.canonical}`;
+}
+
+function offerKey(access: Access, target: AskTarget): string {
+  return `${access}\0offer\0${target.path}`;
+}
+
+/** A refusal still remembered: until when, and the grant refused when it was not this path. */
+export interface RememberedRefusal {
+  until: number;
+  offer?: string;
 }
 
 /** Asks one question at a time and turns an accepted answer into a grant. */
@@ -125,7 +137,7 @@ export class AskPerson {
   private turn: Promise<unknown> = Promise.resolve();
   /** Questions open or waiting their turn. */
   private waiting = 0;
-  /** `refusedKey` → until when (ms) a refused question is not asked again. */
+  /** `pathKey` and `offerKey` → until when (ms) a refused question is not asked again. */
   private readonly refused = new Map<string, number>();
 
   constructor(private readonly options: AskPersonOptions) {}
@@ -156,9 +168,19 @@ export class AskPerson {
     return refusal === 'read-only' && access === 'write' && rule.write;
   }
 
-  /** When the person refused this recently: the time they may be asked again, else undefined. */
-  refusedUntil(q: AskQuestion): number | undefined {
-    const key = refusedKey(q);
+  /**
+   * When the person refused this recently, the path or the grant the question would offer
+   * first (its default): until when they are not asked again; else undefined.
+   */
+  refusedRecently(q: AskQuestion): RememberedRefusal | undefined {
+    const until = this.remembered(pathKey(q));
+    if (until !== undefined) return { until };
+    const first = q.targets[0];
+    const offered = first === undefined ? undefined : this.remembered(offerKey(q.access, first));
+    return offered === undefined ? undefined : { until: offered, offer: first!.path };
+  }
+
+  private remembered(key: string): number | undefined {
     const until = this.refused.get(key);
     if (until === undefined) return undefined;
     if (until > Date.now()) return until;
@@ -208,7 +230,7 @@ export class AskPerson {
 
   private async askNow(q: AskQuestion): Promise<boolean> {
     const { link, log } = this.options;
-    if (this.refusedUntil(q) !== undefined) return false;
+    if (this.refusedRecently(q) !== undefined) return false;
     // The answer this call waited for may have granted it already.
     const now = await link.check(q.path, q.access).catch(() => undefined);
     if (now?.allowed === true) return true;
@@ -246,7 +268,9 @@ export class AskPerson {
       answer = 'cancel';
     }
     if (answer !== 'accept' || chosen === undefined) {
-      this.refused.set(refusedKey(q), Date.now() + this.options.rememberMs);
+      const until = Date.now() + this.options.rememberMs;
+      this.refused.set(pathKey(q), until);
+      for (const t of q.targets) this.refused.set(offerKey(q.access, t), until);
       await link.logAsk({ path: q.path, access: q.access, answer, ...context });
       return false;
     }

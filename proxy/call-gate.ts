@@ -321,12 +321,14 @@ export class CallGate {
       const key = `${c.access}\0${c.local}`;
       if (asked.has(key)) return refusal;
       asked.add(key);
-      const until = asker.refusedUntil(q);
-      if (until !== undefined) {
-        const again = new Date(until).toISOString();
+      const remembered = asker.refusedRecently(q);
+      if (remembered !== undefined) {
+        const again = new Date(remembered.until).toISOString();
+        const what =
+          remembered.offer === undefined ? 'it' : `a grant of ${JSON.stringify(remembered.offer)}`;
         return {
           ...refusal!,
-          reason: `${refusal!.reason}; the person refused it and is not asked again before ${again}`,
+          reason: `${refusal!.reason}; the person refused ${what} and is not asked again before ${again}`,
         };
       }
       if (era === 'modern') {

@@ -12,7 +12,7 @@ import { askPerson, startAskDaemon } from '../helpers/ask-setup.js';
 import { FS2_SERVER } from '../helpers/era-host.js';
 
 void t.test('asking the person through a 2026-07-28 host', async (t) => {
-  const files = ['home/h.txt', 'out1/a.txt', 'out2/b.txt', 'secret/s.txt'];
+  const files = ['home/h.txt', 'out1/a.txt', 'out2/b.txt', 'out2/b2.txt', 'secret/s.txt'];
   const { w, d, admin } = await startAskDaemon(
     t,
     Object.fromEntries(files.map((rel) => [rel, `${rel} text`])),
@@ -72,6 +72,9 @@ servers:
     t.equal(again.isError, true);
     t.match(again.text, 'not asked again before');
     t.equal(asked.length, n + 1, 'the person is not asked twice');
+    const sibling = await host.call('read_text_file', { path: `${w}/out2/b2.txt` });
+    t.match(sibling.text, `the person refused a grant of ${JSON.stringify(`${w}/out2`)}`);
+    t.equal(asked.length, n + 1, 'nor asked about another file of that directory');
     t.notOk(
       (await admin.grants()).grants.some((g) => g.path === `${w}/out2`),
       'nothing granted',

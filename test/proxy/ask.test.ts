@@ -18,6 +18,8 @@ const FILES: Record<string, string> = {
   'out1/a.txt': 'a text',
   'out2/b.txt': 'b text',
   'out3/c.txt': 'c text',
+  'out3/c2.txt': 'c2 text',
+  'out3/sub/x.txt': 'x text',
   'out4/d.txt': 'd text',
   "o u't/e.txt": 'e text',
   'home/private/p.txt': 'private',
@@ -121,6 +123,15 @@ servers:
     t.equal(again.isError, true);
     t.match(again.text, 'not asked again before');
     t.equal(asked.length, n + 1, 'the person is not asked twice');
+    // Another file of the same directory would offer the grant the person just refused.
+    const sibling = await fs.call('read_text_file', { path: `${w}/out3/c2.txt` });
+    t.equal(sibling.isError, true);
+    t.match(sibling.text, `the person refused a grant of ${JSON.stringify(`${w}/out3`)}`);
+    t.equal(asked.length, n + 1, 'nor asked about another file of that directory');
+    // A directory inside it is a grant of its own, offered first: that is asked.
+    const sub = await fs.call('list_directory', { path: `${w}/out3/sub` });
+    t.equal(sub.isError, true);
+    t.equal(asked.length, n + 2, 'a directory of its own is asked about');
   });
 
   await t.test('denied paths are never asked about', async (t) => {
@@ -167,9 +178,15 @@ servers:
         .split('\n')
         .filter((l) => l.includes('"kind":"ask"'))
         .map((l) => JSON.parse(l) as { answer: string; server: string });
-    await waitFor(() => asks().length >= 4, 30_000, 'four asks logged');
+    await waitFor(() => asks().length >= 5, 30_000, 'five asks logged');
     const answers = asks().map((a) => `${a.server} ${a.answer}`);
-    t.same(answers.sort(), ['fs accept', 'fs accept', 'fs decline', 'silent timeout']);
+    t.same(answers.sort(), [
+      'fs accept',
+      'fs accept',
+      'fs decline',
+      'fs decline',
+      'silent timeout',
+    ]);
     t.ok(
       asks()
         .filter((a) => a.answer === 'accept')
