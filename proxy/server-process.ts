@@ -24,23 +24,43 @@ export interface ServerProcess {
   kill(signal: NodeJS.Signals): void;
 }
 
+/** A command that could not start: the status a shell would give, and why. */
+export interface StartFailure {
+  failed: number;
+  reason: string;
+}
+
 /** Start `spec`; resolves once it runs, or with the status for a command that cannot start. */
 export async function startServerProcess(
   spec: SpawnSpec,
   log: ProxyLogger,
-): Promise<ServerProcess | { failed: number }> {
-  const child: ChildProcessByStdio<Writable, Readable, null> = spawn(spec.command, spec.args, {
-    stdio: ['pipe', 'pipe', 'inherit'],
-    env: spec.env,
-    ...(spec.cwd === undefined ? {} : { cwd: spec.cwd }),
-  });
+): Promise<ServerProcess | StartFailure> {
+  let child: ChildProcessByStdio<Writable, Readable, null>;
+  try {
+    child = spawn(spec.command, spec.args, {
+      stdio: ['pipe', 'pipe', 'inherit'],
+      env: spec.env,
+      ...(spec.cwd === undefined ? {} : { cwd: spec.cwd }),
+    });
+  } catch (err) {
+    // Some failures are thrown, not emitted: E2BIG (a command line or environment longer than
+    // the system takes: thousands of roots through {roots}), EINVAL. The host is told why, as
+    // for a command that is missing, rather than left with no server and no answer.
+    const code = errnoCode(err);
+    const why =
+      code === 'E2BIG'
+        ? `its command line and environment are longer than the system allows (${spec.args.length} arguments; many roots through {roots}?)`
+        : (err as Error).message;
+    log.error(`cannot start ${spec.command}: ${why}`);
+    return { failed: 126, reason: why };
+  }
   const spawned = await new Promise<Error | undefined>((resolve) => {
     child.once('spawn', () => resolve(undefined));
     child.once('error', resolve);
   });
   if (spawned !== undefined) {
     log.error(`cannot start ${spec.command}: ${spawned.message}`);
-    return { failed: errnoCode(spawned) === 'ENOENT' ? 127 : 126 };
+    return { failed: errnoCode(spawned) === 'ENOENT' ? 127 : 126, reason: spawned.message };
   }
   child.on('error', (err) => log.error(`the server process: ${err.message}`));
 

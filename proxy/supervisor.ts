@@ -238,7 +238,7 @@ export class Supervisor {
         this.running = { kind: 'process', key, plan, denials, process: started };
         return { ok: true };
       }
-      const reason = `${plan.spawn.command} could not be started (status ${started.failed}; see the proxy's log)`;
+      const reason = `${plan.spawn.command} could not be started: ${started.reason} (status ${started.failed})`;
       this.running = {
         kind: 'stand-in',
         key,
