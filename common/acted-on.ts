@@ -32,3 +32,26 @@ export function actedOnEscaped(text: string): string {
 export function jsonActedOnEscaped(json: string): string {
   return json.replace(RAW_IN_JSON, escapeOne);
 }
+
+/**
+ * What a person reading a question cannot see, or sees as something else: controls and format
+ * characters (bidi overrides and isolates, zero-width space and joiners, the byte order mark,
+ * tag characters), private-use and unassigned code points, line and paragraph separators, every
+ * space but the plain one (a no-break space passes for one), and the fillers that show as
+ * nothing. `docs\u200b` looks exactly like `docs`, and a grant of one is not a grant of the other.
+ */
+const UNSEEN = /[\p{Cc}\p{Cf}\p{Co}\p{Cn}\p{Zl}\p{Zp}\u115f\u1160\u2800\u3164\uffa0]|(?! )\p{Zs}/gu;
+
+/**
+ * JSON text (from JSON.stringify) in which a person sees every character: each one in `UNSEEN`
+ * becomes its `\uXXXX` escape (a pair for one beyond the BMP), which any JSON reader takes as
+ * the same string.
+ */
+export function jsonUnseenEscaped(json: string): string {
+  return json.replace(UNSEEN, (c) =>
+    Array.from(
+      { length: c.length },
+      (_, i) => `\\u${c.charCodeAt(i).toString(16).padStart(4, '0')}`,
+    ).join(''),
+  );
+}

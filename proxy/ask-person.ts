@@ -5,6 +5,7 @@
 import { statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Access, Grant, RefusalKind } from '../common/types.js';
+import { jsonUnseenEscaped } from '../common/acted-on.js';
 import { shellQuote } from '../common/shell-quote.js';
 import { tooWide } from '../common/too-wide.js';
 import type { AskAnswer } from '../protocol/methods.js';
@@ -326,17 +327,25 @@ export class AskPerson {
 }
 
 /**
+ * A name in a question: quoted and escaped as JSON, and every character a person could not see
+ * (a zero-width space, a bidi override, a no-break space) spelled out as its escape.
+ */
+function shown(text: string): string {
+  return jsonUnseenEscaped(JSON.stringify(text));
+}
+
+/**
  * The `elicitation/create` params: every text the person reads is the proxy's own, and names
  * exactly what an answer grants. Ask only when `askTargets` offers something.
  */
 export function askParams(server: string, q: AskQuestion): Record<string, unknown> {
-  const path = JSON.stringify(q.path);
+  const path = shown(q.path);
   const why =
     q.refusal === 'read-only' ? 'which is in a read-only root' : 'which is outside every root';
-  const leads = q.canonical === q.path ? '' : ` That path leads to ${JSON.stringify(q.canonical)}.`;
+  const leads = q.canonical === q.path ? '' : ` That path leads to ${shown(q.canonical)}.`;
   const message =
-    `mcp-roots: the MCP server ${JSON.stringify(server)} wants to ${q.access} ${path} ` +
-    `(tool ${JSON.stringify(q.tool)}), ${why} it may use.${leads} Allow it? Decline to refuse.`;
+    `mcp-roots: the MCP server ${shown(server)} wants to ${q.access} ${path} ` +
+    `(tool ${shown(q.tool)}), ${why} it may use.${leads} Allow it? Decline to refuse.`;
   return {
     message,
     requestedSchema: {
@@ -367,7 +376,7 @@ export function askParams(server: string, q: AskQuestion): Record<string, unknow
 
 /** How a choice reads: a file alone is said to be of no use to most servers. */
 function targetTitle(t: AskTarget): string {
-  const path = JSON.stringify(t.path);
+  const path = shown(t.path);
   if (t.scope === 'directory') return `The directory ${path}`;
   return isDirectory(t.path)
     ? `Only ${path}`
