@@ -77,6 +77,12 @@ export interface SwapPlan {
    * calls in flight fail, its lists are not read. For a denied path it must not read any longer.
    */
   stopNow?: AbortSignal;
+  /**
+   * Start the new server only once the old one has exited (a sandboxed server: the two must
+   * never run at once, or the old could hand the new what its mounts no longer give). Otherwise
+   * the new one starts while the old finishes, which is most of a restart's time saved.
+   */
+  sequential?: boolean;
   /** Stop the old server; resolves once it has exited. */
   stopOld(): Promise<void>;
   /** Start the new one. */
@@ -281,11 +287,22 @@ export async function swapServer(r: SwapRouter, plan: SwapPlan): Promise<void> {
   const phases = new Phases(plan.changedAt);
   if (plan.changedAt !== undefined) phases.mark('settle and plan');
   try {
-    const next = startNext(r, plan);
-    const [old, opened] = await Promise.allSettled([retireOld(r, plan, modern, phases), next]);
-    if (opened.status === 'rejected') throw opened.reason;
-    phases.mark('wait for the new server');
-    phases.add('new server start alongside', opened.value.ms);
+    let old: PromiseSettledResult<Record<string, string | undefined>>;
+    let opened: PromiseSettledResult<Opening & { ms: number }>;
+    if (plan.sequential === true) {
+      [old] = await Promise.allSettled([retireOld(r, plan, modern, phases)]);
+      [opened] = await Promise.allSettled([startNext(r, plan)]);
+      if (opened.status === 'rejected') throw opened.reason;
+      phases.mark('new server start after the old one exited');
+    } else {
+      [old, opened] = await Promise.allSettled([
+        retireOld(r, plan, modern, phases),
+        startNext(r, plan),
+      ]);
+      if (opened.status === 'rejected') throw opened.reason;
+      phases.mark('wait for the new server');
+      phases.add('new server start alongside', opened.value.ms);
+    }
     r.attach(opened.value.server);
     opened.value.server.serverOut.resume();
     const { answer } = opened.value;

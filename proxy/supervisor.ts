@@ -18,14 +18,21 @@ import { IncludeWatch } from './include-watch.js';
 import { planLaunch, sandboxWanted, type LaunchPlan, type PlanInput } from './launch-plan.js';
 import type { ProxyLogger } from './log.js';
 import { spawnDifference } from './plan-diff.js';
+import { takesAccessAway, type Reach } from './sandbox-reach.js';
 import type { ServerEndpoint, SwapPlan } from './server-swap.js';
 import { EXIT_GRACE_MS, startServerProcess, type ServerProcess } from './server-process.js';
 import { startStandIn, type StandIn } from './stand-in.js';
 
-/** What runs now, and the count of denied paths seen when its plan was made. */
-type Running = { key: string; plan: LaunchPlan; denials: number } & (
-  { kind: 'process'; process: ServerProcess } | { kind: 'stand-in'; standIn: StandIn }
-);
+/** A plan, the count of denied paths seen when it was made, and what it was made from. */
+interface Planned {
+  plan: LaunchPlan;
+  denials: number;
+  reach: Reach;
+}
+
+/** What runs now. */
+type Running = { key: string } & Planned &
+  ({ kind: 'process'; process: ServerProcess } | { kind: 'stand-in'; standIn: StandIn });
 
 /** Why the supervisor looks again at what should run. */
 type Change =
@@ -84,6 +91,14 @@ export class Supervisor {
   private denials = 0;
   /** Stops the old server of the restart under way at once (a denied path appeared). */
   private stopNow: AbortController | undefined;
+  /**
+   * The sandbox rule of the last plan that wanted a sandbox. A session that started sandboxed
+   * stays so: a policy that stops naming the server (its block removed, its file deleted) would
+   * otherwise start it again with all of the user's access, the opposite of what removing it
+   * meant. Only a new session starts it without one.
+   */
+  private sandboxedWith: { rule: SandboxRule | undefined } | undefined;
+  private warnedSandboxKept = false;
   private readonly watch: DenyWatch;
   private readonly includes: IncludeWatch;
 
@@ -112,9 +127,10 @@ export class Supervisor {
     // restart if a file that the plan's mounts depend on appeared in between.
     this.pending = [];
     this.changedAt = undefined;
-    const { plan, denials } = await this.plan();
+    const planned = await this.plan();
+    const { plan } = planned;
     this.logPlan(plan);
-    const started = await this.run(plan, denials);
+    const started = await this.run(planned);
     if ('failed' in started && plan.kind === 'start') return started;
     return this.endpoint();
   }
@@ -123,9 +139,9 @@ export class Supervisor {
    * The plan for now. For a sandbox, the roots are watched for denied paths first, so that one
    * created while the mounts are laid out is either found by them or reported.
    */
-  private async plan(): Promise<{ plan: LaunchPlan; denials: number }> {
+  private async plan(): Promise<Planned> {
     const denials = this.denials;
-    const input = this.o.planInput();
+    const input = this.keptSandbox(this.o.planInput());
     if (sandboxWanted(input) && input.roots !== undefined) {
       await this.watch.update(input.roots, await writePaths(input.sandbox));
       await this.includes.update(input.roots, input.sandbox);
@@ -133,7 +149,25 @@ export class Supervisor {
       this.watch.close();
       this.includes.close();
     }
-    return { plan: await planLaunch(input), denials };
+    const reach = { roots: input.roots ?? [], sandbox: input.sandbox };
+    return { plan: await planLaunch(input), denials, reach };
+  }
+
+  /** `input`, with the sandbox of this session kept when the policy no longer asks for one. */
+  private keptSandbox(input: PlanInput): PlanInput {
+    if (sandboxWanted(input)) {
+      this.sandboxedWith = { rule: input.sandbox };
+      this.warnedSandboxKept = false;
+      return input;
+    }
+    if (this.sandboxedWith === undefined) return input;
+    if (!this.warnedSandboxKept) {
+      this.warnedSandboxKept = true;
+      this.o.log.warn(
+        'the policy no longer asks for a sandbox for this server; a session that started sandboxed stays sandboxed (with the last sandbox rule): start a new session to run it without one',
+      );
+    }
+    return { ...input, sandbox: this.sandboxedWith.rule ?? { read: [], write: [], network: true } };
   }
 
   /** Restart on changes from now on, through `router`. */
@@ -230,12 +264,13 @@ export class Supervisor {
   }
 
   /** Start `plan`'s server, or a stand-in; a command that cannot start gets a refusing stand-in. */
-  private async run(plan: LaunchPlan, denials: number): Promise<{ ok: true } | { failed: number }> {
+  private async run(planned: Planned): Promise<{ ok: true } | { failed: number }> {
+    const { plan, denials, reach } = planned;
     const key = keyOf(plan);
     if (plan.kind === 'start') {
       const started = await startServerProcess(plan.spawn, this.o.log);
       if (!('failed' in started)) {
-        this.running = { kind: 'process', key, plan, denials, process: started };
+        this.running = { kind: 'process', key, plan, denials, reach, process: started };
         return { ok: true };
       }
       const reason = `${plan.spawn.command} could not be started: ${started.reason} (status ${started.failed})`;
@@ -244,6 +279,7 @@ export class Supervisor {
         key,
         plan,
         denials,
+        reach,
         standIn: startStandIn(this.o.server, this.o.version, { kind: 'refuse', reason }),
       };
       return started;
@@ -253,6 +289,7 @@ export class Supervisor {
       key,
       plan,
       denials,
+      reach,
       standIn: startStandIn(this.o.server, this.o.version, plan),
     };
     return { ok: true };
@@ -284,7 +321,7 @@ export class Supervisor {
     // the new plan looks the same; denied for reading, it is stopped before anything else.
     const stale = old.kind === 'process' && old.denials < this.denials;
     const urgent = stale && changes.some((c) => c.kind === 'denied' && c.denied.access === 'all');
-    let next: { plan: LaunchPlan; denials: number } | undefined;
+    let next: Planned | undefined;
     if (!urgent) {
       next = await this.plan();
       if (this.closed) return;
@@ -299,12 +336,20 @@ export class Supervisor {
     }
     const reason = stale ? deniedReason(changes) : describe(changes, old, next!.plan);
     this.o.log.info(`restarting the server: ${reason}`);
+    // A sandboxed server keeps what its mounts give it for as long as it runs: one whose access
+    // is taken away is stopped at once (its calls in flight fail, its lists are not read), and
+    // the new one starts only once the old one has exited, so that no descriptor or socket
+    // passes from the one to the other (sandbox-reach.ts).
+    const sandboxed = old.kind === 'process' && old.plan.kind === 'start' && old.plan.sandboxed;
+    const takesAway = sandboxed && !urgent && takesAccessAway(old.reach, next!.reach);
+    if (takesAway) this.o.log.info('the change takes access away: stopping the old server at once');
     const stopNow = new AbortController();
-    if (urgent) stopNow.abort();
+    if (urgent || takesAway) stopNow.abort();
     this.stopNow = stopNow;
     try {
       await this.router!.swapServer({
         reason,
+        sequential: sandboxed,
         ...(changedAt === undefined ? {} : { changedAt }),
         drainMs: this.o.drainMs ?? 5000,
         stopNow: stopNow.signal,
@@ -321,7 +366,7 @@ export class Supervisor {
         },
         start: async () => {
           next ??= await this.plan();
-          const { plan, denials } = next;
+          const { plan } = next;
           if (this.closed) {
             // The host left during the restart: an ended stand-in ends the session.
             const gone = startStandIn(
@@ -335,7 +380,7 @@ export class Supervisor {
             return gone;
           }
           this.logPlan(plan);
-          await this.run(plan, denials);
+          await this.run(next);
           return this.endpoint();
         },
       });
