@@ -27,7 +27,14 @@ export interface SpawnSpec {
 
 /** The decision, with the reason a person reads in the log or the host shows. */
 export type LaunchPlan =
-  | { kind: 'start'; spawn: SpawnSpec; key: string; sandboxed: boolean }
+  | {
+      kind: 'start';
+      spawn: SpawnSpec;
+      key: string;
+      sandboxed: boolean;
+      /** What the log should warn of (roots left out of a value). */
+      warnings: string[];
+    }
   | { kind: 'wait'; reason: string }
   | { kind: 'refuse'; reason: string };
 
@@ -88,13 +95,17 @@ export async function planLaunch(input: PlanInput): Promise<LaunchPlan> {
   const expanded = expandLaunch(template, launchRoots(input.roots ?? []));
   if (!expanded.ok) return { kind: 'wait', reason: expanded.reason };
   const launch = expanded.launch;
+  const warnings = expanded.leftOut.map(
+    (path) =>
+      `${JSON.stringify(path)} is left out of the environment's {roots}: a list joined with ":" cannot hold a path with a ":" in it`,
+  );
   const env: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(input.env)) if (v !== undefined) env[k] = v;
   for (const [k, v] of launch.env) env[k] = v;
 
   if (!sandboxed) {
     const spawn: SpawnSpec = { command: launch.command, args: launch.args, env, cwd: launch.cwd };
-    return { kind: 'start', spawn, key: JSON.stringify(spawn), sandboxed };
+    return { kind: 'start', spawn, key: JSON.stringify(spawn), sandboxed, warnings };
   }
   const support = await input.sandboxSupport();
   if (!support.ok) {
@@ -124,5 +135,5 @@ export async function planLaunch(input: PlanInput): Promise<LaunchPlan> {
     args: bwrapArgs(mounts, direct.launch),
     env: sandboxEnv(env),
   };
-  return { kind: 'start', spawn, key: JSON.stringify(spawn), sandboxed };
+  return { kind: 'start', spawn, key: JSON.stringify(spawn), sandboxed, warnings };
 }

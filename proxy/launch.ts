@@ -29,7 +29,14 @@ export interface Launch {
 }
 
 /** The expanded launch, or why the server must not start yet. */
-export type Expansion = { ok: true; launch: Launch } | { ok: false; reason: string };
+export type Expansion =
+  | {
+      ok: true;
+      launch: Launch;
+      /** Roots left out of a `:`-joined value because their paths hold a `:`. */
+      leftOut: string[];
+    }
+  | { ok: false; reason: string };
 
 /** A placeholder that stands for a list of paths: one argument per path, or `:`-joined in values. */
 const LIST = /^\{roots(?::(rw|ro))?\}$/;
@@ -95,7 +102,19 @@ export function expandLaunch(t: LaunchTemplate, roots: readonly LaunchRoot[]): E
     if (out.length === 0) empty ??= placeholder;
     return out;
   };
-  const inText = (s: string): string => s.replace(ANY, (p) => paths(p).join(':'));
+  // A list joined with `:` is read back by splitting at `:`: a path holding one would come back
+  // as two (`a:.` as `a` and the working directory, `x:~` as `~`). Such a root is left out of
+  // the value (a directory an agent named so must not widen what the server reads as its roots).
+  const leftOut = new Set<string>();
+  const joined = (p: string): string => {
+    const list = paths(p);
+    if (p === '{root}') return list.join(':');
+    for (const path of list) if (path.includes(':')) leftOut.add(path);
+    const kept = list.filter((path) => !path.includes(':'));
+    if (kept.length === 0) empty ??= p;
+    return kept.join(':');
+  };
+  const inText = (s: string): string => s.replace(ANY, joined);
 
   const args: string[] = [];
   for (const a of t.args) {
@@ -120,7 +139,7 @@ export function expandLaunch(t: LaunchTemplate, roots: readonly LaunchRoot[]): E
       reason: `${empty} has nothing to stand for: the server has no ${which} in the policy now`,
     };
   }
-  return { ok: true, launch };
+  return { ok: true, launch, leftOut: [...leftOut] };
 }
 
 /** Whether two launches start the same process (same command, arguments, environment, cwd). */

@@ -260,7 +260,10 @@ export class Supervisor {
     const { log } = this.o;
     if (plan.kind === 'refuse') log.error(`the server is not started: ${plan.reason}`);
     else if (plan.kind === 'wait') log.info(`the server is not started yet: ${plan.reason}`);
-    else log.info(`starting the server${plan.sandboxed ? ' in its sandbox' : ''}`);
+    else {
+      for (const w of plan.warnings) log.warn(w);
+      log.info(`starting the server${plan.sandboxed ? ' in its sandbox' : ''}`);
+    }
   }
 
   /** Start `plan`'s server, or a stand-in; a command that cannot start gets a refusing stand-in. */

@@ -137,3 +137,28 @@ void t.test('hasPlaceholders, launchRoots and sameLaunch', (t) => {
   } else t.fail('expands');
   t.end();
 });
+
+void t.test('a root whose path holds ":" is left out of a joined value, never split', (t) => {
+  // An agent that may make directories under a glob root names one `evil:.` or `x:~`: split at
+  // its `:`, the server would read the working directory or `~` as roots.
+  const evil = { path: '/w/g/evil:.', readOnly: false };
+  const home = { path: '/w/g/x:~', readOnly: false };
+  const r = expandLaunch(tpl(['{roots}', '--repository={root}'], { env: [['DIRS', '{roots}']] }), [
+    evil,
+    RW1,
+    home,
+  ]);
+  t.ok(r.ok);
+  if (r.ok) {
+    t.same(r.launch.env, [['DIRS', '/w/a b']], 'the value holds the other roots only');
+    t.same(r.leftOut, ['/w/g/evil:.', '/w/g/x:~'], 'and says which it left out');
+    t.same(
+      r.launch.args,
+      ['/w/g/evil:.', '/w/a b', '/w/g/x:~', '--repository=/w/g/evil:.'],
+      'one argument per root, and {root}, take any path whole',
+    );
+  }
+  const none = expandLaunch(tpl([], { env: [['DIRS', '{roots}']] }), [evil]);
+  t.notOk(none.ok, 'with every root left out the value would be empty: not started');
+  t.end();
+});
