@@ -167,13 +167,18 @@ export const FS_SERVER = join(
 );
 
 /** The built proxy's arguments (after `node`) for server `fs` on `socket`, in front of the filesystem server. */
-export function proxyArgs(socket: string, serverArgs: string[] = []): string[] {
+export function proxyArgs(
+  socket: string,
+  serverArgs: string[] = [],
+  proxyOptions: string[] = [],
+): string[] {
   return [
     dist('proxy/main.js'),
     '--server',
     'fs',
     '--socket',
     socket,
+    ...proxyOptions,
     '--',
     process.execPath,
     FS_SERVER,

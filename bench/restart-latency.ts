@@ -16,9 +16,16 @@ import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { RootsClient } from '../protocol/client.js';
+import { SEQUENTIAL_START } from '../proxy/server-swap.js';
 import { FS_SERVER, proxyArgs, report, startDaemon, summary, tempDir } from './common.js';
 
 const TRIES = Number(process.env.TRIES ?? 15);
+/**
+ * `RESTART_SANDBOX=1`: the server runs sandboxed, whose restart waits for the old instance to
+ * exit before the new one starts (server-swap.ts `sequential`). The floor stays the server's
+ * own cold start, unsandboxed.
+ */
+const SANDBOX = process.env.RESTART_SANDBOX === '1';
 
 const dir = realpathSync(tempDir());
 const socket = join(dir, 'rootsd.sock');
@@ -49,7 +56,7 @@ const restartSeen: number[] = [];
 const steps: Record<string, number>[] = [];
 const transport = new StdioClientTransport({
   command: process.execPath,
-  args: proxyArgs(socket, ['{roots}']),
+  args: proxyArgs(socket, ['{roots}'], SANDBOX ? ['--sandbox'] : []),
   env,
   stderr: 'pipe',
 });
@@ -109,7 +116,9 @@ try {
     );
     answer.push(done - restartSeen[before]! - after.reduce((a, [, ms]) => a + ms, 0));
     decidedIn.push(s['settle and plan'] ?? 0);
-    overhead.push(done - t0 - (s['new server start alongside'] ?? 0));
+    // The new server's own start: beside the other steps, or after them (sandboxed).
+    const ownStart = s['new server start alongside'] ?? s[SEQUENTIAL_START] ?? 0;
+    overhead.push(done - t0 - ownStart);
   }
   const r = summary(restarts);
   const f = summary(floor);
@@ -133,7 +142,14 @@ try {
   for (const [what, ms] of breakdown) process.stdout.write(`    ${what}: ${ms}\n`);
   ok = report(
     'restart-latency',
-    { tries: TRIES, restart: r, coldStart: f, addedP50: p50(overhead), breakdown },
+    {
+      tries: TRIES,
+      sandboxed: SANDBOX,
+      restart: r,
+      coldStart: f,
+      addedP50: p50(overhead),
+      breakdown,
+    },
     [['restart to first answer p50 < 1000 ms', r.p50 < 1000]],
   );
 } finally {

@@ -192,6 +192,9 @@ function listChanged(r: SwapRouter, list: string, modern: boolean): void {
   }
 }
 
+/** The step of a sequential restart that starts the new server (bench/restart-latency.ts reads it). */
+export const SEQUENTIAL_START = 'the new server started once the old one exited';
+
 /** How long the new server may take to answer its opening request. */
 const OPENING_TIMEOUT_MS = 60_000;
 
@@ -293,7 +296,7 @@ export async function swapServer(r: SwapRouter, plan: SwapPlan): Promise<void> {
       [old] = await Promise.allSettled([retireOld(r, plan, modern, phases)]);
       [opened] = await Promise.allSettled([startNext(r, plan)]);
       if (opened.status === 'rejected') throw opened.reason;
-      phases.mark('new server start after the old one exited');
+      phases.mark(SEQUENTIAL_START);
     } else {
       [old, opened] = await Promise.allSettled([
         retireOld(r, plan, modern, phases),
