@@ -5,14 +5,19 @@
  * separators and the bidi controls each become a JSON escape (`\n`, `\u001b`, `\u202e`).
  */
 
-/** What a terminal would act on or reorder, rather than show. */
+/**
+ * What a terminal would act on or reorder, rather than show, and what it shows as nothing (the
+ * zero-width space and joiners, the soft hyphen, the word joiner and invisible operators, the
+ * byte order mark, the Hangul fillers): `docs` with a zero-width space after it is another
+ * directory that reads exactly as `docs`.
+ */
 export const ACTED_ON =
   // eslint-disable-next-line no-control-regex
-  /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+  /[\u0000-\u001f\u007f-\u009f\u00ad\u061c\u115f\u1160\u180e\u200b-\u200f\u2028\u2029\u202a-\u202e\u2060-\u2064\u2066-\u2069\u3164\ufeff\uffa0]/g;
 
-/** What JSON.stringify writes raw that a terminal acts on (it escapes C0 itself). */
+/** What JSON.stringify writes raw that a terminal acts on or shows as nothing (it escapes C0 itself). */
 export const RAW_IN_JSON =
-  /[\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+  /[\u007f-\u009f\u00ad\u061c\u115f\u1160\u180e\u200b-\u200f\u2028\u2029\u202a-\u202e\u2060-\u2064\u2066-\u2069\u3164\ufeff\uffa0]/g;
 
 /** One escape, as JSON writes it (`\n`, `\u001b`). */
 export function escapeOne(c: string): string {

@@ -25,6 +25,9 @@ const NAMES = [
   'bidi\u202etxt',
   'c1\u009b2J',
   'sep\u2028x',
+  // Shown as nothing: another directory that reads as `plain`.
+  'plain\u200b',
+  'bom\ufeff',
   // rootsctl's own colour codes: in a name they are a name's, and escaped like any other.
   'red\u001b[31m',
   'reset\u001b[0m',
