@@ -101,22 +101,38 @@ const LISTS = [
 /** Pages read at most for one list. */
 const MAX_PAGES = 100;
 
-/** Each list the server declares, as JSON text ('' when it declares none, undefined if unknown). */
+/** A request's answer, or `STOPPED` once `stop` aborts (a server must not hold a swap up). */
+const STOPPED = Symbol('stopped');
+
+/**
+ * Each list the server declares, as JSON text ('' when it declares none, undefined if unknown).
+ * Once `stop` aborts, the lists not yet read are left unknown (undefined): the old server is
+ * stopped at once, however slowly it gives them.
+ */
 async function snapshot(
   r: SwapRouter,
   caps: JsonObject,
+  stop?: AbortSignal,
 ): Promise<Record<string, string | undefined>> {
   const out: Record<string, string | undefined> = {};
+  const stopped = aborted(stop).then(() => STOPPED);
   for (const [cap, method, member] of LISTS) {
     if (caps[cap] === undefined) {
       out[cap] = '';
+      continue;
+    }
+    if (stop?.aborted === true) {
+      out[cap] = undefined;
       continue;
     }
     try {
       const items: unknown[] = [];
       let cursor: string | undefined;
       for (let page = 0; page < MAX_PAGES; page++) {
-        const result = await r.request(method, cursor === undefined ? {} : { cursor });
+        const request = r.request(method, cursor === undefined ? {} : { cursor });
+        request.catch(() => undefined); // answered after a stop: nobody waits for it
+        const result = await Promise.race([request, stopped]);
+        if (result === STOPPED) throw new Error('stopped');
         if (!isObject(result)) break;
         const list = result[member];
         if (Array.isArray(list)) items.push(...(list as unknown[]));
@@ -268,8 +284,11 @@ async function retireOld(
   }
   phases.mark('drain');
   // A 2026-07-28 session has no initialize result to read the old server's lists from.
-  const oldCaps = (modern ? await discover(r, plan.log) : undefined) ?? r.capabilities();
-  const before = await snapshot(r, oldCaps);
+  const asked = modern
+    ? await Promise.race([discover(r, plan.log), aborted(now).then(() => undefined)])
+    : undefined;
+  const oldCaps = asked ?? r.capabilities();
+  const before = await snapshot(r, oldCaps, now);
   phases.mark('old lists');
   if (now?.aborted) {
     r.failInFlight(

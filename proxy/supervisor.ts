@@ -91,13 +91,19 @@ export class Supervisor {
   private denials = 0;
   /** Stops the old server of the restart under way at once (a denied path appeared). */
   private stopNow: AbortController | undefined;
+  /** The restart under way: whether a sandbox is on either side, and what stops its old server. */
+  private swapping: { sandboxed: boolean; stopNow: AbortController } | undefined;
+  /** Changes seen so far: a restart's plan made before the latest is stale when it starts. */
+  private changes = 0;
   /**
    * The sandbox rule of the last plan that wanted a sandbox. A session that started sandboxed
    * stays so: a policy that stops naming the server (its block removed, its file deleted) would
    * otherwise start it again with all of the user's access, the opposite of what removing it
    * meant. Only a new session starts it without one.
    */
-  private sandboxedWith: { rule: SandboxRule | undefined } | undefined;
+  private sandboxed = false;
+  /** The policy's last sandbox rule for the server, kept when the policy drops it. */
+  private lastRule: SandboxRule | undefined;
   private warnedSandboxKept = false;
   private readonly watch: DenyWatch;
   private readonly includes: IncludeWatch;
@@ -153,21 +159,26 @@ export class Supervisor {
     return { plan: await planLaunch(input), denials, reach };
   }
 
-  /** `input`, with the sandbox of this session kept when the policy no longer asks for one. */
+  /**
+   * `input`, with the sandbox of this session kept when the policy no longer asks for one, and
+   * the policy's last rule kept when it drops it (with `--sandbox` too: its `network: false`
+   * must not turn into the default's network).
+   */
   private keptSandbox(input: PlanInput): PlanInput {
-    if (sandboxWanted(input)) {
-      this.sandboxedWith = { rule: input.sandbox };
+    if (input.sandbox !== undefined) {
+      this.lastRule = input.sandbox;
       this.warnedSandboxKept = false;
-      return input;
     }
-    if (this.sandboxedWith === undefined) return input;
+    if (sandboxWanted(input)) this.sandboxed = true;
+    // Sandboxed by `--sandbox` alone, with no rule from the policy yet: nothing to keep.
+    if (!this.sandboxed || input.sandbox !== undefined || this.lastRule === undefined) return input;
     if (!this.warnedSandboxKept) {
       this.warnedSandboxKept = true;
       this.o.log.warn(
-        'the policy no longer asks for a sandbox for this server; a session that started sandboxed stays sandboxed (with the last sandbox rule): start a new session to run it without one',
+        'the policy no longer gives a sandbox rule for this server; a session that started sandboxed keeps its sandbox and last rule: start a new session to run it as the policy now says',
       );
     }
-    return { ...input, sandbox: this.sandboxedWith.rule ?? { read: [], write: [], network: true } };
+    return { ...input, sandbox: this.lastRule };
   }
 
   /** Restart on changes from now on, through `router`. */
@@ -206,6 +217,7 @@ export class Supervisor {
     );
     if (this.pending.length === 0) this.changedAt = performance.now();
     this.pending.push({ kind: 'denied', denied });
+    this.changes++;
     this.stopNow?.abort();
     if (this.router === undefined) return;
     if (this.timer !== undefined) clearTimeout(this.timer);
@@ -217,6 +229,12 @@ export class Supervisor {
     if (this.closed) return;
     if (this.pending.length === 0) this.changedAt = performance.now();
     this.pending.push(change);
+    this.changes++;
+    // A change while a sandboxed server is being replaced: the old one is stopped at once,
+    // whatever the swap is doing (finishing calls, giving its lists page by page). Whether the
+    // change takes anything away is known only once it is planned, and the old one must not
+    // keep its mounts that long.
+    if (this.swapping?.sandboxed === true) this.swapping.stopNow.abort();
     if (this.router !== undefined) this.schedule();
   }
 
@@ -343,12 +361,21 @@ export class Supervisor {
     // is taken away is stopped at once (its calls in flight fail, its lists are not read), and
     // the new one starts only once the old one has exited, so that no descriptor or socket
     // passes from the one to the other (sandbox-reach.ts).
-    const sandboxed = old.kind === 'process' && old.plan.kind === 'start' && old.plan.sandboxed;
-    const takesAway = sandboxed && !urgent && takesAccessAway(old.reach, next!.reach);
+    // Into a sandbox from none is the widest narrowing there is: the old one must not hand the
+    // new one anything either.
+    const wasSandboxed = old.kind === 'process' && old.plan.kind === 'start' && old.plan.sandboxed;
+    const willBe = next?.plan.kind === 'start' && next.plan.sandboxed;
+    const sandboxed = wasSandboxed || willBe;
+    const takesAway =
+      !urgent &&
+      old.kind === 'process' &&
+      (wasSandboxed ? takesAccessAway(old.reach, next!.reach) : willBe);
     if (takesAway) this.o.log.info('the change takes access away: stopping the old server at once');
     const stopNow = new AbortController();
     if (urgent || takesAway) stopNow.abort();
     this.stopNow = stopNow;
+    this.swapping = { sandboxed, stopNow };
+    const plannedAt = this.changes;
     try {
       await this.router!.swapServer({
         reason,
@@ -368,7 +395,9 @@ export class Supervisor {
           this.o.log.debug(`the old server exited with status ${status}`);
         },
         start: async () => {
-          next ??= await this.plan();
+          // A change since the plan was made (a root taken away during the drain): plan again,
+          // so that the new server never starts with what the policy no longer gives.
+          if (next === undefined || this.changes !== plannedAt) next = await this.plan();
           const { plan } = next;
           if (this.closed) {
             // The host left during the restart: an ended stand-in ends the session.
@@ -389,6 +418,7 @@ export class Supervisor {
       });
     } finally {
       if (this.stopNow === stopNow) this.stopNow = undefined;
+      if (this.swapping?.stopNow === stopNow) this.swapping = undefined;
     }
   }
 }
