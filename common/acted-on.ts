@@ -42,10 +42,13 @@ export function jsonActedOnEscaped(json: string): string {
  * What a person reading a question cannot see, or sees as something else: controls and format
  * characters (bidi overrides and isolates, zero-width space and joiners, the byte order mark,
  * tag characters), private-use and unassigned code points, line and paragraph separators, every
- * space but the plain one (a no-break space passes for one), and the fillers that show as
- * nothing. `docs\u200b` looks exactly like `docs`, and a grant of one is not a grant of the other.
+ * space but the plain one (a no-break space passes for one), the fillers that show as nothing,
+ * and the marks that show as nothing though Unicode counts them as combining (the combining
+ * grapheme joiner, variation selectors, the Mongolian free variation selectors, the Khmer
+ * inherent vowels). `docs\u200b` looks exactly like `docs`, and a grant of one is not a grant of the other.
  */
-const UNSEEN = /[\p{Cc}\p{Cf}\p{Co}\p{Cn}\p{Zl}\p{Zp}\u115f\u1160\u2800\u3164\uffa0]|(?! )\p{Zs}/gu;
+const UNSEEN =
+  /[\p{Cc}\p{Cf}\p{Co}\p{Cn}\p{Zl}\p{Zp}\u115f\u1160\u2800\u3164\uffa0]|(?! )\p{Zs}|\u034f|[\u17b4\u17b5]|[\u180b-\u180f]|[\ufe00-\ufe0f]|[\u{e0100}-\u{e01ef}]/gu;
 
 /**
  * JSON text (from JSON.stringify) in which a person sees every character: each one in `UNSEEN`

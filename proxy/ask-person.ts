@@ -112,8 +112,8 @@ function isDirectory(path: string): boolean {
 /**
  * What a refusal is remembered by: the access and where the path leads, so that another
  * spelling of the same path (`a/./b`, `a//b`, a link to it) does not bring the question back;
- * and the access and each grant the question offered, so that another file of a directory the
- * person would not open does not put the same grant to them again.
+ * and, when the person declined, the access and the grant the question offered first, so that
+ * another file of a directory the person would not open does not put that grant to them again.
  */
 function pathKey(q: AskQuestion): string {
   return `${q.access}\0path\0${q.canonical}`;
@@ -271,7 +271,12 @@ export class AskPerson {
     if (answer !== 'accept' || chosen === undefined) {
       const until = Date.now() + this.options.rememberMs;
       this.refused.set(pathKey(q), until);
-      for (const t of q.targets) this.refused.set(offerKey(q.access, t), until);
+      // The grant the person was shown first and said no to: not a cancel or no answer (nothing
+      // was refused), nor the other choices (a question about `proj/.secrets` that the person
+      // declined says nothing of `proj`).
+      const first = q.targets[0];
+      if (answer === 'decline' && first !== undefined)
+        this.refused.set(offerKey(q.access, first), until);
       await link.logAsk({ path: q.path, access: q.access, answer, ...context });
       return false;
     }

@@ -24,6 +24,8 @@ const UNSEEN: [string, string][] = [
   ['\ufeff', '\\ufeff'], // byte order mark
   ['\u061c', '\\u061c'], // Arabic letter mark
   ['\u00a0', '\\u00a0'], // no-break space
+  ['\u034f', '\\u034f'], // combining grapheme joiner: a mark that shows as nothing
+  ['\ufe0f', '\\ufe0f'], // a variation selector
   ['\u{e0041}', '\\udb40\\udc41'], // a tag character
 ];
 

@@ -21,6 +21,7 @@ const FILES: Record<string, string> = {
   'out3/c2.txt': 'c2 text',
   'out3/sub/x.txt': 'x text',
   'out4/d.txt': 'd text',
+  'top.txt': 'top text',
   "o u't/e.txt": 'e text',
   'home/private/p.txt': 'private',
   'secret/s.txt': 'secret',
@@ -132,6 +133,13 @@ servers:
     const sub = await fs.call('list_directory', { path: `${w}/out3/sub` });
     t.equal(sub.isError, true);
     t.equal(asked.length, n + 2, 'a directory of its own is asked about');
+    // A question about the directory out4 offers the workspace second: declining it refuses
+    // out4, not the workspace, which a file there offers first.
+    await fs.call('list_directory', { path: `${w}/out4` });
+    t.equal(asked.length, n + 3);
+    const top = await fs.call('read_text_file', { path: `${w}/top.txt` });
+    t.equal(top.isError, true);
+    t.equal(asked.length, n + 4, 'a choice the person was not shown first is asked about');
   });
 
   await t.test('denied paths are never asked about', async (t) => {
@@ -178,11 +186,13 @@ servers:
         .split('\n')
         .filter((l) => l.includes('"kind":"ask"'))
         .map((l) => JSON.parse(l) as { answer: string; server: string });
-    await waitFor(() => asks().length >= 5, 30_000, 'five asks logged');
+    await waitFor(() => asks().length >= 7, 30_000, 'seven asks logged');
     const answers = asks().map((a) => `${a.server} ${a.answer}`);
     t.same(answers.sort(), [
       'fs accept',
       'fs accept',
+      'fs decline',
+      'fs decline',
       'fs decline',
       'fs decline',
       'silent timeout',
