@@ -97,7 +97,7 @@ export async function planLaunch(input: PlanInput): Promise<LaunchPlan> {
   const launch = expanded.launch;
   const warnings = expanded.leftOut.map(
     (path) =>
-      `${JSON.stringify(path)} is left out of the environment's {roots}: a list joined with ":" cannot hold a path with a ":" in it`,
+      `${JSON.stringify(path)} is left out wherever a root stands inside a value or a longer argument: a server splitting the list at ":", "," or ";" or a line break would read it as other paths`,
   );
   const env: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(input.env)) if (v !== undefined) env[k] = v;

@@ -33,13 +33,15 @@ export type Expansion =
   | {
       ok: true;
       launch: Launch;
-      /** Roots left out of a `:`-joined value because their paths hold a `:`. */
+      /** Roots left out of a value or a longer argument: their paths hold a separator. */
       leftOut: string[];
     }
   | { ok: false; reason: string };
 
 /** A placeholder that stands for a list of paths: one argument per path, or `:`-joined in values. */
 const LIST = /^\{roots(?::(rw|ro))?\}$/;
+/** What servers split a list of paths at, in a value or an argument: `:`, `,`, `;`, line breaks. */
+const SEPARATOR = /[:,;\n\r\u0085\u2028\u2029]/;
 /** Every placeholder wherever it stands (for values and longer arguments). */
 const ANY = /\{roots(?::(?:rw|ro))?\}|\{root\}/g;
 
@@ -102,31 +104,38 @@ export function expandLaunch(t: LaunchTemplate, roots: readonly LaunchRoot[]): E
     if (out.length === 0) empty ??= placeholder;
     return out;
   };
-  // A list joined with `:` is read back by splitting at `:`: a path holding one would come back
-  // as two (`a:.` as `a` and the working directory, `x:~` as `~`). Such a root is left out of
-  // the value (a directory an agent named so must not widen what the server reads as its roots).
+  // Inside a value or a longer argument a path stands among other text that the server splits
+  // to read (`DIRS=a:b`, `--dirs=a,b`): a path holding a separator would come back as two
+  // (`a:.` as `a` and the working directory, `x:~` as `~`). Such a root is left out there (a
+  // directory an agent named so must not widen what the server reads as its roots); `{root}`
+  // takes the first root without one. A whole argument, the command and the working directory
+  // are one path each, and take any path.
   const leftOut = new Set<string>();
-  const joined = (p: string): string => {
-    const list = paths(p);
-    if (p === '{root}') return list.join(':');
-    for (const path of list) if (path.includes(':')) leftOut.add(path);
-    const kept = list.filter((path) => !path.includes(':'));
-    if (kept.length === 0) empty ??= p;
-    return kept.join(':');
+  const amid = (p: string): string => {
+    const out: string[] = [];
+    for (const path of select(roots, p === '{root}' ? undefined : LIST.exec(p)?.[1])) {
+      if (p === '{root}' && out.length === 1) break;
+      if (SEPARATOR.test(path)) leftOut.add(path);
+      else out.push(path);
+    }
+    if (out.length === 0) empty ??= p;
+    return out.join(':');
   };
-  const inText = (s: string): string => s.replace(ANY, joined);
+  const amidText = (s: string): string => s.replace(ANY, amid);
+  const whole = (s: string): string => s.replace(ANY, (p) => paths(p).join(':'));
 
   const args: string[] = [];
   for (const a of t.args) {
     if (LIST.test(a)) args.push(...paths(a));
-    else args.push(inText(a));
+    else if (a === '{root}') args.push(whole(a));
+    else args.push(amidText(a));
   }
   const launch: Launch = {
-    command: inText(t.command),
+    command: whole(t.command),
     args,
-    env: t.env.map(([n, v]) => [n, inText(v)]),
+    env: t.env.map(([n, v]) => [n, amidText(v)]),
   };
-  if (t.cwd !== undefined) launch.cwd = inText(t.cwd);
+  if (t.cwd !== undefined) launch.cwd = whole(t.cwd);
   if (empty !== undefined) {
     const which =
       empty === '{roots:rw}'

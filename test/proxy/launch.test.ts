@@ -138,25 +138,55 @@ void t.test('hasPlaceholders, launchRoots and sameLaunch', (t) => {
   t.end();
 });
 
-void t.test('a root whose path holds ":" is left out of a joined value, never split', (t) => {
-  // An agent that may make directories under a glob root names one `evil:.` or `x:~`: split at
-  // its `:`, the server would read the working directory or `~` as roots.
-  const evil = { path: '/w/g/evil:.', readOnly: false };
+void t.test('a root whose path holds a separator is left out of a value, never split', (t) => {
+  // An agent that may make directories under a glob root names one `evil:.`, `x:~` or `!,.`:
+  // split there, the server would read the working directory or `~` as roots. `!` sorts first.
+  const evil = { path: '/w/g/!:.', readOnly: false };
+  const comma = { path: '/w/g/!,.', readOnly: false };
   const home = { path: '/w/g/x:~', readOnly: false };
-  const r = expandLaunch(tpl(['{roots}', '--repository={root}'], { env: [['DIRS', '{roots}']] }), [
-    evil,
-    RW1,
-    home,
-  ]);
+  const r = expandLaunch(
+    tpl(['{roots}', '--repository={root}', '--dirs={root}', '{root}'], {
+      env: [
+        ['DIRS', '{roots}'],
+        ['ONE', '{root}'],
+        ['MORE', '/opt/x:{root}'],
+      ],
+      cwd: '{root}',
+    }),
+    [comma, evil, RW1, home],
+  );
   t.ok(r.ok);
   if (r.ok) {
-    t.same(r.launch.env, [['DIRS', '/w/a b']], 'the value holds the other roots only');
-    t.same(r.leftOut, ['/w/g/evil:.', '/w/g/x:~'], 'and says which it left out');
+    t.same(
+      r.launch.env,
+      [
+        ['DIRS', '/w/a b'],
+        ['ONE', '/w/a b'],
+        ['MORE', '/opt/x:/w/a b'],
+      ],
+      'every value holds the other roots only, {root} the first without a separator',
+    );
+    t.same(r.leftOut, ['/w/g/!,.', '/w/g/!:.', '/w/g/x:~'], 'and says which it left out');
     t.same(
       r.launch.args,
-      ['/w/g/evil:.', '/w/a b', '/w/g/x:~', '--repository=/w/g/evil:.'],
-      'one argument per root, and {root}, take any path whole',
+      [
+        '/w/g/!,.',
+        '/w/g/!:.',
+        '/w/a b',
+        '/w/g/x:~',
+        '--repository=/w/a b',
+        '--dirs=/w/a b',
+        '/w/g/!,.',
+      ],
+      'one argument per root, and a whole {root}, take any path whole',
     );
+    t.equal(r.launch.cwd, '/w/g/!,.', 'so does the working directory');
+  }
+  for (const sep of ['\n', '\r', ';', '\u2028', '\u2029', '\u0085']) {
+    const odd = { path: `/w/g/a${sep}b`, readOnly: false };
+    const e = expandLaunch(tpl([], { env: [['DIRS', '{roots}']] }), [odd, RW2]);
+    const name = `U+${sep.charCodeAt(0).toString(16).padStart(4, '0')}`;
+    t.same(e.ok && e.launch.env, [['DIRS', '/w/z']], name);
   }
   const none = expandLaunch(tpl([], { env: [['DIRS', '{roots}']] }), [evil]);
   t.notOk(none.ok, 'with every root left out the value would be empty: not started');
