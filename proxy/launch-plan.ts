@@ -52,6 +52,8 @@ export interface PlanInput {
   daemonSocket: string | undefined;
   /** Whether bwrap works here; asked only when a sandbox is wanted. */
   sandboxSupport: () => Promise<SandboxSupport>;
+  /** Where the sandbox's extra paths led when first laid out in this session (sandbox-mounts.ts). */
+  sandboxPins?: Map<string, string>;
 }
 
 /** The command line's command, else the policy's `launch`. */
@@ -126,6 +128,8 @@ export async function planLaunch(input: PlanInput): Promise<LaunchPlan> {
       program,
       daemonSocket: input.daemonSocket,
       disableUserns: support.disableUserns,
+      ...(input.sandboxPins === undefined ? {} : { pins: input.sandboxPins }),
+      leftOut: (message) => warnings.push(message),
     });
   } catch (err) {
     return { kind: 'refuse', reason: `cannot lay out the sandbox: ${(err as Error).message}` };

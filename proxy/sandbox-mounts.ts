@@ -258,10 +258,33 @@ export async function sandboxMounts(input: {
   /** The daemon's socket: hidden even when it lies inside a root. */
   daemonSocket?: string | undefined;
   disableUserns: boolean;
+  /**
+   * Where each `sandbox.read` and `sandbox.write` path led when first laid out in this session
+   * (filled here). A link on the way may lie in a root the server writes: re-pointed, it would
+   * bind whatever it names at the next start, so a path that leads elsewhere now is left out.
+   */
+  pins?: Map<string, string>;
+  /** Told of each path left out so. */
+  leftOut?: (message: string) => void;
 }): Promise<SandboxMounts> {
   const { system, extra } = await systemMounts();
-  const existing = async (paths: readonly string[]): Promise<string[]> =>
-    (await Promise.all(paths.map(canonical))).filter((p): p is string => p !== undefined);
+  const existing = async (paths: readonly string[]): Promise<string[]> => {
+    const out: string[] = [];
+    for (const p of paths) {
+      const now = await canonical(p);
+      if (now === undefined) continue;
+      const first = input.pins?.get(p);
+      if (first === undefined) input.pins?.set(p, now);
+      else if (first !== now) {
+        input.leftOut?.(
+          `the sandbox path ${JSON.stringify(p)} led to ${JSON.stringify(first)} when this session began and leads to ${JSON.stringify(now)} now (a link on the way changed): it is left out until a new session`,
+        );
+        continue;
+      }
+      out.push(now);
+    }
+    return out;
+  };
   const roots = [];
   const hidden: SandboxMounts['hidden'] = [];
   const readOnly: string[] = [];

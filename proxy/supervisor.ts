@@ -95,6 +95,8 @@ export class Supervisor {
   private swapping: { sandboxed: boolean; stopNow: AbortController } | undefined;
   /** Changes seen so far: a restart's plan made before the latest is stale when it starts. */
   private changes = 0;
+  /** Where the sandbox's extra paths led at their first layout in this session. */
+  private readonly sandboxPins = new Map<string, string>();
   /**
    * The sandbox rule of the last plan that wanted a sandbox. A session that started sandboxed
    * stays so: a policy that stops naming the server (its block removed, its file deleted) would
@@ -147,7 +149,7 @@ export class Supervisor {
    */
   private async plan(): Promise<Planned> {
     const denials = this.denials;
-    const input = this.keptSandbox(this.o.planInput());
+    const input = { ...this.keptSandbox(this.o.planInput()), sandboxPins: this.sandboxPins };
     if (sandboxWanted(input) && input.roots !== undefined) {
       await this.watch.update(input.roots, await writePaths(input.sandbox));
       await this.includes.update(input.roots, input.sandbox);

@@ -12,7 +12,7 @@
  *
  * Run with --no-enforce: only the kernel answers.
  */
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import { startDaemon } from '../helpers/daemon.js';
@@ -186,4 +186,38 @@ void t.test('with --sandbox, the policy dropping its rule keeps the rule', async
     'no restart: the network stays off',
   );
   t.notMatch(h.stderr(), 'restarting the server:');
+});
+
+void t.test('a sandbox.write path re-pointed by a link in a root is not followed', async (t) => {
+  const dir = ownedShortDir(t);
+  const w = join(dir, 'w');
+  for (const d of ['keep', 'cache', 'other', 'extra']) mkdirSync(join(w, d), { recursive: true });
+  // The person's `sandbox.write` goes through a link the server itself may re-point.
+  symlinkSync(join(w, 'cache'), join(w, 'keep', 'cache'));
+  const d = await startDaemon(
+    t,
+    `version: 1\nservers:\n  h:\n    sandbox:\n      write: [${w}/keep/cache]\n    roots:\n      - path: ${w}/keep\n`,
+    { dir },
+  );
+  const admin = await d.connect('admin');
+  const h = await startProxied(t, {
+    server: 'h',
+    socket: d.socket,
+    proxyArgs: ['--no-enforce'],
+    command: [process.execPath, HOSTILE_SERVER],
+  });
+  t.equal(
+    (await h.call('attempt', { action: 'write', ref: `${w}/cache/a.txt` })).text,
+    'ok: written',
+  );
+  // The agent points the link elsewhere, then brings a restart about.
+  rmSync(join(w, 'keep', 'cache'));
+  symlinkSync(join(w, 'other'), join(w, 'keep', 'cache'));
+  await admin.grant('h', join(w, 'extra'), { seconds: 600 });
+  await restarted(h, 1, 'a grant after the link moved');
+  t.match(h.stderr(), /a link on the way changed\): it is left out until a new session/);
+  await h.call('attempt', { action: 'write', ref: `${w}/other/b.txt` });
+  await h.call('attempt', { action: 'write', ref: `${w}/keep/cache/c.txt` });
+  t.notOk(existsSync(join(w, 'other', 'b.txt')), 'the new target is not writable');
+  t.notOk(existsSync(join(w, 'other', 'c.txt')), 'not through the link either');
 });
