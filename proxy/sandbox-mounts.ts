@@ -5,7 +5,7 @@
  */
 import type { Dirent } from 'node:fs';
 import { lstat, readdir, readlink, realpath } from 'node:fs/promises';
-import { dirname, join, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DENY_GLOB, globMatcher } from '../common/glob-dialect.js';
 import { GIT_POINTER, withBuiltInProtected } from '../common/protected-patterns.js';
@@ -37,6 +37,17 @@ async function canonical(p: string): Promise<string | undefined> {
     return await realpath(p);
   } catch {
     return undefined;
+  }
+}
+
+/** Where a path that does not exist would be made: its nearest existing ancestor, canonical, and the rest. */
+async function whereItWouldBe(p: string): Promise<string> {
+  const rest: string[] = [];
+  for (let head = p; ; head = dirname(head)) {
+    const found = await canonical(head);
+    if (found !== undefined) return join(found, ...rest.reverse());
+    if (dirname(head) === head) return p;
+    rest.push(basename(head));
   }
 }
 
@@ -272,10 +283,12 @@ export async function sandboxMounts(input: {
     const out: string[] = [];
     for (const p of paths) {
       const now = await canonical(p);
-      if (now === undefined) continue;
       const first = input.pins?.get(p);
-      if (first === undefined) input.pins?.set(p, now);
-      else if (first !== now) {
+      // One missing at first is pinned where it would be made: a link made there later is not
+      // followed either.
+      if (first === undefined) input.pins?.set(p, now ?? (await whereItWouldBe(p)));
+      if (now === undefined) continue;
+      if (first !== undefined && first !== now) {
         input.leftOut?.(
           `the sandbox path ${JSON.stringify(p)} led to ${JSON.stringify(first)} when this session began and leads to ${JSON.stringify(now)} now (a link on the way changed): it is left out until a new session`,
         );

@@ -221,3 +221,35 @@ void t.test('a sandbox.write path re-pointed by a link in a root is not followed
   t.notOk(existsSync(join(w, 'other', 'b.txt')), 'the new target is not writable');
   t.notOk(existsSync(join(w, 'other', 'c.txt')), 'not through the link either');
 });
+
+void t.test(
+  'a sandbox.write path missing at first, made later as a link, is not followed',
+  async (t) => {
+    const dir = ownedShortDir(t);
+    const w = join(dir, 'w');
+    for (const d of ['keep', 'other', 'extra']) mkdirSync(join(w, d), { recursive: true });
+    const d = await startDaemon(
+      t,
+      `version: 1\nservers:\n  h:\n    sandbox:\n      write: [${w}/keep/cache]\n    roots:\n      - path: ${w}/keep\n`,
+      { dir },
+    );
+    const admin = await d.connect('admin');
+    const h = await startProxied(t, {
+      server: 'h',
+      socket: d.socket,
+      proxyArgs: ['--no-enforce'],
+      command: [process.execPath, HOSTILE_SERVER],
+    });
+    // The server makes the missing path, as a link to where it wants to write, and a restart.
+    t.equal(
+      (await h.call('attempt', { action: 'symlink', ref: `${w}/keep/cache`, to: `${w}/other` }))
+        .text,
+      'ok: linked',
+    );
+    await admin.grant('h', join(w, 'extra'), { seconds: 600 });
+    await restarted(h, 1, 'a grant after the link was made');
+    t.match(h.stderr(), /a link on the way changed\): it is left out until a new session/);
+    await h.call('attempt', { action: 'write', ref: `${w}/other/b.txt` });
+    t.notOk(existsSync(join(w, 'other', 'b.txt')), 'the link is not followed');
+  },
+);
