@@ -78,6 +78,12 @@ export interface SwapPlan {
    */
   stopNow?: AbortSignal;
   /**
+   * Once aborted, the new server's settling (its subscriptions restored, its lists read) ends
+   * where it is: a change came that must be planned now, and a server answering slowly must not
+   * hold it up while it keeps what the change takes away.
+   */
+  settleNow?: AbortSignal;
+  /**
    * Start the new server only once the old one has exited (a sandboxed server: the two must
    * never run at once, or the old could hand the new what its mounts no longer give). Otherwise
    * the new one starts while the old finishes, which is most of a restart's time saved.
@@ -173,17 +179,24 @@ async function discover(r: SwapRouter, log: ProxyLogger): Promise<JsonObject | u
  * dropped (the host learns of no more changes to it), a refused stream is ended with the error
  * the host would get for it now.
  */
-async function restoreSubscriptions(r: SwapRouter, log: ProxyLogger): Promise<void> {
+async function restoreSubscriptions(
+  r: SwapRouter,
+  log: ProxyLogger,
+  stop?: AbortSignal,
+): Promise<void> {
+  const stopped = aborted(stop).then(() => STOPPED);
   for (const uri of r.subscriptions.resourceUris()) {
+    if (stop?.aborted === true) return;
     const refused = await r.uriRefusal([uri]);
     if (refused !== undefined) {
       log.warn(`the host's subscription to ${uri} is not restored: ${refused}`);
       r.subscriptions.forget(uri);
       continue;
     }
-    await r.request('resources/subscribe', { uri }).catch((err: unknown) => {
+    const subscribed = r.request('resources/subscribe', { uri }).catch((err: unknown) => {
       log.warn(`could not subscribe the new server to ${uri}: ${(err as Error).message}`);
     });
+    await Promise.race([subscribed, stopped]);
   }
   for (const stream of r.subscriptions.listenStreams()) {
     const uris = stream.filter.resourceSubscriptions;
@@ -335,8 +348,8 @@ export async function swapServer(r: SwapRouter, plan: SwapPlan): Promise<void> {
     if (!modern) r.toServer(notificationLine('notifications/initialized'));
     if (old.status === 'rejected') throw old.reason;
     const before = old.value;
-    await restoreSubscriptions(r, log);
-    const after = await snapshot(r, r.capabilities());
+    await restoreSubscriptions(r, log, plan.settleNow);
+    const after = await snapshot(r, r.capabilities(), plan.settleNow);
     phases.mark('subscriptions and new lists');
     // An old server stopped at once had its lists unread: each list the new one declares may differ.
     const unread = Object.keys(before).length === 0;

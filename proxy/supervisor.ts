@@ -91,8 +91,13 @@ export class Supervisor {
   private denials = 0;
   /** Stops the old server of the restart under way at once (a denied path appeared). */
   private stopNow: AbortController | undefined;
-  /** The restart under way: whether a sandbox is on either side, and what stops its old server. */
-  private swapping: { sandboxed: boolean; stopNow: AbortController } | undefined;
+  /**
+   * The restart under way: whether a sandbox is on either side, what stops its old server, and
+   * what ends the new one's settling (its subscriptions and lists), so that a change during it
+   * is planned at once.
+   */
+  private swapping:
+    { sandboxed: boolean; stopNow: AbortController; settleNow: AbortController } | undefined;
   /** Changes seen so far: a restart's plan made before the latest is stale when it starts. */
   private changes = 0;
   /** Where the sandbox's extra paths led at their first layout in this session. */
@@ -221,6 +226,7 @@ export class Supervisor {
     this.pending.push({ kind: 'denied', denied });
     this.changes++;
     this.stopNow?.abort();
+    this.swapping?.settleNow.abort();
     if (this.router === undefined) return;
     if (this.timer !== undefined) clearTimeout(this.timer);
     this.timer = undefined;
@@ -236,7 +242,10 @@ export class Supervisor {
     // whatever the swap is doing (finishing calls, giving its lists page by page). Whether the
     // change takes anything away is known only once it is planned, and the old one must not
     // keep its mounts that long.
-    if (this.swapping?.sandboxed === true) this.swapping.stopNow.abort();
+    if (this.swapping?.sandboxed === true) {
+      this.swapping.stopNow.abort();
+      this.swapping.settleNow.abort();
+    }
     if (this.router !== undefined) this.schedule();
   }
 
@@ -344,6 +353,29 @@ export class Supervisor {
     // the new plan looks the same; denied for reading, it is stopped before anything else.
     const stale = old.kind === 'process' && old.denials < this.denials;
     const urgent = stale && changes.some((c) => c.kind === 'denied' && c.denied.access === 'all');
+    // Counted before planning: a change that comes while the plan is made makes it stale.
+    const plannedAt = this.changes;
+    const wasSandboxed = old.kind === 'process' && old.plan.kind === 'start' && old.plan.sandboxed;
+    const stopNow = new AbortController();
+    // From here a change aborts a sandboxed old instance, the planning included.
+    this.swapping = { sandboxed: wasSandboxed, stopNow, settleNow: new AbortController() };
+    const swapping = this.swapping;
+    try {
+      await this.replace(old, changes, changedAt, { stale, urgent, plannedAt, wasSandboxed });
+    } finally {
+      if (this.swapping === swapping) this.swapping = undefined;
+    }
+  }
+
+  private async replace(
+    old: Running,
+    changes: Change[],
+    changedAt: number | undefined,
+    at: { stale: boolean; urgent: boolean; plannedAt: number; wasSandboxed: boolean },
+  ): Promise<void> {
+    const { stale, urgent, plannedAt, wasSandboxed } = at;
+    const swapping = this.swapping!;
+    const { stopNow } = swapping;
     let next: Planned | undefined;
     if (!urgent) {
       next = await this.plan();
@@ -365,19 +397,16 @@ export class Supervisor {
     // passes from the one to the other (sandbox-reach.ts).
     // Into a sandbox from none is the widest narrowing there is: the old one must not hand the
     // new one anything either.
-    const wasSandboxed = old.kind === 'process' && old.plan.kind === 'start' && old.plan.sandboxed;
     const willBe = next?.plan.kind === 'start' && next.plan.sandboxed;
     const sandboxed = wasSandboxed || willBe;
+    swapping.sandboxed = sandboxed;
     const takesAway =
       !urgent &&
       old.kind === 'process' &&
       (wasSandboxed ? takesAccessAway(old.reach, next!.reach) : willBe);
     if (takesAway) this.o.log.info('the change takes access away: stopping the old server at once');
-    const stopNow = new AbortController();
     if (urgent || takesAway) stopNow.abort();
     this.stopNow = stopNow;
-    this.swapping = { sandboxed, stopNow };
-    const plannedAt = this.changes;
     try {
       await this.router!.swapServer({
         reason,
@@ -385,6 +414,7 @@ export class Supervisor {
         ...(changedAt === undefined ? {} : { changedAt }),
         drainMs: this.o.drainMs ?? 5000,
         stopNow: stopNow.signal,
+        settleNow: swapping.settleNow.signal,
         log: this.o.log,
         stopOld: async () => {
           if (old.kind === 'stand-in') return old.standIn.close();
@@ -420,7 +450,6 @@ export class Supervisor {
       });
     } finally {
       if (this.stopNow === stopNow) this.stopNow = undefined;
-      if (this.swapping?.stopNow === stopNow) this.swapping = undefined;
     }
   }
 }
