@@ -36,8 +36,15 @@ export async function watchToDepth(
   onError: OnError,
 ): Promise<WatchHandle> {
   let closed = false;
-  /** Whether an opening afresh is due (waiting for its gap, or under way). */
-  let due = false;
+  /**
+   * The opening afresh: none, waiting for its gap, or under way. Only one is ever under way: two
+   * at once each opened a watcher and one was never closed, and its stale `fs.watch` of a
+   * replaced directory was then shared by every later opening (chokidar shares one per path in
+   * a process), so what was made in the newcomer was never seen.
+   */
+  let reopening: 'no' | 'waiting' | 'running' = 'no';
+  /** A rename came while an opening was under way: another follows it. */
+  let again = false;
   let openedAt = 0;
   /** The inode of the directory watched now: another one at its path is a replacement. */
   let ino = 0;
@@ -56,32 +63,38 @@ export async function watchToDepth(
 
   /** Open the watch afresh, at most once per gap; then the whole directory is looked at again. */
   const reopen = (): void => {
-    if (closed || due) return;
-    due = true;
+    if (closed) return;
+    if (reopening === 'running') again = true;
+    if (reopening !== 'no') return;
+    reopening = 'waiting';
     const wait = Math.max(0, openedAt + REOPEN_GAP_MS - Date.now());
     setTimeout(() => void reopenNow(), wait).unref();
   };
 
   const reopenNow = async (): Promise<void> => {
+    reopening = 'running';
+    again = false;
     try {
       // The old watch goes first: chokidar shares one fs.watch per path among its watchers in
       // a process, and a new one opened beside the old would take over the stale watch of the
       // old inode. What happens in between is looked at by the event below.
       await current.close();
-      if (closed) return;
-      // Renames from here on call for another opening, after this one.
-      due = false;
-      current = await open();
-      openedAt = Date.now();
-      if (closed) await current.close();
+      if (!closed) {
+        current = await open();
+        openedAt = Date.now();
+        if (closed) await current.close();
+      }
     } catch (err) {
-      due = false;
       const code = (err as NodeJS.ErrnoException).code;
       // The directory went away meanwhile: look for it, as for the watched directory's own move.
       if (code === 'ENOENT' || code === 'ENOTDIR') void lookForSelf();
       else onError(err as Error);
     }
-    if (!closed) onEvent({ kind: 'rename', path: w.name(w.real) });
+    reopening = 'no';
+    if (closed) return;
+    onEvent({ kind: 'rename', path: w.name(w.real) });
+    // A swap during the opening may have been read half-way: open once more after the gap.
+    if (again) reopen();
   };
 
   /**
@@ -147,8 +160,8 @@ export async function watchToDepth(
       onEvent({ kind: event === 'rename' ? 'rename' : 'change', path: w.name(p) });
       // inotify names the watched directory itself by its base name when it moves or goes.
       if (watched === w.real && evPath === basename(w.real)) void lookForSelf();
-      // Once an opening is due, further renames need no look of their own.
-      if (event === 'rename' && evPath && !due) {
+      // Once an opening waits for its gap, further renames need no look of their own.
+      if (event === 'rename' && evPath && reopening !== 'waiting') {
         void entered(p).then((yes) => {
           if (yes) reopen();
         });

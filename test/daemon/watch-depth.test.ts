@@ -1,0 +1,62 @@
+/**
+ * The depth-limited watch (daemon/watch-depth.ts) opens itself afresh when a directory it enters
+ * is renamed. A burst of renames used to start two openings at once: the second began while the
+ * first was opening, the first's watcher was never closed, and its stale `fs.watch` of a
+ * replaced directory was then shared by every later opening (chokidar shares one per path in a
+ * process). A match made in the directory swapped in was then never seen: the daemon's swap
+ * test failed about one run in eight.
+ */
+import { mkdirSync, renameSync } from 'node:fs';
+import { join } from 'node:path';
+import t from 'tap';
+import { watchToDepth } from '../../daemon/watch-depth.js';
+import type { WatchEvent } from '../../daemon/watch-dir.js';
+import { poll, waitFor } from '../helpers/poll.js';
+import { ownedShortDir } from '../helpers/proxy.js';
+
+/** The `fs.watch` handles this process holds. */
+const fsWatches = () =>
+  process.getActiveResourcesInfo().filter((name) => name === 'FSEventWrap').length;
+
+void t.test('bursts of swaps open the watch one at a time and leave nothing open', async (t) => {
+  const base = join(ownedShortDir(t), 'base');
+  mkdirSync(join(base, 'keep1/src/x'), { recursive: true });
+  mkdirSync(join(base, 'other/src'), { recursive: true });
+  const before = fsWatches();
+  const events: WatchEvent[] = [];
+  const errors: Error[] = [];
+  const handle = await watchToDepth(
+    {
+      real: base,
+      depth: 2,
+      name: (p) => p,
+      // As for `base/keep*/src/*`: only `keep*` and what lies below it.
+      enters: (names) => names[0]!.startsWith('keep'),
+      isSetupError: () => false,
+    },
+    (e) => events.push(e),
+    (err) => errors.push(err),
+  );
+  for (let round = 1; round <= 6; round++) {
+    // Twenty swaps back to back (an even number: `keep1` is the newcomer each time).
+    for (let i = 0; i < 20; i++) {
+      renameSync(join(base, 'keep1'), join(base, 'tmp'));
+      renameSync(join(base, 'other'), join(base, 'keep1'));
+      renameSync(join(base, 'tmp'), join(base, 'other'));
+    }
+    // Past the gap between openings, so that the next burst's opening starts at once.
+    await new Promise((r) => setTimeout(r, 150));
+    const made = join(base, `keep1/src/n${round}`);
+    mkdirSync(made);
+    await waitFor(
+      () => events.some((e) => e.path === made),
+      10_000,
+      `round ${round}: a directory made in the one swapped in is reported`,
+    );
+  }
+  await handle.close();
+  // Handles close asynchronously after the watcher's close resolves.
+  await poll(() => fsWatches() === before, 2_000);
+  t.equal(fsWatches(), before, 'no fs.watch is left open once the watch is closed');
+  t.same(errors, [], 'no error');
+});
