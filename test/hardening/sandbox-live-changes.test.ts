@@ -7,6 +7,7 @@
  * - a restart never runs the old and the new instance at once: the new one finds no one at the
  *   socket (the old one could have passed it a descriptor of a root taken away);
  * - a change that takes access away stops the old instance at once, without reading its lists;
+ * - a change while the new instance settles (its lists read) ends the settling at once;
  * - a policy that stops naming the server leaves it sandboxed, never started with all of the
  *   user's access.
  *
@@ -126,6 +127,51 @@ void t.test('a change during a restart stops the old instance at once', async (t
   );
   const read = await h.call('attempt', { action: 'read', ref: `${w}/sec/secret.txt` });
   t.match(read.text, /^ENOENT: /, 'the new instance was planned after the change');
+});
+
+void t.test('a change while the new instance settles is not held up by it', async (t) => {
+  const dir = ownedShortDir(t);
+  const w = join(dir, 'w');
+  for (const d of ['keep', 'sec', 'extra']) mkdirSync(join(w, d), { recursive: true });
+  writeFileSync(join(w, 'sec', 'secret.txt'), 'secret');
+  const policy = (roots: string[]) =>
+    `version: 1\nservers:\n  h:\n    sandbox: true\n    roots:\n` +
+    roots.map((r) => `      - path: ${w}/${r}\n`).join('');
+  const d = await startDaemon(t, policy(['keep', 'sec']), { dir });
+  const admin = await d.connect('admin');
+  // The instance that finds `slow` at its start (and removes it) takes a minute for each list,
+  // its first too: a restart's new instance that would hold the restart while its lists are
+  // read. (In a root: the sandbox shows the server nothing else.)
+  const slow = join(w, 'keep', 'slow');
+  const h = await startProxied(t, {
+    server: 'h',
+    socket: d.socket,
+    proxyArgs: ['--no-enforce'],
+    command: [process.execPath, HOSTILE_SERVER, '--slow-list=60000', `--slow-if=${slow}`],
+  });
+  t.equal(
+    (await h.call('attempt', { action: 'read', ref: `${w}/sec/secret.txt` })).text,
+    'ok: secret',
+  );
+
+  // A grant restarts it; the new instance is slow to give its lists...
+  writeFileSync(slow, '');
+  await admin.grant('h', join(w, 'extra'), { seconds: 600 });
+  await waitFor(
+    () => existsSync(`${slow}.asked`),
+    30_000,
+    `the new instance is asked for its tools\n${h.stderr()}`,
+  );
+  // ...when a change takes a root away: its settling ends, and the next restart is not held up.
+  d.writePolicy(policy(['keep']));
+  await waitFor(
+    () => h.stderr().split('restarting the server:').length - 1 >= 2,
+    30_000,
+    `the second restart begins while the first settles\n${h.stderr()}`,
+  );
+  t.match(h.stderr(), 'the change takes access away: stopping the old server at once');
+  const read = await h.call('attempt', { action: 'read', ref: `${w}/sec/secret.txt` });
+  t.match(read.text, /^ENOENT: /, 'the root taken away is gone');
 });
 
 void t.test('a sandbox added to a running session: nothing passes into it', async (t) => {
