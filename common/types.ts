@@ -125,9 +125,9 @@ export interface SandboxRule {
    */
   include?: string[];
   /**
-   * With `write` paths: every deny and protected path of the server's (as `_meta['mcp-roots/deny']`
-   * entries, unfiltered): a `write` path is writable as a root is, so the sandbox hides or holds
-   * what they match there as in a root (an addition).
+   * With `read` or `write` paths: every deny and protected path of the server's (as
+   * `_meta['mcp-roots/deny']` entries, unfiltered): the sandbox hides what they match in a `read`
+   * path, and hides or holds it in a `write` path, as in a root (an addition).
    */
   deny?: DenyMeta[];
 }

@@ -352,7 +352,14 @@ export class PolicyState extends EventEmitter<StateEvents> {
       ...this.current.launch(server),
       ...coverageOf([...this.base.files, ...this.grants.files], server),
     };
-    return this.lockdown ? { ...result, roots: [] } : result;
+    if (!this.lockdown) return result;
+    // Nothing at all: no roots, and no `sandbox.read` or `write` path (the sandbox stays).
+    const { sandbox } = result;
+    return {
+      ...result,
+      roots: [],
+      ...(sandbox && { sandbox: { ...sandbox, read: [], write: [] } }),
+    };
   }
 
   /** Stop the expiry timer. */

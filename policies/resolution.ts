@@ -120,7 +120,10 @@ export class Resolution implements ResolvedPolicy {
     if (out.sandbox !== undefined && out.sandbox.write.length > 0) {
       const include = allIncludes(this.protectedList);
       if (include.length > 0) out.sandbox.include = include;
-      // And the denies and protected paths, which the proxy matches in each canonical path.
+    }
+    // And the denies and protected paths, which the proxy matches in each canonical `read` and
+    // `write` path: what is denied is hidden there as in a root.
+    if (out.sandbox !== undefined && out.sandbox.read.length + out.sandbox.write.length > 0) {
       const deny = denyMeta(this.view(server).denies, '/');
       if (deny.length > 0) out.sandbox.deny = deny;
     }

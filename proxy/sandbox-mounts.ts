@@ -5,7 +5,7 @@
  */
 import type { Dirent } from 'node:fs';
 import { lstat, readdir, readlink, realpath } from 'node:fs/promises';
-import { basename, dirname, join, resolve } from 'node:path';
+import { basename, dirname, join, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DENY_GLOB, globMatcher } from '../common/glob-dialect.js';
 import { GIT_POINTER, withBuiltInProtected } from '../common/protected-patterns.js';
@@ -222,12 +222,58 @@ export function rootDenies(root: Root): DenyMeta[] {
 }
 
 /**
- * The denies the sandbox lays out in an extra writable path (canonical): the server's denies and
- * protected paths that could lie in it, the built-in `**\/NAME` ones among them.
+ * The denies the sandbox lays out in an extra path (canonical): the server's denies and
+ * protected paths that could lie in it, the built-in `**\/NAME` ones among them. A `read` path
+ * is read-only whole: only what is hidden counts there.
  */
-export function writePathDenies(rule: SandboxRule | undefined, path: string): DenyMeta[] {
-  return withBuiltInProtected(rule?.deny ?? []).filter((d) => couldLieIn(d, path));
+export function extraPathDenies(
+  rule: SandboxRule | undefined,
+  path: string,
+  writable: boolean,
+): DenyMeta[] {
+  return withBuiltInProtected(rule?.deny ?? []).filter(
+    (d) => (writable || d.access === 'all') && couldLieIn(d, path),
+  );
 }
+
+/**
+ * The first link on the way to `p` that lies where the server may write (`writable`, canonical),
+ * following links as the kernel does. The server may have made it, to lead a `read` or `write`
+ * path anywhere, in an earlier session too.
+ */
+async function linkItMayHaveMade(
+  p: string,
+  writable: readonly string[],
+): Promise<string | undefined> {
+  let done: string = sep;
+  const todo = p.split(sep).filter(Boolean);
+  try {
+    for (let hops = 0; todo.length > 0;) {
+      const name = todo.shift()!;
+      if (name === '.') continue;
+      if (name === '..') {
+        done = dirname(done);
+        continue;
+      }
+      const at = join(done, name);
+      if (!(await lstat(at)).isSymbolicLink()) {
+        done = at;
+        continue;
+      }
+      if (writable.some((w) => inside(at, w))) return at;
+      if (++hops > MAX_LINK_HOPS) return undefined; // a loop: canonical() fails too
+      const target = await readlink(at);
+      if (target.startsWith(sep)) done = sep;
+      todo.unshift(...target.split(sep).filter(Boolean));
+    }
+  } catch {
+    // missing (or gone meanwhile): nothing there to mount
+  }
+  return undefined;
+}
+
+/** As Linux's limit on links followed in one lookup. */
+const MAX_LINK_HOPS = 40;
 
 /** The denied and write-protected paths inside one root that exist now, and what decides them. */
 async function rootHoles(
@@ -279,9 +325,21 @@ export async function sandboxMounts(input: {
   leftOut?: (message: string) => void;
 }): Promise<SandboxMounts> {
   const { system, extra } = await systemMounts();
+  // What the server may write: a link there is not followed to a `read` or `write` path.
+  const writable = [
+    ...launchRoots(input.roots).flatMap((r) => (r.readOnly ? [] : [r.path])),
+    ...(await Promise.all(input.rule.write.map(canonical))).flatMap((p) => p ?? []),
+  ];
   const existing = async (paths: readonly string[]): Promise<string[]> => {
     const out: string[] = [];
     for (const p of paths) {
+      const planted = await linkItMayHaveMade(p, writable);
+      if (planted !== undefined) {
+        input.leftOut?.(
+          `the sandbox path ${JSON.stringify(p)} goes through the link ${JSON.stringify(planted)}, which lies where the server may write (it may have made it): it is left out; name the path the link leads to in the policy instead`,
+        );
+        continue;
+      }
       const now = await canonical(p);
       const first = input.pins?.get(p);
       // One missing at first is pinned where it would be made: a link made there later is not
@@ -319,8 +377,15 @@ export async function sandboxMounts(input: {
       pinned.push(...held.pinned);
     }
   }
-  const read = [...extra, ...(await existing(input.rule.read))];
+  const ruleRead = await existing(input.rule.read);
+  const read = [...extra, ...ruleRead];
   const write = await existing(input.rule.write);
+  // What is denied is hidden in a `read` path as in a read-only root.
+  for (const r of ruleRead) {
+    const holes = await rootHoles(r, extraPathDenies(input.rule, r, false), false);
+    hidden.push(...holes.hidden);
+    pinned.push(...holes.pinned);
+  }
   // An extra writable path is writable as a root is: nothing an include pattern could match may be
   // created or changed there either.
   for (const w of write) {
@@ -328,7 +393,7 @@ export async function sandboxMounts(input: {
     readOnly.push(...held.readOnly);
     pinned.push(...held.pinned);
     // Denies and protected paths too, as in a writable root: those that could lie in it.
-    const holes = await rootHoles(w, writePathDenies(input.rule, w), true);
+    const holes = await rootHoles(w, extraPathDenies(input.rule, w, true), true);
     hidden.push(...holes.hidden);
     readOnly.push(...holes.readOnly);
     pinned.push(...holes.pinned);

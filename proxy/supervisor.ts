@@ -13,7 +13,7 @@ import { realpath } from 'node:fs/promises';
 import type { DenyMeta, SandboxRule } from '../common/types.js';
 import type { RootsChange } from './daemon-link.js';
 import { DenyWatch, type DeniedPath } from './deny-watch.js';
-import { writePathDenies } from './sandbox-mounts.js';
+import { extraPathDenies } from './sandbox-mounts.js';
 import { IncludeWatch } from './include-watch.js';
 import { planLaunch, sandboxWanted, type LaunchPlan, type PlanInput } from './launch-plan.js';
 import type { ProxyLogger } from './log.js';
@@ -63,16 +63,20 @@ const keyOf = (plan: LaunchPlan): string =>
   plan.kind === 'start' ? plan.key : `${plan.kind}\0${plan.reason}`;
 
 /**
- * The sandbox's extra writable paths, canonical, with the denies that could lie in each: watched
- * for denied paths that appear, as the roots are (sandbox-mounts.ts lays them out alike).
+ * The sandbox's `read` and `write` paths, canonical, with the denies that could lie in each:
+ * watched for denied paths that appear, as the roots are (sandbox-mounts.ts lays them out alike).
  */
-async function writePaths(
+async function extraPaths(
   sandbox: SandboxRule | undefined,
 ): Promise<{ path: string; denies: DenyMeta[] }[]> {
   const out: { path: string; denies: DenyMeta[] }[] = [];
-  for (const w of sandbox?.write ?? []) {
-    const path = await realpath(w).catch(() => undefined);
-    if (path !== undefined) out.push({ path, denies: writePathDenies(sandbox, path) });
+  const each = [
+    ...(sandbox?.read ?? []).map((p) => ({ p, writable: false })),
+    ...(sandbox?.write ?? []).map((p) => ({ p, writable: true })),
+  ];
+  for (const { p, writable } of each) {
+    const path = await realpath(p).catch(() => undefined);
+    if (path !== undefined) out.push({ path, denies: extraPathDenies(sandbox, path, writable) });
   }
   return out;
 }
@@ -156,7 +160,7 @@ export class Supervisor {
     const denials = this.denials;
     const input = { ...this.keptSandbox(this.o.planInput()), sandboxPins: this.sandboxPins };
     if (sandboxWanted(input) && input.roots !== undefined) {
-      await this.watch.update(input.roots, await writePaths(input.sandbox));
+      await this.watch.update(input.roots, await extraPaths(input.sandbox));
       await this.includes.update(input.roots, input.sandbox);
     } else {
       this.watch.close();
@@ -169,7 +173,7 @@ export class Supervisor {
   /**
    * `input`, with the sandbox of this session kept when the policy no longer asks for one, and
    * the policy's last rule kept when it drops it (with `--sandbox` too: its `network: false`
-   * must not turn into the default's network).
+   * must not turn into the default's network), without its `read` and `write` paths.
    */
   private keptSandbox(input: PlanInput): PlanInput {
     if (input.sandbox !== undefined) {
@@ -185,7 +189,9 @@ export class Supervisor {
         'the policy no longer gives a sandbox rule for this server; a session that started sandboxed keeps its sandbox and last rule: start a new session to run it as the policy now says',
       );
     }
-    return { ...input, sandbox: this.lastRule };
+    // Its confinement, not its paths: a server the policy no longer names gets no roots, and no
+    // `read` or `write` path either.
+    return { ...input, sandbox: { ...this.lastRule, read: [], write: [] } };
   }
 
   /** Restart on changes from now on, through `router`. */
@@ -400,10 +406,13 @@ export class Supervisor {
     const willBe = next?.plan.kind === 'start' && next.plan.sandboxed;
     const sandboxed = wasSandboxed || willBe;
     swapping.sandboxed = sandboxed;
+    // A path denied since its mounts were laid out (for writing: an editor's save replaced a
+    // protected file, and its read-only mount no longer covers the new one) takes access away
+    // as well: the old server must not write it while its lists are read.
     const takesAway =
       !urgent &&
       old.kind === 'process' &&
-      (wasSandboxed ? takesAccessAway(old.reach, next!.reach) : willBe);
+      (wasSandboxed ? stale || takesAccessAway(old.reach, next!.reach) : willBe);
     if (takesAway) this.o.log.info('the change takes access away: stopping the old server at once');
     if (urgent || takesAway) stopNow.abort();
     this.stopNow = stopNow;

@@ -13,7 +13,7 @@
  *
  * Run with --no-enforce: only the kernel answers.
  */
-import { existsSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import { startDaemon } from '../helpers/daemon.js';
@@ -165,11 +165,10 @@ void t.test('a change while the new instance settles is not held up by it', asyn
   // ...when a change takes a root away: its settling ends, and the next restart is not held up.
   d.writePolicy(policy(['keep']));
   await waitFor(
-    () => h.stderr().split('restarting the server:').length - 1 >= 2,
+    () => h.stderr().includes('the change takes access away: stopping the old server at once'),
     30_000,
     `the second restart begins while the first settles\n${h.stderr()}`,
   );
-  t.match(h.stderr(), 'the change takes access away: stopping the old server at once');
   const read = await h.call('attempt', { action: 'read', ref: `${w}/sec/secret.txt` });
   t.match(read.text, /^ENOENT: /, 'the root taken away is gone');
 });
@@ -234,15 +233,15 @@ void t.test('with --sandbox, the policy dropping its rule keeps the rule', async
   t.notMatch(h.stderr(), 'restarting the server:');
 });
 
-void t.test('a sandbox.write path re-pointed by a link in a root is not followed', async (t) => {
+void t.test('a sandbox.write path through a link in a root is not followed', async (t) => {
   const dir = ownedShortDir(t);
   const w = join(dir, 'w');
   for (const d of ['keep', 'cache', 'other', 'extra']) mkdirSync(join(w, d), { recursive: true });
-  // The person's `sandbox.write` goes through a link the server itself may re-point.
+  // The person's own link, in a root the server writes: it could as well be the server's.
   symlinkSync(join(w, 'cache'), join(w, 'keep', 'cache'));
   const d = await startDaemon(
     t,
-    `version: 1\nservers:\n  h:\n    sandbox:\n      write: [${w}/keep/cache]\n    roots:\n      - path: ${w}/keep\n`,
+    `version: 1\nservers:\n  h:\n    sandbox:\n      write: [${w}/keep/cache, ${w}/keep/later]\n    roots:\n      - path: ${w}/keep\n`,
     { dir },
   );
   const admin = await d.connect('admin');
@@ -252,50 +251,21 @@ void t.test('a sandbox.write path re-pointed by a link in a root is not followed
     proxyArgs: ['--no-enforce'],
     command: [process.execPath, HOSTILE_SERVER],
   });
-  t.equal(
-    (await h.call('attempt', { action: 'write', ref: `${w}/cache/a.txt` })).text,
-    'ok: written',
-  );
-  // The agent points the link elsewhere, then brings a restart about.
-  rmSync(join(w, 'keep', 'cache'));
-  symlinkSync(join(w, 'other'), join(w, 'keep', 'cache'));
-  await admin.grant('h', join(w, 'extra'), { seconds: 600 });
-  await restarted(h, 1, 'a grant after the link moved');
-  t.match(h.stderr(), /a link on the way changed\): it is left out until a new session/);
-  await h.call('attempt', { action: 'write', ref: `${w}/other/b.txt` });
-  await h.call('attempt', { action: 'write', ref: `${w}/keep/cache/c.txt` });
-  t.notOk(existsSync(join(w, 'other', 'b.txt')), 'the new target is not writable');
-  t.notOk(existsSync(join(w, 'other', 'c.txt')), 'not through the link either');
-});
+  const write = async (ref: string) => (await h.call('attempt', { action: 'write', ref })).text;
+  await write(`${w}/cache/a.txt`);
+  t.notOk(existsSync(join(w, 'cache', 'a.txt')), 'the link is not followed from the start');
+  t.match(h.stderr(), `goes through the link "${w}/keep/cache", which lies where the server`);
 
-void t.test(
-  'a sandbox.write path missing at first, made later as a link, is not followed',
-  async (t) => {
-    const dir = ownedShortDir(t);
-    const w = join(dir, 'w');
-    for (const d of ['keep', 'other', 'extra']) mkdirSync(join(w, d), { recursive: true });
-    const d = await startDaemon(
-      t,
-      `version: 1\nservers:\n  h:\n    sandbox:\n      write: [${w}/keep/cache]\n    roots:\n      - path: ${w}/keep\n`,
-      { dir },
-    );
-    const admin = await d.connect('admin');
-    const h = await startProxied(t, {
-      server: 'h',
-      socket: d.socket,
-      proxyArgs: ['--no-enforce'],
-      command: [process.execPath, HOSTILE_SERVER],
-    });
-    // The server makes the missing path, as a link to where it wants to write, and a restart.
-    t.equal(
-      (await h.call('attempt', { action: 'symlink', ref: `${w}/keep/cache`, to: `${w}/other` }))
-        .text,
-      'ok: linked',
-    );
-    await admin.grant('h', join(w, 'extra'), { seconds: 600 });
-    await restarted(h, 1, 'a grant after the link was made');
-    t.match(h.stderr(), /a link on the way changed\): it is left out until a new session/);
-    await h.call('attempt', { action: 'write', ref: `${w}/other/b.txt` });
-    t.notOk(existsSync(join(w, 'other', 'b.txt')), 'the link is not followed');
-  },
-);
+  // A path missing at first, which the server makes as a link, then brings a restart about.
+  const made = await h.call('attempt', {
+    action: 'symlink',
+    ref: `${w}/keep/later`,
+    to: `${w}/other`,
+  });
+  t.equal(made.text, 'ok: linked');
+  await admin.grant('h', join(w, 'extra'), { seconds: 600 });
+  await restarted(h, 1, 'a grant after the link was made');
+  await write(`${w}/other/b.txt`);
+  t.notOk(existsSync(join(w, 'other', 'b.txt')), 'nor is the one it made');
+  t.match(h.stderr(), `goes through the link "${w}/keep/later"`);
+});

@@ -62,10 +62,17 @@ servers:
     },
     'a later block cannot turn a sandbox off; paths expand like roots',
   );
-  t.same(p.launch('fs'), {
-    launch: { command: 'npx' },
-    sandbox: { read: [join(home, 'go/pkg/mod'), join(dir, 'tools')], write: [], network: true },
-  });
+  // With read paths alone, the denies too (what is denied is hidden there), and no includes.
+  const fs = p.launch('fs');
+  const { deny: fsDeny, ...fsSandbox } = fs.sandbox!;
+  t.same(fsDeny, deny, 'with read paths: the same denies');
+  t.same(
+    { ...fs, sandbox: fsSandbox },
+    {
+      launch: { command: 'npx' },
+      sandbox: { read: [join(home, 'go/pkg/mod'), join(dir, 'tools')], write: [], network: true },
+    },
+  );
   t.same(p.launch('fs-2').sandbox?.network, true);
 
   const bad: [string, RegExp][] = [

@@ -1,0 +1,140 @@
+/**
+ * The sandbox's own `read` and `write` paths are held as roots are:
+ *
+ * - lockdown, and a policy that no longer names the server, take them away with the roots (the
+ *   sandbox stays, with nothing in it);
+ * - what is denied is hidden in a `read` path at the start, and a deny added there later restarts
+ *   the server;
+ * - a link on the way to one, lying where the server may write, is never followed: the server may
+ *   have made it, in an earlier session too (hosts start a new proxy at each launch).
+ *
+ * Run with --no-enforce: only the kernel answers.
+ */
+import { existsSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import t from 'tap';
+import { startDaemon } from '../helpers/daemon.js';
+import { HOSTILE_SERVER, startProxied, type Proxied } from '../helpers/proxied-server.js';
+import { ownedShortDir, waitFor } from '../helpers/proxy.js';
+
+const attempt = async (h: Proxied, action: string, ref: string) =>
+  (await h.call('attempt', { action, ref })).text;
+
+/** Wait for the `n`th restart to be done. */
+const restarted = (h: Proxied, n: number, what: string) =>
+  waitFor(
+    () => h.stderr().split('restarted the server (ms:').length - 1 >= n,
+    30_000,
+    `${what}\n${h.stderr()}`,
+  );
+
+void t.test('lockdown and a removed block take the read and write paths away', async (t) => {
+  const dir = ownedShortDir(t);
+  const w = join(dir, 'w');
+  for (const d of ['keep', 'cache', 'ro']) mkdirSync(join(w, d), { recursive: true });
+  writeFileSync(join(w, 'ro', 'notes.txt'), 'notes');
+  const policy = (named: boolean) =>
+    `version: 1\nservers:\n` +
+    (named
+      ? `  h:\n    sandbox:\n      read: [${w}/ro]\n      write: [${w}/cache]\n    roots:\n      - path: ${w}/keep\n`
+      : `  other:\n    roots:\n      - path: ${w}/keep\n`);
+  const d = await startDaemon(t, policy(true), { dir });
+  const admin = await d.connect('admin');
+  const h = await startProxied(t, {
+    server: 'h',
+    socket: d.socket,
+    proxyArgs: ['--no-enforce', '--allow-unknown-server'],
+    command: [process.execPath, HOSTILE_SERVER],
+  });
+  t.equal(await attempt(h, 'write', `${w}/cache/a.txt`), 'ok: written');
+  t.equal(await attempt(h, 'read', `${w}/ro/notes.txt`), 'ok: notes');
+
+  await admin.lockdown(true);
+  await restarted(h, 1, 'the restart for lockdown');
+  t.match(await attempt(h, 'list', `${w}/keep`), /^ENOENT/, 'lockdown: the root is gone');
+  await attempt(h, 'write', `${w}/cache/b.txt`);
+  t.notOk(existsSync(join(w, 'cache', 'b.txt')), 'lockdown: the write path is gone');
+  t.match(await attempt(h, 'read', `${w}/ro/notes.txt`), /^ENOENT/, 'lockdown: the read path');
+
+  await admin.lockdown(false);
+  await restarted(h, 2, 'the restart for unlock');
+  t.equal(await attempt(h, 'write', `${w}/cache/c.txt`), 'ok: written', 'unlocked: back');
+
+  d.writePolicy(policy(false));
+  await restarted(h, 3, 'the restart for the removed block');
+  await attempt(h, 'write', `${w}/cache/d.txt`);
+  t.notOk(existsSync(join(w, 'cache', 'd.txt')), 'no longer named: the write path is gone');
+  t.match(await attempt(h, 'read', `${w}/ro/notes.txt`), /^ENOENT/, 'and the read path');
+});
+
+void t.test('what is denied is hidden in a read path, at the start and later', async (t) => {
+  const dir = ownedShortDir(t);
+  const w = join(dir, 'w');
+  for (const d of ['keep', 'ro/sub']) mkdirSync(join(w, d), { recursive: true });
+  writeFileSync(join(w, 'ro', '.env'), 'TOKEN=1');
+  writeFileSync(join(w, 'ro', 'sub', 'key.txt'), 'key');
+  writeFileSync(join(w, 'ro', 'notes.txt'), 'notes');
+  const policy = (extra: string) =>
+    `version: 1\ndeny:\n  - "**/.env"\n${extra}servers:\n  h:\n    sandbox:\n      read: [${w}/ro]\n    roots:\n      - path: ${w}/keep\n`;
+  const d = await startDaemon(t, policy(''), { dir });
+  const h = await startProxied(t, {
+    server: 'h',
+    socket: d.socket,
+    proxyArgs: ['--no-enforce'],
+    command: [process.execPath, HOSTILE_SERVER],
+  });
+  t.equal(await attempt(h, 'read', `${w}/ro/notes.txt`), 'ok: notes', 'the read path is there');
+  t.notMatch(await attempt(h, 'read', `${w}/ro/.env`), /^ok/, 'a denied file in it is hidden');
+  t.equal(await attempt(h, 'read', `${w}/ro/sub/key.txt`), 'ok: key');
+
+  d.writePolicy(policy(`  - ${w}/ro/sub\n`));
+  await restarted(h, 1, 'the restart for a deny in the read path');
+  t.notMatch(await attempt(h, 'read', `${w}/ro/sub/key.txt`), /^ok/, 'a deny added later too');
+  t.equal(await attempt(h, 'read', `${w}/ro/notes.txt`), 'ok: notes');
+});
+
+void t.test('a link the server could have made is not followed, in a later session', async (t) => {
+  const dir = ownedShortDir(t);
+  const w = join(dir, 'w');
+  for (const d of ['keep', 'elsewhere']) mkdirSync(join(w, d), { recursive: true });
+  writeFileSync(join(w, 'elsewhere', 'secret.txt'), 'secret');
+  const d = await startDaemon(
+    t,
+    `version: 1\nservers:\n  h:\n    sandbox:\n      read: [${w}/keep/docs]\n      write: [${w}/keep/cache]\n    roots:\n      - path: ${w}/keep\n`,
+    { dir },
+  );
+  const options = {
+    server: 'h',
+    socket: d.socket,
+    proxyArgs: ['--no-enforce'],
+    command: [process.execPath, HOSTILE_SERVER],
+  };
+  // Session 1: the server makes both paths links out of its root (the pins keep them from being
+  // followed in this session).
+  const one = await startProxied(t, options);
+  for (const name of ['cache', 'docs']) {
+    const made = await one.call('attempt', {
+      action: 'symlink',
+      ref: `${w}/keep/${name}`,
+      to: join(w, 'elsewhere'),
+    });
+    t.equal(made.text, 'ok: linked');
+  }
+  await one.client.close();
+
+  // Session 2: a new proxy, a first layout.
+  const two = await startProxied(t, options);
+  await attempt(two, 'write', `${w}/keep/cache/planted.txt`);
+  t.notOk(existsSync(join(w, 'elsewhere', 'planted.txt')), 'the write path is not followed');
+  t.notMatch(await attempt(two, 'read', `${w}/elsewhere/secret.txt`), /^ok/, 'nor the read path');
+  t.match(two.stderr(), `goes through the link "${w}/keep/cache", which lies where the server`);
+  t.match(two.stderr(), `goes through the link "${w}/keep/docs"`);
+
+  // A link the server cannot have made (outside everything it writes) is followed.
+  symlinkSync(join(w, 'elsewhere'), join(w, 'ours'));
+  d.writePolicy(
+    `version: 1\nservers:\n  h:\n    sandbox:\n      write: [${w}/ours]\n    roots:\n      - path: ${w}/keep\n`,
+  );
+  await restarted(two, 1, 'the restart for the new write path');
+  t.equal(await attempt(two, 'write', `${w}/elsewhere/ours.txt`), 'ok: written');
+});
