@@ -26,7 +26,7 @@ export interface Opening {
 
 /**
  * Send `method` to `server`; resolves with its answer (an error for an error answer, for an output
- * that ended, or after `timeoutMs`). The output to attach is left paused, holding every byte the
+ * that ended, after `timeoutMs`, or once `stop` aborts). The output to attach is left paused, holding every byte the
  * server wrote besides the answer; the caller resumes it once the router listens. An output that
  * ended is replaced by one that holds those bytes and then ends, so that the router still sees
  * the end.
@@ -35,7 +35,7 @@ export function openServer(
   server: ServerEndpoint,
   method: string,
   params: JsonObject,
-  timeoutMs: number,
+  { timeoutMs, stop }: { timeoutMs: number; stop?: AbortSignal | undefined },
 ): Promise<Opening> {
   const out = server.serverOut;
   const splitter = new LineSplitter(SERVER_LINE_CAP);
@@ -50,6 +50,7 @@ export function openServer(
   return new Promise<Opening>((resolve) => {
     const finish = (answer: Opening['answer'], ended = false): void => {
       clearTimeout(timer);
+      stop?.removeEventListener('abort', onStop);
       out.off('data', onData).off('end', onEnd).off('close', onEnd).off('error', onError);
       const tail = splitter.end();
       // A line over the cap is dropped here as the session would drop it.
@@ -94,6 +95,10 @@ export function openServer(
       () => finish({ error: new Error(`no answer to ${method} in ${timeoutMs} ms`) }),
       timeoutMs,
     );
+    const onStop = (): void =>
+      finish({ error: new Error(`a change came before the new server answered ${method}`) });
+    if (stop?.aborted === true) return onStop();
+    stop?.addEventListener('abort', onStop, { once: true });
     out.on('data', onData).once('end', onEnd).once('close', onEnd).once('error', onError);
     server.serverIn.write(`${requestLine(idText(OPENING_ID), method, JSON.stringify(params))}\n`);
   });

@@ -78,9 +78,10 @@ export interface SwapPlan {
    */
   stopNow?: AbortSignal;
   /**
-   * Once aborted, the new server's settling (its subscriptions restored, its lists read) ends
-   * where it is: a change came that must be planned now, and a server answering slowly must not
-   * hold it up while it keeps what the change takes away.
+   * Once aborted, the new server's opening (its answer to `initialize` or `server/discover`) and
+   * settling (its subscriptions restored, its lists read) end where they are: a change came that
+   * must be planned now, and a server answering slowly, or never, must not hold it up while it
+   * keeps what the change takes away.
    */
   settleNow?: AbortSignal;
   /**
@@ -251,11 +252,12 @@ async function startNext(r: SwapRouter, plan: SwapPlan): Promise<Opening & { ms:
   const t0 = performance.now();
   const server = await plan.start();
   const params = r.initializeParams();
+  const limits = { timeoutMs: OPENING_TIMEOUT_MS, stop: plan.settleNow };
   // 2025 era: the host's own handshake (the host has had its answer); 2026-07-28: the probe.
   const opening =
     params === undefined
-      ? await openServer(server, 'server/discover', r.withEnvelope({}), OPENING_TIMEOUT_MS)
-      : await openServer(server, 'initialize', params, OPENING_TIMEOUT_MS);
+      ? await openServer(server, 'server/discover', r.withEnvelope({}), limits)
+      : await openServer(server, 'initialize', params, limits);
   return { ...opening, ms: Math.round(performance.now() - t0) };
 }
 

@@ -59,6 +59,9 @@ export interface Swappable {
   swapServer(plan: SwapPlan): Promise<void>;
 }
 
+/** How many times the first start plans again for changes that came while it planned. */
+const FIRST_PLAN_TRIES = 4;
+
 const keyOf = (plan: LaunchPlan): string =>
   plan.kind === 'start' ? plan.key : `${plan.kind}\0${plan.reason}`;
 
@@ -97,11 +100,18 @@ export class Supervisor {
   private stopNow: AbortController | undefined;
   /**
    * The restart under way: whether a sandbox is on either side, what stops its old server, and
-   * what ends the new one's settling (its subscriptions and lists), so that a change during it
-   * is planned at once.
+   * what ends the new one's opening and settling (its subscriptions and lists), so that a change
+   * during it is planned at once. Only a change that the new server's plan may lack ends them:
+   * one before it is planned is in its plan (`start` plans again).
    */
   private swapping:
-    { sandboxed: boolean; stopNow: AbortController; settleNow: AbortController } | undefined;
+    | {
+        sandboxed: boolean;
+        stopNow: AbortController;
+        settleNow: AbortController;
+        newPlanned: boolean;
+      }
+    | undefined;
   /** Changes seen so far: a restart's plan made before the latest is stale when it starts. */
   private changes = 0;
   /** Where the sandbox's extra paths led at their first layout in this session. */
@@ -142,9 +152,16 @@ export class Supervisor {
     // The plan reads the roots and rules as they are now, so what changed before it is in it
     // already. Kept, it would make `follow` plan again: a needless walk of the roots, and a
     // restart if a file that the plan's mounts depend on appeared in between.
-    this.pending = [];
-    this.changedAt = undefined;
-    const planned = await this.plan();
+    // A change while the plan is made (a root taken away) may be missing from it: plan again,
+    // a few times at most; what is left waits for `follow`.
+    let planned: Planned;
+    for (let tries = 0; ; tries++) {
+      this.pending = [];
+      this.changedAt = undefined;
+      const at = this.changes;
+      planned = await this.plan();
+      if (this.changes === at || tries === FIRST_PLAN_TRIES) break;
+    }
     const { plan } = planned;
     this.logPlan(plan);
     const started = await this.run(planned);
@@ -232,7 +249,7 @@ export class Supervisor {
     this.pending.push({ kind: 'denied', denied });
     this.changes++;
     this.stopNow?.abort();
-    this.swapping?.settleNow.abort();
+    this.endNewServerWait();
     if (this.router === undefined) return;
     if (this.timer !== undefined) clearTimeout(this.timer);
     this.timer = undefined;
@@ -250,9 +267,14 @@ export class Supervisor {
     // keep its mounts that long.
     if (this.swapping?.sandboxed === true) {
       this.swapping.stopNow.abort();
-      this.swapping.settleNow.abort();
+      this.endNewServerWait();
     }
     if (this.router !== undefined) this.schedule();
+  }
+
+  /** A change during a restart, once the new server is planned: it is not kept waiting for. */
+  private endNewServerWait(): void {
+    if (this.swapping?.newPlanned === true) this.swapping.settleNow.abort();
   }
 
   private schedule(): void {
@@ -364,7 +386,12 @@ export class Supervisor {
     const wasSandboxed = old.kind === 'process' && old.plan.kind === 'start' && old.plan.sandboxed;
     const stopNow = new AbortController();
     // From here a change aborts a sandboxed old instance, the planning included.
-    this.swapping = { sandboxed: wasSandboxed, stopNow, settleNow: new AbortController() };
+    this.swapping = {
+      sandboxed: wasSandboxed,
+      stopNow,
+      settleNow: new AbortController(),
+      newPlanned: false,
+    };
     const swapping = this.swapping;
     try {
       await this.replace(old, changes, changedAt, { stale, urgent, plannedAt, wasSandboxed });
@@ -438,6 +465,8 @@ export class Supervisor {
         start: async () => {
           // A change since the plan was made (a root taken away during the drain): plan again,
           // so that the new server never starts with what the policy no longer gives.
+          // From here a change may be missing from the new server's plan.
+          swapping.newPlanned = true;
           if (next === undefined || this.changes !== plannedAt) next = await this.plan();
           const { plan } = next;
           if (this.closed) {

@@ -7,7 +7,7 @@
  * - a restart never runs the old and the new instance at once: the new one finds no one at the
  *   socket (the old one could have passed it a descriptor of a root taken away);
  * - a change that takes access away stops the old instance at once, without reading its lists;
- * - a change while the new instance settles (its lists read) ends the settling at once;
+ * - a change while the new instance opens or settles (its lists read) ends that at once;
  * - a policy that stops naming the server leaves it sandboxed, never started with all of the
  *   user's access.
  *
@@ -171,6 +171,44 @@ void t.test('a change while the new instance settles is not held up by it', asyn
   );
   const read = await h.call('attempt', { action: 'read', ref: `${w}/sec/secret.txt` });
   t.match(read.text, /^ENOENT: /, 'the root taken away is gone');
+});
+
+void t.test('a change while the new instance opens is not held up by it', async (t) => {
+  const dir = ownedShortDir(t);
+  const w = join(dir, 'w');
+  for (const d of ['keep', 'sec', 'extra']) mkdirSync(join(w, d), { recursive: true });
+  writeFileSync(join(w, 'sec', 'secret.txt'), 'secret');
+  const policy = (roots: string[]) =>
+    `version: 1\nservers:\n  h:\n    sandbox: true\n    roots:\n` +
+    roots.map((r) => `      - path: ${w}/${r}\n`).join('');
+  const d = await startDaemon(t, policy(['keep', 'sec']), { dir });
+  const admin = await d.connect('admin');
+  // The instance that finds `mute` at its start (and removes it) never answers its opening,
+  // which the proxy waits a minute for, while it runs with its mounts.
+  const mute = join(w, 'keep', 'mute');
+  const h = await startProxied(t, {
+    server: 'h',
+    socket: d.socket,
+    proxyArgs: ['--no-enforce'],
+    command: [process.execPath, HOSTILE_SERVER, `--mute-if=${mute}`],
+  });
+  t.equal(
+    (await h.call('attempt', { action: 'read', ref: `${w}/sec/secret.txt` })).text,
+    'ok: secret',
+  );
+  writeFileSync(mute, '');
+  await admin.grant('h', join(w, 'extra'), { seconds: 600 });
+  await waitFor(() => !existsSync(mute), 30_000, `the new instance starts\n${h.stderr()}`);
+  // A root taken away meanwhile: the wait ends, and the silent instance is stopped at once.
+  d.writePolicy(policy(['keep']));
+  await waitFor(
+    () => h.stderr().includes('the change takes access away: stopping the old server at once'),
+    30_000,
+    `the second restart begins while the new instance opens\n${h.stderr()}`,
+  );
+  t.match(h.stderr(), 'a change came before the new server answered initialize');
+  const read = await h.call('attempt', { action: 'read', ref: `${w}/sec/secret.txt` });
+  t.match(read.text, /^ENOENT: /, 'the next instance serves, without the root');
 });
 
 void t.test('a sandbox added to a running session: nothing passes into it', async (t) => {

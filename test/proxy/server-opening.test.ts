@@ -51,7 +51,14 @@ void t.test('the answer is taken, every other byte is left for the router in ord
   ];
   for (const [what, chunks, rest] of cases) {
     const f = fakeServer();
-    const opened = openServer(f.server, 'initialize', { protocolVersion: '2025-06-18' }, 30_000);
+    const opened = openServer(
+      f.server,
+      'initialize',
+      { protocolVersion: '2025-06-18' },
+      {
+        timeoutMs: 30_000,
+      },
+    );
     t.match(JSON.parse(await f.sent), { id: 'mcp-roots-proxy:opening', method: 'initialize' });
     for (const c of chunks) f.serverOut.write(c);
     const { answer: got, server } = await opened;
@@ -69,13 +76,13 @@ void t.test('the answer is taken, every other byte is left for the router in ord
 
 void t.test('an error, an end and silence each come back as an error', async (t) => {
   const f = fakeServer();
-  const opened = openServer(f.server, 'server/discover', {}, 30_000);
+  const opened = openServer(f.server, 'server/discover', {}, { timeoutMs: 30_000 });
   f.serverOut.write(`{"jsonrpc":"2.0","id":${ANSWER_ID},"error":{"code":-32601,"message":"no"}}\n`);
   const r1 = await opened;
   t.match('error' in r1.answer && r1.answer.error.message, /server\/discover answered: no/);
 
   const g = fakeServer();
-  const ending = openServer(g.server, 'initialize', {}, 30_000);
+  const ending = openServer(g.server, 'initialize', {}, { timeoutMs: 30_000 });
   g.serverOut.end('{"jsonrpc":"2.0","method":"notifications/message"}\n');
   const r2 = await ending;
   t.match('error' in r2.answer && r2.answer.error.message, /ended before it answered initialize/);
@@ -87,7 +94,7 @@ void t.test('an error, an end and silence each come back as an error', async (t)
   );
 
   const h = fakeServer();
-  const silent = await openServer(h.server, 'initialize', {}, 1);
+  const silent = await openServer(h.server, 'initialize', {}, { timeoutMs: 1 });
   t.match(
     'error' in silent.answer && silent.answer.error.message,
     /no answer to initialize in 1 ms/,
@@ -98,4 +105,25 @@ void t.test('an error, an end and silence each come back as an error', async (t)
     '{"late":1}\n',
     'a late line still reaches the router',
   );
+
+  // A change during a restart ends the wait for the new server's answer at once.
+  const stop = new AbortController();
+  const k = fakeServer();
+  const stopped = openServer(k.server, 'initialize', {}, { timeoutMs: 30_000, stop: stop.signal });
+  stop.abort();
+  const r3 = await stopped;
+  t.match(
+    'error' in r3.answer && r3.answer.error.message,
+    /a change came before the new server answered initialize/,
+  );
+  const already = await openServer(
+    fakeServer().server,
+    'server/discover',
+    {},
+    {
+      timeoutMs: 30_000,
+      stop: stop.signal,
+    },
+  );
+  t.ok('error' in already.answer, 'aborted before: answered at once');
 });
