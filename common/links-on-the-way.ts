@@ -3,7 +3,8 @@
  * target is walked in turn, so a link that leads to another is followed through it. Each is named
  * where it lies (its canonical directory and its name). The daemon and the sandbox use it for an
  * include pattern's base: a link there that a server may replace moves what the daemon includes
- * (policies/include-meta.ts, proxy/sandbox-includes.ts).
+ * (policies/include-meta.ts, proxy/sandbox-includes.ts), and the sandbox for its `read` and
+ * `write` paths (proxy/sandbox-mounts.ts).
  */
 import { dirname, join } from 'node:path';
 

@@ -5,9 +5,10 @@
  */
 import type { Dirent } from 'node:fs';
 import { lstat, readdir, readlink, realpath } from 'node:fs/promises';
-import { basename, dirname, join, resolve, sep } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DENY_GLOB, globMatcher } from '../common/glob-dialect.js';
+import { linksOnTheWay } from '../common/links-on-the-way.js';
 import { GIT_POINTER, withBuiltInProtected } from '../common/protected-patterns.js';
 import type { DenyMeta, Root } from '../common/types.js';
 import { launchRoots, type Launch } from './launch.js';
@@ -238,42 +239,16 @@ export function extraPathDenies(
 
 /**
  * The first link on the way to `p` that lies where the server may write (`writable`, canonical),
- * following links as the kernel does. The server may have made it, to lead a `read` or `write`
- * path anywhere, in an earlier session too.
+ * followed as the kernel does. The server may have made it, to lead a `read` or `write` path
+ * anywhere, in an earlier session too.
  */
 async function linkItMayHaveMade(
   p: string,
   writable: readonly string[],
 ): Promise<string | undefined> {
-  let done: string = sep;
-  const todo = p.split(sep).filter(Boolean);
-  try {
-    for (let hops = 0; todo.length > 0;) {
-      const name = todo.shift()!;
-      if (name === '.') continue;
-      if (name === '..') {
-        done = dirname(done);
-        continue;
-      }
-      const at = join(done, name);
-      if (!(await lstat(at)).isSymbolicLink()) {
-        done = at;
-        continue;
-      }
-      if (writable.some((w) => inside(at, w))) return at;
-      if (++hops > MAX_LINK_HOPS) return undefined; // a loop: canonical() fails too
-      const target = await readlink(at);
-      if (target.startsWith(sep)) done = sep;
-      todo.unshift(...target.split(sep).filter(Boolean));
-    }
-  } catch {
-    // missing (or gone meanwhile): nothing there to mount
-  }
-  return undefined;
+  const links = await linksOnTheWay(p, { lstat, readlink });
+  return links.find((link) => writable.some((w) => inside(link, w)));
 }
-
-/** As Linux's limit on links followed in one lookup. */
-const MAX_LINK_HOPS = 40;
 
 /** The denied and write-protected paths inside one root that exist now, and what decides them. */
 async function rootHoles(

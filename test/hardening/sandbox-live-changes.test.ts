@@ -15,7 +15,7 @@
  */
 import { existsSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { startDaemon } from '../helpers/daemon.js';
 import { HOSTILE_SERVER, startProxied, type Proxied } from '../helpers/proxied-server.js';
 import { ownedShortDir, waitFor } from '../helpers/proxy.js';
@@ -93,7 +93,11 @@ void t.test('a sandboxed server under live policy changes', async (t) => {
   t.match(await attempt('read', `${w}/sec/secret.txt`), /^ENOENT: /);
 });
 
-void t.test('a change during a restart stops the old instance at once', async (t) => {
+/**
+ * A daemon whose policy gives the sandboxed `h` the roots `keep` and `sec` (which holds a secret),
+ * and a proxy on hostile.mjs with `flags(w)`, whose first instance has read the secret.
+ */
+async function keepAndSecret(t: Test, flags: (w: string) => string[]) {
   const dir = ownedShortDir(t);
   const w = join(dir, 'w');
   for (const d of ['keep', 'sec', 'extra']) mkdirSync(join(w, d), { recursive: true });
@@ -103,112 +107,80 @@ void t.test('a change during a restart stops the old instance at once', async (t
     roots.map((r) => `      - path: ${w}/${r}\n`).join('');
   const d = await startDaemon(t, policy(['keep', 'sec']), { dir });
   const admin = await d.connect('admin');
-  // Its lists take a minute: a restart that reads them holds the old instance that long.
   const h = await startProxied(t, {
     server: 'h',
     socket: d.socket,
     proxyArgs: ['--no-enforce'],
-    command: [process.execPath, HOSTILE_SERVER, '--slow-list=60000'],
+    command: [process.execPath, HOSTILE_SERVER, ...flags(w)],
   });
-  t.equal(
-    (await h.call('attempt', { action: 'read', ref: `${w}/sec/secret.txt` })).text,
-    'ok: secret',
-  );
+  const readSecret = async () =>
+    (await h.call('attempt', { action: 'read', ref: `${w}/sec/secret.txt` })).text;
+  t.equal(await readSecret(), 'ok: secret');
+  /** Take `sec` away. */
+  const removeSec = () => d.writePolicy(policy(['keep']));
+  return { w, admin, h, readSecret, removeSec };
+}
 
+void t.test('a change during a restart stops the old instance at once', async (t) => {
+  // Its lists take a minute: a restart that reads them holds the old instance that long.
+  const { w, admin, h, readSecret, removeSec } = await keepAndSecret(t, () => [
+    '--slow-list=60000',
+  ]);
   // Only adds: the old instance may give its lists...
   await admin.grant('h', join(w, 'extra'), { seconds: 600 });
   await waitFor(() => h.stderr().includes('restarting the server:'), 30_000, 'the restart begins');
   // ...until a change that takes a root away comes while it does.
-  d.writePolicy(policy(['keep']));
+  removeSec();
   await waitFor(
     () => h.stderr().includes('restarted the server (ms:'),
     30_000,
-    `the restart ends without the old lists\n${h.stderr()}`,
+    'the restart ends without the old lists',
   );
-  const read = await h.call('attempt', { action: 'read', ref: `${w}/sec/secret.txt` });
-  t.match(read.text, /^ENOENT: /, 'the new instance was planned after the change');
+  t.match(await readSecret(), /^ENOENT: /, 'the new instance was planned after the change');
 });
 
 void t.test('a change while the new instance settles is not held up by it', async (t) => {
-  const dir = ownedShortDir(t);
-  const w = join(dir, 'w');
-  for (const d of ['keep', 'sec', 'extra']) mkdirSync(join(w, d), { recursive: true });
-  writeFileSync(join(w, 'sec', 'secret.txt'), 'secret');
-  const policy = (roots: string[]) =>
-    `version: 1\nservers:\n  h:\n    sandbox: true\n    roots:\n` +
-    roots.map((r) => `      - path: ${w}/${r}\n`).join('');
-  const d = await startDaemon(t, policy(['keep', 'sec']), { dir });
-  const admin = await d.connect('admin');
   // The instance that finds `slow` at its start (and removes it) takes a minute for each list,
   // its first too: a restart's new instance that would hold the restart while its lists are
   // read. (In a root: the sandbox shows the server nothing else.)
-  const slow = join(w, 'keep', 'slow');
-  const h = await startProxied(t, {
-    server: 'h',
-    socket: d.socket,
-    proxyArgs: ['--no-enforce'],
-    command: [process.execPath, HOSTILE_SERVER, '--slow-list=60000', `--slow-if=${slow}`],
-  });
-  t.equal(
-    (await h.call('attempt', { action: 'read', ref: `${w}/sec/secret.txt` })).text,
-    'ok: secret',
-  );
-
+  const slow = (w: string) => join(w, 'keep', 'slow');
+  const { w, admin, h, readSecret, removeSec } = await keepAndSecret(t, (w) => [
+    '--slow-list=60000',
+    `--slow-if=${slow(w)}`,
+  ]);
   // A grant restarts it; the new instance is slow to give its lists...
-  writeFileSync(slow, '');
+  writeFileSync(slow(w), '');
   await admin.grant('h', join(w, 'extra'), { seconds: 600 });
-  await waitFor(
-    () => existsSync(`${slow}.asked`),
-    30_000,
-    `the new instance is asked for its tools\n${h.stderr()}`,
-  );
+  await waitFor(() => existsSync(`${slow(w)}.asked`), 30_000, 'the new instance is asked');
   // ...when a change takes a root away: its settling ends, and the next restart is not held up.
-  d.writePolicy(policy(['keep']));
+  removeSec();
   await waitFor(
     () => h.stderr().includes('the change takes access away: stopping the old server at once'),
     30_000,
-    `the second restart begins while the first settles\n${h.stderr()}`,
+    'the second restart begins while the first settles',
   );
-  const read = await h.call('attempt', { action: 'read', ref: `${w}/sec/secret.txt` });
-  t.match(read.text, /^ENOENT: /, 'the root taken away is gone');
+  t.match(await readSecret(), /^ENOENT: /, 'the root taken away is gone');
 });
 
 void t.test('a change while the new instance opens is not held up by it', async (t) => {
-  const dir = ownedShortDir(t);
-  const w = join(dir, 'w');
-  for (const d of ['keep', 'sec', 'extra']) mkdirSync(join(w, d), { recursive: true });
-  writeFileSync(join(w, 'sec', 'secret.txt'), 'secret');
-  const policy = (roots: string[]) =>
-    `version: 1\nservers:\n  h:\n    sandbox: true\n    roots:\n` +
-    roots.map((r) => `      - path: ${w}/${r}\n`).join('');
-  const d = await startDaemon(t, policy(['keep', 'sec']), { dir });
-  const admin = await d.connect('admin');
   // The instance that finds `mute` at its start (and removes it) never answers its opening,
   // which the proxy waits a minute for, while it runs with its mounts.
-  const mute = join(w, 'keep', 'mute');
-  const h = await startProxied(t, {
-    server: 'h',
-    socket: d.socket,
-    proxyArgs: ['--no-enforce'],
-    command: [process.execPath, HOSTILE_SERVER, `--mute-if=${mute}`],
-  });
-  t.equal(
-    (await h.call('attempt', { action: 'read', ref: `${w}/sec/secret.txt` })).text,
-    'ok: secret',
-  );
-  writeFileSync(mute, '');
+  const mute = (w: string) => join(w, 'keep', 'mute');
+  const { w, admin, h, readSecret, removeSec } = await keepAndSecret(t, (w) => [
+    `--mute-if=${mute(w)}`,
+  ]);
+  writeFileSync(mute(w), '');
   await admin.grant('h', join(w, 'extra'), { seconds: 600 });
-  await waitFor(() => !existsSync(mute), 30_000, `the new instance starts\n${h.stderr()}`);
+  await waitFor(() => !existsSync(mute(w)), 30_000, 'the new instance starts');
   // A root taken away meanwhile: the wait ends, and the silent instance is stopped at once.
-  d.writePolicy(policy(['keep']));
+  removeSec();
   await waitFor(
     () => h.stderr().includes('the change takes access away: stopping the old server at once'),
     30_000,
-    `the second restart begins while the new instance opens\n${h.stderr()}`,
+    'the second restart begins while the new instance opens',
   );
   t.match(h.stderr(), 'a change came before the new server answered initialize');
-  const read = await h.call('attempt', { action: 'read', ref: `${w}/sec/secret.txt` });
-  t.match(read.text, /^ENOENT: /, 'the next instance serves, without the root');
+  t.match(await readSecret(), /^ENOENT: /, 'the next instance serves, without the root');
 });
 
 void t.test('a sandbox added to a running session: nothing passes into it', async (t) => {
