@@ -26,10 +26,10 @@ export interface Opening {
 
 /**
  * Send `method` to `server`; resolves with its answer (an error for an error answer, for an output
- * that ended, after `timeoutMs`, or once `stop` aborts). The output to attach is left paused, holding every byte the
- * server wrote besides the answer; the caller resumes it once the router listens. An output that
- * ended is replaced by one that holds those bytes and then ends, so that the router still sees
- * the end.
+ * that ended, after `timeoutMs`, or once `stop` aborts). The output to attach is left paused,
+ * holding every byte the server wrote besides the answer; the caller resumes it once the router
+ * listens. An output that ended is replaced by one that holds those bytes and then ends, so that
+ * the router still sees the end.
  */
 export function openServer(
   server: ServerEndpoint,

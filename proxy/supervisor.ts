@@ -151,9 +151,9 @@ export class Supervisor {
   async start(): Promise<ServerEndpoint | { failed: number }> {
     // The plan reads the roots and rules as they are now, so what changed before it is in it
     // already. Kept, it would make `follow` plan again: a needless walk of the roots, and a
-    // restart if a file that the plan's mounts depend on appeared in between.
-    // A change while the plan is made (a root taken away) may be missing from it: plan again,
-    // a few times at most; what is left waits for `follow`.
+    // restart if a file that the plan's mounts depend on appeared in between. A change while
+    // the plan is made (a root taken away) may be missing from it: plan again, a few times at
+    // most; what is left waits for `follow`.
     let planned: Planned;
     for (let tries = 0; ; tries++) {
       this.pending = [];
