@@ -467,7 +467,11 @@ export class Supervisor {
           // so that the new server never starts with what the policy no longer gives.
           // From here a change may be missing from the new server's plan.
           swapping.newPlanned = true;
-          if (next === undefined || this.changes !== plannedAt) next = await this.plan();
+          // A sandboxed server is laid out again now that the old instance has exited: planned
+          // while it ran, the layout checked paths it could then swap for links (a protected
+          // file's directory turned into a link to another root), which bwrap would follow.
+          if (next === undefined || sandboxed || this.changes !== plannedAt)
+            next = await this.plan();
           const { plan } = next;
           if (this.closed) {
             // The host left during the restart: an ended stand-in ends the session.

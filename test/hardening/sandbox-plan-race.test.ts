@@ -1,0 +1,60 @@
+/**
+ * A sandboxed server's next layout is planned only once it has exited. Planned while it still
+ * ran, the layout checked paths the server could swap for links before bubblewrap bound them:
+ * it made protected `.git/config` files in its writable root (a restart for each), and while the
+ * restart walked a large second root, swapped each `.git` for a relative link to a read-only
+ * root's `.git`. bwrap bound the planned writable pin through the link, and the new instance
+ * wrote a hook into the read-only repository, which git runs as the person at their next commit.
+ *
+ * Run with --no-enforce: only the kernel answers.
+ */
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import t from 'tap';
+import { startDaemon } from '../helpers/daemon.js';
+import { HOSTILE_SERVER, startProxied } from '../helpers/proxied-server.js';
+import { ownedShortDir, waitFor } from '../helpers/proxy.js';
+
+/** Entries in the second root: its walk holds the plan open for the swap. */
+const BIG = 20_000;
+
+void t.test('links swapped in while a restart is planned are not bound', async (t) => {
+  const dir = ownedShortDir(t);
+  const w = join(dir, 'w');
+  for (const d of ['aro/.git/hooks', 'keep', 'keep2/big'])
+    mkdirSync(join(w, d), { recursive: true });
+  writeFileSync(join(w, 'aro', '.git', 'config'), '[core]\n');
+  for (let i = 0; i < BIG; i++) writeFileSync(join(w, 'keep2', 'big', `f${i}`), '');
+  const d = await startDaemon(
+    t,
+    `version: 1\nservers:\n  h:\n    sandbox: true\n    roots:\n      - path: ${w}/aro\n        readOnly: true\n      - path: ${w}/keep\n      - path: ${w}/keep2\n`,
+    { dir },
+  );
+  const h = await startProxied(t, {
+    server: 'h',
+    socket: d.socket,
+    proxyArgs: ['--no-enforce'],
+    command: [process.execPath, HOSTILE_SERVER],
+  });
+  const restarts = () => h.stderr().split('restarted the server (ms:').length - 1;
+  const hook = join(w, 'aro', '.git', 'hooks', 'pre-commit');
+  const writeHook = async () => (await h.call('attempt', { action: 'write', ref: hook })).text;
+  t.match(await writeHook(), /^EROFS/, 'the read-only root is read-only');
+  // Swaps at several delays, to land in the plan's walk whatever this machine's speed.
+  for (const [round, delay] of [50, 150, 250, 350, 450].entries()) {
+    const before = restarts();
+    await h.call('attempt', {
+      action: 'swap-git-later',
+      ref: join(w, 'keep', `r${round}`),
+      to: '../../../aro/.git',
+      n: 20,
+      delay,
+    });
+    await waitFor(() => restarts() > before, 60_000, `round ${round}: the restart`);
+    await writeHook();
+    t.notOk(
+      existsSync(hook),
+      `round ${round} (${delay} ms): nothing written in the read-only root`,
+    );
+  }
+});
