@@ -70,6 +70,13 @@ export class RootsServer {
         if (this.subscribers.has(change.server)) this.throttle.offer(change.server, change);
       }
     });
+    // Lockdown takes every server's sandbox paths away too (PolicyState.explain), and a list
+    // that was empty stays empty and pushes nothing: tell every subscriber to look again.
+    deps.state.on('lockdown', () => {
+      for (const [server, clients] of this.subscribers)
+        for (const client of clients)
+          client.connection.notify('notifications/policy/rules_changed', { server });
+    });
     // An edit of a server's launch, sandbox, tools or ask alone changes no list: say so apart.
     deps.state.on('resolved', (resolved) => {
       for (const server of this.rules.changed(resolved)) {

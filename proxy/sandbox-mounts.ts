@@ -238,16 +238,16 @@ export function extraPathDenies(
 }
 
 /**
- * The first link on the way to `p` that lies where the server may write (`writable`, canonical),
- * followed as the kernel does. The server may have made it, to lead a `read` or `write` path
- * anywhere, in an earlier session too.
+ * The first link on the way to `p` that lies in one of `places` (canonical: the server's roots
+ * and write paths), followed as the kernel does. The server may have made it, to lead a `read`
+ * or `write` path anywhere, in an earlier session too, or while a root now read-only was not.
  */
 async function linkItMayHaveMade(
   p: string,
-  writable: readonly string[],
+  places: readonly string[],
 ): Promise<string | undefined> {
   const links = await linksOnTheWay(p, { lstat, readlink });
-  return links.find((link) => writable.some((w) => inside(link, w)));
+  return links.find((link) => places.some((place) => inside(link, place)));
 }
 
 /** The denied and write-protected paths inside one root that exist now, and what decides them. */
@@ -300,18 +300,25 @@ export async function sandboxMounts(input: {
   leftOut?: (message: string) => void;
 }): Promise<SandboxMounts> {
   const { system, extra } = await systemMounts();
-  // What the server may write: a link there is not followed to a `read` or `write` path.
-  const writable = [
-    ...launchRoots(input.roots).flatMap((r) => (r.readOnly ? [] : [r.path])),
+  // Where the server may write, or may have written while a root was writable (a root read-only
+  // now included): a link there is not followed to a `read` or `write` path.
+  const itsOwn = [
+    ...launchRoots(input.roots).map((r) => r.path),
     ...(await Promise.all(input.rule.write.map(canonical))).flatMap((p) => p ?? []),
   ];
-  const existing = async (paths: readonly string[]): Promise<string[]> => {
+  // A path that is denied, or lies in a denied one, is not mounted (as the daemon drops such a
+  // root); for writing, a write-denied or protected one neither.
+  const deniedAt = (path: string, writes: boolean): DenyMeta | undefined =>
+    withBuiltInProtected(input.rule.deny ?? []).find(
+      (d) => (writes || d.access === 'all') && [path, ...ancestors(path)].some(denyTest(d)),
+    );
+  const existing = async (paths: readonly string[], writes: boolean): Promise<string[]> => {
     const out: string[] = [];
     for (const p of paths) {
-      const planted = await linkItMayHaveMade(p, writable);
+      const planted = await linkItMayHaveMade(p, itsOwn);
       if (planted !== undefined) {
         input.leftOut?.(
-          `the sandbox path ${JSON.stringify(p)} goes through the link ${JSON.stringify(planted)}, which lies where the server may write (it may have made it): it is left out; name the path the link leads to in the policy instead`,
+          `the sandbox path ${JSON.stringify(p)} goes through the link ${JSON.stringify(planted)}, which lies in the server's roots or write paths (it may have made it): it is left out; name the path the link leads to in the policy instead`,
         );
         continue;
       }
@@ -324,6 +331,14 @@ export async function sandboxMounts(input: {
       if (first !== undefined && first !== now) {
         input.leftOut?.(
           `the sandbox path ${JSON.stringify(p)} led to ${JSON.stringify(first)} when this session began and leads to ${JSON.stringify(now)} now (a link on the way changed): it is left out until a new session`,
+        );
+        continue;
+      }
+      const denied = deniedAt(now, writes);
+      if (denied !== undefined) {
+        const what = 'pattern' in denied ? denied.pattern : fileURLToPath(denied.uri);
+        input.leftOut?.(
+          `the sandbox path ${JSON.stringify(p)} is ${denied.access === 'all' ? 'denied' : 'protected from writing'} (${JSON.stringify(what)}): it is left out`,
         );
         continue;
       }
@@ -352,9 +367,9 @@ export async function sandboxMounts(input: {
       pinned.push(...held.pinned);
     }
   }
-  const ruleRead = await existing(input.rule.read);
+  const ruleRead = await existing(input.rule.read, false);
   const read = [...extra, ...ruleRead];
-  const write = await existing(input.rule.write);
+  const write = await existing(input.rule.write, true);
   // What is denied is hidden in a `read` path as in a read-only root.
   for (const r of ruleRead) {
     const holes = await rootHoles(r, extraPathDenies(input.rule, r, false), false);
@@ -391,8 +406,9 @@ export async function sandboxMounts(input: {
   const program = (
     await programPaths(input.launch.command, input.launch.args, input.program)
   ).filter((p) => !system.some((s) => s.kind !== 'symlink' && inside(p, s.path)));
-  // A nested root, an extra writable path and the program are where they are by their full path.
-  for (const p of [...roots.map((r) => r.path), ...write, ...program]) pinned.push(...ancestors(p));
+  // A nested root, an extra path and the program are where they are by their full path.
+  for (const p of [...roots.map((r) => r.path), ...ruleRead, ...write, ...program])
+    pinned.push(...ancestors(p));
   return {
     system,
     read,

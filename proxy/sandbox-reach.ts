@@ -19,7 +19,8 @@ export interface Reach {
  * read-only flag and holes: its `_meta` equal), every new root that overlaps an old one (inside
  * it or holding it) has that root's `_meta`, and the sandbox rule is the same. A root that
  * became writable counts too: the comparison is of what the mounts say, not of which is wider.
- * A new read-only root inside a writable one narrows it, though every old root is still there.
+ * A new read-only root inside a writable one narrows it, though every old root is still there;
+ * so does any new root overlapping a `write` path.
  */
 export function takesAccessAway(before: Reach, after: Reach): boolean {
   if (JSON.stringify(before.sandbox) !== JSON.stringify(after.sandbox)) return true;
@@ -29,8 +30,12 @@ export function takesAccessAway(before: Reach, after: Reach): boolean {
   const was = new Set(before.roots.map((r) => r.uri));
   const paths = (roots: readonly Root[]) => roots.map((r) => ({ path: pathOf(r), meta: meta(r) }));
   const old = paths(before.roots);
-  return paths(after.roots.filter((r) => !was.has(r.uri))).some((n) =>
-    old.some((o) => (inside(n.path, o.path) || inside(o.path, n.path)) && o.meta !== n.meta),
+  const writes = before.sandbox?.write ?? [];
+  return paths(after.roots.filter((r) => !was.has(r.uri))).some(
+    (n) =>
+      old.some((o) => (inside(n.path, o.path) || inside(o.path, n.path)) && o.meta !== n.meta) ||
+      // In a `write` path: its root's read-only flag or holes narrow what the path gave.
+      writes.some((w) => inside(n.path, w) || inside(w, n.path)),
   );
 }
 

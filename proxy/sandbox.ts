@@ -102,6 +102,11 @@ export function bwrapArgs(m: SandboxMounts, launch: Launch): string[] {
     add('--bind', w, w);
     for (const p of pins.get(m.roots.length + i) ?? []) add('--bind', p, p);
   });
+  // What is read-only inside an extra writable path (a read-only root, a `read` path) again:
+  // the writable bind above covered it.
+  const readOnlyMounts = [...m.read, ...m.roots.filter((r) => r.readOnly).map((r) => r.path)];
+  for (const p of readOnlyMounts)
+    if (m.write.some((w) => strictlyInside(p, w))) add('--ro-bind', p, p);
   // 3. The server's own program: read-only even inside a writable root.
   for (const p of m.program) add('--ro-bind', p, p);
   // 4. Denies and protected paths last, so that nothing above uncovers them.

@@ -127,7 +127,7 @@ void t.test('a link the server could have made is not followed, in a later sessi
   await attempt(two, 'write', `${w}/keep/cache/planted.txt`);
   t.notOk(existsSync(join(w, 'elsewhere', 'planted.txt')), 'the write path is not followed');
   t.notMatch(await attempt(two, 'read', `${w}/elsewhere/secret.txt`), /^ok/, 'nor the read path');
-  t.match(two.stderr(), `goes through the link "${w}/keep/cache", which lies where the server`);
+  t.match(two.stderr(), `goes through the link "${w}/keep/cache", which lies in the server`);
   t.match(two.stderr(), `goes through the link "${w}/keep/docs"`);
 
   // A link the server cannot have made (outside everything it writes) is followed.
@@ -137,4 +137,114 @@ void t.test('a link the server could have made is not followed, in a later sessi
   );
   await restarted(two, 1, 'the restart for the new write path');
   t.equal(await attempt(two, 'write', `${w}/elsewhere/ours.txt`), 'ok: written');
+});
+
+void t.test(
+  'a read or write path that is denied, or lies in a denied one, is left out',
+  async (t) => {
+    const dir = ownedShortDir(t);
+    const w = join(dir, 'w');
+    for (const d of ['keep', 'secret/sub', 'vault/cache', 'proj/.ssh', 'fine'])
+      mkdirSync(join(w, d), { recursive: true });
+    writeFileSync(join(w, 'secret', 'sub', 'key.txt'), 'key');
+    writeFileSync(join(w, 'proj', '.ssh', 'id'), 'private');
+    writeFileSync(join(w, 'fine', 'notes.txt'), 'notes');
+    const d = await startDaemon(
+      t,
+      `version: 1\ndeny:\n  - ${w}/secret\n  - ${w}/vault\n  - "**/.ssh"\nservers:\n  h:\n    sandbox:\n      read: [${w}/secret/sub, ${w}/proj/.ssh, ${w}/fine]\n      write: [${w}/vault/cache]\n    roots:\n      - path: ${w}/keep\n`,
+      { dir },
+    );
+    const h = await startProxied(t, {
+      server: 'h',
+      socket: d.socket,
+      proxyArgs: ['--no-enforce'],
+      command: [process.execPath, HOSTILE_SERVER],
+    });
+    t.notMatch(await attempt(h, 'read', `${w}/secret/sub/key.txt`), /^ok/, 'in a denied directory');
+    t.notMatch(await attempt(h, 'read', `${w}/proj/.ssh/id`), /^ok/, 'matched by a **/ deny');
+    await attempt(h, 'write', `${w}/vault/cache/planted.txt`);
+    t.notOk(existsSync(join(w, 'vault', 'cache', 'planted.txt')), 'a write path in a denied one');
+    t.equal(await attempt(h, 'read', `${w}/fine/notes.txt`), 'ok: notes', 'the others are there');
+    t.match(h.stderr(), `the sandbox path "${w}/secret/sub" is denied`);
+  },
+);
+
+void t.test('read-only things inside a write path stay read-only', async (t) => {
+  const dir = ownedShortDir(t);
+  const w = join(dir, 'w');
+  for (const d of ['work/ref', 'work/ro']) mkdirSync(join(w, d), { recursive: true });
+  const policy = (nested: boolean) =>
+    `version: 1\nservers:\n  h:\n    sandbox:\n      read: [${w}/work/ref]\n      write: [${w}/work]\n    roots:\n      - path: ${w}/work/ro\n        readOnly: true\n` +
+    (nested ? `      - path: ${w}/work/late\n        readOnly: true\n` : '');
+  mkdirSync(join(w, 'work', 'late'));
+  const d = await startDaemon(t, policy(false), { dir });
+  const h = await startProxied(t, {
+    server: 'h',
+    socket: d.socket,
+    proxyArgs: ['--no-enforce'],
+    command: [process.execPath, HOSTILE_SERVER],
+  });
+  t.equal(await attempt(h, 'write', `${w}/work/a.txt`), 'ok: written', 'the write path is');
+  t.match(await attempt(h, 'write', `${w}/work/ro/b.txt`), /^EROFS/, 'a read-only root in it');
+  t.match(await attempt(h, 'write', `${w}/work/ref/c.txt`), /^EROFS/, 'a read path in it');
+  // A read-only root added inside it later narrows it: the old instance is stopped at once.
+  d.writePolicy(policy(true));
+  await restarted(h, 1, 'the restart for a read-only root inside the write path');
+  t.match(h.stderr(), 'the change takes access away: stopping the old server at once');
+  t.match(await attempt(h, 'write', `${w}/work/late/d.txt`), /^EROFS/);
+});
+
+void t.test('lockdown reaches a server whose list was empty already', async (t) => {
+  const dir = ownedShortDir(t);
+  const w = join(dir, 'w');
+  for (const d of ['cache', 'ro']) mkdirSync(join(w, d), { recursive: true });
+  writeFileSync(join(w, 'ro', 'notes.txt'), 'notes');
+  const d = await startDaemon(
+    t,
+    `version: 1\nservers:\n  h:\n    sandbox:\n      read: [${w}/ro]\n      write: [${w}/cache]\n    roots:\n      - path: ${w}/not-there-yet\n`,
+    { dir },
+  );
+  const admin = await d.connect('admin');
+  const h = await startProxied(t, {
+    server: 'h',
+    socket: d.socket,
+    proxyArgs: ['--no-enforce'],
+    command: [process.execPath, HOSTILE_SERVER],
+  });
+  t.equal(await attempt(h, 'write', `${w}/cache/a.txt`), 'ok: written', 'before lockdown');
+  await admin.lockdown(true);
+  await restarted(h, 1, 'the restart for lockdown, with no list to change');
+  await attempt(h, 'write', `${w}/cache/b.txt`);
+  t.notOk(existsSync(join(w, 'cache', 'b.txt')), 'lockdown: the write path is gone');
+  t.match(await attempt(h, 'read', `${w}/ro/notes.txt`), /^ENOENT/, 'and the read path');
+});
+
+void t.test('a link made while its root was writable is not followed once it is not', async (t) => {
+  const dir = ownedShortDir(t);
+  const w = join(dir, 'w');
+  for (const d of ['keep', 'elsewhere']) mkdirSync(join(w, d), { recursive: true });
+  writeFileSync(join(w, 'elsewhere', 'secret.txt'), 'secret');
+  const policy = (readOnly: boolean) =>
+    `version: 1\nservers:\n  h:\n    sandbox:\n      read: [${w}/keep/docs]\n    roots:\n      - path: ${w}/keep\n        readOnly: ${readOnly}\n`;
+  const d = await startDaemon(t, policy(false), { dir });
+  const options = {
+    server: 'h',
+    socket: d.socket,
+    proxyArgs: ['--no-enforce'],
+    command: [process.execPath, HOSTILE_SERVER],
+  };
+  const one = await startProxied(t, options);
+  const made = await one.call('attempt', {
+    action: 'symlink',
+    ref: `${w}/keep/docs`,
+    to: join(w, 'elsewhere'),
+  });
+  t.equal(made.text, 'ok: linked');
+  // The person makes the root read-only, and the host starts the server again.
+  d.writePolicy(policy(true));
+  await restarted(one, 1, 'the restart for the read-only root');
+  await one.client.close();
+  const two = await startProxied(t, options);
+  t.notMatch(await attempt(two, 'read', `${w}/elsewhere/secret.txt`), /^ok/, 'not followed');
+  t.match(two.stderr(), `goes through the link "${w}/keep/docs"`);
 });

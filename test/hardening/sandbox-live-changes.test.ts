@@ -264,7 +264,7 @@ void t.test('a sandbox.write path through a link in a root is not followed', asy
   const write = async (ref: string) => (await h.call('attempt', { action: 'write', ref })).text;
   await write(`${w}/cache/a.txt`);
   t.notOk(existsSync(join(w, 'cache', 'a.txt')), 'the link is not followed from the start');
-  t.match(h.stderr(), `goes through the link "${w}/keep/cache", which lies where the server`);
+  t.match(h.stderr(), `goes through the link "${w}/keep/cache", which lies in the server`);
 
   // A path missing at first, which the server makes as a link, then brings a restart about.
   const made = await h.call('attempt', {
