@@ -92,6 +92,11 @@ export function alive(pid: number): boolean {
 // ---- connections ----
 
 const KNOWN_CODES = new Set([-32700, -32600, -32601, -32602, -32603, -32000]);
+/** Notifications the daemon sends a subscriber. */
+const DAEMON_NOTIFICATIONS = new Set([
+  'notifications/roots/list_changed',
+  'notifications/policy/rules_changed',
+]);
 
 function checkLine(
   line: string,
@@ -109,7 +114,11 @@ function checkLine(
   }
   const fail = (): void => void stats.malformed.push(line.slice(0, 200));
   if (typeof msg !== 'object' || msg === null || msg.jsonrpc !== '2.0') return fail();
-  if (msg.method === 'notifications/roots/list_changed' && !('id' in msg)) return;
+  // The daemon's own notifications to a subscriber (a grant, lockdown) are lines too.
+  if (DAEMON_NOTIFICATIONS.has(msg.method as string) && !('id' in msg)) {
+    const params = msg.params as Record<string, unknown> | undefined;
+    return typeof params?.server === 'string' ? undefined : fail();
+  }
   const id = msg.id;
   if (!(id === null || typeof id === 'string' || typeof id === 'number')) return fail();
   if ('result' in msg === 'error' in msg) return fail();
