@@ -178,7 +178,15 @@ void t.test('another user cannot block the daemon by taking its lock name first'
     `import { createServer } from 'node:net'; createServer().listen(${JSON.stringify(guess)}, () => console.log('bound'));`,
   ]);
   const squatter = spawn(cmd, argv, { stdio: ['ignore', 'pipe', 'inherit'] });
-  t.teardown(() => void squatter.kill('SIGKILL'));
+  // Stopped with the user's own processes, before `userdel`, which refuses a user still running
+  // one (a kill not waited for raced it).
+  const exited = new Promise((resolve) => squatter.once('exit', resolve));
+  intruder.running.add({
+    kill: async () => {
+      squatter.kill('SIGKILL');
+      await exited;
+    },
+  });
   await new Promise<void>((resolve) => squatter.stdout.once('data', () => resolve()));
   const daemon = await spawnDaemonAs(owner, args, t);
   t.match(daemon.output(), /listening on/, 'the daemon starts anyway');

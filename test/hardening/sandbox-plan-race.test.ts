@@ -13,7 +13,8 @@ import { join } from 'node:path';
 import t from 'tap';
 import { startDaemon } from '../helpers/daemon.js';
 import { HOSTILE_SERVER, startProxied } from '../helpers/proxied-server.js';
-import { ownedShortDir, waitFor } from '../helpers/proxy.js';
+import { poll } from '../helpers/poll.js';
+import { ownedShortDir } from '../helpers/proxy.js';
 
 /** Entries in the second root: its walk holds the plan open for the swap. */
 const BIG = 8_000;
@@ -40,7 +41,10 @@ void t.test('links swapped in while a restart is planned are not bound', async (
   const hook = join(w, 'aro', '.git', 'hooks', 'pre-commit');
   const writeHook = async () => (await h.call('attempt', { action: 'write', ref: hook })).text;
   t.match(await writeHook(), /^EROFS/, 'the read-only root is read-only');
-  // Swaps at several delays, to land in the plan's walk whatever this machine's speed.
+  // Swaps at several delays, to land in the plan's walk whatever this machine's speed. A swap
+  // made before the proxy's watch saw the protected files brings no restart (a link is harmless
+  // in itself: it leads where the sandbox shows what it shows); such a round is spent.
+  let raced = 0;
   for (const [round, delay] of [30, 80, 150, 250, 400].entries()) {
     const before = restarts();
     await h.call('attempt', {
@@ -50,11 +54,12 @@ void t.test('links swapped in while a restart is planned are not bound', async (
       n: 20,
       delay,
     });
-    await waitFor(() => restarts() > before, 60_000, `round ${round}: the restart`);
+    if (await poll(() => restarts() > before, 15_000)) raced++;
     await writeHook();
     t.notOk(
       existsSync(hook),
       `round ${round} (${delay} ms): nothing written in the read-only root`,
     );
   }
+  t.ok(raced > 0, `${raced} of 5 rounds raced a restart`);
 });
