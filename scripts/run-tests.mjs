@@ -193,13 +193,39 @@ function runFile(file) {
       const line = `${ok ? 'ok' : 'not ok'} ${done} - ${file} # time=${ms}ms`;
       if (ok) process.stdout.write(`${line}\n`);
       else {
-        failedFiles.push(file);
+        failedFiles.push({ file, what: failuresOf(out) });
         const how = signal ? `signal ${signal}` : `exit ${code}`;
         process.stdout.write(`${line} (${how})\n${out.replace(/^/gm, '    ')}\n`);
       }
       resolve();
     });
   });
+}
+
+/** At most this many lines of one file's failures are repeated at the end of the run. */
+const FAILURE_LINES = 40;
+
+/**
+ * The failed assertions of one file's TAP, each with its diagnostics (the YAML block after it):
+ * repeated at the end of the run, where a reader of a long log (or of its last lines only, as CI
+ * keeps them) finds what failed without the whole file's TAP above it.
+ */
+function failuresOf(tap) {
+  const lines = tap.split('\n');
+  const picked = [];
+  for (let i = 0; i < lines.length && picked.length < FAILURE_LINES; i++) {
+    if (!/^\s*not ok /.test(lines[i])) continue;
+    picked.push(lines[i]);
+    const indent = /^\s*/.exec(lines[i])[0];
+    if (lines[i + 1]?.startsWith(`${indent}  ---`)) {
+      for (i++; i < lines.length && picked.length < FAILURE_LINES; i++) {
+        picked.push(lines[i]);
+        if (lines[i].startsWith(`${indent}  ...`)) break;
+      }
+    }
+  }
+  // A crash or a kill says nothing in TAP: its last lines do.
+  return picked.length > 0 ? picked : lines.filter((l) => l.trim() !== '').slice(-10);
 }
 
 async function worker() {
@@ -225,7 +251,10 @@ try {
 const shown = Object.entries(totals)
   .filter(([key, n]) => n > 0 || key === 'total' || key === 'pass')
   .map(([key, n]) => `${key}: ${n}`);
-for (const file of failedFiles) process.stdout.write(`# failed: ${file}\n`);
+for (const { file, what } of failedFiles) {
+  process.stdout.write(`# failed: ${file}\n`);
+  for (const line of what) process.stdout.write(`# > ${line}\n`);
+}
 process.stdout.write(`# ${files.length} files, ${failedFiles.length} failed, ${jobs} at a time\n`);
 process.stdout.write(`# { ${shown.join(', ')} }\n# time=${Date.now() - started}ms\n`);
 process.exit(failedFiles.length > 0 ? 1 : 0);
