@@ -132,6 +132,14 @@ export interface SandboxRule {
   deny?: DenyMeta[];
 }
 
+/**
+ * `rule`'s confinement (its network) without its `read` and `write` paths: what a server keeps
+ * when the policy gives it nothing (lockdown, its block removed), as it then keeps no roots.
+ */
+export function confinementOnly(rule: SandboxRule): SandboxRule {
+  return { ...rule, read: [], write: [] };
+}
+
 /** A tool override from `servers.<name>.tools.<tool>`. */
 export interface ToolRule {
   paths?: string[];

@@ -6,7 +6,14 @@ import { join } from 'node:path';
 import type { Logger } from './logger.js';
 import { errnoCode, ignoreMissing } from '../common/errors.js';
 import { SerialQueue } from '../common/serial-queue.js';
-import type { Access, CheckResult, ExplainResult, PolicyError, Root } from '../common/types.js';
+import {
+  confinementOnly,
+  type Access,
+  type CheckResult,
+  type ExplainResult,
+  type PolicyError,
+  type Root,
+} from '../common/types.js';
 import {
   combinedHash,
   compareUtf8,
@@ -358,7 +365,7 @@ export class PolicyState extends EventEmitter<StateEvents> {
     return {
       ...result,
       roots: [],
-      ...(sandbox && { sandbox: { ...sandbox, read: [], write: [] } }),
+      ...(sandbox && { sandbox: confinementOnly(sandbox) }),
     };
   }
 

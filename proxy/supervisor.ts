@@ -10,7 +10,7 @@
  * it runs, it can read the new path.
  */
 import { realpath } from 'node:fs/promises';
-import type { DenyMeta, SandboxRule } from '../common/types.js';
+import { confinementOnly, type DenyMeta, type SandboxRule } from '../common/types.js';
 import type { RootsChange } from './daemon-link.js';
 import { DenyWatch, type DeniedPath } from './deny-watch.js';
 import { extraPathDenies } from './sandbox-mounts.js';
@@ -208,7 +208,7 @@ export class Supervisor {
     }
     // Its confinement, not its paths: a server the policy no longer names gets no roots, and no
     // `read` or `write` path either.
-    return { ...input, sandbox: { ...this.lastRule, read: [], write: [] } };
+    return { ...input, sandbox: confinementOnly(this.lastRule) };
   }
 
   /** Restart on changes from now on, through `router`. */
