@@ -14,7 +14,7 @@ import { existsSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import { startDaemon } from '../helpers/daemon.js';
-import { HOSTILE_SERVER, startProxied, type Proxied } from '../helpers/proxied-server.js';
+import { startHostile, type Proxied } from '../helpers/proxied-server.js';
 import { ownedShortDir, waitFor } from '../helpers/proxy.js';
 
 const attempt = async (h: Proxied, action: string, ref: string) =>
@@ -40,12 +40,7 @@ void t.test('lockdown and a removed block take the read and write paths away', a
       : `  other:\n    roots:\n      - path: ${w}/keep\n`);
   const d = await startDaemon(t, policy(true), { dir });
   const admin = await d.connect('admin');
-  const h = await startProxied(t, {
-    server: 'h',
-    socket: d.socket,
-    proxyArgs: ['--no-enforce', '--allow-unknown-server'],
-    command: [process.execPath, HOSTILE_SERVER],
-  });
+  const h = await startHostile(t, d.socket, { proxyArgs: ['--allow-unknown-server'] });
   t.equal(await attempt(h, 'write', `${w}/cache/a.txt`), 'ok: written');
   t.equal(await attempt(h, 'read', `${w}/ro/notes.txt`), 'ok: notes');
 
@@ -77,12 +72,7 @@ void t.test('what is denied is hidden in a read path, at the start and later', a
   const policy = (extra: string) =>
     `version: 1\ndeny:\n  - "**/.env"\n${extra}servers:\n  h:\n    sandbox:\n      read: [${w}/ro]\n    roots:\n      - path: ${w}/keep\n`;
   const d = await startDaemon(t, policy(''), { dir });
-  const h = await startProxied(t, {
-    server: 'h',
-    socket: d.socket,
-    proxyArgs: ['--no-enforce'],
-    command: [process.execPath, HOSTILE_SERVER],
-  });
+  const h = await startHostile(t, d.socket);
   t.equal(await attempt(h, 'read', `${w}/ro/notes.txt`), 'ok: notes', 'the read path is there');
   t.notMatch(await attempt(h, 'read', `${w}/ro/.env`), /^ok/, 'a denied file in it is hidden');
   t.equal(await attempt(h, 'read', `${w}/ro/sub/key.txt`), 'ok: key');
@@ -103,15 +93,9 @@ void t.test('a link the server could have made is not followed, in a later sessi
     `version: 1\nservers:\n  h:\n    sandbox:\n      read: [${w}/keep/docs]\n      write: [${w}/keep/cache]\n    roots:\n      - path: ${w}/keep\n`,
     { dir },
   );
-  const options = {
-    server: 'h',
-    socket: d.socket,
-    proxyArgs: ['--no-enforce'],
-    command: [process.execPath, HOSTILE_SERVER],
-  };
   // Session 1: the server makes both paths links out of its root (the pins keep them from being
   // followed in this session).
-  const one = await startProxied(t, options);
+  const one = await startHostile(t, d.socket);
   for (const name of ['cache', 'docs']) {
     const made = await one.call('attempt', {
       action: 'symlink',
@@ -123,7 +107,7 @@ void t.test('a link the server could have made is not followed, in a later sessi
   await one.client.close();
 
   // Session 2: a new proxy, a first layout.
-  const two = await startProxied(t, options);
+  const two = await startHostile(t, d.socket);
   await attempt(two, 'write', `${w}/keep/cache/planted.txt`);
   t.notOk(existsSync(join(w, 'elsewhere', 'planted.txt')), 'the write path is not followed');
   t.notMatch(await attempt(two, 'read', `${w}/elsewhere/secret.txt`), /^ok/, 'nor the read path');
@@ -154,12 +138,7 @@ void t.test(
       `version: 1\ndeny:\n  - ${w}/secret\n  - ${w}/vault\n  - "**/.ssh"\nservers:\n  h:\n    sandbox:\n      read: [${w}/secret/sub, ${w}/proj/.ssh, ${w}/fine]\n      write: [${w}/vault/cache]\n    roots:\n      - path: ${w}/keep\n`,
       { dir },
     );
-    const h = await startProxied(t, {
-      server: 'h',
-      socket: d.socket,
-      proxyArgs: ['--no-enforce'],
-      command: [process.execPath, HOSTILE_SERVER],
-    });
+    const h = await startHostile(t, d.socket);
     t.notMatch(await attempt(h, 'read', `${w}/secret/sub/key.txt`), /^ok/, 'in a denied directory');
     t.notMatch(await attempt(h, 'read', `${w}/proj/.ssh/id`), /^ok/, 'matched by a **/ deny');
     await attempt(h, 'write', `${w}/vault/cache/planted.txt`);
@@ -178,12 +157,7 @@ void t.test('read-only things inside a write path stay read-only', async (t) => 
     (nested ? `      - path: ${w}/work/late\n        readOnly: true\n` : '');
   mkdirSync(join(w, 'work', 'late'));
   const d = await startDaemon(t, policy(false), { dir });
-  const h = await startProxied(t, {
-    server: 'h',
-    socket: d.socket,
-    proxyArgs: ['--no-enforce'],
-    command: [process.execPath, HOSTILE_SERVER],
-  });
+  const h = await startHostile(t, d.socket);
   t.equal(await attempt(h, 'write', `${w}/work/a.txt`), 'ok: written', 'the write path is');
   t.match(await attempt(h, 'write', `${w}/work/ro/b.txt`), /^EROFS/, 'a read-only root in it');
   t.match(await attempt(h, 'write', `${w}/work/ref/c.txt`), /^EROFS/, 'a read path in it');
@@ -205,12 +179,7 @@ void t.test('lockdown reaches a server whose list was empty already', async (t) 
     { dir },
   );
   const admin = await d.connect('admin');
-  const h = await startProxied(t, {
-    server: 'h',
-    socket: d.socket,
-    proxyArgs: ['--no-enforce'],
-    command: [process.execPath, HOSTILE_SERVER],
-  });
+  const h = await startHostile(t, d.socket);
   t.equal(await attempt(h, 'write', `${w}/cache/a.txt`), 'ok: written', 'before lockdown');
   await admin.lockdown(true);
   await restarted(h, 1, 'the restart for lockdown, with no list to change');
@@ -227,13 +196,7 @@ void t.test('a link made while its root was writable is not followed once it is 
   const policy = (readOnly: boolean) =>
     `version: 1\nservers:\n  h:\n    sandbox:\n      read: [${w}/keep/docs]\n    roots:\n      - path: ${w}/keep\n        readOnly: ${readOnly}\n`;
   const d = await startDaemon(t, policy(false), { dir });
-  const options = {
-    server: 'h',
-    socket: d.socket,
-    proxyArgs: ['--no-enforce'],
-    command: [process.execPath, HOSTILE_SERVER],
-  };
-  const one = await startProxied(t, options);
+  const one = await startHostile(t, d.socket);
   const made = await one.call('attempt', {
     action: 'symlink',
     ref: `${w}/keep/docs`,
@@ -244,7 +207,7 @@ void t.test('a link made while its root was writable is not followed once it is 
   d.writePolicy(policy(true));
   await restarted(one, 1, 'the restart for the read-only root');
   await one.client.close();
-  const two = await startProxied(t, options);
+  const two = await startHostile(t, d.socket);
   t.notMatch(await attempt(two, 'read', `${w}/elsewhere/secret.txt`), /^ok/, 'not followed');
   t.match(two.stderr(), `goes through the link "${w}/keep/docs"`);
 });

@@ -17,7 +17,7 @@ import { existsSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { startDaemon } from '../helpers/daemon.js';
-import { HOSTILE_SERVER, startProxied, type Proxied } from '../helpers/proxied-server.js';
+import { startHostile, type Proxied } from '../helpers/proxied-server.js';
 import { ownedShortDir, waitFor } from '../helpers/proxy.js';
 
 /** Wait for the `n`th restart (counted in the proxy's log) and for its server's first answer. */
@@ -48,16 +48,9 @@ void t.test('a sandboxed server under live policy changes', async (t) => {
     `  other:\n    roots:\n      - path: ${w}/keep\n`;
   const d = await startDaemon(t, policy(['keep', 'sec']), { dir });
   const admin = await d.connect('admin');
-  const h = await startProxied(t, {
-    server: 'h',
-    socket: d.socket,
-    proxyArgs: ['--no-enforce', '--allow-unknown-server'],
-    command: [
-      process.execPath,
-      HOSTILE_SERVER,
-      `--keeper=${w}/keep/keeper.sock`,
-      '--slow-list=1500',
-    ],
+  const h = await startHostile(t, d.socket, {
+    flags: [`--keeper=${w}/keep/keeper.sock`, '--slow-list=1500'],
+    proxyArgs: ['--allow-unknown-server'],
   });
   const attempt = async (action: string, ref: string) =>
     (await h.call('attempt', { action, ref })).text;
@@ -107,12 +100,7 @@ async function keepAndSecret(t: Test, flags: (w: string) => string[]) {
     roots.map((r) => `      - path: ${w}/${r}\n`).join('');
   const d = await startDaemon(t, policy(['keep', 'sec']), { dir });
   const admin = await d.connect('admin');
-  const h = await startProxied(t, {
-    server: 'h',
-    socket: d.socket,
-    proxyArgs: ['--no-enforce'],
-    command: [process.execPath, HOSTILE_SERVER, ...flags(w)],
-  });
+  const h = await startHostile(t, d.socket, { flags: flags(w) });
   const readSecret = async () =>
     (await h.call('attempt', { action: 'read', ref: `${w}/sec/secret.txt` })).text;
   t.equal(await readSecret(), 'ok: secret');
@@ -190,16 +178,8 @@ void t.test('a sandbox added to a running session: nothing passes into it', asyn
   const policy = (sandbox: string) =>
     `version: 1\nservers:\n  h:\n${sandbox}    roots:\n      - path: ${w}/keep\n`;
   const d = await startDaemon(t, policy(''), { dir });
-  const h = await startProxied(t, {
-    server: 'h',
-    socket: d.socket,
-    proxyArgs: ['--no-enforce'],
-    command: [
-      process.execPath,
-      HOSTILE_SERVER,
-      `--keeper=${w}/keep/keeper.sock`,
-      '--slow-list=1500',
-    ],
+  const h = await startHostile(t, d.socket, {
+    flags: [`--keeper=${w}/keep/keeper.sock`, '--slow-list=1500'],
   });
   t.equal(
     (await h.call('attempt', { action: 'write', ref: `${w}/outside.txt` })).text,
@@ -222,12 +202,7 @@ void t.test('with --sandbox, the policy dropping its rule keeps the rule', async
   const policy = (sandbox: string) =>
     `version: 1\nservers:\n  h:\n${sandbox}    roots:\n      - path: ${w}/keep\n`;
   const d = await startDaemon(t, policy('    sandbox:\n      network: false\n'), { dir });
-  const h = await startProxied(t, {
-    server: 'h',
-    socket: d.socket,
-    proxyArgs: ['--no-enforce', '--sandbox'],
-    command: [process.execPath, HOSTILE_SERVER],
-  });
+  const h = await startHostile(t, d.socket, { proxyArgs: ['--sandbox'] });
   await h.call('launch');
   d.writePolicy(policy(''));
   await waitFor(
@@ -255,12 +230,7 @@ void t.test('a sandbox.write path through a link in a root is not followed', asy
     { dir },
   );
   const admin = await d.connect('admin');
-  const h = await startProxied(t, {
-    server: 'h',
-    socket: d.socket,
-    proxyArgs: ['--no-enforce'],
-    command: [process.execPath, HOSTILE_SERVER],
-  });
+  const h = await startHostile(t, d.socket);
   const write = async (ref: string) => (await h.call('attempt', { action: 'write', ref })).text;
   await write(`${w}/cache/a.txt`);
   t.notOk(existsSync(join(w, 'cache', 'a.txt')), 'the link is not followed from the start');

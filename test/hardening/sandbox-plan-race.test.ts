@@ -12,7 +12,7 @@ import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import { startDaemon } from '../helpers/daemon.js';
-import { HOSTILE_SERVER, startProxied } from '../helpers/proxied-server.js';
+import { startHostile } from '../helpers/proxied-server.js';
 import { poll } from '../helpers/poll.js';
 import { ownedShortDir } from '../helpers/proxy.js';
 
@@ -31,12 +31,7 @@ void t.test('links swapped in while a restart is planned are not bound', async (
     `version: 1\nservers:\n  h:\n    sandbox: true\n    roots:\n      - path: ${w}/aro\n        readOnly: true\n      - path: ${w}/keep\n      - path: ${w}/keep2\n`,
     { dir },
   );
-  const h = await startProxied(t, {
-    server: 'h',
-    socket: d.socket,
-    proxyArgs: ['--no-enforce'],
-    command: [process.execPath, HOSTILE_SERVER],
-  });
+  const h = await startHostile(t, d.socket);
   const restarts = () => h.stderr().split('restarted the server (ms:').length - 1;
   const hook = join(w, 'aro', '.git', 'hooks', 'pre-commit');
   const writeHook = async () => (await h.call('attempt', { action: 'write', ref: hook })).text;

@@ -99,3 +99,21 @@ export async function startBoxedHostile(
   });
   return { boxed, attempt: (action, ref, to = '') => boxed.call('attempt', { action, ref, to }) };
 }
+
+/**
+ * The hostile fixture server for `server` in the sandbox its policy gives it (under
+ * `--no-enforce`, only the kernel stands in the way). `flags` go to the server (hostile.mjs),
+ * `proxyArgs` to the proxy after `--no-enforce`.
+ */
+export function startHostile(
+  t: { teardown(fn: () => unknown): void },
+  socket: string,
+  opts: { server?: string; flags?: string[]; proxyArgs?: string[] } = {},
+): Promise<Proxied> {
+  return startProxied(t, {
+    server: opts.server ?? 'h',
+    socket,
+    proxyArgs: ['--no-enforce', ...(opts.proxyArgs ?? [])],
+    command: [process.execPath, HOSTILE_SERVER, ...(opts.flags ?? [])],
+  });
+}
