@@ -10,6 +10,14 @@ import { expandSlashBraces, positionDependent } from '../../policies/descendants
 
 const SEGMENT_GLOB = { dot: true, noextglob: true, nonegate: true } as const;
 
+/** Each segment's matcher, compiled once: compiling them per call was most of this file's time. */
+const segmentMatchers = new Map<string, (name: string) => boolean>();
+function segmentMatcher(seg: string): (name: string) => boolean {
+  let match = segmentMatchers.get(seg);
+  if (match === undefined) segmentMatchers.set(seg, (match = picomatch(seg, SEGMENT_GLOB)));
+  return match;
+}
+
 /** The walk before the bit states: a set of states, every name of the path. */
 function reference(pattern: string, path: string): boolean {
   const alternatives = expandSlashBraces(pattern);
@@ -19,7 +27,7 @@ function reference(pattern: string, path: string): boolean {
     const segs = alt
       .split('/')
       .filter((s) => s !== '')
-      .map((s) => (s.includes('**') ? undefined : picomatch(s, SEGMENT_GLOB)));
+      .map((s) => (s.includes('**') ? undefined : segmentMatcher(s)));
     const closure = (from: number[]): Set<number> => {
       const out = new Set<number>();
       for (const i of from) {

@@ -10,7 +10,7 @@ import t from 'tap';
 import { startDaemon } from '../helpers/daemon.js';
 import { ownedShortDir, real, startProxiedFs } from '../helpers/proxy.js';
 
-const SESSIONS = 6;
+const SESSIONS = 4;
 
 void t.test('the first call of a session sees the policy’s roots', async (t) => {
   const dir = ownedShortDir(t);
