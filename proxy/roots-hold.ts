@@ -1,8 +1,5 @@
-/** Tool calls wait here after a root was added, until the server has fetched the list with it. */
+/** Tool calls wait here after a root was added, until the server has applied the list with it. */
 import type { ProxyLogger } from './log.js';
-
-/** How long the server may take to apply a list it fetched (realpath of each root). */
-export const APPLY_GRACE_MS = 50;
 
 /**
  * A gate closed by `close` and opened by `open` or after `holdMs`, whichever comes first: a call
@@ -10,6 +7,8 @@ export const APPLY_GRACE_MS = 50;
  */
 export class RootsHold {
   private hold: { promise: Promise<void>; release: () => void } | undefined;
+  /** Bumped by every `close`, held already or not: an `open` for an older list keeps a newer hold. */
+  private closes = 0;
 
   constructor(
     private readonly holdMs: number,
@@ -26,8 +25,14 @@ export class RootsHold {
     return this.hold !== undefined;
   }
 
+  /** Which change the hold is for now: taken when the server is answered a list, for `open`. */
+  get generation(): number {
+    return this.closes;
+  }
+
   /** Hold the calls that arrive from now (a hold already on stays as it is). */
   close(): void {
+    this.closes++;
     if (this.hold !== undefined) return;
     let release!: () => void;
     const promise = new Promise<void>((resolve) => {
@@ -46,11 +51,15 @@ export class RootsHold {
     };
   }
 
-  /** The server has the new list: let the held calls go once it has had a moment to apply it. */
-  open(): void {
+  /**
+   * The server has applied the list it was answered at `generation`: let the held calls go,
+   * unless a change came since (the list with it ends the hold). No `generation`: go anyway.
+   */
+  open(generation?: number): void {
+    if (generation !== undefined && generation !== this.closes) return;
     const hold = this.hold;
     if (hold === undefined) return;
     this.hold = undefined;
-    setTimeout(() => hold.release(), APPLY_GRACE_MS).unref();
+    hold.release();
   }
 }

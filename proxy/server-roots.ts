@@ -8,7 +8,7 @@ import type { DaemonLink, RootsChange } from './daemon-link.js';
 import type { ProxyLogger } from './log.js';
 import type { McpLine } from './mcp-line.js';
 import { RecentKeys } from './recent-keys.js';
-import { APPLY_GRACE_MS, type RootsHold } from './roots-hold.js';
+import type { RootsHold } from './roots-hold.js';
 
 /** The first MCP revision whose `Root` has `_meta`. */
 const ROOT_META_SINCE = '2025-06-18';
@@ -27,6 +27,9 @@ export interface ServerRootsOptions {
   /** Send the server a `ping` of the proxy's own; resolves on its answer. */
   ping: () => Promise<unknown>;
 }
+
+/** A moment more for the server to apply a list, after its loop has gone round (`applied`). */
+const APPLY_GRACE_MS = 50;
 
 /** The most pings `whenServed` sends to let a server apply a list (and roots it checks itself). */
 const MAX_SETTLE_PINGS = 32;
@@ -130,6 +133,7 @@ export class ServerRoots {
   private async holdForFirstFetch(): Promise<void> {
     const { hold, ping, holdMs } = this.options;
     hold.close();
+    const generation = hold.generation;
     this.firstFetchHeld = true;
     try {
       await ping().catch(() => undefined);
@@ -138,7 +142,8 @@ export class ServerRoots {
       await this.applied(holdMs);
     } finally {
       this.firstFetchHeld = false;
-      hold.open();
+      // A change since has a list of its own coming, which ends the hold once applied.
+      hold.open(generation);
     }
   }
 
@@ -154,7 +159,19 @@ export class ServerRoots {
     this.servedUris = new Set((roots ?? []).map((r) => r.uri));
     for (const wake of [...this.servedWaiters]) wake();
     // The first list's hold is opened once the server has applied it (holdForFirstFetch).
-    if (roots !== undefined && !this.firstFetchHeld) hold.open();
+    if (roots !== undefined && !this.firstFetchHeld) void this.openWhenApplied(hold.generation);
+  }
+
+  /**
+   * End the hold once the server has most likely applied the list just answered, unless a change
+   * came since. Until then a call whose check already passes would reach a server that still has
+   * the old list (a grant's second call, made while the first waited for the person's answer).
+   */
+  private async openWhenApplied(generation: number): Promise<void> {
+    const { hold, holdMs } = this.options;
+    if (!hold.closed) return;
+    await this.applied(holdMs);
+    hold.open(generation);
   }
 
   /**
