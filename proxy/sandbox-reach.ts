@@ -12,6 +12,8 @@ import { inside } from './sandbox-paths.js';
 export interface Reach {
   roots: readonly Root[];
   sandbox: SandboxRule | undefined;
+  /** The sandbox's `write` paths, as written and canonical (the roots are canonical). */
+  writes: readonly string[];
 }
 
 /**
@@ -30,7 +32,7 @@ export function takesAccessAway(before: Reach, after: Reach): boolean {
   const was = new Set(before.roots.map((r) => r.uri));
   const paths = (roots: readonly Root[]) => roots.map((r) => ({ path: pathOf(r), meta: meta(r) }));
   const old = paths(before.roots);
-  const writes = before.sandbox?.write ?? [];
+  const writes = before.writes;
   return paths(after.roots.filter((r) => !was.has(r.uri))).some(
     (n) =>
       old.some((o) => (inside(n.path, o.path) || inside(o.path, n.path)) && o.meta !== n.meta) ||

@@ -71,15 +71,16 @@ const keyOf = (plan: LaunchPlan): string =>
  */
 async function extraPaths(
   sandbox: SandboxRule | undefined,
-): Promise<{ path: string; denies: DenyMeta[] }[]> {
-  const out: { path: string; denies: DenyMeta[] }[] = [];
+): Promise<{ path: string; denies: DenyMeta[]; writable: boolean }[]> {
+  const out: { path: string; denies: DenyMeta[]; writable: boolean }[] = [];
   const each = [
     ...(sandbox?.read ?? []).map((p) => ({ p, writable: false })),
     ...(sandbox?.write ?? []).map((p) => ({ p, writable: true })),
   ];
   for (const { p, writable } of each) {
     const path = await realpath(p).catch(() => undefined);
-    if (path !== undefined) out.push({ path, denies: extraPathDenies(sandbox, path, writable) });
+    if (path !== undefined)
+      out.push({ path, denies: extraPathDenies(sandbox, path, writable), writable });
   }
   return out;
 }
@@ -176,14 +177,22 @@ export class Supervisor {
   private async plan(): Promise<Planned> {
     const denials = this.denials;
     const input = { ...this.keptSandbox(this.o.planInput()), sandboxPins: this.sandboxPins };
+    let extras: Awaited<ReturnType<typeof extraPaths>> = [];
     if (sandboxWanted(input) && input.roots !== undefined) {
-      await this.watch.update(input.roots, await extraPaths(input.sandbox));
+      extras = await extraPaths(input.sandbox);
+      await this.watch.update(input.roots, extras);
       await this.includes.update(input.roots, input.sandbox);
     } else {
       this.watch.close();
       this.includes.close();
     }
-    const reach = { roots: input.roots ?? [], sandbox: input.sandbox };
+    // The `write` paths as written and where they lead: the roots they are compared with are
+    // canonical (sandbox-reach.ts).
+    const writes = [
+      ...(input.sandbox?.write ?? []),
+      ...extras.flatMap((e) => (e.writable ? [e.path] : [])),
+    ];
+    const reach = { roots: input.roots ?? [], sandbox: input.sandbox, writes };
     return { plan: await planLaunch(input), denials, reach };
   }
 

@@ -11,11 +11,11 @@
  * The server arms a write of its own a few seconds ahead, with no call in flight then; it must
  * fail or not happen. Run with --no-enforce: only the kernel answers.
  */
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { startDaemon } from '../helpers/daemon.js';
-import { HOSTILE_SERVER, startProxied, type Proxied } from '../helpers/proxied-server.js';
+import { startHostile, type Proxied } from '../helpers/proxied-server.js';
 import { ownedShortDir, waitFor } from '../helpers/proxy.js';
 
 /** Whether the restart stopped the old instance at once, once the armed write has been tried. */
@@ -44,12 +44,7 @@ for (const how of ['a policy edit', 'a read-only grant'] as const) {
     const d = await startDaemon(t, policy(false), { dir });
     const admin = await d.connect('admin');
     // Its lists take a minute once called: a restart that reads them keeps it that long.
-    const h = await startProxied(t, {
-      server: 'h',
-      socket: d.socket,
-      proxyArgs: ['--no-enforce'],
-      command: [process.execPath, HOSTILE_SERVER, '--slow-list=60000'],
-    });
+    const h = await startHostile(t, d.socket, { flags: ['--slow-list=60000'] });
     const armed = await h.call('attempt', { action: 'write-later', ref: lib, to: '3000' });
     t.equal(armed.text, 'ok: armed');
     if (how === 'a policy edit') d.writePolicy(policy(true));
@@ -62,6 +57,26 @@ for (const how of ['a policy edit', 'a read-only grant'] as const) {
   });
 }
 
+void t.test('a read-only root added inside a write path spelled through a link', async (t) => {
+  const dir = ownedShortDir(t);
+  const w = join(dir, 'w');
+  for (const d of ['keep/vendor', 'other']) mkdirSync(join(w, d), { recursive: true });
+  // The person's own link, outside every root: the write path is where it leads.
+  symlinkSync(join(w, 'keep'), join(w, 'keep-link'));
+  const lib = join(w, 'keep', 'vendor', 'lib.js');
+  writeFileSync(lib, 'original\n');
+  const policy = (nested: boolean) =>
+    `version: 1\nservers:\n  h:\n    sandbox:\n      write: [${w}/keep-link]\n    roots:\n      - path: ${w}/other\n` +
+    (nested ? `      - path: ${w}/keep/vendor\n        readOnly: true\n` : '');
+  const d = await startDaemon(t, policy(false), { dir });
+  const h = await startHostile(t, d.socket, { flags: ['--slow-list=60000'] });
+  const armed = await h.call('attempt', { action: 'write-later', ref: lib, to: '3000' });
+  t.equal(armed.text, 'ok: armed');
+  d.writePolicy(policy(true));
+  await armedWriteTried(t, h);
+  t.equal(readFileSync(lib, 'utf8'), 'original\n', 'the old instance did not write it');
+});
+
 void t.test('a protected file replaced by a rename: the old instance is stopped', async (t) => {
   const dir = ownedShortDir(t);
   const w = join(dir, 'w');
@@ -73,12 +88,7 @@ void t.test('a protected file replaced by a rename: the old instance is stopped'
     `version: 1\nservers:\n  h:\n    sandbox: true\n    roots:\n      - path: ${w}/keep\n`,
     { dir },
   );
-  const h = await startProxied(t, {
-    server: 'h',
-    socket: d.socket,
-    proxyArgs: ['--no-enforce'],
-    command: [process.execPath, HOSTILE_SERVER, '--slow-list=60000'],
-  });
+  const h = await startHostile(t, d.socket, { flags: ['--slow-list=60000'] });
   t.match((await h.call('attempt', { action: 'write', ref: config })).text, /^EROFS/);
   const armed = await h.call('attempt', { action: 'write-later', ref: config, to: '3000' });
   t.equal(armed.text, 'ok: armed');
