@@ -106,7 +106,7 @@ export function bwrapArgs(m: SandboxMounts, launch: Launch): string[] {
   // the writable bind above covered it.
   const readOnlyMounts = [...m.read, ...m.roots.filter((r) => r.readOnly).map((r) => r.path)];
   for (const p of readOnlyMounts)
-    if (m.write.some((w) => strictlyInside(p, w))) add('--ro-bind', p, p);
+    if (m.write.some((w) => p === w || strictlyInside(p, w))) add('--ro-bind', p, p);
   // 3. The server's own program: read-only even inside a writable root.
   for (const p of m.program) add('--ro-bind', p, p);
   // 4. Denies and protected paths last, so that nothing above uncovers them.

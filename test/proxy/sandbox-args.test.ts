@@ -206,3 +206,25 @@ void t.test('a program is found through PATH, its interpreter and its package', 
     launch: { command: 'node', args: ['s'], env: [] },
   });
 });
+
+void t.test(
+  'a read-only root or read path equal to a write path is bound read-only after it',
+  (t) => {
+    const a = bwrapArgs(
+      {
+        ...MOUNTS,
+        read: ['/w/same-read'],
+        roots: [{ path: '/w/same-root', readOnly: true }],
+        write: ['/w/same-read', '/w/same-root'],
+        program: [],
+      },
+      { command: 'x', args: [], env: [] },
+    );
+    for (const p of ['/w/same-read', '/w/same-root']) {
+      const ro = a.lastIndexOf(p) - 2; // --ro-bind SRC DEST
+      t.equal(a[ro], '--ro-bind', `${p}: its last mount is read-only`);
+      t.ok(ro > at(a, '--bind', p), `${p}: after the writable bind`);
+    }
+    t.end();
+  },
+);
