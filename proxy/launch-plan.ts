@@ -15,7 +15,7 @@ import { resolveNpx } from './npx.js';
 import type { ProxyOptions } from './options.js';
 import { sandboxMounts } from './sandbox-mounts.js';
 import type { SandboxSupport } from './sandbox-probe.js';
-import { bwrapArgs, sandboxEnv } from './sandbox.js';
+import { bwrapArgs, sandboxEnv, sandboxLayout, type SandboxOp } from './sandbox.js';
 
 /** A process to start. */
 export interface SpawnSpec {
@@ -23,6 +23,8 @@ export interface SpawnSpec {
   args: string[];
   env: NodeJS.ProcessEnv;
   cwd?: string | undefined;
+  /** For bwrap: the layout its arguments lay out, which the sandbox's gate checks. */
+  sandbox?: { layout: SandboxOp[] };
 }
 
 /** The decision, with the reason a person reads in the log or the host shows. */
@@ -138,6 +140,7 @@ export async function planLaunch(input: PlanInput): Promise<LaunchPlan> {
     command: support.bwrap,
     args: bwrapArgs(mounts, direct.launch),
     env: sandboxEnv(env),
+    sandbox: { layout: sandboxLayout(mounts) },
   };
   return { kind: 'start', spawn, key: JSON.stringify(spawn), sandboxed, warnings };
 }

@@ -15,6 +15,8 @@ const BWRAP_ARITY: Record<string, number> = {
   '--dev': 1,
   '--proc': 1,
   '--chdir': 1,
+  '--seccomp': 1,
+  '--info-fd': 1,
 };
 
 /** Mentions shown at most per part, so that a line stays readable. */

@@ -1,6 +1,7 @@
 /** Whether bubblewrap can run here, and if not, why and how to fix it. Never a fallback. */
 import { probeBwrap } from '../common/bwrap.js';
 import { findOnPath } from './program.js';
+import { FILTERED_ARCHITECTURES, sandboxFilter } from './sandbox-filter.js';
 
 /** bwrap found and working, or the reason it cannot be used. */
 export type SandboxSupport =
@@ -26,6 +27,13 @@ function namespaceAdvice(stderr: string): string {
 export async function probeSandbox(
   env: Readonly<Record<string, string | undefined>>,
 ): Promise<SandboxSupport> {
+  // Without its system call filter, a server could outlive its sandbox (sandbox-filter.ts).
+  if (sandboxFilter() === undefined) {
+    return {
+      ok: false,
+      reason: `the sandbox has no system call filter for this machine's architecture (${process.arch}; it has one for ${FILTERED_ARCHITECTURES.join(', ')})`,
+    };
+  }
   const bwrap = await findOnPath('bwrap', env, process.cwd());
   if (bwrap === undefined) {
     return {

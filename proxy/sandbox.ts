@@ -8,6 +8,7 @@
  * the broadest to the most specific, and the denies come last.
  */
 import type { Launch, LaunchRoot } from './launch.js';
+import { GATE_FDS, gateCommand } from './sandbox-gate.js';
 
 /**
  * The system, read-only, and why each is there. Anything not listed (`/home`, `/root`, `/run`,
@@ -70,7 +71,67 @@ export interface SandboxMounts {
   disableUserns: boolean;
 }
 
-/** The arguments to `bwrap` that run `launch` inside `m`. */
+/** One step of the sandbox's layout, in the order bwrap takes them (later mounts cover earlier). */
+export type SandboxOp =
+  | { op: 'bind'; source: string; dest: string; readOnly: boolean }
+  | { op: 'tmpfs'; dest: string; readOnly: boolean }
+  | { op: 'symlink'; target: string; dest: string }
+  | { op: 'dev' | 'proc'; dest: string };
+
+/**
+ * Where the sandbox's own init keeps the memory a server could write to clear its parent-death
+ * signal (sandbox-filter.ts refuses the system calls; this is the file). Bound to /dev/null on a
+ * nodev mount, which the kernel refuses to open.
+ */
+const INIT_MEMORY = ['/proc/1/mem', '/proc/1/task/1/mem'];
+
+/** The mounts that make `m`, broadest first. */
+export function sandboxLayout(m: SandboxMounts): SandboxOp[] {
+  const ops: SandboxOp[] = [];
+  const bind = (source: string, dest: string, readOnly: boolean): void => {
+    ops.push({ op: 'bind', source, dest, readOnly });
+  };
+  // 1. An empty root, the system read-only, fresh /dev, /proc and a private /tmp.
+  ops.push({ op: 'tmpfs', dest: '/', readOnly: false });
+  for (const s of m.system) {
+    if (s.kind === 'symlink') ops.push({ op: 'symlink', target: s.target, dest: s.path });
+    else bind(s.path, s.path, true);
+  }
+  ops.push({ op: 'dev', dest: '/dev' }, { op: 'proc', dest: '/proc' });
+  for (const p of INIT_MEMORY) bind('/dev/null', p, true);
+  ops.push({ op: 'tmpfs', dest: '/tmp', readOnly: false });
+  ops.push({ op: 'tmpfs', dest: '/var/tmp', readOnly: false });
+  // 2. Extra read-only paths, then the roots, then extra writable paths.
+  for (const p of m.read) bind(p, p, true);
+  // Each writable mount is followed by its pins, before anything is mounted below them.
+  const pins = pinsAfter(m);
+  m.roots.forEach((r, i) => {
+    bind(r.path, r.path, r.readOnly);
+    for (const p of pins.get(i) ?? []) bind(p, p, false);
+  });
+  m.write.forEach((w, i) => {
+    bind(w, w, false);
+    for (const p of pins.get(m.roots.length + i) ?? []) bind(p, p, false);
+  });
+  // What is read-only inside an extra writable path (a read-only root, a `read` path) again:
+  // the writable bind above covered it.
+  const readOnlyMounts = [...m.read, ...m.roots.filter((r) => r.readOnly).map((r) => r.path)];
+  for (const p of readOnlyMounts)
+    if (m.write.some((w) => p === w || strictlyInside(p, w))) bind(p, p, true);
+  // 3. The server's own program: read-only even inside a writable root.
+  for (const p of m.program) bind(p, p, true);
+  // 4. Denies and protected paths last, so that nothing above uncovers them.
+  for (const p of m.readOnly) bind(p, p, true);
+  for (const h of m.hidden) {
+    // An empty directory nobody can write to; a file bound to /dev/null on a nodev mount, which
+    // the kernel refuses to open (EACCES) for reading and for writing.
+    if (h.dir) ops.push({ op: 'tmpfs', dest: h.path, readOnly: true });
+    else bind('/dev/null', h.path, true);
+  }
+  return ops;
+}
+
+/** The arguments to `bwrap` that run `launch` inside `m`, through the gate (sandbox-gate.ts). */
 export function bwrapArgs(m: SandboxMounts, launch: Launch): string[] {
   const a: string[] = [];
   const add = (...xs: string[]): void => {
@@ -82,43 +143,18 @@ export function bwrapArgs(m: SandboxMounts, launch: Launch): string[] {
   if (!m.network) add('--unshare-net');
   add('--die-with-parent', '--new-session', '--cap-drop', 'ALL');
   if (m.disableUserns) add('--disable-userns');
-
-  // 1. An empty root, the system read-only, fresh /dev, /proc and a private /tmp.
-  add('--tmpfs', '/');
-  for (const s of m.system) {
-    if (s.kind === 'symlink') add('--symlink', s.target, s.path);
-    else add('--ro-bind', s.path, s.path);
-  }
-  add('--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp', '--tmpfs', '/var/tmp');
-  // 2. Extra read-only paths, then the roots, then extra writable paths.
-  for (const p of m.read) add('--ro-bind', p, p);
-  // Each writable mount is followed by its pins, before anything is mounted below them.
-  const pins = pinsAfter(m);
-  m.roots.forEach((r, i) => {
-    add(r.readOnly ? '--ro-bind' : '--bind', r.path, r.path);
-    for (const p of pins.get(i) ?? []) add('--bind', p, p);
-  });
-  m.write.forEach((w, i) => {
-    add('--bind', w, w);
-    for (const p of pins.get(m.roots.length + i) ?? []) add('--bind', p, p);
-  });
-  // What is read-only inside an extra writable path (a read-only root, a `read` path) again:
-  // the writable bind above covered it.
-  const readOnlyMounts = [...m.read, ...m.roots.filter((r) => r.readOnly).map((r) => r.path)];
-  for (const p of readOnlyMounts)
-    if (m.write.some((w) => p === w || strictlyInside(p, w))) add('--ro-bind', p, p);
-  // 3. The server's own program: read-only even inside a writable root.
-  for (const p of m.program) add('--ro-bind', p, p);
-  // 4. Denies and protected paths last, so that nothing above uncovers them.
-  for (const p of m.readOnly) add('--ro-bind', p, p);
-  for (const h of m.hidden) {
-    // An empty directory nobody can write to; a file bound to /dev/null on a nodev mount, which
-    // the kernel refuses to open (EACCES) for reading and for writing.
-    if (h.dir) add('--tmpfs', h.path, '--remount-ro', h.path);
-    else add('--ro-bind', '/dev/null', h.path);
+  // The system call filter, and where bwrap says the init's pid (sandbox-start.ts).
+  add('--seccomp', String(GATE_FDS.filter), '--info-fd', String(GATE_FDS.info));
+  for (const o of sandboxLayout(m)) {
+    if (o.op === 'bind') add(o.readOnly ? '--ro-bind' : '--bind', o.source, o.dest);
+    else if (o.op === 'tmpfs') {
+      add('--tmpfs', o.dest);
+      if (o.readOnly) add('--remount-ro', o.dest);
+    } else if (o.op === 'symlink') add('--symlink', o.target, o.dest);
+    else add(`--${o.op}`, o.dest);
   }
   if (launch.cwd !== undefined) add('--chdir', launch.cwd);
-  add('--', launch.command, ...launch.args);
+  add('--', ...gateCommand(launch.command, launch.args));
   return a;
 }
 

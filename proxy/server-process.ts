@@ -1,10 +1,12 @@
 /** One run of the server as a child process: start it, stop it (gently, then not), learn its status. */
-import { spawn, type ChildProcessByStdio } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { constants } from 'node:os';
 import type { Readable, Writable } from 'node:stream';
 import { errnoCode } from '../common/errors.js';
 import type { SpawnSpec } from './launch-plan.js';
 import type { ProxyLogger } from './log.js';
+import type { SandboxInit } from './sandbox-init.js';
+import { openSandbox, SANDBOX_STDIO } from './sandbox-start.js';
 
 /** How long the child may take to exit once asked, before the next, harder signal. */
 export const EXIT_GRACE_MS = 3000;
@@ -28,17 +30,22 @@ export interface ServerProcess {
 export interface StartFailure {
   failed: number;
   reason: string;
+  /** A sandbox whose mounts moved while bwrap laid them out: a new layout may start. */
+  moved?: boolean;
 }
+
+/** How long a sandbox's processes may take to end once its init is killed. */
+const SANDBOX_END_MS = 2000;
 
 /** Start `spec`; resolves once it runs, or with the status for a command that cannot start. */
 export async function startServerProcess(
   spec: SpawnSpec,
   log: ProxyLogger,
 ): Promise<ServerProcess | StartFailure> {
-  let child: ChildProcessByStdio<Writable, Readable, null>;
+  let child: ChildProcess;
   try {
     child = spawn(spec.command, spec.args, {
-      stdio: ['pipe', 'pipe', 'inherit'],
+      stdio: spec.sandbox === undefined ? ['pipe', 'pipe', 'inherit'] : [...SANDBOX_STDIO],
       env: spec.env,
       ...(spec.cwd === undefined ? {} : { cwd: spec.cwd }),
     });
@@ -63,11 +70,15 @@ export async function startServerProcess(
     return { failed: errnoCode(spawned) === 'ENOENT' ? 127 : 126, reason: spawned.message };
   }
   child.on('error', (err) => log.error(`the server process: ${err.message}`));
+  const serverIn = child.stdin!;
+  const serverOut = child.stdout!;
+  // Set once the sandbox has passed its gate: ending it ends every process in the sandbox.
+  let init: SandboxInit | undefined;
 
   // 'close' comes after 'exit' and after the child's stdout has ended, so nothing is lost. But a
   // grandchild that inherited the child's stdout can hold it open for ever: after the exit, wait
   // a little for the output, then stop waiting, so that the host is never left hanging.
-  const status = new Promise<number>((resolve) => {
+  const exitStatus = new Promise<number>((resolve) => {
     let grace: NodeJS.Timeout | undefined;
     const done = (code: number | null, signal: NodeJS.Signals | null): void => {
       if (grace !== undefined) clearTimeout(grace);
@@ -81,30 +92,53 @@ export async function startServerProcess(
           'the server exited but its output is still open (a process it started?); closing it',
         );
         child.off('close', done);
-        child.stdout.once('close', () => done(code, signal));
-        child.stdout.destroy();
+        serverOut.once('close', () => done(code, signal));
+        serverOut.destroy();
       }, EXIT_OUTPUT_GRACE_MS);
     });
   });
+
+  // The outer bwrap's exit is not the sandbox's end: a server that kept its init alive (its
+  // parent-death signal cleared) would keep every process and mount (sandbox-init.ts).
+  const status = exitStatus.then(async (code) => {
+    if (init !== undefined && !(await init.end(SANDBOX_END_MS))) {
+      log.error(`the sandbox's init (pid ${init.pid}) did not end after SIGKILL`);
+    }
+    return code;
+  });
+  const killAll = (): void => {
+    child.kill('SIGKILL');
+    init?.kill();
+  };
+  if (spec.sandbox !== undefined) {
+    const opened = await openSandbox(child, spec.sandbox.layout);
+    if ('problem' in opened) {
+      killAll();
+      log.error(`the sandbox was stopped before the server started: ${opened.problem}`);
+      await status;
+      return { failed: 126, reason: opened.problem, moved: opened.moved };
+    }
+    init = opened.init;
+  }
 
   let killTimer: NodeJS.Timeout | undefined;
   const exited = (): boolean => child.exitCode !== null || child.signalCode !== null;
   void status.then(() => clearTimeout(killTimer));
   return {
     pid: child.pid,
-    serverIn: child.stdin,
-    serverOut: child.stdout,
+    serverIn,
+    serverOut,
     status,
     stop(graceMs = EXIT_GRACE_MS, closeInputFirst = true) {
       if (killTimer !== undefined || exited()) return;
       const term = (): void => {
         log.debug(`sending SIGTERM to the server (pid ${child.pid})`);
         child.kill('SIGTERM');
-        killTimer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+        killTimer = setTimeout(killAll, graceMs);
         killTimer.unref();
       };
       if (!closeInputFirst) return term();
-      child.stdin.end();
+      serverIn.end();
       killTimer = setTimeout(() => {
         log.warn(`the server did not exit within ${graceMs} ms; sending SIGTERM`);
         term();
@@ -112,7 +146,8 @@ export async function startServerProcess(
       killTimer.unref();
     },
     kill(signal) {
-      child.kill(signal);
+      if (signal === 'SIGKILL') killAll();
+      else child.kill(signal);
     },
   };
 }

@@ -62,6 +62,9 @@ export interface Swappable {
 /** How many times the first start plans again for changes that came while it planned. */
 const FIRST_PLAN_TRIES = 4;
 
+/** How many layouts a sandboxed start tries when its mounts moved while bwrap laid them out. */
+const LAYOUT_TRIES = 3;
+
 const keyOf = (plan: LaunchPlan): string =>
   plan.kind === 'start' ? plan.key : `${plan.kind}\0${plan.reason}`;
 
@@ -332,36 +335,37 @@ export class Supervisor {
     }
   }
 
-  /** Start `plan`'s server, or a stand-in; a command that cannot start gets a refusing stand-in. */
-  private async run(planned: Planned): Promise<{ ok: true } | { failed: number }> {
-    const { plan, denials, reach } = planned;
-    const key = keyOf(plan);
-    if (plan.kind === 'start') {
+  /**
+   * Start `plan`'s server, or a stand-in; a command that cannot start gets a refusing stand-in. A
+   * sandbox whose mounts moved while bwrap laid them out (sandbox-start.ts) is laid out again from
+   * what the paths are now, a few times at most: a person's rename at that moment, or a swap made
+   * to redirect a mount, which the new layout sees as the link it is.
+   */
+  private async run(first: Planned): Promise<{ ok: true } | { failed: number }> {
+    for (let planned = first, tries = 1; ; tries++) {
+      const { plan, denials, reach } = planned;
+      const key = keyOf(plan);
+      if (plan.kind !== 'start') {
+        const standIn = startStandIn(this.o.server, this.o.version, plan);
+        this.running = { kind: 'stand-in', key, plan, denials, reach, standIn };
+        return { ok: true };
+      }
       const started = await startServerProcess(plan.spawn, this.o.log);
       if (!('failed' in started)) {
         this.running = { kind: 'process', key, plan, denials, reach, process: started };
         return { ok: true };
       }
+      if (started.moved === true && tries < LAYOUT_TRIES && !this.closed) {
+        this.o.log.warn('laying the sandbox out again from the paths as they are now');
+        planned = await this.plan();
+        this.logPlan(planned.plan);
+        continue;
+      }
       const reason = `${plan.spawn.command} could not be started: ${started.reason} (status ${started.failed})`;
-      this.running = {
-        kind: 'stand-in',
-        key,
-        plan,
-        denials,
-        reach,
-        standIn: startStandIn(this.o.server, this.o.version, { kind: 'refuse', reason }),
-      };
+      const standIn = startStandIn(this.o.server, this.o.version, { kind: 'refuse', reason });
+      this.running = { kind: 'stand-in', key, plan, denials, reach, standIn };
       return started;
     }
-    this.running = {
-      kind: 'stand-in',
-      key,
-      plan,
-      denials,
-      reach,
-      standIn: startStandIn(this.o.server, this.o.version, plan),
-    };
-    return { ok: true };
   }
 
   private async replan(): Promise<void> {

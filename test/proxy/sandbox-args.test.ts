@@ -5,6 +5,7 @@ import t from 'tap';
 import { parseSpec, resolveNpx } from '../../proxy/npx.js';
 import { minimal, programPaths } from '../../proxy/program.js';
 import { decidingAncestors } from '../../proxy/sandbox-mounts.js';
+import { GATE_FDS, gateCommand } from '../../proxy/sandbox-gate.js';
 import { bwrapArgs, sandboxEnv, type SandboxMounts } from '../../proxy/sandbox.js';
 
 const MOUNTS: SandboxMounts = {
@@ -71,7 +72,17 @@ void t.test('the bwrap command line: the walls and their order', (t) => {
   t.ok(at(a, '--tmpfs', '/w/rw/secret') > last, 'a denied directory after every bind');
   t.equal(a[at(a, '--tmpfs', '/w/rw/secret') + 2], '--remount-ro');
   t.equal(a[a.indexOf('/w/rw/.env') - 1], '/dev/null', 'a denied file is /dev/null');
-  t.same(a.slice(-6), ['--chdir', '/w/rw', '--', '/usr/bin/node', 's.js', '--x']);
+  const end = a.indexOf('--');
+  t.same(a.slice(end - 2, end), ['--chdir', '/w/rw']);
+  t.same(a.slice(end + 1), gateCommand('/usr/bin/node', ['s.js', '--x']), 'through the gate');
+  t.same(a.slice(-3), ['/usr/bin/node', 's.js', '--x'], 'the server’s own command line last');
+  // The filter and the init's pid, on the descriptors the gate's start hands them.
+  t.equal(a[a.indexOf('--seccomp') + 1], String(GATE_FDS.filter));
+  t.equal(a[a.indexOf('--info-fd') + 1], String(GATE_FDS.info));
+  for (const mem of ['/proc/1/mem', '/proc/1/task/1/mem']) {
+    t.ok(at(a, '--ro-bind', '/dev/null') < a.indexOf(mem), `${mem}: masked`);
+    t.ok(a.indexOf(mem) > at(a, '--proc', '/proc'), `${mem}: after /proc is mounted`);
+  }
   t.end();
 });
 

@@ -1,0 +1,96 @@
+/**
+ * The proxy's side of a sandbox's start, between bwrap's spawn and the server's first
+ * instruction: hand bwrap its system call filter, take hold of the sandbox's init, read the mounts
+ * the gate shows, compare them with the layout, and let the server start only if they match
+ * (sandbox-gate.ts, sandbox-check.ts, sandbox-init.ts).
+ */
+import type { ChildProcess } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import type { Readable, Writable } from 'node:stream';
+import { mountProblems, parseMountinfo } from './sandbox-check.js';
+import { sandboxFilter } from './sandbox-filter.js';
+import { GATE_FDS } from './sandbox-gate.js';
+import { SandboxInit } from './sandbox-init.js';
+import type { SandboxOp } from './sandbox.js';
+
+/** How long bwrap may take to lay out the mounts (a wedged FUSE mount would hang it for ever). */
+const LAYOUT_TIMEOUT_MS = 30_000;
+
+/** The stdio of a sandboxed spawn: the server's three, then the gate's (GATE_FDS). */
+export const SANDBOX_STDIO = ['pipe', 'pipe', 'inherit', 'pipe', 'pipe', 'pipe', 'pipe'] as const;
+
+/** A sandbox that passed its gate, or why it was stopped before the server started. */
+export type Opened = { init: SandboxInit } | { problem: string; moved: boolean };
+
+/** Everything `stream` gives until it ends, or until `done(text)` says enough. */
+function collect(stream: Readable, done: (text: string) => boolean = () => false): Promise<string> {
+  return new Promise((resolve) => {
+    let text = '';
+    const finish = (): void => {
+      stream.off('data', onData);
+      resolve(text);
+    };
+    const onData = (chunk: Buffer): void => {
+      text += chunk.toString('latin1');
+      if (done(text)) finish();
+    };
+    stream.on('data', onData);
+    stream.once('end', finish);
+    stream.once('error', finish);
+    stream.once('close', finish);
+  });
+}
+
+/** Run the gate of `child`, a bwrap started with `SANDBOX_STDIO` on `layout`. */
+export async function openSandbox(
+  child: ChildProcess,
+  layout: readonly SandboxOp[],
+): Promise<Opened> {
+  const fd = (n: number) => child.stdio[n] as (Readable & Writable) | null;
+  const [filter, info, mounts, go] = [
+    fd(GATE_FDS.filter)!,
+    fd(GATE_FDS.info)!,
+    fd(GATE_FDS.mounts)!,
+    fd(GATE_FDS.go)!,
+  ];
+  const program = sandboxFilter();
+  // The probe refuses an architecture without a filter; this is the same refusal, fail closed.
+  if (program === undefined)
+    return { problem: `no system call filter for ${process.arch}`, moved: false };
+  filter.on('error', () => {}); // bwrap gone before reading it: its exit says why
+  go.on('error', () => {});
+  filter.end(program);
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<'late'>((resolve) => {
+    timer = setTimeout(() => resolve('late'), LAYOUT_TIMEOUT_MS);
+  });
+  const read = Promise.all([collect(info), collect(mounts, (t) => t.endsWith('\n\n'))]);
+  const got = await Promise.race([read, late]);
+  clearTimeout(timer);
+  // The init is held as soon as it is known, whatever comes next: every way out below ends it.
+  const init = got === 'late' ? undefined : SandboxInit.fromInfo(got[0]);
+  const refuse = async (problem: string, moved = false): Promise<Opened> => {
+    go.end();
+    mounts.destroy();
+    await init?.end(2000);
+    return { problem, moved };
+  };
+  if (got === 'late') {
+    child.kill('SIGKILL');
+    return refuse(`bwrap did not lay out the sandbox within ${LAYOUT_TIMEOUT_MS / 1000} s`);
+  }
+  if (init === undefined || !got[1].endsWith('\n\n')) {
+    return refuse('bwrap could not start the sandbox (its own message is above in the log)');
+  }
+  const host = parseMountinfo(await readFile('/proc/self/mountinfo', 'latin1'));
+  const problems = mountProblems(layout, parseMountinfo(got[1]), host);
+  if (problems.length > 0) {
+    return refuse(
+      `the sandbox's mounts are not where its layout put them, so a path changed while bwrap laid them out (a directory swapped for a link?): ${problems.slice(0, 3).join('; ')}`,
+      true,
+    );
+  }
+  mounts.destroy();
+  go.end('go\n');
+  return { init };
+}

@@ -1,0 +1,66 @@
+/**
+ * The sandbox's system call filter, run through a classic-BPF interpreter of the few
+ * instructions it uses: what the kernel would answer for each architecture and call.
+ */
+import t from 'tap';
+import { FILTERED_ARCHITECTURES, sandboxFilter } from '../../proxy/sandbox-filter.js';
+
+const ALLOW = 0x7fff0000;
+const EPERM = 0x00050001;
+
+/** The filter's verdict for one system call (the kernel's `struct seccomp_data`: nr, arch). */
+function run(prog: Buffer, arch: number, nr: number): number {
+  const data = [nr >>> 0, arch >>> 0];
+  let acc = 0;
+  for (let pc = 0, steps = 0; steps < 1000; steps++) {
+    if (pc * 8 >= prog.length) throw new Error(`ran off the end at ${pc}`);
+    const code = prog.readUInt16LE(pc * 8);
+    const jt = prog.readUInt8(pc * 8 + 2);
+    const jf = prog.readUInt8(pc * 8 + 3);
+    const k = prog.readUInt32LE(pc * 8 + 4);
+    if (code === 0x20) acc = data[k / 4]!;
+    else if (code === 0x15) pc += acc === k ? jt : jf;
+    else if (code === 0x35) pc += acc >= k ? jt : jf;
+    else if (code === 0x06) return k;
+    else throw new Error(`unknown instruction ${code.toString(16)}`);
+    pc++;
+  }
+  throw new Error('no verdict');
+}
+
+const X86_64 = 0xc000003e;
+const I386 = 0x40000003;
+const AARCH64 = 0xc00000b7;
+const ARM = 0x40000028;
+
+void t.test('x86-64: ptrace and the other ways into a process are refused, in every ABI', (t) => {
+  const prog = sandboxFilter('x64')!;
+  for (const nr of [101, 310, 311, 438]) t.equal(run(prog, X86_64, nr), EPERM, `x86-64 ${nr}`);
+  for (const nr of [26, 347, 348, 438]) t.equal(run(prog, I386, nr), EPERM, `i386 ${nr}`);
+  // x32 numbers (ptrace is 521 there) carry bit 30: all refused.
+  for (const nr of [521, 0, 1]) t.equal(run(prog, X86_64, 0x40000000 | nr), EPERM, `x32 ${nr}`);
+  // read, write, openat, clone, execve, prctl, kill: allowed.
+  for (const nr of [0, 1, 257, 56, 59, 157, 62]) t.equal(run(prog, X86_64, nr), ALLOW, `${nr}`);
+  for (const nr of [3, 4, 5, 172]) t.equal(run(prog, I386, nr), ALLOW, `i386 ${nr}`);
+  t.equal(run(prog, AARCH64, 63), EPERM, 'a foreign architecture: refused');
+  t.end();
+});
+
+void t.test('arm64 and riscv64', (t) => {
+  const arm64 = sandboxFilter('arm64')!;
+  for (const nr of [117, 270, 271, 438]) t.equal(run(arm64, AARCH64, nr), EPERM, `${nr}`);
+  for (const nr of [26, 376, 377, 438]) t.equal(run(arm64, ARM, nr), EPERM, `arm ${nr}`);
+  for (const nr of [63, 64, 56, 221]) t.equal(run(arm64, AARCH64, nr), ALLOW, `${nr}`);
+  t.equal(run(arm64, X86_64, 101), EPERM, 'x86-64 on arm64: refused');
+  const riscv = sandboxFilter('riscv64')!;
+  t.equal(run(riscv, 0xc00000f3, 117), EPERM);
+  t.equal(run(riscv, 0xc00000f3, 63), ALLOW);
+  t.end();
+});
+
+void t.test('an architecture without a table has no filter (the sandbox refuses to start)', (t) => {
+  t.equal(sandboxFilter('ppc64'), undefined);
+  t.same([...FILTERED_ARCHITECTURES].sort(), ['arm64', 'riscv64', 'x64']);
+  t.ok(sandboxFilter()!.length % 8 === 0, 'whole instructions, as bwrap requires');
+  t.end();
+});
