@@ -19,7 +19,10 @@ const LAYOUT_TIMEOUT_MS = 30_000;
 /** The stdio of a sandboxed spawn: the server's three, then the gate's (GATE_FDS). */
 export const SANDBOX_STDIO = ['pipe', 'pipe', 'inherit', 'pipe', 'pipe', 'pipe', 'pipe'] as const;
 
-/** A sandbox that passed its gate, or why it was stopped before the server started. */
+/**
+ * A sandbox that passed its gate, or why it was stopped before the server started, and whether
+ * the paths may have changed under bwrap (a new layout may then start).
+ */
 export type Opened = { init: SandboxInit } | { problem: string; moved: boolean };
 
 /** Everything `stream` gives until it ends, or until `done(text)` says enough. */
@@ -80,7 +83,9 @@ export async function openSandbox(
     return refuse(`bwrap did not lay out the sandbox within ${LAYOUT_TIMEOUT_MS / 1000} s`);
   }
   if (init === undefined || !got[1].endsWith('\n\n')) {
-    return refuse('bwrap could not start the sandbox (its own message is above in the log)');
+    // The probe ran bwrap already: a failure now is most often a path that went away since the
+    // plan (bwrap cannot find a source), which a new layout sees.
+    return refuse('bwrap could not start the sandbox (its own message is above in the log)', true);
   }
   const host = parseMountinfo(await readFile('/proc/self/mountinfo', 'latin1'));
   const problems = mountProblems(layout, parseMountinfo(got[1]), host);

@@ -30,7 +30,10 @@ export interface ServerProcess {
 export interface StartFailure {
   failed: number;
   reason: string;
-  /** A sandbox whose mounts moved while bwrap laid them out: a new layout may start. */
+  /**
+   * A sandbox that did not come out as laid out (a mount moved, a path went away, while bwrap
+   * mounted them): a new layout, from the paths as they are now, may start.
+   */
   moved?: boolean;
 }
 
