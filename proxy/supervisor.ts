@@ -38,7 +38,8 @@ type Running = { key: string } & Planned &
 type Change =
   | { kind: 'roots'; change: RootsChange }
   | { kind: 'rules' }
-  | { kind: 'denied'; denied: DeniedPath };
+  | { kind: 'denied'; denied: DeniedPath }
+  | { kind: 'layout' };
 
 export interface SupervisorOptions {
   server: string;
@@ -64,6 +65,13 @@ const FIRST_PLAN_TRIES = 4;
 
 /** How many layouts a sandboxed start tries when its mounts moved while bwrap laid them out. */
 const LAYOUT_TRIES = 3;
+
+/**
+ * After that, the wait before the next try (doubled for each refusal in a row, up to the most): a
+ * process that keeps moving paths under bwrap keeps the server down, but only while it does.
+ */
+const LAYOUT_RETRY_MS = 1000;
+const LAYOUT_RETRY_MAX_MS = 60_000;
 
 const keyOf = (plan: LaunchPlan): string =>
   plan.kind === 'start' ? plan.key : `${plan.kind}\0${plan.reason}`;
@@ -132,6 +140,9 @@ export class Supervisor {
   private warnedSandboxKept = false;
   private readonly watch: DenyWatch;
   private readonly includes: IncludeWatch;
+  /** Sandboxed starts refused in a row because their mounts moved, and the next try's timer. */
+  private movedRefusals = 0;
+  private layoutTimer: NodeJS.Timeout | undefined;
 
   constructor(private readonly o: SupervisorOptions) {
     this.watch = new DenyWatch({
@@ -268,6 +279,24 @@ export class Supervisor {
     void this.replan();
   }
 
+  /**
+   * The last layouts' mounts all moved under bwrap: the server is refused for now, and laid out
+   * again later rather than only on the next change of its roots or rules (by then the paths may
+   * be back as planned, and the plan would not differ from the refusal's).
+   */
+  private layOutLater(): void {
+    const ms = Math.min(LAYOUT_RETRY_MAX_MS, LAYOUT_RETRY_MS * 2 ** this.movedRefusals++);
+    this.o.log.warn(
+      `the sandbox did not come out as laid out ${LAYOUT_TRIES} times in a row: is something changing paths in its roots whenever it starts (another server sharing them)? Trying again in ${ms / 1000} s`,
+    );
+    clearTimeout(this.layoutTimer);
+    this.layoutTimer = setTimeout(() => {
+      this.layoutTimer = undefined;
+      this.changed({ kind: 'layout' });
+    }, ms);
+    this.layoutTimer.unref();
+  }
+
   private changed(change: Change): void {
     if (this.closed) return;
     if (this.pending.length === 0) this.changedAt = performance.now();
@@ -305,6 +334,7 @@ export class Supervisor {
   /** Stop whatever runs and start nothing more. */
   stop(): void {
     this.closed = true;
+    clearTimeout(this.layoutTimer);
     this.watch.close();
     this.includes.close();
     if (this.timer !== undefined) clearTimeout(this.timer);
@@ -353,6 +383,7 @@ export class Supervisor {
       const started = await startServerProcess(plan.spawn, this.o.log);
       if (!('failed' in started)) {
         this.running = { kind: 'process', key, plan, denials, reach, process: started };
+        this.movedRefusals = 0;
         return { ok: true };
       }
       if (started.moved === true && tries < LAYOUT_TRIES && !this.closed) {
@@ -361,6 +392,7 @@ export class Supervisor {
         this.logPlan(planned.plan);
         continue;
       }
+      if (started.moved === true) this.layOutLater();
       const reason = `${plan.spawn.command} could not be started: ${started.reason} (status ${started.failed})`;
       const standIn = startStandIn(this.o.server, this.o.version, { kind: 'refuse', reason });
       this.running = { kind: 'stand-in', key, plan, denials, reach, standIn };
@@ -426,7 +458,9 @@ export class Supervisor {
     if (!urgent) {
       next = await this.plan();
       if (this.closed) return;
-      if (!stale && keyOf(next.plan) === old.key) {
+      // A refused start keeps its plan's key; a try again of its layout starts it all the same.
+      const retry = changes.some((c) => c.kind === 'layout');
+      if (!stale && !retry && keyOf(next.plan) === old.key) {
         if (changes.some((c) => c.kind === 'rules')) {
           this.o.log.info(
             'the policy changed the server’s launch or sandbox rules, but not what it is started with: no restart',
@@ -539,7 +573,9 @@ function describe(changes: Change[], old: Running, plan: LaunchPlan): string {
   const what =
     parts.length > 0
       ? `its roots changed (${parts.join(', ')})`
-      : `what it is started with changed`;
+      : changes.every((c) => c.kind === 'layout')
+        ? 'its sandbox is laid out again'
+        : `what it is started with changed`;
   if (old.kind === 'stand-in' && plan.kind === 'start') return `${what}; it can start now`;
   if (plan.kind !== 'start') return `${what}; it cannot run now: ${plan.reason}`;
   if (old.plan.kind !== 'start' || old.plan.sandboxed !== plan.sandboxed) return what;

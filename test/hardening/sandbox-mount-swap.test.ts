@@ -12,14 +12,14 @@
  * makes bwrap fail, and is laid out again the same way.
  */
 import { spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { startDaemon } from '../helpers/daemon.js';
 import { HOSTILE_SERVER, startProxied } from '../helpers/proxied-server.js';
 import { ownedShortDir, waitFor } from '../helpers/proxy.js';
 
-/** A `bwrap` on PATH that runs `swap` (sh) once `armed` exists, then the real bwrap. */
+/** A `bwrap` on PATH that runs `swap` (sh) while `armed` counts down, then the real bwrap. */
 function swappingBwrap(dir: string, armed: string, swap: string): string {
   const bwrap = spawnSync('sh', ['-c', 'command -v bwrap'], { encoding: 'utf8' }).stdout.trim();
   if (bwrap === '') throw new Error('bwrap is not installed (.ci/run installs it)');
@@ -28,7 +28,7 @@ function swappingBwrap(dir: string, armed: string, swap: string): string {
   writeFileSync(
     join(bin, 'bwrap'),
     // Only the server's start (bwrap's probes have no --info-fd).
-    `#!/bin/sh\ncase " $* " in *" --info-fd "*) if [ -e '${armed}' ]; then rm '${armed}'; ${swap}; fi;; esac\nexec '${bwrap}' "$@"\n`,
+    `#!/bin/sh\ncase " $* " in *" --info-fd "*) n=$(cat '${armed}' 2>/dev/null || echo 0); if [ "$n" -gt 0 ]; then echo $((n - 1)) >'${armed}'; ${swap}; fi;; esac\nexec '${bwrap}' "$@"\n`,
   );
   chmodSync(join(bin, 'bwrap'), 0o755);
   return `${bin}:${process.env.PATH ?? ''}`;
@@ -39,7 +39,7 @@ const policy = (w: string, more: boolean) =>
   `version: 1\nservers:\n  h:\n    sandbox: true\n    roots:\n      - path: ${w}/aro\n        readOnly: true\n      - path: ${w}/keep\n` +
   (more ? `      - path: ${w}/other\n        readOnly: true\n` : '');
 
-/** A sandboxed hostile server on that policy, with `swap` armed for the restart `more` makes. */
+/** A sandboxed hostile server on that policy, with `swap` armed for the starts of a restart. */
 async function restartWithSwap(t: Test, w: string, swap: (armed: string) => string) {
   mkdirSync(join(w, 'other'), { recursive: true });
   const dir = join(w, '..');
@@ -54,11 +54,12 @@ async function restartWithSwap(t: Test, w: string, swap: (armed: string) => stri
   });
   return {
     h,
-    restart: async () => {
-      writeFileSync(armed, '');
+    /** Arm `times` starts, and make the restart; resolves once a server runs again. */
+    restart: async (times = 1) => {
+      writeFileSync(armed, String(times));
       d.writePolicy(policy(w, true));
       await waitFor(() => h.stderr().includes('restarted the server (ms:'), 30_000, 'restart');
-      t.notOk(existsSync(armed), 'the swap was made');
+      t.equal(readFileSync(armed, 'utf8').trim(), '0', 'each armed start was spoiled');
     },
   };
 }
@@ -99,4 +100,18 @@ void t.test('a protected file gone while bwrap starts: laid out again', async (t
   t.match(h.stderr(), /laying the sandbox out again/);
   const list = await h.call('attempt', { action: 'list', ref: join(w, 'keep', 'g') });
   t.equal(list.text, 'ok: .git.moved', 'the new layout runs');
+});
+
+void t.test('layouts spoiled start after start: refused, then tried again later', async (t) => {
+  // What a process that flips a path back and forth around each start would do (the new layout
+  // then never sees what bwrap will): here each armed start fails as bwrap would.
+  const w = join(ownedShortDir(t), 'w');
+  mkdirSync(join(w, 'aro'), { recursive: true });
+  mkdirSync(join(w, 'keep'), { recursive: true });
+  const { h, restart } = await restartWithSwap(t, w, () => 'echo spoiled >&2; exit 1');
+  await restart(3);
+  t.match(h.stderr(), /did not come out as laid out 3 times in a row.*Trying again in 1 s/);
+  t.match(h.stderr(), /restarting the server: its sandbox is laid out again; it can start now/);
+  const list = await h.call('attempt', { action: 'list', ref: join(w, 'keep') });
+  t.equal(list.text, 'ok: ', 'the server runs');
 });
