@@ -13,7 +13,7 @@
  * The descriptors bwrap and the gate use, past the server's stdin, stdout and stderr:
  */
 export const GATE_FDS = {
-  /** bwrap reads the system call filter here (`--seccomp`; sandbox-filter.ts). */
+  /** bwrap reads the system call filter here (`--seccomp`; common/seccomp-filter.ts). */
   filter: 3,
   /** bwrap writes the host pid of the sandbox's init here (`--info-fd`; sandbox-init.ts). */
   info: 4,

@@ -1,7 +1,6 @@
 /** Whether bubblewrap can run here, and if not, why and how to fix it. Never a fallback. */
 import { probeBwrap } from '../common/bwrap.js';
 import { findOnPath } from './program.js';
-import { FILTERED_ARCHITECTURES, sandboxFilter } from './sandbox-filter.js';
 
 /** bwrap found and working, or the reason it cannot be used. */
 export type SandboxSupport =
@@ -10,9 +9,13 @@ export type SandboxSupport =
 const INSTALL =
   'install the package bubblewrap (Debian/Ubuntu: sudo apt install bubblewrap; Fedora: sudo dnf install bubblewrap; Arch: sudo pacman -S bubblewrap)';
 
-/** Why user namespaces were refused, and the fix people use for that cause. */
+/** Why user namespaces (or the system call filter) were refused, and the fix for that cause. */
 function namespaceAdvice(stderr: string): string {
   const text = stderr.trim().split('\n').slice(-1)[0] ?? '';
+  if (stderr.startsWith('the sandbox has no system call filter')) return stderr;
+  if (/PR_SET_SECCOMP|system call filtering/.test(stderr)) {
+    return `${text}: the sandbox does not start without it (it keeps the server from outliving the sandbox). Kernels need CONFIG_SECCOMP_FILTER, which distributions enable; a container must allow seccomp`;
+  }
   const base = `bwrap cannot create a user namespace here (${text})`;
   if (/uid map|setting up uid|Permission denied/i.test(stderr)) {
     return `${base}. On Ubuntu 24.04 and later, AppArmor restricts unprivileged user namespaces: allow them for bwrap with an AppArmor profile (newer Ubuntus ship /etc/apparmor.d/bwrap-userns-restrict: sudo apparmor_parser -r /etc/apparmor.d/bwrap-userns-restrict), or turn the restriction off with sudo sysctl kernel.apparmor_restrict_unprivileged_userns=0`;
@@ -27,13 +30,6 @@ function namespaceAdvice(stderr: string): string {
 export async function probeSandbox(
   env: Readonly<Record<string, string | undefined>>,
 ): Promise<SandboxSupport> {
-  // Without its system call filter, a server could outlive its sandbox (sandbox-filter.ts).
-  if (sandboxFilter() === undefined) {
-    return {
-      ok: false,
-      reason: `the sandbox has no system call filter for this machine's architecture (${process.arch}; it has one for ${FILTERED_ARCHITECTURES.join(', ')})`,
-    };
-  }
   const bwrap = await findOnPath('bwrap', env, process.cwd());
   if (bwrap === undefined) {
     return {

@@ -8,7 +8,7 @@ import type { ChildProcess } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import type { Readable, Writable } from 'node:stream';
 import { mountProblems, parseMountinfo } from './sandbox-check.js';
-import { sandboxFilter } from './sandbox-filter.js';
+import { sandboxFilter } from '../common/seccomp-filter.js';
 import { GATE_FDS } from './sandbox-gate.js';
 import { SandboxInit } from './sandbox-init.js';
 import type { SandboxOp } from './sandbox.js';

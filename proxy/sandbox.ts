@@ -80,7 +80,7 @@ export type SandboxOp =
 
 /**
  * Where the sandbox's own init keeps the memory a server could write to clear its parent-death
- * signal (sandbox-filter.ts refuses the system calls; this is the file). Bound to /dev/null on a
+ * signal (common/seccomp-filter.ts refuses the system calls; this is the file). Bound to /dev/null on a
  * nodev mount, which the kernel refuses to open.
  */
 const INIT_MEMORY = ['/proc/1/mem', '/proc/1/task/1/mem'];

@@ -137,6 +137,14 @@ void t.test('no working sandbox: the host is told why, and nothing starts', asyn
     '#!/bin/sh\ncase "$1" in --help) echo "usage: bwrap"; exit 0;; esac\necho "bwrap: setting up uid map: Permission denied" >&2\nexit 1\n',
   );
   chmodSync(join(fake, 'bwrap'), 0o755);
+  // And as a kernel without seccomp filters makes it fail: the sandbox needs its filter.
+  const noFilter = join(dir, 'nofilter');
+  mkdirSync(noFilter);
+  writeFileSync(
+    join(noFilter, 'bwrap'),
+    '#!/bin/sh\ncase "$1" in --help) echo "usage: bwrap"; exit 0;; esac\necho "bwrap: Unable to set up system call filtering as requested: prctl(PR_SET_SECCOMP) reported EINVAL." >&2\nexit 1\n',
+  );
+  chmodSync(join(noFilter, 'bwrap'), 0o755);
   const cases: [string, string, RegExp][] = [
     [
       'bwrap missing',
@@ -148,6 +156,7 @@ void t.test('no working sandbox: the host is told why, and nothing starts', asyn
       fake,
       /AppArmor.*bwrap-userns-restrict.*apparmor_restrict_unprivileged_userns/,
     ],
+    ['seccomp refused', noFilter, /system call filtering.*CONFIG_SECCOMP_FILTER/],
   ];
   for (const [what, path, advice] of cases) {
     const marker = join(w, `started-${what.replace(/\W/g, '-')}`);

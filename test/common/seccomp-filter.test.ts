@@ -3,7 +3,7 @@
  * instructions it uses: what the kernel would answer for each architecture and call.
  */
 import t from 'tap';
-import { FILTERED_ARCHITECTURES, sandboxFilter } from '../../proxy/sandbox-filter.js';
+import { FILTERED_ARCHITECTURES, sandboxFilter } from '../../common/seccomp-filter.js';
 
 const ALLOW = 0x7fff0000;
 const EPERM = 0x00050001;
