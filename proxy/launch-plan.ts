@@ -136,11 +136,13 @@ export async function planLaunch(input: PlanInput): Promise<LaunchPlan> {
   } catch (err) {
     return { kind: 'refuse', reason: `cannot lay out the sandbox: ${(err as Error).message}` };
   }
+  // One layout for bwrap's arguments and for the check of what they mounted (sandbox-start.ts).
+  const layout = sandboxLayout(mounts);
   const spawn: SpawnSpec = {
     command: support.bwrap,
-    args: bwrapArgs(mounts, direct.launch),
+    args: bwrapArgs(mounts, direct.launch, layout),
     env: sandboxEnv(env),
-    sandbox: { layout: sandboxLayout(mounts) },
+    sandbox: { layout },
   };
   return { kind: 'start', spawn, key: JSON.stringify(spawn), sandboxed, warnings };
 }

@@ -131,8 +131,15 @@ export function sandboxLayout(m: SandboxMounts): SandboxOp[] {
   return ops;
 }
 
-/** The arguments to `bwrap` that run `launch` inside `m`, through the gate (sandbox-gate.ts). */
-export function bwrapArgs(m: SandboxMounts, launch: Launch): string[] {
+/**
+ * The arguments to `bwrap` that run `launch` inside `m`, through the gate (sandbox-gate.ts), by
+ * `layout` (the one the gate's check is given).
+ */
+export function bwrapArgs(
+  m: SandboxMounts,
+  launch: Launch,
+  layout: readonly SandboxOp[] = sandboxLayout(m),
+): string[] {
   const a: string[] = [];
   const add = (...xs: string[]): void => {
     a.push(...xs);
@@ -145,7 +152,7 @@ export function bwrapArgs(m: SandboxMounts, launch: Launch): string[] {
   if (m.disableUserns) add('--disable-userns');
   // The system call filter, and where bwrap says the init's pid (sandbox-start.ts).
   add('--seccomp', String(GATE_FDS.filter), '--info-fd', String(GATE_FDS.info));
-  for (const o of sandboxLayout(m)) {
+  for (const o of layout) {
     if (o.op === 'bind') add(o.readOnly ? '--ro-bind' : '--bind', o.source, o.dest);
     else if (o.op === 'tmpfs') {
       add('--tmpfs', o.dest);

@@ -125,26 +125,30 @@ void t.test('sandbox: true in the policy sandboxes the server without --sandbox'
   t.match(s.stderr(), /starting the server in its sandbox/);
 });
 
+/** A directory `name` in `dir` holding a `bwrap` that answers --help, then fails with `error`. */
+function failingBwrap(dir: string, name: string, error: string): string {
+  const bin = join(dir, name);
+  mkdirSync(bin);
+  writeFileSync(
+    join(bin, 'bwrap'),
+    `#!/bin/sh\ncase "$1" in --help) echo "usage: bwrap"; exit 0;; esac\necho "bwrap: ${error}" >&2\nexit 1\n`,
+  );
+  chmodSync(join(bin, 'bwrap'), 0o755);
+  return bin;
+}
+
 void t.test('no working sandbox: the host is told why, and nothing starts', async (t) => {
   const dir = ownedShortDir(t);
   const { home, w, policy } = makeWorld(dir);
   const d = await startDaemon(t, policy, { dir });
-  // A bwrap that fails as Ubuntu's AppArmor restriction makes it fail (a fault not produced here).
-  const fake = join(dir, 'fakebin');
-  mkdirSync(fake);
-  writeFileSync(
-    join(fake, 'bwrap'),
-    '#!/bin/sh\ncase "$1" in --help) echo "usage: bwrap"; exit 0;; esac\necho "bwrap: setting up uid map: Permission denied" >&2\nexit 1\n',
+  // A bwrap that fails as Ubuntu's AppArmor restriction makes it fail, and one that fails as a
+  // kernel without seccomp filters does (the sandbox needs its filter): faults not produced here.
+  const fake = failingBwrap(dir, 'fakebin', 'setting up uid map: Permission denied');
+  const noFilter = failingBwrap(
+    dir,
+    'nofilter',
+    'Unable to set up system call filtering as requested: prctl(PR_SET_SECCOMP) reported EINVAL.',
   );
-  chmodSync(join(fake, 'bwrap'), 0o755);
-  // And as a kernel without seccomp filters makes it fail: the sandbox needs its filter.
-  const noFilter = join(dir, 'nofilter');
-  mkdirSync(noFilter);
-  writeFileSync(
-    join(noFilter, 'bwrap'),
-    '#!/bin/sh\ncase "$1" in --help) echo "usage: bwrap"; exit 0;; esac\necho "bwrap: Unable to set up system call filtering as requested: prctl(PR_SET_SECCOMP) reported EINVAL." >&2\nexit 1\n',
-  );
-  chmodSync(join(noFilter, 'bwrap'), 0o755);
   const cases: [string, string, RegExp][] = [
     [
       'bwrap missing',
