@@ -94,7 +94,9 @@ export class PolicyEdits {
   /** Reload the policy and/or grants files when their bytes differ from what was last read. */
   async reloadIfEdited(policy: boolean, grants: boolean, includeGlobs: string[]): Promise<boolean> {
     const { state, grantsFile } = this.opts;
-    // The bytes read here are the ones compared: the reload below loads them, not a second read.
+    // The bytes read here are the ones compared: the reload below loads them, not a second read,
+    // unless another load (`rootsctl reload`, a grant) runs in between (state.ts `reload`).
+    const loadsBefore = state.loads;
     const reads = new Map<string, PolicyFileRead>();
     const all = await fingerprint(state.resolved.watchPlan.policyFiles, includeGlobs, reads);
     if (this.opts.closed()) return false;
@@ -135,7 +137,7 @@ export class PolicyEdits {
       { ...(both ? { policy: true, grants: true } : changed), fromSnapshot: true },
       'file changed',
       true,
-      reads,
+      { files: reads, loadsBefore },
     );
     return true;
   }

@@ -120,6 +120,8 @@ export class PolicyState extends EventEmitter<StateEvents> {
    * answers wait for. Background recomputes (the watcher's) are not in it.
    */
   private asked: Promise<unknown> = Promise.resolve();
+  /** How many loads of the files have begun, in queue order (`reload`'s `reads`). */
+  private loadCount = 0;
   /** Whether `asked` has settled (`isFresh`). */
   private askedSettled = true;
   private readonly timer: ExpiryTimer;
@@ -142,6 +144,11 @@ export class PolicyState extends EventEmitter<StateEvents> {
     super();
     this.now = opts.now ?? Date.now;
     this.timer = new ExpiryTimer(() => void this.recompute('expiry'));
+  }
+
+  /** How many loads of the policy's files have begun: a reader's mark for `reload`'s `reads`. */
+  get loads(): number {
+    return this.loadCount;
   }
 
   /** The snapshot in force. */
@@ -175,7 +182,10 @@ export class PolicyState extends EventEmitter<StateEvents> {
    * Re-read policy files and/or the grants file, then recompute. `repin` (the person asked:
    * `rootsctl reload`, SIGHUP) follows every symlink on the policy's paths as it is now.
    * A `background` reload (the watcher saw a file change) is not waited for by answers.
-   * `reads`: files the caller has just read (the watcher, comparing bytes), loaded as read.
+   * `reads`: files the caller has just read (the watcher, comparing bytes), loaded as read
+   * unless another load ran since they were read (`loadsBefore`, taken from `loads` before the
+   * read): that load may have seen a later state of the files (a delete, say, then answered to
+   * `rootsctl reload`), and older bytes loaded after it would bring the old policy back.
    * `fromSnapshot` (an edit the watcher saw): the entries the edit left as they were keep their
    * expansions, as after a directory change, so the edit's push is not held behind a walk of
    * everything (most of the time from the settle window's end to the push); everything is then
@@ -186,13 +196,15 @@ export class PolicyState extends EventEmitter<StateEvents> {
     what: { policy?: boolean; grants?: boolean; repin?: boolean; fromSnapshot?: boolean },
     reason: string,
     background = false,
-    reads?: Map<string, PolicyFileRead>,
+    reads?: { files: Map<string, PolicyFileRead>; loadsBefore: number },
   ): Promise<{ ok: boolean }> {
     return this.enqueue(background, async () => {
       const started = performance.now();
       if (what.repin) this.pins.clear();
       const ctx = this.context();
-      const loadCtx = reads ? { ...ctx, fs: withReads(ctx.fs, reads) } : ctx;
+      const current = reads !== undefined && reads.loadsBefore === this.loadCount;
+      this.loadCount++;
+      const loadCtx = current ? { ...ctx, fs: withReads(ctx.fs, reads.files) } : ctx;
       if (what.policy) {
         const loaded = await loadPolicySources(this.opts.configFile, loadCtx);
         this.baseErrors = loaded.errors;
