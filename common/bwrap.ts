@@ -11,9 +11,19 @@ import { FILTERED_ARCHITECTURES, sandboxFilter } from './seccomp-filter.js';
 /** A probe that hangs (a stuck FUSE mount, a wedged kernel) is a failure, not a wait forever. */
 const PROBE_TIMEOUT_MS = 10_000;
 
+/**
+ * Why a probe failed, for the fix to give: no filter for this architecture, a kernel or container
+ * that refuses seccomp filters, or anything else (most often user namespaces refused).
+ */
+export type BwrapRefusal = 'architecture' | 'seccomp' | 'namespaces';
+
 /** The outcome of running `bwrap` with the proxy's namespaces around `true`. */
 export type BwrapProbe =
-  { ok: true; disableUserns: boolean } | { ok: false; code: number; output: string };
+  | { ok: true; disableUserns: boolean }
+  | { ok: false; code: number; output: string; cause: BwrapRefusal };
+
+/** bwrap's words when the kernel refuses the filter (bubblewrap's `--seccomp` setup). */
+const SECCOMP_REFUSED = /PR_SET_SECCOMP|system call filtering/;
 
 /**
  * Run `file args`, collecting stderr and stdout, with `fd3` (if given) to read on descriptor 3; a
@@ -55,6 +65,7 @@ export async function probeBwrap(
     return {
       ok: false,
       code: 1,
+      cause: 'architecture',
       output: `the sandbox has no system call filter for this machine's architecture (${process.arch}; it has one for ${FILTERED_ARCHITECTURES.join(', ')})`,
     };
   }
@@ -80,5 +91,10 @@ export async function probeBwrap(
     env,
     filter,
   );
-  return probe.code === 0 ? { ok: true, disableUserns } : { ok: false, ...probe };
+  if (probe.code === 0) return { ok: true, disableUserns };
+  return {
+    ok: false,
+    ...probe,
+    cause: SECCOMP_REFUSED.test(probe.output) ? 'seccomp' : 'namespaces',
+  };
 }

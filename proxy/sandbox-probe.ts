@@ -1,5 +1,5 @@
 /** Whether bubblewrap can run here, and if not, why and how to fix it. Never a fallback. */
-import { probeBwrap } from '../common/bwrap.js';
+import { probeBwrap, type BwrapRefusal } from '../common/bwrap.js';
 import { findOnPath } from './program.js';
 
 /** bwrap found and working, or the reason it cannot be used. */
@@ -10,10 +10,10 @@ const INSTALL =
   'install the package bubblewrap (Debian/Ubuntu: sudo apt install bubblewrap; Fedora: sudo dnf install bubblewrap; Arch: sudo pacman -S bubblewrap)';
 
 /** Why user namespaces (or the system call filter) were refused, and the fix for that cause. */
-function namespaceAdvice(stderr: string): string {
+function refusalAdvice(stderr: string, cause: BwrapRefusal): string {
   const text = stderr.trim().split('\n').slice(-1)[0] ?? '';
-  if (stderr.startsWith('the sandbox has no system call filter')) return stderr;
-  if (/PR_SET_SECCOMP|system call filtering/.test(stderr)) {
+  if (cause === 'architecture') return stderr;
+  if (cause === 'seccomp') {
     return `${text}: the sandbox does not start without it (it keeps the server from outliving the sandbox). Kernels need CONFIG_SECCOMP_FILTER, which distributions enable; a container must allow seccomp`;
   }
   const base = `bwrap cannot create a user namespace here (${text})`;
@@ -38,6 +38,6 @@ export async function probeSandbox(
     };
   }
   const probe = await probeBwrap(bwrap, env);
-  if (!probe.ok) return { ok: false, reason: namespaceAdvice(probe.output) };
+  if (!probe.ok) return { ok: false, reason: refusalAdvice(probe.output, probe.cause) };
   return { ok: true, bwrap, disableUserns: probe.disableUserns };
 }

@@ -1,10 +1,12 @@
 /**
- * Whether bubblewrap can sandbox a server here: the program is on PATH, and an unprivileged user
- * namespace can be made. When it cannot, which of the kernel's switches is off, and how to turn it on.
+ * Whether bubblewrap can sandbox a server here: the program is on PATH, an unprivileged user
+ * namespace can be made and the sandbox's system call filter installed. When it cannot, which of
+ * the kernel's switches is off (or what refuses the filter), and how to turn it on.
  */
 import { access, constants, readFile } from 'node:fs/promises';
 import { delimiter, join } from 'node:path';
 import { probeBwrap } from '../../common/bwrap.js';
+import { FILTERED_ARCHITECTURES } from '../../common/seccomp-filter.js';
 import type { Env } from '../../common/locations.js';
 import { fail, ok, warn, type Check } from './check.js';
 
@@ -57,6 +59,18 @@ async function userNamespaceFixes(procSys: string): Promise<string[]> {
   return fixes;
 }
 
+/** What to do when the sandbox's system call filter cannot be installed. */
+const FILTER_FIXES: Record<'architecture' | 'seccomp', string[]> = {
+  architecture: [
+    `the sandbox's filter (it keeps a server from reaching the sandbox's init) has tables for ${FILTERED_ARCHITECTURES.join(', ')} only: run servers here without --sandbox, or on one of those`,
+  ],
+  seccomp: [
+    'the kernel or the container refuses seccomp filters, which the sandbox needs (they keep a server from outliving its sandbox):',
+    '  a kernel needs CONFIG_SECCOMP_FILTER=y (every major distribution builds it in): grep SECCOMP_FILTER /boot/config-$(uname -r)',
+    '  a container or VM runtime that blocks seccomp (some CI runners, gVisor set-ups): run the proxy outside it, or allow seccomp there',
+  ],
+};
+
 /** The sandbox line of `rootsctl doctor`; `needed` when some server in the policy must be sandboxed. */
 export async function sandboxCheck(env: Env, procSys: string, needed: boolean): Promise<Check> {
   const name = 'sandbox (bubblewrap)';
@@ -70,7 +84,8 @@ export async function sandboxCheck(env: Env, procSys: string, needed: boolean): 
   }
   const probe = await probeBwrap(bwrap, env);
   if (probe.ok) return ok(name, `${bwrap} can make user namespaces here`);
-  const fixes = await userNamespaceFixes(procSys);
+  const fixes =
+    probe.cause === 'namespaces' ? await userNamespaceFixes(procSys) : FILTER_FIXES[probe.cause];
   return bad(
     name,
     `${bwrap} is installed but cannot make a sandbox here${why}: ${probe.output.trim().split('\n')[0] || `exit ${probe.code}`}`,

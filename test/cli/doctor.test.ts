@@ -30,13 +30,10 @@ function procSys(values: Record<string, string>): string {
   return dir;
 }
 
-/** A directory holding only a `bwrap` that fails the way it does where user namespaces are refused. */
-function refusingBwrap(): string {
+/** A directory holding only a `bwrap` that fails with `message`, as the real one does somewhere. */
+function refusingBwrap(message = 'setting up uid map: Permission denied'): string {
   const dir = shortDir();
-  writeFileSync(
-    join(dir, 'bwrap'),
-    '#!/bin/sh\necho "bwrap: setting up uid map: Permission denied" >&2\nexit 1\n',
-  );
+  writeFileSync(join(dir, 'bwrap'), `#!/bin/sh\necho "bwrap: ${message}" >&2\nexit 1\n`);
   chmodSync(join(dir, 'bwrap'), 0o755);
   return dir;
 }
@@ -192,6 +189,30 @@ void t.test('user namespaces refused: the sysctl and AppArmor fixes', async (t) 
     t.match(line.fix!.join('\n'), fix, name);
   }
 });
+
+void t.test(
+  'the system call filter refused: the kernel and container fixes, not the namespaces',
+  async (t) => {
+    const { env } = await world(t);
+    // As a kernel without CONFIG_SECCOMP_FILTER makes bwrap fail (bubblewrap's own words).
+    const path = refusingBwrap(
+      'Unable to set up system call filtering as requested: prctl(PR_SET_SECCOMP) reported EINVAL. Note that this requires CONFIG_SECCOMP and CONFIG_SECCOMP_FILTER in the kernel.',
+    );
+    const refused = { ...env, PATH: path, MCP_ROOTS_SOCKET: '/nonexistent/rootsd.sock' };
+    // The namespaces' switches are off too: the fixes still answer the cause bwrap gave.
+    const r = await runDoctor(
+      refused,
+      {},
+      { procSys: procSys({ 'user/max_user_namespaces': '0' }) },
+    );
+    const line = r.by('sandbox (bubblewrap)');
+    t.match(line.detail, /cannot make a sandbox here.*system call filtering/);
+    const fixes = line.fix!.join('\n');
+    t.match(fixes, /refuses seccomp filters/);
+    t.match(fixes, /CONFIG_SECCOMP_FILTER=y/);
+    t.notMatch(fixes, /max_user_namespaces/, 'not the user namespace fixes');
+  },
+);
 
 void t.test(
   'the text: OK/WARN/FAIL lines, colour only on a terminal without NO_COLOR',
