@@ -1,10 +1,9 @@
 /**
  * Telling a real edit of the policy or grants files from noise: the watcher reports that
- * something in their directories moved; this compares the files' bytes with what was last read
- * (and with what the state loaded) and reloads only when they differ.
+ * something in their directories moved; this compares the files (their bytes, and where each
+ * opened) with what the state's last load of them read, and reloads only when they differ.
  */
 import {
-  combinedHash,
   mapBounded,
   MAX_POLICY_FILES,
   MAX_POLICY_TOTAL_BYTES,
@@ -14,14 +13,7 @@ import {
   type PolicyFileRead,
 } from '../policies/index.js';
 import type { PolicyState } from './state.js';
-import {
-  fingerprint,
-  hashFile,
-  MISSING,
-  printKey,
-  vanished,
-  type Fingerprint,
-} from './watch-policy.js';
+import { fingerprint, MISSING, vanished, type Fingerprint } from './watch-policy.js';
 
 /** A delete followed by a write (some editors' save) gets this long to finish before it counts. */
 const VANISH_GRACE_MS = 100;
@@ -44,8 +36,7 @@ export interface PolicyEditsOptions {
 }
 
 export class PolicyEdits {
-  /** Fingerprints of the policy and grants files as last read, to tell an edit from noise. */
-  private last: { policy?: string; grants?: string } = {};
+  /** The files as the watcher last read them: what a vanished file is told by. */
   private lastPrint: Fingerprint | undefined;
   private graceUsed = false;
 
@@ -91,7 +82,13 @@ export class PolicyEdits {
     });
   }
 
-  /** Reload the policy and/or grants files when their bytes differ from what was last read. */
+  /**
+   * Reload the policy and/or grants files when the files on disk differ from what the last load
+   * of that group read (state.ts `readByLastLoad`), whoever asked for that load: the watcher, a
+   * `rootsctl reload`, a grant. Compared with the state's reads, not the watcher's own, an edit
+   * made and undone around another load is still seen, and so is a fix of a policy that was
+   * invalid at start.
+   */
   async reloadIfEdited(policy: boolean, grants: boolean, includeGlobs: string[]): Promise<boolean> {
     const { state, grantsFile } = this.opts;
     // The bytes read here are the ones compared: the reload below loads them, not a second read,
@@ -114,20 +111,11 @@ export class PolicyEdits {
     };
     for (const [f, h] of all) groups[f === grantsFile ? 'grants' : 'policy'].set(f, h);
     const changed = { policy: false, grants: false };
-    let first = false;
     for (const g of ['policy', 'grants'] as const) {
       if (!(g === 'policy' ? policy : grants)) continue;
-      const key = printKey(groups[g]);
-      if (this.last[g] === key) continue;
-      first ||= this.last[g] === undefined;
-      this.last[g] = key;
-      changed[g] = true;
+      changed[g] = !sameFiles(groups[g], state.readByLastLoad(g));
     }
     if (!changed.policy && !changed.grants) return false;
-    // The state has read these very bytes already (at start, or a reload someone else asked for).
-    if (state.errors.length === 0 && (await this.matchesState(all))) return false;
-    // At start the state has just read these files and found them invalid.
-    if (first && state.errors.length > 0) return false;
     if (this.opts.closed()) return false;
     const both = grantsFile === undefined || (changed.policy && changed.grants);
     // The grants file is read again: a grant queued ahead of this reload may write it meanwhile,
@@ -141,20 +129,16 @@ export class PolicyEdits {
     );
     return true;
   }
+}
 
-  /** True when the files on disk are exactly those the state loaded last, byte for byte. */
-  private async matchesState(all: Fingerprint): Promise<boolean> {
-    const { state } = this.opts;
-    const loaded = state.files;
-    // The state's files are within the caps (a load past them is refused), so this is bounded.
-    const hashes = await mapBounded(loaded, POLICY_READS_IN_FLIGHT, (f) => {
-      const known = all.get(f);
-      return known === undefined ? hashFile(f) : Promise.resolve(known);
-    });
-    if (hashes.includes(MISSING)) return false;
-    if (combinedHash(hashes) !== state.sha256) return false;
-    const set = new Set(loaded);
-    for (const [f, h] of all) if (h !== MISSING && !set.has(f)) return false;
-    return true;
-  }
+/**
+ * Whether the files on disk (`now`) are those a load read (`loaded`): each with the same key, and
+ * none there now that the load did not read (a new include's match). A file the load found
+ * missing may be missing still, or not named now. Over the caps the two differ (the fingerprint
+ * stands by size there): a reload, which refuses the policy again.
+ */
+function sameFiles(now: Fingerprint, loaded: ReadonlyMap<string, string>): boolean {
+  for (const [f, h] of now) if (h !== (loaded.get(f) ?? MISSING)) return false;
+  for (const [f, h] of loaded) if (h !== (now.get(f) ?? MISSING)) return false;
+  return true;
 }

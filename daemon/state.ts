@@ -28,12 +28,19 @@ import {
   type PolicyFileRead,
   type ResolvedPolicy,
   type RootWatches,
+  noteReads,
   watchTargets,
   withReads,
 } from '../policies/index.js';
 import { packageRoot } from '../common/package-info.js';
 import { ExpiryTimer } from './expiry-timer.js';
 import { ListJson } from './list-json.js';
+import { readKey, type Fingerprint } from './watch-policy.js';
+
+/** `ctx` whose reads of policy files are noted in `read`, by name (`readKey`). */
+function noted<C extends { fs: FsView }>(ctx: C, read: Fingerprint): C {
+  return { ...ctx, fs: noteReads(ctx.fs, (path, outcome) => read.set(path, readKey(outcome))) };
+}
 
 export interface StateOptions {
   configFile: string;
@@ -120,6 +127,14 @@ export class PolicyState extends EventEmitter<StateEvents> {
    * answers wait for. Background recomputes (the watcher's) are not in it.
    */
   private asked: Promise<unknown> = Promise.resolve();
+  /**
+   * What the last load of each group read, file by file (watch-policy.ts `readKey`), valid or
+   * not: the watcher reloads when the files on disk differ from it, whoever loaded last.
+   */
+  private readonly lastRead: Record<'policy' | 'grants', Fingerprint> = {
+    policy: new Map(),
+    grants: new Map(),
+  };
   /** How many loads of the files have begun, in queue order (`reload`'s `reads`). */
   private loadCount = 0;
   /** Whether `asked` has settled (`isFresh`). */
@@ -149,6 +164,11 @@ export class PolicyState extends EventEmitter<StateEvents> {
   /** How many loads of the policy's files have begun: a reader's mark for `reload`'s `reads`. */
   get loads(): number {
     return this.loadCount;
+  }
+
+  /** What the last load of the policy's files, or of the grants file, read (`lastRead`). */
+  readByLastLoad(group: 'policy' | 'grants'): ReadonlyMap<string, string> {
+    return this.lastRead[group];
   }
 
   /** The snapshot in force. */
@@ -206,7 +226,9 @@ export class PolicyState extends EventEmitter<StateEvents> {
       this.loadCount++;
       const loadCtx = current ? { ...ctx, fs: withReads(ctx.fs, reads.files) } : ctx;
       if (what.policy) {
-        const loaded = await loadPolicySources(this.opts.configFile, loadCtx);
+        const read: Fingerprint = new Map();
+        const loaded = await loadPolicySources(this.opts.configFile, noted(loadCtx, read));
+        this.lastRead.policy = read;
         this.baseErrors = loaded.errors;
         if (loaded.errors.length === 0) {
           this.base = loaded;
@@ -214,7 +236,9 @@ export class PolicyState extends EventEmitter<StateEvents> {
         } else this.reportErrors(loaded.errors, 'policy');
       }
       if (what.grants) {
-        const loaded = await loadGrantsSource(this.opts.grantsFile, loadCtx);
+        const read: Fingerprint = new Map();
+        const loaded = await loadGrantsSource(this.opts.grantsFile, noted(loadCtx, read));
+        this.lastRead.grants = read;
         this.grantsErrors = loaded.errors;
         if (loaded.errors.length === 0) this.grants = loaded;
         else this.reportErrors(loaded.errors, 'grants');

@@ -20,15 +20,28 @@ import {
 /** The hash of a file that does not exist (or cannot be read): a state of its own. */
 export const MISSING = 'missing';
 
-/** sha256 of the file's bytes, or MISSING. `reads`, if given, keeps what was read, by name. */
+/**
+ * How one read of a policy file stands in a fingerprint: its bytes' sha256 and where the file
+ * opened was (the same bytes through a link out of an include's directory are another file: the
+ * load refuses it), or why it could not be read. The watcher's reads and the state's loads are
+ * both keyed by this, so that they compare.
+ */
+export function readKey(outcome: { read: PolicyFileRead } | { error: unknown }): string {
+  if ('read' in outcome) return `${fileHash(outcome.read.bytes)}@${outcome.read.real}`;
+  const code = errnoCode(outcome.error);
+  return code === 'ENOENT' || code === 'ENOTDIR'
+    ? MISSING
+    : `unreadable:${code ?? String(outcome.error)}`;
+}
+
+/** The file's `readKey` as it is now. `reads`, if given, keeps what was read, by name. */
 export async function hashFile(file: string, reads?: Map<string, PolicyFileRead>): Promise<string> {
   try {
     const read = await openPolicyFile(file);
     reads?.set(file, read);
-    return fileHash(read.bytes);
-  } catch (err) {
-    const code = errnoCode(err);
-    return code === 'ENOENT' || code === 'ENOTDIR' ? MISSING : `unreadable:${code ?? String(err)}`;
+    return readKey({ read });
+  } catch (error) {
+    return readKey({ error });
   }
 }
 
@@ -86,11 +99,6 @@ async function statKey(file: string): Promise<{ size: number; key: string } | un
   } catch {
     return undefined;
   }
-}
-
-/** The fingerprint as one comparable string. */
-export function printKey(print: Fingerprint): string {
-  return [...print].map(([f, h]) => `${f}\0${h}`).join('\n');
 }
 
 /** Files present in `before` that are missing in `after` (an editor's delete-then-write in progress?). */

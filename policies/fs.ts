@@ -263,3 +263,29 @@ export function withReads(inner: FsView, reads: Map<string, PolicyFileRead>): Fs
   direct.add(view);
   return view;
 }
+
+/**
+ * `inner`, telling `note` of every policy file it reads: the read, or the error that refused it.
+ * The daemon keeps what each load read, so that an event can be told from an edit by comparing
+ * the files on disk with what the policy in force was loaded from (daemon/policy-edits.ts).
+ */
+export function noteReads(
+  inner: FsView,
+  note: (path: string, outcome: { read: PolicyFileRead } | { error: unknown }) => void,
+): FsView {
+  const view: FsView = {
+    ...inner,
+    readFile: async (p) => {
+      try {
+        const read = await inner.readFile(p);
+        note(p, { read });
+        return read;
+      } catch (error) {
+        note(p, { error });
+        throw error;
+      }
+    },
+  };
+  if (direct.has(inner)) direct.add(view);
+  return view;
+}

@@ -2,7 +2,7 @@
 export { parsePolicyText } from './parse.js';
 export { loadPolicySources, loadGrantsSource, prepareParse } from './load.js';
 export { resolvePolicy, type ResolveOptions } from './resolve.js';
-export { limitFs, nodeFs, nodeFsSync, memoFs, withReads } from './fs.js';
+export { limitFs, nodeFs, nodeFsSync, memoFs, noteReads, withReads } from './fs.js';
 export { openPolicyFile, readPolicyFile } from './read-policy-file.js';
 export { MAX_POLICY_BYTES } from './parse.js';
 export {

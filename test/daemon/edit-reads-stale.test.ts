@@ -6,45 +6,18 @@
  * deleted file's roots back from its older bytes. The OS makes this order only sometimes; the
  * test holds the watcher's reload until the asked-for one has run, so it is certain.
  */
-import { mkdirSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import t from 'tap';
-import { makeLogger } from '../../daemon/logger.js';
-import { PolicyEdits } from '../../daemon/policy-edits.js';
-import { PolicyState } from '../../daemon/state.js';
-import { nodeFs } from '../../policies/index.js';
+import { editState } from '../helpers/edit-state.js';
 
 const policy = (roots: string[]) =>
   `version: 1\nservers:\n  fs:\n    roots:\n${roots.map((r) => `      - path: "${r}"\n`).join('')}`;
 
 void t.test("a load asked for between the watcher's read and its reload wins", async (t) => {
-  const dir = realpathSync(t.testdir());
-  for (const d of ['a', 'b', 'state']) mkdirSync(join(dir, d));
-  const configFile = join(dir, 'mcp-roots.yaml');
-  writeFileSync(configFile, policy([join(dir, 'a')]));
-  const state = new PolicyState({
-    configFile,
-    grantsFile: join(dir, 'state', 'grants.yaml'),
-    stateDir: join(dir, 'state'),
-    runtimeDir: join(dir, 'run'),
-    home: dir,
-    env: {},
-    fs: nodeFs(),
-    log: makeLogger({
-      level: 'error',
-      format: 'text',
-      stream: new Writable({ write: (_c, _e, done) => done() }),
-    }),
-  });
-  t.teardown(() => state.close());
-  await state.start();
-  const edits = new PolicyEdits({
-    state,
-    grantsFile: join(dir, 'state', 'grants.yaml'),
-    settleMs: 20,
-    closed: () => false,
-    again: () => t.fail('no vanish grace is expected'),
+  const { dir, configFile, state, edits, roots } = await editState(t, (dir) => {
+    for (const d of ['a', 'b']) mkdirSync(join(dir, d));
+    return policy([join(dir, 'a')]);
   });
   t.equal(await edits.reloadIfEdited(true, true, []), false, 'the files as loaded at start');
 
@@ -73,5 +46,5 @@ void t.test("a load asked for between the watcher's read and its reload wins", a
   go();
   t.equal(await watched, true, 'the watcher reloaded');
   t.same(state.files, [], 'the deleted file is not loaded again from the older bytes');
-  t.same(state.resolved.roots('fs'), [], 'its roots are gone');
+  t.same(roots(), [], 'its roots are gone');
 });

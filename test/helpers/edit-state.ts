@@ -1,0 +1,51 @@
+/**
+ * The daemon's policy state and the watcher's edit detection (daemon/policy-edits.ts), in-process
+ * and without the watcher: a test calls `reloadIfEdited` where the watcher's settle window would
+ * end, so the order of loads and looks is the test's, not the scheduler's.
+ */
+import { mkdirSync, realpathSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Writable } from 'node:stream';
+import type { Test } from 'tap';
+import { makeLogger } from '../../daemon/logger.js';
+import { PolicyEdits } from '../../daemon/policy-edits.js';
+import { PolicyState } from '../../daemon/state.js';
+import { nodeFs } from '../../policies/index.js';
+
+/** Start the state on `policy` (written to `dir/mcp-roots.yaml`), in a new test directory. */
+export async function editState(t: Test, policy: (dir: string) => string) {
+  const dir = realpathSync(t.testdir());
+  mkdirSync(join(dir, 'state'));
+  const configFile = join(dir, 'mcp-roots.yaml');
+  const grantsFile = join(dir, 'state', 'grants.yaml');
+  writeFileSync(configFile, policy(dir));
+  const state = new PolicyState({
+    configFile,
+    grantsFile,
+    stateDir: join(dir, 'state'),
+    runtimeDir: join(dir, 'run'),
+    home: dir,
+    env: {},
+    fs: nodeFs(),
+    log: makeLogger({
+      level: 'error',
+      format: 'text',
+      stream: new Writable({ write: (_c, _e, done) => done() }),
+    }),
+  });
+  t.teardown(() => state.close());
+  await state.start();
+  const edits = new PolicyEdits({
+    state,
+    grantsFile,
+    settleMs: 20,
+    closed: () => false,
+    again: () => t.fail('no vanish grace is expected'),
+  });
+  /** The watcher's look at the end of a settle window: whether it reloaded. */
+  const look = (includes: string[] = []) => edits.reloadIfEdited(true, true, includes);
+  /** The root paths `server` is served. */
+  const roots = (server = 'fs') => state.resolved.roots(server).map((r) => fileURLToPath(r.uri));
+  return { dir, configFile, grantsFile, state, edits, look, roots };
+}
