@@ -119,6 +119,7 @@ void t.test(
       s.state.warnings.map((w) => w.message),
       [/is a link out of/],
     );
+    t.equal(await s.look(includes), false, 'once dropped, nothing more to reload');
   },
 );
 
