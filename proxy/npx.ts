@@ -7,7 +7,8 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import type { Launch } from './launch.js';
-import { findOnPath, type ProgramContext } from './program.js';
+import { findOnPath } from '../common/find-on-path.js';
+import type { ProgramContext } from './program.js';
 
 /** npx options that take no value and change nothing here. */
 const FLAGS = new Set(['-y', '--yes', '-q', '--quiet', '--no']);

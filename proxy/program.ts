@@ -6,8 +6,9 @@
  */
 import { constants } from 'node:fs';
 import { access, open, realpath, stat } from 'node:fs/promises';
-import { basename, delimiter, dirname, isAbsolute, join, resolve, sep } from 'node:path';
+import { basename, dirname, isAbsolute, join, resolve, sep } from 'node:path';
 import { existsSync, lstatSync } from 'node:fs';
+import { findOnPath } from '../common/find-on-path.js';
 import { tooWide } from '../common/too-wide.js';
 
 /** Where to look things up. */
@@ -15,26 +16,6 @@ export interface ProgramContext {
   env: Readonly<Record<string, string | undefined>>;
   cwd: string;
   home: string;
-}
-
-/** `command` as `execvp` would find it: through PATH unless it holds a slash. */
-export async function findOnPath(
-  command: string,
-  env: Readonly<Record<string, string | undefined>>,
-  cwd: string,
-): Promise<string | undefined> {
-  if (command.includes('/')) return resolve(cwd, command);
-  for (const dir of (env.PATH ?? '').split(delimiter)) {
-    if (dir === '') continue;
-    const p = resolve(cwd, dir, command);
-    try {
-      await access(p, constants.X_OK);
-      return p;
-    } catch {
-      // not here
-    }
-  }
-  return undefined;
 }
 
 async function real(p: string): Promise<string | undefined> {

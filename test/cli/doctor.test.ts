@@ -12,6 +12,7 @@ import type { Check } from '../../cli/doctor/check.js';
 import { doctor, type DoctorPlaces } from '../../cli/commands/doctor.js';
 import type { Io } from '../../cli/io.js';
 import { shortDir, startDaemon } from '../helpers/daemon.js';
+import { failingBwrap } from '../helpers/failing-bwrap.js';
 
 const BWRAP = spawnSync('sh', ['-c', 'command -v bwrap'], { encoding: 'utf8' }).stdout.trim();
 
@@ -27,14 +28,6 @@ function procSys(values: Record<string, string>): string {
     mkdirSync(dirname(join(dir, key)), { recursive: true });
     writeFileSync(join(dir, key), `${value}\n`);
   }
-  return dir;
-}
-
-/** A directory holding only a `bwrap` that fails with `message`, as the real one does somewhere. */
-function refusingBwrap(message = 'setting up uid map: Permission denied'): string {
-  const dir = shortDir();
-  writeFileSync(join(dir, 'bwrap'), `#!/bin/sh\necho "bwrap: ${message}" >&2\nexit 1\n`);
-  chmodSync(join(dir, 'bwrap'), 0o755);
   return dir;
 }
 
@@ -172,7 +165,11 @@ void t.test(
 
 void t.test('user namespaces refused: the sysctl and AppArmor fixes', async (t) => {
   const { env } = await world(t);
-  const refused = { ...env, PATH: refusingBwrap(), MCP_ROOTS_SOCKET: '/nonexistent/rootsd.sock' };
+  const refused = {
+    ...env,
+    PATH: failingBwrap('setting up uid map: Permission denied'),
+    MCP_ROOTS_SOCKET: '/nonexistent/rootsd.sock',
+  };
   const cases: [string, Record<string, string>, RegExp][] = [
     ['Debian', { 'kernel/unprivileged_userns_clone': '0' }, /kernel\.unprivileged_userns_clone=1/],
     ['no namespaces', { 'user/max_user_namespaces': '0' }, /user\.max_user_namespaces=15000/],
@@ -195,7 +192,7 @@ void t.test(
   async (t) => {
     const { env } = await world(t);
     // As a kernel without CONFIG_SECCOMP_FILTER makes bwrap fail (bubblewrap's own words).
-    const path = refusingBwrap(
+    const path = failingBwrap(
       'Unable to set up system call filtering as requested: prctl(PR_SET_SECCOMP) reported EINVAL. Note that this requires CONFIG_SECCOMP and CONFIG_SECCOMP_FILTER in the kernel.',
     );
     const refused = { ...env, PATH: path, MCP_ROOTS_SOCKET: '/nonexistent/rootsd.sock' };

@@ -2,10 +2,11 @@
  * A hostile server under `--sandbox --no-enforce` gets the kernel's error for every attempt out of
  * its roots; the same attempts without `--sandbox` succeed, so no case passes vacuously.
  */
-import { chmodSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import { startDaemon } from '../helpers/daemon.js';
+import { failingBwrap } from '../helpers/failing-bwrap.js';
 import { HOSTILE_SERVER, proxiedTransport, startProxied } from '../helpers/proxied-server.js';
 import { ownedShortDir } from '../helpers/proxy.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -126,34 +127,22 @@ void t.test('sandbox: true in the policy sandboxes the server without --sandbox'
 });
 
 /** A directory `name` in `dir` holding a `bwrap` that answers --help, then fails with `error`. */
-function failingBwrap(dir: string, name: string, error: string): string {
-  const bin = join(dir, name);
-  mkdirSync(bin);
-  writeFileSync(
-    join(bin, 'bwrap'),
-    `#!/bin/sh\ncase "$1" in --help) echo "usage: bwrap"; exit 0;; esac\necho "bwrap: ${error}" >&2\nexit 1\n`,
-  );
-  chmodSync(join(bin, 'bwrap'), 0o755);
-  return bin;
-}
-
 void t.test('no working sandbox: the host is told why, and nothing starts', async (t) => {
   const dir = ownedShortDir(t);
   const { home, w, policy } = makeWorld(dir);
   const d = await startDaemon(t, policy, { dir });
   // A bwrap that fails as Ubuntu's AppArmor restriction makes it fail, and one that fails as a
   // kernel without seccomp filters does (the sandbox needs its filter): faults not produced here.
-  const fake = failingBwrap(dir, 'fakebin', 'setting up uid map: Permission denied');
+  const fake = failingBwrap('setting up uid map: Permission denied', dir);
   const noFilter = failingBwrap(
-    dir,
-    'nofilter',
     'Unable to set up system call filtering as requested: prctl(PR_SET_SECCOMP) reported EINVAL.',
+    dir,
   );
   const cases: [string, string, RegExp][] = [
     [
       'bwrap missing',
       join(dir, 'empty-path'),
-      /bubblewrap \(bwrap\) is not on PATH.*apt install bubblewrap/,
+      /bubblewrap \(bwrap\) is not on PATH.*apt-get install bubblewrap/,
     ],
     [
       'user namespaces refused',
