@@ -13,7 +13,7 @@ import {
   type PolicyFileRead,
 } from '../policies/index.js';
 import type { PolicyState } from './state.js';
-import { fingerprint, MISSING, vanished, type Fingerprint } from './watch-policy.js';
+import { fingerprint, globMoved, vanished, type Fingerprint } from './watch-policy.js';
 
 /** A delete followed by a write (some editors' save) gets this long to finish before it counts. */
 const VANISH_GRACE_MS = 100;
@@ -83,20 +83,32 @@ export class PolicyEdits {
   }
 
   /**
-   * Reload the policy and/or grants files when the files on disk differ from what the last load
-   * of that group read (state.ts `readByLastLoad`), whoever asked for that load: the watcher, a
-   * `rootsctl reload`, a grant. Compared with the state's reads, not the watcher's own, an edit
-   * made and undone around another load is still seen, and so is a fix of a policy that was
-   * invalid at start.
+   * Reload the policy and/or grants files when a load now would not see what the last load of
+   * that group saw (state.ts `lastLook`: the files it read, valid or not, and what its include
+   * globs matched), whoever asked for that load: the watcher, a `rootsctl reload`, a grant.
+   * Compared with the last load, and not with the policy in force or the watcher's own last
+   * look, an edit made and undone around another load is still seen, a fix of a refused policy
+   * is loaded (a missing include created, say), and a refused policy is not loaded again and
+   * again while its files stay as they are.
    */
-  async reloadIfEdited(policy: boolean, grants: boolean, includeGlobs: string[]): Promise<boolean> {
+  async reloadIfEdited(policy: boolean, grants: boolean): Promise<boolean> {
     const { state, grantsFile } = this.opts;
+    await state.readsSettled();
+    if (this.opts.closed()) return false;
     // The bytes read here are the ones compared: the reload below loads them, not a second read,
     // unless another load (`rootsctl reload`, a grant) runs in between (state.ts `reload`).
     const loadsBefore = state.loads;
     const reads = new Map<string, PolicyFileRead>();
-    const all = await fingerprint(state.resolved.watchPlan.policyFiles, includeGlobs, reads);
+    const prints = {
+      policy: await fingerprint(state.lastLook('policy').files.keys(), reads),
+      grants: await fingerprint(state.lastLook('grants').files.keys(), reads),
+    };
+    // A load that began reading meanwhile is the last one, and the one to compare with: it may
+    // have read a state of the files these reads did not see.
+    await state.readsSettled();
+    const looks = { policy: state.lastLook('policy'), grants: state.lastLook('grants') };
     if (this.opts.closed()) return false;
+    const all: Fingerprint = new Map([...prints.policy, ...prints.grants]);
     if (!this.graceUsed && vanished(this.lastPrint, all)) {
       // An editor's delete-then-write, or a deliberate delete: give it a moment to tell.
       this.graceUsed = true;
@@ -105,16 +117,13 @@ export class PolicyEdits {
     }
     this.graceUsed = false;
     this.lastPrint = all;
-    const groups: { policy: Fingerprint; grants: Fingerprint } = {
-      policy: new Map(),
-      grants: new Map(),
+    const changed = {
+      policy:
+        policy &&
+        (!sameFiles(prints.policy, looks.policy.files) ||
+          (await someAsync(looks.policy.globs, globMoved))),
+      grants: grants && !sameFiles(prints.grants, looks.grants.files),
     };
-    for (const [f, h] of all) groups[f === grantsFile ? 'grants' : 'policy'].set(f, h);
-    const changed = { policy: false, grants: false };
-    for (const g of ['policy', 'grants'] as const) {
-      if (!(g === 'policy' ? policy : grants)) continue;
-      changed[g] = !sameFiles(groups[g], state.readByLastLoad(g));
-    }
     if (!changed.policy && !changed.grants) return false;
     if (this.opts.closed()) return false;
     const both = grantsFile === undefined || (changed.policy && changed.grants);
@@ -131,14 +140,14 @@ export class PolicyEdits {
   }
 }
 
-/**
- * Whether the files on disk (`now`) are those a load read (`loaded`): each with the same key, and
- * none there now that the load did not read (a new include's match). A file the load found
- * missing may be missing still, or not named now. Over the caps the two differ (the fingerprint
- * stands by size there): a reload, which refuses the policy again.
- */
+/** Whether `test` holds for some item, asked one at a time (each may walk a directory). */
+async function someAsync<T>(items: readonly T[], test: (item: T) => Promise<boolean>) {
+  for (const item of items) if (await test(item)) return true;
+  return false;
+}
+
+/** Whether the files on disk (`now`, the same names) are as a load read them (`loaded`). */
 function sameFiles(now: Fingerprint, loaded: ReadonlyMap<string, string>): boolean {
-  for (const [f, h] of now) if (h !== (loaded.get(f) ?? MISSING)) return false;
-  for (const [f, h] of loaded) if (h !== (now.get(f) ?? MISSING)) return false;
+  for (const [f, h] of loaded) if (h !== now.get(f)) return false;
   return true;
 }

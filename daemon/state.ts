@@ -35,7 +35,7 @@ import {
 import { packageRoot } from '../common/package-info.js';
 import { ExpiryTimer } from './expiry-timer.js';
 import { ListJson } from './list-json.js';
-import { readKey, type Fingerprint } from './watch-policy.js';
+import { readKey, type Fingerprint, type LoadLook } from './watch-policy.js';
 
 /** `ctx` whose reads of policy files are noted in `read`, by name (`readKey`). */
 function noted<C extends { fs: FsView }>(ctx: C, read: Fingerprint): C {
@@ -85,6 +85,7 @@ const EMPTY: LoadedSources = {
   errors: [],
   warnings: [],
   includePatterns: [],
+  globbed: [],
   missingMain: false,
 };
 /** How many names asked about (but not subscribed) are remembered for diffing. */
@@ -128,15 +129,17 @@ export class PolicyState extends EventEmitter<StateEvents> {
    */
   private asked: Promise<unknown> = Promise.resolve();
   /**
-   * What the last load of each group read, file by file (watch-policy.ts `readKey`), valid or
-   * not: the watcher reloads when the files on disk differ from it, whoever loaded last.
+   * What the last load of each group looked at (its reads and include globs), valid or not: the
+   * watcher reloads when the files on disk differ from it, whoever loaded last.
    */
-  private readonly lastRead: Record<'policy' | 'grants', Fingerprint> = {
-    policy: new Map(),
-    grants: new Map(),
+  private readonly lastLooks: Record<'policy' | 'grants', LoadLook> = {
+    policy: { files: new Map(), globs: [] },
+    grants: { files: new Map(), globs: [] },
   };
   /** How many loads of the files have begun, in queue order (`reload`'s `reads`). */
   private loadCount = 0;
+  /** Settles when the load reading now has noted what it looked at (`readsSettled`). */
+  private reading: Promise<void> | undefined;
   /** Whether `asked` has settled (`isFresh`). */
   private askedSettled = true;
   private readonly timer: ExpiryTimer;
@@ -166,9 +169,18 @@ export class PolicyState extends EventEmitter<StateEvents> {
     return this.loadCount;
   }
 
-  /** What the last load of the policy's files, or of the grants file, read (`lastRead`). */
-  readByLastLoad(group: 'policy' | 'grants'): ReadonlyMap<string, string> {
-    return this.lastRead[group];
+  /** What the last load of the policy's files, or of the grants file, looked at. */
+  lastLook(group: 'policy' | 'grants'): LoadLook {
+    return this.lastLooks[group];
+  }
+
+  /**
+   * Settles once every load that has begun has noted what it looked at, so that `lastLook` is
+   * the last load's and not the one before it (a file compared with a load still reading it
+   * would be compared with the load before: an edit undone meanwhile went unseen).
+   */
+  async readsSettled(): Promise<void> {
+    while (this.reading !== undefined) await this.reading;
   }
 
   /** The snapshot in force. */
@@ -225,23 +237,30 @@ export class PolicyState extends EventEmitter<StateEvents> {
       const current = reads !== undefined && reads.loadsBefore === this.loadCount;
       this.loadCount++;
       const loadCtx = current ? { ...ctx, fs: withReads(ctx.fs, reads.files) } : ctx;
-      if (what.policy) {
-        const read: Fingerprint = new Map();
-        const loaded = await loadPolicySources(this.opts.configFile, noted(loadCtx, read));
-        this.lastRead.policy = read;
-        this.baseErrors = loaded.errors;
-        if (loaded.errors.length === 0) {
-          this.base = loaded;
-          this.policyEverValid = true;
-        } else this.reportErrors(loaded.errors, 'policy');
-      }
-      if (what.grants) {
-        const read: Fingerprint = new Map();
-        const loaded = await loadGrantsSource(this.opts.grantsFile, noted(loadCtx, read));
-        this.lastRead.grants = read;
-        this.grantsErrors = loaded.errors;
-        if (loaded.errors.length === 0) this.grants = loaded;
-        else this.reportErrors(loaded.errors, 'grants');
+      let doneReading = () => {};
+      this.reading = new Promise<void>((resolve) => (doneReading = resolve));
+      try {
+        if (what.policy) {
+          const read: Fingerprint = new Map();
+          const loaded = await loadPolicySources(this.opts.configFile, noted(loadCtx, read));
+          this.lastLooks.policy = { files: read, globs: loaded.globbed };
+          this.baseErrors = loaded.errors;
+          if (loaded.errors.length === 0) {
+            this.base = loaded;
+            this.policyEverValid = true;
+          } else this.reportErrors(loaded.errors, 'policy');
+        }
+        if (what.grants) {
+          const read: Fingerprint = new Map();
+          const loaded = await loadGrantsSource(this.opts.grantsFile, noted(loadCtx, read));
+          this.lastLooks.grants = { files: read, globs: [] };
+          this.grantsErrors = loaded.errors;
+          if (loaded.errors.length === 0) this.grants = loaded;
+          else this.reportErrors(loaded.errors, 'grants');
+        }
+      } finally {
+        this.reading = undefined;
+        doneReading();
       }
       this.errors = [...this.baseErrors, ...this.grantsErrors];
       // loadedAt says when the policy in force was read, not when a rejected edit was.

@@ -3,13 +3,12 @@ import { realpath, stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { errnoCode } from '../common/errors.js';
 import {
-  expandGlob,
   fileHash,
+  includeGlob,
   limitFs,
   nearestExisting,
   mapBounded,
   MAX_POLICY_BYTES,
-  MAX_POLICY_FILES,
   MAX_POLICY_TOTAL_BYTES,
   nodeFs,
   openPolicyFile,
@@ -49,47 +48,51 @@ export async function hashFile(file: string, reads?: Map<string, PolicyFileRead>
 export type Fingerprint = Map<string, string>;
 
 /**
- * Hash `files` plus every file the include globs match now, within the caps on what one policy
- * may hold (policies/policy-caps.ts), a few at a time. Past the caps, where the load will refuse
- * the policy anyway, a file is not read: the files given (those the policy loaded, and the grants
- * file) and then the globs' other matches in path order are looked at up to MAX_POLICY_FILES (and
- * the grants file), the rest stand by name alone; of those, the bytes are read in that order
- * while their sizes (by `stat`) stay within MAX_POLICY_TOTAL_BYTES (and the grants file's own
- * size), the rest stand by size, change time and inode, which an edit changes too. `reads`, if
- * given, keeps the bytes read, by name, for the reload that may follow (policies/fs.ts
- * `withReads`).
+ * What one load of a group looked at (state.ts `lastLook`): each file it read, by `readKey`,
+ * and each include glob it expanded with the files that matched then. A load's outcome depends
+ * on nothing else, so a load now would do the same if these are the same on disk.
+ */
+export interface LoadLook {
+  files: ReadonlyMap<string, string>;
+  globs: readonly { pattern: string; matches: readonly string[] }[];
+}
+
+/**
+ * Hash `files` as they are now, a few at a time. `files` are what a load read, within the caps
+ * on what one policy may hold (policies/policy-caps.ts); they may have grown since, so the bytes
+ * are read, in path order, only while their sizes (by `stat`) stay within the bytes a load may
+ * read (MAX_POLICY_TOTAL_BYTES and the file that passed it); the rest stand by size, change time
+ * and inode, which an edit changes too. A file over the size of one policy file is not read at
+ * all (the open refuses it). `reads`, if given, keeps the bytes read, by name, for the reload
+ * that may follow (policies/fs.ts `withReads`).
  */
 export async function fingerprint(
-  files: string[],
-  includeGlobs: string[],
+  files: Iterable<string>,
   reads?: Map<string, PolicyFileRead>,
 ): Promise<Fingerprint> {
-  const all = new Set(files);
-  const fs = limitFs(nodeFs());
-  for (const pattern of includeGlobs) {
-    for (const m of (await expandGlob(fs, pattern, 'file')).matches) all.add(m.path);
-  }
-  // The files the policy loaded (and the grants file) first, then the globs' other matches.
-  const knownSet = new Set(files);
-  const known = [...knownSet].sort();
-  const matched = [...all].filter((f) => !knownSet.has(f)).sort();
-  const looked = [...known, ...matched].slice(0, Math.max(known.length, MAX_POLICY_FILES + 1));
-  const sizes = await mapBounded(looked, POLICY_READS_IN_FLIGHT, statKey);
+  const sorted = [...new Set(files)].sort();
+  const sizes = await mapBounded(sorted, POLICY_READS_IN_FLIGHT, statKey);
   let budget = MAX_POLICY_TOTAL_BYTES + MAX_POLICY_BYTES;
   const read = sizes.map((st) => {
-    if (st === undefined) return true; // missing or unreadable: hashFile says which
+    // Missing, unreadable or over one file's size: the open says which, reading nothing.
+    if (st === undefined || st.size > MAX_POLICY_BYTES) return true;
     budget -= st.size;
     return budget >= 0;
   });
-  const hashes = await mapBounded(looked, POLICY_READS_IN_FLIGHT, (f, i) =>
+  const hashes = await mapBounded(sorted, POLICY_READS_IN_FLIGHT, (f, i) =>
     read[i] ? hashFile(f, reads) : Promise.resolve(`over-cap:${sizes[i]!.key}`),
   );
-  const byFile = new Map(looked.map((f, i) => [f, hashes[i]!]));
-  return new Map([...all].sort().map((f) => [f, byFile.get(f) ?? OVER_CAP]));
+  return new Map(sorted.map((f, i) => [f, hashes[i]!]));
 }
 
-/** A file past the cap on the number of files: it stands by its name alone. */
-export const OVER_CAP = 'over-cap';
+/** Whether an include glob matches other files now than `matches` (what a load found). */
+export async function globMoved(glob: {
+  pattern: string;
+  matches: readonly string[];
+}): Promise<boolean> {
+  const { paths } = await includeGlob(limitFs(nodeFs()), glob.pattern);
+  return paths.length !== glob.matches.length || paths.some((p, i) => p !== glob.matches[i]);
+}
 
 /** A file's size, and a key that changes when it is written: size, change time, inode. */
 async function statKey(file: string): Promise<{ size: number; key: string } | undefined> {

@@ -227,9 +227,17 @@ export class PolicyWatcher {
   private async plan(): Promise<void> {
     const { state, grantsFile } = this.opts;
     const wp = state.resolved.watchPlan;
-    this.includeGlobs = state.includePatterns.filter(isGlob);
+    // The policy in force's files, and those the last load looked at if it was refused (an
+    // include it found missing, say): an edit of either may change what is served.
+    const looked = state.lastLook('policy');
+    this.includeGlobs = [
+      ...new Set([...state.includePatterns.filter(isGlob), ...looked.globs.map((g) => g.pattern)]),
+    ];
     this.isInclude = includeMatcher(this.includeGlobs);
-    const policyFiles = wp.policyFiles.filter((f) => f !== grantsFile);
+    // The grants file is the policy's too when the policy includes it.
+    const policyFiles = [
+      ...new Set([...wp.policyFiles.filter((f) => f !== grantsFile), ...looked.files.keys()]),
+    ];
     const includeBases = this.includeGlobs.map(includeBase);
     this.includeBases = includeBases;
     const includeDirs = await Promise.all(
@@ -501,7 +509,7 @@ export class PolicyWatcher {
     if (this.closed) return;
     let reloaded = false;
     if (due.policy || due.grants)
-      reloaded = await this.edits.reloadIfEdited(due.policy, due.grants, this.includeGlobs);
+      reloaded = await this.edits.reloadIfEdited(due.policy, due.grants);
     if (this.closed) return;
     if (due.roots && !reloaded) await this.opts.state.recompute(reason, true, paths);
     // A symlinked policy file may point elsewhere now.

@@ -268,22 +268,33 @@ export function withReads(inner: FsView, reads: Map<string, PolicyFileRead>): Fs
  * `inner`, telling `note` of every policy file it reads: the read, or the error that refused it.
  * The daemon keeps what each load read, so that an event can be told from an edit by comparing
  * the files on disk with what the policy in force was loaded from (daemon/policy-edits.ts).
+ * A path read again (a file included twice) is answered with its first read: one load sees one
+ * version of each file, the version noted, even if the file changes while the load reads.
  */
 export function noteReads(
   inner: FsView,
   note: (path: string, outcome: { read: PolicyFileRead } | { error: unknown }) => void,
 ): FsView {
+  const first = new Map<string, Promise<PolicyFileRead>>();
+  const readOnce = async (p: string): Promise<PolicyFileRead> => {
+    try {
+      const read = await inner.readFile(p);
+      note(p, { read });
+      return read;
+    } catch (error) {
+      note(p, { error });
+      throw error;
+    }
+  };
   const view: FsView = {
     ...inner,
-    readFile: async (p) => {
-      try {
-        const read = await inner.readFile(p);
-        note(p, { read });
-        return read;
-      } catch (error) {
-        note(p, { error });
-        throw error;
+    readFile: (p) => {
+      let read = first.get(p);
+      if (read === undefined) {
+        read = readOnce(p);
+        first.set(p, read);
       }
+      return read;
     },
   };
   if (direct.has(inner)) direct.add(view);

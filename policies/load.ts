@@ -93,6 +93,7 @@ async function walkFrom(file: string, ctx: PolicyContext, isMain: boolean): Prom
     errors: [],
     warnings: [],
     includePatterns: [],
+    globbed: [],
     missingMain: false,
   };
   const walk: Walk = {
@@ -200,7 +201,8 @@ async function loadFile(
     }
     out.includePatterns.push(expanded.path);
     if (isGlob(expanded.path) && !(await existsLiterally(ctx, expanded.path))) {
-      const globbed = await expandGlob(walk.globFs, expanded.path, 'file');
+      const globbed = await includeGlob(walk.globFs, expanded.path);
+      out.globbed.push({ pattern: expanded.path, matches: globbed.paths });
       for (const link of globbed.outsideBase) {
         out.warnings.push(
           err(
@@ -210,9 +212,7 @@ async function loadFile(
           ),
         );
       }
-      const paths = globbed.matches
-        .map((m) => m.path)
-        .sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
+      const { paths } = globbed;
       if (walk.reads + paths.length > MAX_POLICY_FILES) {
         // Past the cap with what is read already: nothing of it is read.
         out.errors.push(err(inc.pos, tooManyFilesMessage(walk.reads + paths.length)));
@@ -225,6 +225,22 @@ async function loadFile(
     if (walk.capped) break;
   }
   walk.stack.pop();
+}
+
+/**
+ * The files an include glob loads, in the order they load (by their names' bytes), with the
+ * links out of its directory it skips. The daemon's watcher expands a glob the same way to tell
+ * whether a load would find other files now (daemon/policy-edits.ts).
+ */
+export async function includeGlob(
+  fs: FsView,
+  pattern: string,
+): Promise<{ paths: string[]; base: string; outsideBase: string[] }> {
+  const globbed = await expandGlob(fs, pattern, 'file');
+  const paths = globbed.matches
+    .map((m) => m.path)
+    .sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
+  return { paths, base: globbed.base, outsideBase: globbed.outsideBase };
 }
 
 async function existsLiterally(ctx: PolicyContext, path: string): Promise<boolean> {

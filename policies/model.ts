@@ -147,6 +147,11 @@ export interface LoadedSources {
   warnings: PolicyError[];
   /** Every include pattern, absolute, for protected paths and the watch plan. */
   includePatterns: string[];
+  /**
+   * Each include glob the load expanded, with the files it matched then (read or not: past the
+   * caps they are not): with the files it read, all a load's outcome depends on.
+   */
+  globbed: { pattern: string; matches: string[] }[];
   /** True when the main file does not exist (a decision: no roots at all). */
   missingMain: boolean;
 }

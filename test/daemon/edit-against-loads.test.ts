@@ -1,6 +1,6 @@
 /**
  * The watcher reloads when the files on disk differ from what the last load read, whoever asked
- * for that load (daemon/policy-edits.ts `reloadIfEdited`, state.ts `readByLastLoad`). Compared
+ * for that load (daemon/policy-edits.ts `reloadIfEdited`, state.ts `lastLook`). Compared
  * with its own last look instead, an edit made and undone around a `rootsctl reload` or a grant
  * left the daemon serving what no file says any more, until some other edit: a deleted file's
  * roots, an include's deny lost, a grant deleted by hand still served. Each case runs the order
@@ -9,6 +9,8 @@
 import { mkdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
+import { fingerprint } from '../../daemon/watch-policy.js';
+import type { PolicyFileRead } from '../../policies/index.js';
 import { editState } from '../helpers/edit-state.js';
 
 const policy = (dir: string, roots: string[], extra = '') =>
@@ -49,16 +51,15 @@ void t.test("an include's deny removed, reloaded, then put back is in force", as
     writeFileSync(join(dir, 'inc', 'deny.yaml'), `version: 1\ndeny:\n  - "${dir}/a/secret"\n`);
     return policy(dir, ['a'], `include: ["${dir}/inc/*.yaml"]\n`);
   });
-  const includes = [join(s.dir, 'inc', '*.yaml')];
   const secret = join(s.dir, 'a', 'secret', 'f');
   t.equal((await s.state.check('fs', secret, 'read')).allowed, false, 'denied at start');
-  await s.look(includes);
+  await s.look();
   const deny = join(s.dir, 'inc', 'deny.yaml');
   renameSync(deny, join(s.dir, 'deny.yaml.off'));
   await s.state.reload({ policy: true, grants: true, repin: true }, 'rootsctl reload');
   t.equal((await s.state.check('fs', secret, 'read')).allowed, true, 'allowed without it');
   renameSync(join(s.dir, 'deny.yaml.off'), deny);
-  t.equal(await s.look(includes), true, 'the watcher reloads');
+  t.equal(await s.look(), true, 'the watcher reloads');
   t.equal((await s.state.check('fs', secret, 'read')).allowed, false, 'denied again');
 });
 
@@ -105,21 +106,20 @@ void t.test(
       mkdirs(dir, ['a', 'c', 'inc', 'alt']);
       return policy(dir, ['a'], `include: ["${dir}/inc/*.yaml"]\n`);
     });
-    const includes = [join(s.dir, 'inc', '*.yaml')];
     const text = policy(s.dir, ['c']);
     writeFileSync(join(s.dir, 'inc', 'y.yaml'), text);
-    t.equal(await s.look(includes), true);
+    t.equal(await s.look(), true);
     t.same(s.roots(), [join(s.dir, 'a'), join(s.dir, 'c')], 'the include loaded');
     writeFileSync(join(s.dir, 'alt', 't.yaml'), text);
     symlinkSync(join(s.dir, 'alt', 't.yaml'), join(s.dir, 'inc', 'link'));
     renameSync(join(s.dir, 'inc', 'link'), join(s.dir, 'inc', 'y.yaml'));
-    t.equal(await s.look(includes), true, 'the same bytes from elsewhere are another file');
+    t.equal(await s.look(), true, 'the same bytes from elsewhere are another file');
     t.same(s.roots(), [join(s.dir, 'a')], 'a link out of the include directory is not loaded');
     t.match(
       s.state.warnings.map((w) => w.message),
       [/is a link out of/],
     );
-    t.equal(await s.look(includes), false, 'once dropped, nothing more to reload');
+    t.equal(await s.look(), false, 'once dropped, nothing more to reload');
   },
 );
 
@@ -132,3 +132,43 @@ void t.test('a look at files as loaded reloads nothing', async (t) => {
   await s.state.reload({ policy: true, grants: true, repin: true }, 'rootsctl reload');
   t.equal(await s.look(), false, 'after a reload of the same files');
 });
+
+for (const how of ['in place', 'by a rename over it'] as const) {
+  void t.test(`a file included twice, edited ${how} while it loads: one version`, async (t) => {
+    const s = await editState(t, (dir) => {
+      mkdirs(dir, ['a', 'b', 'c']);
+      writeFileSync(join(dir, 'x.yaml'), policy(dir, ['b']));
+      writeFileSync(join(dir, 'y.yaml'), 'version: 1\ninclude: ["x.yaml"]\n');
+      return policy(dir, ['a'], 'include: ["x.yaml", "y.yaml"]\n');
+    });
+    t.same(
+      s.roots(),
+      ['a', 'b'].map((r) => join(s.dir, r)),
+    );
+    t.equal(await s.look(), false, 'at start');
+    // The watcher reads an edit of x (root c)...
+    const x = join(s.dir, 'x.yaml');
+    writeFileSync(x, policy(s.dir, ['c']));
+    const loadsBefore = s.state.loads;
+    const reads = new Map<string, PolicyFileRead>();
+    await fingerprint(s.state.lastLook('policy').files.keys(), reads);
+    // ...and x is edited again (no root) before the reload that loads what it read.
+    const none = 'version: 1\n';
+    if (how === 'in place') writeFileSync(x, none);
+    else {
+      writeFileSync(`${x}.tmp`, none);
+      renameSync(`${x}.tmp`, x);
+    }
+    await s.state.reload({ policy: true, grants: true, fromSnapshot: true }, 'file changed', true, {
+      files: reads,
+      loadsBefore,
+    });
+    t.same(
+      s.roots(),
+      ['a', 'c'].map((r) => join(s.dir, r)),
+      'the load saw one version of x',
+    );
+    t.equal(await s.look(), true, "the second edit's look reloads");
+    t.same(s.roots(), [join(s.dir, 'a')], 'served as x says now');
+  });
+}

@@ -86,6 +86,24 @@ void t.test('an invalid edit keeps serving; the next valid edit applies', async 
   t.same((await c.status()).policy.errors, [], 'errors cleared');
 });
 
+void t.test(
+  'a refused edit naming an include not made yet, elsewhere: making it applies',
+  async (t) => {
+    const { d, c } = await setup(t, ['a', 'b', 'other'], (dir) => policy([`${dir}/a`]));
+    const inc = join(d.dir, 'other', 'new.yaml');
+    const n = await none(c, async () => {
+      writeFileSync(d.config, policy([`${d.dir}/a`], `include: ["${inc}"]\n`));
+      await until('the error in status', async () => (await c.status()).policy.errors.length > 0);
+    });
+    t.equal(n, 0, 'refused: the include does not exist');
+    t.match((await c.status()).policy.errors[0]!.message, /does not exist/);
+    // Its directory was no policy file's: the refused load's reads are watched too.
+    const seen = await exactlyOne(c, () => writeFileSync(inc, policy([`${d.dir}/b`])));
+    t.same(uris(seen[0]!), [uri(join(d.dir, 'a')), uri(join(d.dir, 'b'))], 'loaded once made');
+    t.same((await c.status()).policy.errors, [], 'errors cleared');
+  },
+);
+
 void t.test('a missing main file, a symlinked main file, and deleting it', async (t) => {
   const { d, c, first } = await setup(t, ['a', 'b', 'dotfiles'], () => undefined);
   t.same(first.roots, [], 'no policy file: no roots');

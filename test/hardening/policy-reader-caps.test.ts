@@ -9,7 +9,7 @@
 import { appendFileSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
-import { fingerprint, MISSING, OVER_CAP } from '../../daemon/watch-policy.js';
+import { fingerprint, MISSING } from '../../daemon/watch-policy.js';
 import {
   mapBounded,
   MAX_POLICY_FILES,
@@ -18,6 +18,7 @@ import {
 } from '../../policies/index.js';
 import { rootsctl } from '../helpers/cli.js';
 import { startDaemon } from '../helpers/daemon.js';
+import { editState } from '../helpers/edit-state.js';
 import { ownedShortDir, waitFor } from '../helpers/proxy.js';
 
 /** `n` small policy files `<dir>/<sub>/NNNN.yaml`. */
@@ -205,29 +206,65 @@ void t.test('the daemon keeps its last good policy while an include is past a ca
 });
 
 void t.test('the edit fingerprint reads no more than the caps allow', async (t) => {
-  await t.test(`a glob of 3,000 files: ${MAX_POLICY_FILES + 1} are read`, async (t) => {
-    const dir = ownedShortDir(t);
-    manyFiles(dir, 'd', 3000);
-    const print = await fingerprint([join(dir, 'mcp-roots.yaml')], [join(dir, 'd/*.yaml')]);
-    t.equal(print.size, 3001, 'every file is in the fingerprint, by name');
-    const hashed = [...print.values()].filter((h) => h !== OVER_CAP);
-    t.equal(hashed.length, MAX_POLICY_FILES + 1, 'the first files in path order are looked at');
-    t.equal(print.get(join(dir, 'mcp-roots.yaml')), MISSING, 'a missing file is still missing');
+  await t.test(`a glob of 3,000 files: only what the refused load read is read`, async (t) => {
+    const s = await editState(t, (dir) => {
+      manyFiles(dir, 'd', 3000);
+      return `version: 1\ninclude: ["${dir}/d/*.yaml"]\n`;
+    });
+    t.match(s.state.errors[0]?.message, FILES, 'refused at start');
+    const look = s.state.lastLook('policy');
+    t.same([...look.files.keys()], [s.configFile], 'the load read the main file alone');
+    t.equal(look.globs[0]?.matches.length, 3000, 'and saw what its glob matched');
+    const reads = new Map();
+    const print = await fingerprint(look.files.keys(), reads);
+    t.same([...reads.keys()], [s.configFile], 'a look reads that file, no more');
+    t.equal(print.size, 1);
+    t.equal(await s.look(), false, 'nothing changed: no reload, and no error again');
+    writeFileSync(join(s.dir, 'd', '3000.yaml'), 'version: 1\n');
+    t.equal(await s.look(), true, 'a file more in the glob: a reload');
+    t.equal(await s.look(), false, 'then nothing more');
   });
 
   await t.test('twelve files of 1,000,000 bytes: read up to the byte cap', async (t) => {
     const dir = ownedShortDir(t);
     manyFiles(dir, 'd', 12, sized(BIG));
-    const glob = [join(dir, 'd/*.yaml')];
-    const before = await fingerprint([], glob);
+    const files = Array.from({ length: 12 }, (_, i) =>
+      join(dir, 'd', `${String(i).padStart(4, '0')}.yaml`),
+    );
+    const before = await fingerprint(files);
     const unread = [...before].filter(([, h]) => h.startsWith('over-cap:')).map(([f]) => f);
-    // The budget is the policy's and the grants file's: 9 MiB, nine of these files.
+    // The budget is what one load may read: 8 MiB and the file that passes it, nine of these.
     t.equal(unread.length, 3, 'the files past the byte cap are not read');
-    const sameAgain = await fingerprint([], glob);
+    const sameAgain = await fingerprint(files);
     t.same([...sameAgain], [...before], 'the fingerprint is the same while nothing changes');
     appendFileSync(unread[0]!, '#\n');
-    const after = await fingerprint([], glob);
+    const after = await fingerprint(files);
     t.not(after.get(unread[0]!), before.get(unread[0]!), 'an edit of an unread file is seen');
+    t.equal(after.get(join(dir, 'missing.yaml')), undefined);
+    t.equal(
+      (await fingerprint([join(dir, 'missing.yaml')])).get(join(dir, 'missing.yaml')),
+      MISSING,
+    );
+  });
+
+  await t.test("a file over one file's size costs nothing of the budget", async (t) => {
+    const dir = ownedShortDir(t);
+    manyFiles(dir, 'd', 9, sized(BIG));
+    writeFileSync(join(dir, 'd', 'huge.yaml'), sized(3 * MiB));
+    const print = await fingerprint([
+      ...Array.from({ length: 9 }, (_, i) => join(dir, 'd', `${String(i).padStart(4, '0')}.yaml`)),
+      join(dir, 'd', 'huge.yaml'),
+    ]);
+    t.equal(
+      print.get(join(dir, 'd', 'huge.yaml')),
+      'unreadable:EFBIG',
+      'refused as a load refuses it',
+    );
+    t.same(
+      [...print.values()].filter((h) => h.startsWith('over-cap:')),
+      [],
+      'the nine are read',
+    );
   });
 });
 

@@ -11,10 +11,17 @@ import type { Test } from 'tap';
 import { makeLogger } from '../../daemon/logger.js';
 import { PolicyEdits } from '../../daemon/policy-edits.js';
 import { PolicyState } from '../../daemon/state.js';
-import { nodeFs } from '../../policies/index.js';
+import { nodeFs, type FsView } from '../../policies/index.js';
 
-/** Start the state on `policy` (written to `dir/mcp-roots.yaml`), in a new test directory. */
-export async function editState(t: Test, policy: (dir: string) => string) {
+/**
+ * Start the state on `policy` (written to `dir/mcp-roots.yaml`), in a new test directory; `fs`,
+ * if given, is the state's view of the files (a test's, to hold a read).
+ */
+export async function editState(
+  t: Test,
+  policy: (dir: string) => string,
+  fs: (dir: string) => FsView = () => nodeFs(),
+) {
   const dir = realpathSync(t.testdir());
   mkdirSync(join(dir, 'state'));
   const configFile = join(dir, 'mcp-roots.yaml');
@@ -27,7 +34,7 @@ export async function editState(t: Test, policy: (dir: string) => string) {
     runtimeDir: join(dir, 'run'),
     home: dir,
     env: {},
-    fs: nodeFs(),
+    fs: fs(dir),
     log: makeLogger({
       level: 'error',
       format: 'text',
@@ -48,10 +55,10 @@ export async function editState(t: Test, policy: (dir: string) => string) {
    * The watcher's look at the end of a settle window: whether it reloaded. A file gone since the
    * last look gets the watcher's grace (an editor's delete-then-write): it looks once more.
    */
-  const look = async (includes: string[] = []) => {
+  const look = async () => {
     graced = false;
-    const reloaded = await edits.reloadIfEdited(true, true, includes);
-    return graced ? edits.reloadIfEdited(true, true, includes) : reloaded;
+    const reloaded = await edits.reloadIfEdited(true, true);
+    return graced ? edits.reloadIfEdited(true, true) : reloaded;
   };
   /** The root paths `server` is served. */
   const roots = (server = 'fs') => state.resolved.roots(server).map((r) => fileURLToPath(r.uri));
