@@ -46,13 +46,38 @@ function sandboxInit(mark: string): number {
   return init;
 }
 
-/** gdb, from the host, clears the init's parent-death signal: what the attack does inside. */
+/**
+ * gdb, from the host, clears the init's parent-death signal: what the attack does inside. The
+ * init waits in `wait4`, stopped just past its `syscall` instruction: gdb points it back there,
+ * runs `prctl(PR_SET_PDEATHSIG, 0)` (157) with one step, and sets it up to make its `wait4`
+ * again. Not gdb's `call`: that writes the whole register state back, which some kernels refuse
+ * on CPUs with AMX ("Couldn't write extended state status"), leaving the init's wait broken.
+ */
 function clearParentDeathSignal(t: Test, pid: number): void {
+  const saved = ['rdi', 'rsi', 'rdx', 'r10', 'r8', 'r9'];
+  const commands = [
+    'x/2bx $pc-2',
+    'set $s_pc = $pc',
+    'set $s_nr = $orig_rax',
+    ...saved.map((r) => `set $s_${r} = $${r}`),
+    'set $pc = $s_pc - 2',
+    ...['rax = 157', 'rdi = 1', 'rsi = 0', 'rdx = 0', 'r10 = 0', 'r8 = 0'].map((a) => `set $${a}`),
+    'stepi',
+    'print $rax',
+    'set $pc = $s_pc - 2',
+    'set $rax = $s_nr',
+    ...saved.map((r) => `set $${r} = $s_${r}`),
+    'detach',
+  ];
   const out = execFileSync(
     'gdb',
-    ['-p', String(pid), '-batch', '-ex', 'call (int)prctl(1,0,0,0,0)', '-ex', 'detach'],
-    { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] },
+    ['-p', String(pid), '-batch', ...commands.flatMap((c) => ['-ex', c])],
+    {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
   );
+  t.match(out, /:\s+0x0f\s+0x05/, `the init (pid ${pid}) stopped just past a system call`);
   t.match(out, /\$1 = 0/, `the init (pid ${pid}) has no parent-death signal now`);
 }
 
