@@ -12,9 +12,16 @@ export function writeLine(out: Writable, data: Buffer | string, source: Readable
   out.write(data);
   const room = out.write(NL);
   out.uncork();
-  // Back-pressure: stop reading the side that feeds a stream which is not keeping up.
+  // Back-pressure: stop reading the side that feeds a stream which is not keeping up, until it
+  // has room again or never will: a server stopped (a restart) with its input full closes
+  // without a 'drain', and the host's next messages, for the server that replaced it, waited
+  // for ever.
   if (!room && !source.isPaused()) {
     source.pause();
-    out.once('drain', () => source.resume());
+    const resume = (): void => {
+      out.off('drain', resume).off('close', resume);
+      source.resume();
+    };
+    out.on('drain', resume).on('close', resume);
   }
 }
