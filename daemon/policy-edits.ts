@@ -13,7 +13,7 @@ import {
   type PolicyFileRead,
 } from '../policies/index.js';
 import type { PolicyState } from './state.js';
-import { fingerprint, globMoved, vanished, type Fingerprint } from './watch-policy.js';
+import { fingerprint, globMoved, relocated, vanished, type Fingerprint } from './watch-policy.js';
 
 /** A delete followed by a write (some editors' save) gets this long to finish before it counts. */
 const VANISH_GRACE_MS = 100;
@@ -121,7 +121,8 @@ export class PolicyEdits {
       policy:
         policy &&
         (!sameFiles(prints.policy, looks.policy.files) ||
-          (await someAsync(looks.policy.globs, globMoved))),
+          (await someAsync(looks.policy.globs, globMoved)) ||
+          (await someAsync(looks.policy.located, relocated))),
       grants: grants && !sameFiles(prints.grants, looks.grants.files),
     };
     if (!changed.policy && !changed.grants) return false;

@@ -86,6 +86,7 @@ const EMPTY: LoadedSources = {
   warnings: [],
   includePatterns: [],
   globbed: [],
+  located: [],
   missingMain: false,
 };
 /** How many names asked about (but not subscribed) are remembered for diffing. */
@@ -133,8 +134,8 @@ export class PolicyState extends EventEmitter<StateEvents> {
    * watcher reloads when the files on disk differ from it, whoever loaded last.
    */
   private readonly lastLooks: Record<'policy' | 'grants', LoadLook> = {
-    policy: { files: new Map(), globs: [] },
-    grants: { files: new Map(), globs: [] },
+    policy: { files: new Map(), globs: [], located: [] },
+    grants: { files: new Map(), globs: [], located: [] },
   };
   /** How many loads of the files have begun, in queue order (`reload`'s `reads`). */
   private loadCount = 0;
@@ -243,7 +244,7 @@ export class PolicyState extends EventEmitter<StateEvents> {
         if (what.policy) {
           const read: Fingerprint = new Map();
           const loaded = await loadPolicySources(this.opts.configFile, noted(loadCtx, read));
-          this.lastLooks.policy = { files: read, globs: loaded.globbed };
+          this.lastLooks.policy = { files: read, globs: loaded.globbed, located: loaded.located };
           this.baseErrors = loaded.errors;
           if (loaded.errors.length === 0) {
             this.base = loaded;
@@ -253,7 +254,7 @@ export class PolicyState extends EventEmitter<StateEvents> {
         if (what.grants) {
           const read: Fingerprint = new Map();
           const loaded = await loadGrantsSource(this.opts.grantsFile, noted(loadCtx, read));
-          this.lastLooks.grants = { files: read, globs: [] };
+          this.lastLooks.grants = { files: read, globs: [], located: loaded.located };
           this.grantsErrors = loaded.errors;
           if (loaded.errors.length === 0) this.grants = loaded;
           else this.reportErrors(loaded.errors, 'grants');

@@ -23,14 +23,25 @@ export interface Watch {
 }
 
 /**
+ * A directory the policy's files need watched, by the name the policy reaches it by, with where
+ * that name led when the plan was made. A watch follows links once, when it is set: the key
+ * holds the real directory, so that a link on the way re-pointed (an include glob's base, say)
+ * gets a new watch of where it leads now at the next plan, not the old one kept.
+ */
+export interface PolicyDir {
+  path: string;
+  real?: string;
+}
+
+/**
  * The watches `plan` asks for (the roots' directories and trees) and those the policy's files
  * need (`policyDirs`, each watched shallowly; `includeTrees`, an include glob's base as deep as
  * its matches may lie), by key: a directory both need is one watch.
  */
 export function wantedWatches(
   plan: WatchPlan,
-  policyDirs: string[],
-  includeTrees: { path: string; depth: Watch['depth'] }[] = [],
+  policyDirs: PolicyDir[],
+  includeTrees: (PolicyDir & { depth: Watch['depth'] })[] = [],
 ): Map<string, Watch> {
   const wanted = new Map<string, Watch>();
   const want = (
@@ -39,11 +50,13 @@ export function wantedWatches(
     ignore: string[],
     role: Role,
     globs?: string[],
+    real?: string,
   ) => {
+    const led = real === undefined || real === path ? '' : `\0real:${real}`;
     const key =
       depth === 'recursive'
-        ? `r:${path}\0${ignore.join('\0')}`
-        : `d:${depth}:${path}${globs === undefined ? '' : `\0g:${globs.join('\0')}`}`;
+        ? `r:${path}\0${ignore.join('\0')}${led}`
+        : `d:${depth}:${path}${globs === undefined ? '' : `\0g:${globs.join('\0')}`}${led}`;
     let w = wanted.get(key);
     if (!w) {
       w = { key, path, depth, ignore, roles: new Set(), ...(globs ? { globs } : {}) };
@@ -53,7 +66,7 @@ export function wantedWatches(
   };
   for (const d of plan.dirs) want(d.path, d.depth, [], 'roots', d.globs);
   for (const r of plan.recursive) want(r.path, 'recursive', r.ignore, 'roots');
-  for (const d of policyDirs) want(d, 0, [], 'policy');
-  for (const t of includeTrees) want(t.path, t.depth, [], 'policy');
+  for (const d of policyDirs) want(d.path, 0, [], 'policy', undefined, d.real);
+  for (const t of includeTrees) want(t.path, t.depth, [], 'policy', undefined, t.real);
   return wanted;
 }

@@ -1,11 +1,12 @@
 /** Which files make up the policy on disk, and a fingerprint of their bytes to tell a real edit from noise. */
+import type { PolicyDir } from './watch-list.js';
 import { realpath, stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { errnoCode } from '../common/errors.js';
 import {
   fileHash,
-  includeGlob,
   limitFs,
+  lookAtGlob,
   nearestExisting,
   mapBounded,
   MAX_POLICY_BYTES,
@@ -13,6 +14,9 @@ import {
   nodeFs,
   openPolicyFile,
   POLICY_READS_IN_FLIGHT,
+  sameGlobLook,
+  type GlobLook,
+  type LoadedSources,
   type PolicyFileRead,
 } from '../policies/index.js';
 
@@ -48,13 +52,15 @@ export async function hashFile(file: string, reads?: Map<string, PolicyFileRead>
 export type Fingerprint = Map<string, string>;
 
 /**
- * What one load of a group looked at (state.ts `lastLook`): each file it read, by `readKey`,
- * and each include glob it expanded with the files that matched then. A load's outcome depends
- * on nothing else, so a load now would do the same if these are the same on disk.
+ * What one load of a group looked at (state.ts `lastLook`): each file it read, by `readKey`;
+ * each include glob as it found it (`GlobLook`); and the paths it went by without reading
+ * (`LoadedSources.located`). A load's outcome depends on nothing else, so a load now would do
+ * the same if these are the same on disk.
  */
 export interface LoadLook {
   files: ReadonlyMap<string, string>;
-  globs: readonly { pattern: string; matches: readonly string[] }[];
+  globs: readonly GlobLook[];
+  located: LoadedSources['located'];
 }
 
 /**
@@ -85,13 +91,14 @@ export async function fingerprint(
   return new Map(sorted.map((f, i) => [f, hashes[i]!]));
 }
 
-/** Whether an include glob matches other files now than `matches` (what a load found). */
-export async function globMoved(glob: {
-  pattern: string;
-  matches: readonly string[];
-}): Promise<boolean> {
-  const { paths } = await includeGlob(limitFs(nodeFs()), glob.pattern);
-  return paths.length !== glob.matches.length || paths.some((p, i) => p !== glob.matches[i]);
+/** Whether an include glob would be found otherwise now than a load found it (`look`). */
+export async function globMoved(look: GlobLook): Promise<boolean> {
+  return !sameGlobLook(look, await lookAtGlob(limitFs(nodeFs()), look.pattern));
+}
+
+/** Whether a path a load went by without reading it leads elsewhere now. */
+export async function relocated(path: { path: string; real: string | undefined }) {
+  return (await realpath(path.path).catch(() => undefined)) !== path.real;
 }
 
 /** A file's size, and a key that changes when it is written: size, change time, inode. */
@@ -116,7 +123,7 @@ export function vanished(before: Fingerprint | undefined, after: Fingerprint): b
 export async function policyDirs(
   files: string[],
   includeDirs: string[],
-): Promise<{ watch: string[]; wanted: string[]; names: string[] }> {
+): Promise<{ watch: PolicyDir[]; wanted: string[]; names: string[] }> {
   const wanted = new Set<string>();
   const names = new Set<string>(files);
   for (const f of files) {
@@ -131,5 +138,12 @@ export async function policyDirs(
   }
   const watch = new Set<string>(includeDirs);
   for (const d of wanted) watch.add(await nearestExisting(nodeFs(), d));
-  return { watch: [...watch], wanted: [...wanted], names: [...names] };
+  return { watch: await locate([...watch]), wanted: [...wanted], names: [...names] };
+}
+
+/** Each directory with where its name leads now (`PolicyDir`). */
+export function locate(dirs: string[]): Promise<PolicyDir[]> {
+  return Promise.all(
+    dirs.map(async (path) => ({ path, real: await realpath(path).catch(() => undefined) })),
+  );
 }

@@ -27,7 +27,7 @@ import {
   type WatchHandle,
 } from './watch-backend.js';
 import { PolicyEdits } from './policy-edits.js';
-import { policyDirs } from './watch-policy.js';
+import { locate, policyDirs } from './watch-policy.js';
 import { wantedWatches, type Watch } from './watch-list.js';
 
 export interface WatcherOptions {
@@ -243,6 +243,7 @@ export class PolicyWatcher {
     const includeDirs = await Promise.all(
       this.includeGlobs.map((p) => includeWatchDir(nodeFs(), p)),
     );
+    const located = await locate(includeDirs);
     const pol = await policyDirs(policyFiles, [...includeDirs, ...wp.includeDirs]);
     const gr = await policyDirs(grantsFile === undefined ? [] : [grantsFile], []);
     if (this.closed) return;
@@ -255,9 +256,7 @@ export class PolicyWatcher {
     // plans again): a file made in a directory below the base was never seen otherwise.
     const includeTrees = this.includeGlobs.flatMap((p, i) => {
       const depth = includeDepth(p);
-      return includeDirs[i] === includeBases[i] && depth !== 0
-        ? [{ path: includeBases[i]!, depth }]
-        : [];
+      return includeDirs[i] === includeBases[i] && depth !== 0 ? [{ ...located[i]!, depth }] : [];
     });
     const wanted = wantedWatches(wp, [...pol.watch, ...gr.watch], includeTrees);
 

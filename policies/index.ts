@@ -1,6 +1,12 @@
 /** The policy engine: pure functions from policy files and a view of the filesystem to roots. */
 export { parsePolicyText } from './parse.js';
-export { includeGlob, loadPolicySources, loadGrantsSource, prepareParse } from './load.js';
+export {
+  loadPolicySources,
+  loadGrantsSource,
+  lookAtGlob,
+  prepareParse,
+  sameGlobLook,
+} from './load.js';
 export { resolvePolicy, type ResolveOptions } from './resolve.js';
 export { limitFs, nodeFs, nodeFsSync, memoFs, noteReads, withReads } from './fs.js';
 export { openPolicyFile, readPolicyFile } from './read-policy-file.js';

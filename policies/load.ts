@@ -1,12 +1,14 @@
 /** Reading the policy files: the main file, its includes, and the grants file (docs/policy.md rule 10). */
 import { errnoCode } from '../common/errors.js';
 import type { PolicyError } from '../common/types.js';
-import { dirname } from 'node:path';
-import { expandPath, isGlob, policyDir } from './expand.js';
+import { dirname, sep } from 'node:path';
+import { grantsFile } from '../common/locations.js';
+import { expandPath, isGlob, policyDir, splitGlob } from './expand.js';
 import { limitFs } from './fs.js';
 import { expandGlob } from './glob.js';
 import type {
   FsView,
+  GlobLook,
   LoadedSources,
   ParsedPolicyFile,
   ParseResult,
@@ -69,6 +71,8 @@ interface Walk {
   capped: boolean;
   /** The view include globs are walked through: a few calls at a time, however many entries. */
   globFs: FsView;
+  /** The daemon's state directory and its grants file, canonical (`ownStateFile`). */
+  own: { dir: string; grants: string } | undefined;
 }
 
 function err(pos: Pos, message: string): PolicyError {
@@ -94,6 +98,7 @@ async function walkFrom(file: string, ctx: PolicyContext, isMain: boolean): Prom
     warnings: [],
     includePatterns: [],
     globbed: [],
+    located: [],
     missingMain: false,
   };
   const walk: Walk = {
@@ -105,6 +110,7 @@ async function walkFrom(file: string, ctx: PolicyContext, isMain: boolean): Prom
     bytes: 0,
     capped: false,
     globFs: limitFs(ctx.fs),
+    own: await ownState(ctx),
   };
   await loadFile(walk, file, undefined, isMain);
   return walk;
@@ -132,6 +138,17 @@ async function loadFile(
 ): Promise<void> {
   const { ctx, out } = walk;
   if (walk.capped) return;
+  if (from && walk.own) {
+    // Refused before it is read: a read would be compared by the watcher, and the daemon
+    // writes these files on its own (a refused load is itself logged), so it would load again
+    // and again. Where the name led is noted instead.
+    const real = await ctx.fs.realpath(file).catch(() => undefined);
+    if (real !== undefined && ownStateFile(walk.own, real)) {
+      out.located.push({ path: file, real });
+      out.errors.push(err(from, ownStateMessage(file, walk.own.dir)));
+      return;
+    }
+  }
   let read: PolicyFileRead;
   try {
     read = await ctx.fs.readFile(file);
@@ -160,6 +177,11 @@ async function loadFile(
     return;
   }
   const { bytes, id, real } = read;
+  if (from && walk.own && ownStateFile(walk.own, real)) {
+    // Moved there since the look above.
+    out.errors.push(err(from, ownStateMessage(file, walk.own.dir)));
+    return;
+  }
   walk.reads++;
   walk.bytes += bytes.length;
   if (from && walk.reads > MAX_POLICY_FILES) {
@@ -200,19 +222,20 @@ async function loadFile(
       continue;
     }
     out.includePatterns.push(expanded.path);
-    if (isGlob(expanded.path) && !(await existsLiterally(ctx, expanded.path))) {
-      const globbed = await includeGlob(walk.globFs, expanded.path);
-      out.globbed.push({ pattern: expanded.path, matches: globbed.paths });
-      for (const link of globbed.outsideBase) {
+    if (isGlob(expanded.path)) {
+      const look = await lookAtGlob(walk.globFs, expanded.path);
+      out.globbed.push(look);
+      if (look.literal) await loadFile(walk, expanded.path, inc.pos, false);
+      for (const link of look.outsideBase) {
         out.warnings.push(
           err(
             inc.pos,
-            `include: ${link} is a link out of ${globbed.base}; an include glob loads only files ` +
+            `include: ${link} is a link out of ${look.base}; an include glob loads only files ` +
               'inside its directory, so it is not loaded (name its target in include: to load it)',
           ),
         );
       }
-      const { paths } = globbed;
+      const paths = look.matches;
       if (walk.reads + paths.length > MAX_POLICY_FILES) {
         // Past the cap with what is read already: nothing of it is read.
         out.errors.push(err(inc.pos, tooManyFilesMessage(walk.reads + paths.length)));
@@ -228,28 +251,63 @@ async function loadFile(
 }
 
 /**
- * The files an include glob loads, in the order they load (by their names' bytes), with the
- * links out of its directory it skips. The daemon's watcher expands a glob the same way to tell
- * whether a load would find other files now (daemon/policy-edits.ts).
+ * The daemon's state directory (the context's), canonical, with its grants file: the files in
+ * it are the daemon's own (its decision log, the lockdown mark, the socket pointer, temporary
+ * files), written as it runs; the grants file alone is policy.
  */
-export async function includeGlob(
-  fs: FsView,
-  pattern: string,
-): Promise<{ paths: string[]; base: string; outsideBase: string[] }> {
-  const globbed = await expandGlob(fs, pattern, 'file');
-  const paths = globbed.matches
-    .map((m) => m.path)
-    .sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
-  return { paths, base: globbed.base, outsideBase: globbed.outsideBase };
+async function ownState(ctx: PolicyContext): Promise<Walk['own']> {
+  if (ctx.stateDir === undefined) return undefined;
+  const dir = await ctx.fs.realpath(ctx.stateDir).catch(() => ctx.stateDir!);
+  return { dir, grants: grantsFile(dir) };
 }
 
-async function existsLiterally(ctx: PolicyContext, path: string): Promise<boolean> {
-  try {
-    await ctx.fs.lstat(path);
-    return true;
-  } catch {
-    return false;
-  }
+/** Whether a canonical path is one of the daemon's own state files (`ownState`). */
+function ownStateFile(own: NonNullable<Walk['own']>, real: string): boolean {
+  return real.startsWith(own.dir === sep ? sep : own.dir + sep) && real !== own.grants;
+}
+
+function ownStateMessage(file: string, dir: string): string {
+  return (
+    `include: ${file} is in the daemon's state directory ${dir}, whose files the daemon writes ` +
+    'itself (its decision log, the lockdown mark, the socket pointer); a policy cannot include ' +
+    'them (of the files there, only the grants file may be included): keep policy files elsewhere'
+  );
+}
+
+/**
+ * What an include pattern with glob characters stands for now (`GlobLook`): a file or link of
+ * that very name if there is one (even a dangling link: the include then names a missing file),
+ * else the files the glob matches, in the order they load (by their names' bytes). The daemon's
+ * watcher looks the same way to tell whether a load would find something else now
+ * (daemon/watch-policy.ts `globMoved`).
+ */
+export async function lookAtGlob(fs: FsView, pattern: string): Promise<GlobLook> {
+  const base = splitGlob(pattern).base;
+  const baseReal = await fs.realpath(base).catch(() => undefined);
+  const literal = await fs.lstat(pattern).then(
+    () => true,
+    () => false,
+  );
+  if (literal) return { pattern, literal, base, baseReal, matches: [], outsideBase: [] };
+  const globbed = await expandGlob(fs, pattern, 'file');
+  const matches = globbed.matches
+    .map((m) => m.path)
+    .sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
+  const outsideBase = globbed.outsideBase.sort();
+  return { pattern, literal, base, baseReal, matches, outsideBase };
+}
+
+/** Whether two looks at one include glob found the same (`GlobLook`). */
+export function sameGlobLook(a: GlobLook, b: GlobLook): boolean {
+  const same = (x: readonly string[], y: readonly string[]) =>
+    x.length === y.length && x.every((v, i) => v === y[i]);
+  return (
+    a.pattern === b.pattern &&
+    a.literal === b.literal &&
+    a.baseReal === b.baseReal &&
+    same(a.matches, b.matches) &&
+    same(a.outsideBase, b.outsideBase)
+  );
 }
 
 /** Expand every root and deny path of a file in place, recording expansion errors. */

@@ -140,6 +140,22 @@ export interface WatchPlan {
   recursive: { path: string; ignore: string[] }[];
 }
 
+/**
+ * What a load found at one include pattern with glob characters: a file or link of that very
+ * name (`literal`: the include names it, and it is read as such), or else the glob's matches, in
+ * the order they load, with the links out of its directory it skipped and where its directory
+ * really was (undefined: missing). A load now would do the same if all of these are the same.
+ */
+export interface GlobLook {
+  pattern: string;
+  literal: boolean;
+  /** The static directory the matches live under (`/etc/mcp/*.yaml` → `/etc/mcp`). */
+  base: string;
+  baseReal: string | undefined;
+  matches: string[];
+  outsideBase: string[];
+}
+
 /** The result of loading the policy files (main and includes, or the grants file). */
 export interface LoadedSources {
   files: ParsedPolicyFile[];
@@ -148,10 +164,17 @@ export interface LoadedSources {
   /** Every include pattern, absolute, for protected paths and the watch plan. */
   includePatterns: string[];
   /**
-   * Each include glob the load expanded, with the files it matched then (read or not: past the
-   * caps they are not): with the files it read, all a load's outcome depends on.
+   * Each include glob the load looked at, as it found it (`GlobLook`: the files it matched, read
+   * or not: past the caps they are not). With the files it read and `located`, all a load's
+   * outcome depends on.
    */
-  globbed: { pattern: string; matches: string[] }[];
+  globbed: GlobLook[];
+  /**
+   * Paths whose real location the load went by without reading them: an include refused for
+   * lying among the daemon's own state files (policies/load.ts `ownStateFile`), with where it
+   * led then (undefined: nowhere).
+   */
+  located: { path: string; real: string | undefined }[];
   /** True when the main file does not exist (a decision: no roots at all). */
   missingMain: boolean;
 }

@@ -7,7 +7,16 @@
  * settle window would end (helpers/edit-state.ts).
  */
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  mkdirSync,
+  renameSync,
+  rmdirSync,
+  rmSync,
+  symlinkSync,
+  unlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import { MAX_POLICY_FILES } from '../../policies/index.js';
@@ -161,6 +170,60 @@ const ROWS: Row[] = [
     roots: ['b'],
   },
   {
+    what: 'a glob include blocked by a dangling link named like the glob',
+    start: globStart,
+    refuse: (dir) => symlinkSync(join(dir, 'nowhere'), join(dir, 'inc', '*.yaml')),
+    error: /\*\.yaml does not exist/,
+    mend: (dir) => unlinkSync(join(dir, 'inc', '*.yaml')),
+    roots: ['a', 'b'],
+  },
+  {
+    what: 'a glob include blocked by a directory named like the glob',
+    start: globStart,
+    refuse: (dir) => mkdirSync(join(dir, 'inc', '*.yaml')),
+    error: /\*\.yaml is a directory/,
+    mend: (dir) => rmdirSync(join(dir, 'inc', '*.yaml')),
+    roots: ['a', 'b'],
+  },
+  {
+    what: "an include of the daemon's own decision log",
+    start: (dir) => (
+      writeFileSync(join(dir, 'state', 'decisions.jsonl'), '{"kind":"start"}\n'),
+      policy(dir, ['a'])
+    ),
+    refuse: (dir, main) =>
+      writeFileSync(main, policy(dir, ['a'], 'include: ["state/decisions.jsonl"]\n')),
+    error: /decisions\.jsonl is in the daemon's state directory/,
+    mend: (dir, main) => writeFileSync(main, policy(dir, ['b'])),
+    roots: ['b'],
+  },
+  {
+    what: "an include glob matching the daemon's own state files",
+    start: (dir) => (
+      writeFileSync(join(dir, 'state', 'decisions.jsonl'), '{"kind":"start"}\n'),
+      policy(dir, ['a'])
+    ),
+    refuse: (dir, main) => writeFileSync(main, policy(dir, ['a'], 'include: ["state/*"]\n')),
+    error: /decisions\.jsonl is in the daemon's state directory/,
+    mend: (dir) => unlinkSync(join(dir, 'state', 'decisions.jsonl')),
+    roots: ['a'],
+  },
+  {
+    what: "an include that is a link re-pointed to the daemon's own decision log",
+    start: (dir) => {
+      writeFileSync(join(dir, 'state', 'decisions.jsonl'), '{"kind":"start"}\n');
+      writeFileSync(join(dir, 'b.yaml'), policy(dir, ['b']));
+      writeFileSync(join(dir, 'c.yaml'), policy(dir, ['c']));
+      symlinkSync(join(dir, 'b.yaml'), join(dir, 'link.yaml'));
+      return policy(dir, ['a'], 'include: ["link.yaml"]\n');
+    },
+    refuse: (dir) => repoint(join(dir, 'link.yaml'), join(dir, 'state', 'decisions.jsonl')),
+    error: /link\.yaml is in the daemon's state directory/,
+    // Only where the name leads says the include is mended: no file the load read changed.
+    mend: (dir) => repoint(join(dir, 'link.yaml'), join(dir, 'c.yaml')),
+    roots: ['a', 'c'],
+  },
+  {
     what: 'the grants file unparsable',
     refuse: (dir) => writeFileSync(join(dir, 'state', 'grants.yaml'), UNPARSABLE),
     error: /./,
@@ -168,6 +231,19 @@ const ROWS: Row[] = [
     roots: ['a'],
   },
 ];
+
+/** A glob include in force: `inc/*.yaml`, with one file serving `b`. */
+function globStart(dir: string): string {
+  mkdirSync(join(dir, 'inc'));
+  writeFileSync(join(dir, 'inc', 'x.yaml'), policy(dir, ['b']));
+  return policy(dir, ['a'], `include: ["${dir}/inc/*.yaml"]\n`);
+}
+
+/** Point the link `link` at `target` in one step, as `ln -sfn` and a rename do. */
+function repoint(link: string, target: string): void {
+  symlinkSync(target, `${link}.new`);
+  renameSync(`${link}.new`, link);
+}
 
 for (const row of ROWS) {
   void t.test(row.what, async (t) => {
@@ -181,6 +257,8 @@ for (const row of ROWS) {
     t.equal(await s.look(), true, 'the edit reloads');
     t.match(s.state.errors[0]?.message, row.error, 'refused');
     t.equal(await s.look(), false, 'nothing changed: no reload');
+    // The daemon logs every refusal: its own files change; nothing a load read does.
+    appendFileSync(join(s.dir, 'state', 'decisions.jsonl'), '{"kind":"policy-rejected"}\n');
     t.equal(await s.look(), false, 'and again none');
     row.mend(s.dir, s.configFile);
     t.equal(await s.look(), true, 'the fix reloads');

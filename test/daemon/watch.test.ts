@@ -167,3 +167,23 @@ void t.test('close() is idempotent', async (t) => {
   await p;
   t.equal(w.status().directories, 0, 'nothing left open');
 });
+
+void t.test("an include glob's directory, a link, re-pointed: the watch follows", async (t) => {
+  const { d, c, first } = await setup(t, ['a', 'b', 'e1', 'e2'], (dir) => {
+    symlinkSync(join(dir, 'e1'), join(dir, 'conf.d'));
+    return policy([`${dir}/a`], 'include: ["conf.d/*.yaml"]\n');
+  });
+  t.same(uris(first), [uri(join(d.dir, 'a'))]);
+  // Set on e1 first: a watch set after the link moved would follow it anyway.
+  await until('the include directory watched', () => d.daemon.watcher.status().directories === 3);
+  // Nothing matches on either side: the lists stay as they are.
+  const n = await none(c, () => {
+    symlinkSync(join(d.dir, 'e2'), join(d.dir, 'conf.d.new'));
+    renameSync(join(d.dir, 'conf.d.new'), join(d.dir, 'conf.d'));
+  });
+  t.equal(n, 0, 're-pointed: no change to any list');
+  const seen = await exactlyOne(c, () =>
+    writeFileSync(join(d.dir, 'e2', 'x.yaml'), policy([`${d.dir}/b`])),
+  );
+  t.same(uris(seen[0]!), [uri(join(d.dir, 'a')), uri(join(d.dir, 'b'))], 'a file there loads');
+});
