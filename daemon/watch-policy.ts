@@ -24,13 +24,17 @@ import {
 export const MISSING = 'missing';
 
 /**
- * How one read of a policy file stands in a fingerprint: its bytes' sha256 and where the file
+ * How one read of a policy file stands in a fingerprint: its bytes' sha256, where the file
  * opened was (the same bytes through a link out of an include's directory are another file: the
- * load refuses it), or why it could not be read. The watcher's reads and the state's loads are
- * both keyed by this, so that they compare.
+ * load refuses it) and which file it was (a load knows files by device and inode: a hard link
+ * of another include put in its place is that file, loaded once), or why it could not be read.
+ * The watcher's reads and the state's loads are both keyed by this, so that they compare.
  */
 export function readKey(outcome: { read: PolicyFileRead } | { error: unknown }): string {
-  if ('read' in outcome) return `${fileHash(outcome.read.bytes)}@${outcome.read.real}`;
+  if ('read' in outcome) {
+    const { bytes, real, id } = outcome.read;
+    return `${fileHash(bytes)}@${real}#${id}`;
+  }
   const code = errnoCode(outcome.error);
   return code === 'ENOENT' || code === 'ENOTDIR'
     ? MISSING

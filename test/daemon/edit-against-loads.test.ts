@@ -6,7 +6,7 @@
  * roots, an include's deny lost, a grant deleted by hand still served. Each case runs the order
  * that went wrong, by hand, where the watcher's settle window would end.
  */
-import { mkdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { linkSync, mkdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import { fingerprint } from '../../daemon/watch-policy.js';
@@ -172,3 +172,21 @@ for (const how of ['in place', 'by a rename over it'] as const) {
     t.same(s.roots(), [join(s.dir, 'a')], 'served as x says now');
   });
 }
+
+void t.test('an include replaced by a hard link of another include, the same bytes', async (t) => {
+  // A load knows files by device and inode: b.yaml made a second name of a.yaml is a.yaml,
+  // loaded once, though its name and bytes are as before.
+  const s = await editState(t, (dir) => {
+    mkdirs(dir, ['a']);
+    writeFileSync(join(dir, 'a.yaml'), policy(dir, ['a']));
+    writeFileSync(join(dir, 'b.yaml'), policy(dir, ['a']));
+    return 'version: 1\ninclude: ["a.yaml", "b.yaml"]\n';
+  });
+  t.equal(s.state.files.length, 3, 'three files at start');
+  t.equal(await s.look(), false, 'nothing to reload at start');
+  linkSync(join(s.dir, 'a.yaml'), join(s.dir, 'b.tmp'));
+  renameSync(join(s.dir, 'b.tmp'), join(s.dir, 'b.yaml'));
+  t.equal(await s.look(), true, 'the swap reloads');
+  t.same(s.state.files, [s.configFile, join(s.dir, 'a.yaml')], 'as a fresh daemon loads it');
+  t.equal(await s.look(), false, 'then nothing more');
+});
