@@ -5,21 +5,15 @@
  * directory leads now, and says what a fresh daemon would say of the links. In-process, looks
  * where the settle window would end (helpers/edit-state.ts); watch.test.ts has the real daemon.
  */
-import { mkdirSync, renameSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
-import { editState } from '../helpers/edit-state.js';
+import { editState, repoint } from '../helpers/edit-state.js';
 
 const policy = (dir: string, roots: string[], head = '') =>
   `version: 1\n${head}servers:\n  fs:\n    roots:\n${roots
     .map((r) => `      - path: "${join(dir, r)}"\n`)
     .join('')}`;
-
-/** Point the link `link` at `target` in one step, as `ln -sfn` and a rename do. */
-function repoint(link: string, target: string): void {
-  symlinkSync(target, `${link}.new`);
-  renameSync(`${link}.new`, link);
-}
 
 void t.test('the glob directory a link re-pointed between two empty directories', async (t) => {
   const s = await editState(t, (dir) => {

@@ -10,7 +10,6 @@ import { execFileSync } from 'node:child_process';
 import {
   appendFileSync,
   mkdirSync,
-  renameSync,
   rmdirSync,
   rmSync,
   symlinkSync,
@@ -20,7 +19,7 @@ import {
 import { join } from 'node:path';
 import t from 'tap';
 import { MAX_POLICY_FILES } from '../../policies/index.js';
-import { editState } from '../helpers/edit-state.js';
+import { editState, repoint } from '../helpers/edit-state.js';
 
 const policy = (dir: string, roots: string[], head = '') =>
   `version: 1\n${head}servers:\n  fs:\n    roots:\n${roots
@@ -237,12 +236,6 @@ function globStart(dir: string): string {
   mkdirSync(join(dir, 'inc'));
   writeFileSync(join(dir, 'inc', 'x.yaml'), policy(dir, ['b']));
   return policy(dir, ['a'], `include: ["${dir}/inc/*.yaml"]\n`);
-}
-
-/** Point the link `link` at `target` in one step, as `ln -sfn` and a rename do. */
-function repoint(link: string, target: string): void {
-  symlinkSync(target, `${link}.new`);
-  renameSync(`${link}.new`, link);
 }
 
 for (const row of ROWS) {

@@ -3,7 +3,7 @@
  * and without the watcher: a test calls `reloadIfEdited` where the watcher's settle window would
  * end, so the order of loads and looks is the test's, not the scheduler's.
  */
-import { mkdirSync, realpathSync, writeFileSync } from 'node:fs';
+import { mkdirSync, realpathSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Writable } from 'node:stream';
@@ -63,4 +63,10 @@ export async function editState(
   /** The root paths `server` is served. */
   const roots = (server = 'fs') => state.resolved.roots(server).map((r) => fileURLToPath(r.uri));
   return { dir, configFile, grantsFile, state, edits, look, roots };
+}
+
+/** Point the link `link` at `target` in one step, as `ln -sfn` and a rename do. */
+export function repoint(link: string, target: string): void {
+  symlinkSync(target, `${link}.new`);
+  renameSync(`${link}.new`, link);
 }
