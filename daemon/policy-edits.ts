@@ -123,7 +123,10 @@ export class PolicyEdits {
         (!sameFiles(prints.policy, looks.policy.files) ||
           (await someAsync(looks.policy.globs, globMoved)) ||
           (await someAsync(looks.policy.located, relocated))),
-      grants: grants && !sameFiles(prints.grants, looks.grants.files),
+      grants:
+        grants &&
+        (!sameFiles(prints.grants, looks.grants.files) ||
+          (await someAsync(looks.grants.located, relocated))),
     };
     if (!changed.policy && !changed.grants) return false;
     if (this.opts.closed()) return false;

@@ -7,6 +7,7 @@ export {
   prepareParse,
   sameGlobLook,
 } from './load.js';
+export { whereNow } from './own-state.js';
 export { resolvePolicy, type ResolveOptions } from './resolve.js';
 export { limitFs, nodeFs, nodeFsSync, memoFs, noteReads, withReads } from './fs.js';
 export { openPolicyFile, readPolicyFile } from './read-policy-file.js';

@@ -1,8 +1,7 @@
 /** Reading the policy files: the main file, its includes, and the grants file (docs/policy.md rule 10). */
 import { errnoCode } from '../common/errors.js';
 import type { PolicyError } from '../common/types.js';
-import { dirname, sep } from 'node:path';
-import { grantsFile } from '../common/locations.js';
+import { dirname } from 'node:path';
 import { expandPath, isGlob, policyDir, splitGlob } from './expand.js';
 import { limitFs } from './fs.js';
 import { expandGlob } from './glob.js';
@@ -16,6 +15,13 @@ import type {
   PolicyFileRead,
   Pos,
 } from './model.js';
+import {
+  fileWhere,
+  isOwnStateFile,
+  ownState,
+  ownStateMessage,
+  type OwnState,
+} from './own-state.js';
 import { parsePolicyText, tooBigMessage } from './parse.js';
 import {
   MAX_POLICY_FILES,
@@ -71,8 +77,8 @@ interface Walk {
   capped: boolean;
   /** The view include globs are walked through: a few calls at a time, however many entries. */
   globFs: FsView;
-  /** The daemon's state directory and its grants file, canonical (`ownStateFile`). */
-  own: { dir: string; grants: string } | undefined;
+  /** The daemon's own state files, none of which is read (policies/own-state.ts). */
+  own: OwnState | undefined;
 }
 
 function err(pos: Pos, message: string): PolicyError {
@@ -138,14 +144,14 @@ async function loadFile(
 ): Promise<void> {
   const { ctx, out } = walk;
   if (walk.capped) return;
-  if (from && walk.own) {
+  if (!isMain && walk.own) {
     // Refused before it is read: a read would be compared by the watcher, and the daemon
-    // writes these files on its own (a refused load is itself logged), so it would load again
-    // and again. Where the name led is noted instead.
-    const real = await ctx.fs.realpath(file).catch(() => undefined);
-    if (real !== undefined && ownStateFile(walk.own, real)) {
-      out.located.push({ path: file, real });
-      out.errors.push(err(from, ownStateMessage(file, walk.own.dir)));
+    // writes these files on its own, so it would load again and again. Where the name led is
+    // noted instead, for the watcher to compare.
+    const where = await fileWhere(ctx.fs, file);
+    if (where !== undefined && isOwnStateFile(walk.own, where)) {
+      out.located.push({ path: file, where: `${where.real}#${where.id}` });
+      out.errors.push(ownStateError(file, from, walk.own));
       return;
     }
   }
@@ -177,9 +183,9 @@ async function loadFile(
     return;
   }
   const { bytes, id, real } = read;
-  if (from && walk.own && ownStateFile(walk.own, real)) {
+  if (!isMain && walk.own && isOwnStateFile(walk.own, read)) {
     // Moved there since the look above.
-    out.errors.push(err(from, ownStateMessage(file, walk.own.dir)));
+    out.errors.push(ownStateError(file, from, walk.own));
     return;
   }
   walk.reads++;
@@ -250,28 +256,10 @@ async function loadFile(
   walk.stack.pop();
 }
 
-/**
- * The daemon's state directory (the context's), canonical, with its grants file: the files in
- * it are the daemon's own (its decision log, the lockdown mark, the socket pointer, temporary
- * files), written as it runs; the grants file alone is policy.
- */
-async function ownState(ctx: PolicyContext): Promise<Walk['own']> {
-  if (ctx.stateDir === undefined) return undefined;
-  const dir = await ctx.fs.realpath(ctx.stateDir).catch(() => ctx.stateDir!);
-  return { dir, grants: grantsFile(dir) };
-}
-
-/** Whether a canonical path is one of the daemon's own state files (`ownState`). */
-function ownStateFile(own: NonNullable<Walk['own']>, real: string): boolean {
-  return real.startsWith(own.dir === sep ? sep : own.dir + sep) && real !== own.grants;
-}
-
-function ownStateMessage(file: string, dir: string): string {
-  return (
-    `include: ${file} is in the daemon's state directory ${dir}, whose files the daemon writes ` +
-    'itself (its decision log, the lockdown mark, the socket pointer); a policy cannot include ' +
-    'them (of the files there, only the grants file may be included): keep policy files elsewhere'
-  );
+/** The error for an include, or the grants file, that is one of the daemon's own files. */
+function ownStateError(file: string, from: Pos | undefined, own: OwnState): PolicyError {
+  const what = ownStateMessage(file, own.dir);
+  return from ? err(from, `include: ${what}`) : { file, line: 1, column: 1, message: what };
 }
 
 /**

@@ -170,11 +170,11 @@ export interface LoadedSources {
    */
   globbed: GlobLook[];
   /**
-   * Paths whose real location the load went by without reading them: an include refused for
-   * lying among the daemon's own state files (policies/load.ts `ownStateFile`), with where it
-   * led then (undefined: nowhere).
+   * Paths the load went by without reading them: an include (or the grants file) refused as one
+   * of the daemon's own state files (policies/own-state.ts), with where it led then
+   * (`whereNow`: its canonical path and identity).
    */
-  located: { path: string; real: string | undefined }[];
+  located: { path: string; where: string }[];
   /** True when the main file does not exist (a decision: no roots at all). */
   missingMain: boolean;
 }

@@ -9,6 +9,7 @@
 import { execFileSync } from 'node:child_process';
 import {
   appendFileSync,
+  linkSync,
   mkdirSync,
   rmdirSync,
   rmSync,
@@ -192,7 +193,7 @@ const ROWS: Row[] = [
     ),
     refuse: (dir, main) =>
       writeFileSync(main, policy(dir, ['a'], 'include: ["state/decisions.jsonl"]\n')),
-    error: /decisions\.jsonl is in the daemon's state directory/,
+    error: /decisions\.jsonl is one of the daemon's own state files/,
     mend: (dir, main) => writeFileSync(main, policy(dir, ['b'])),
     roots: ['b'],
   },
@@ -203,7 +204,7 @@ const ROWS: Row[] = [
       policy(dir, ['a'])
     ),
     refuse: (dir, main) => writeFileSync(main, policy(dir, ['a'], 'include: ["state/*"]\n')),
-    error: /decisions\.jsonl is in the daemon's state directory/,
+    error: /decisions\.jsonl is one of the daemon's own state files/,
     mend: (dir) => unlinkSync(join(dir, 'state', 'decisions.jsonl')),
     roots: ['a'],
   },
@@ -217,10 +218,38 @@ const ROWS: Row[] = [
       return policy(dir, ['a'], 'include: ["link.yaml"]\n');
     },
     refuse: (dir) => repoint(join(dir, 'link.yaml'), join(dir, 'state', 'decisions.jsonl')),
-    error: /link\.yaml is in the daemon's state directory/,
+    error: /link\.yaml is one of the daemon's own state files/,
     // Only where the name leads says the include is mended: no file the load read changed.
     mend: (dir) => repoint(join(dir, 'link.yaml'), join(dir, 'c.yaml')),
     roots: ['a', 'c'],
+  },
+  {
+    what: "an include that is a hard link of the daemon's own decision log",
+    start: (dir) => (
+      writeFileSync(join(dir, 'state', 'decisions.jsonl'), '{"kind":"start"}\n'),
+      policy(dir, ['a'])
+    ),
+    refuse: (dir, main) => {
+      linkSync(join(dir, 'state', 'decisions.jsonl'), join(dir, 'h.yaml'));
+      writeFileSync(main, policy(dir, ['a'], 'include: ["h.yaml"]\n'));
+    },
+    error: /h\.yaml is one of the daemon's own state files/,
+    mend: (dir) => (
+      rmSync(join(dir, 'h.yaml')),
+      writeFileSync(join(dir, 'h.yaml'), policy(dir, ['b']))
+    ),
+    roots: ['a', 'b'],
+  },
+  {
+    what: "the grants file a link to the daemon's own decision log",
+    start: (dir) => (
+      writeFileSync(join(dir, 'state', 'decisions.jsonl'), '{"kind":"start"}\n'),
+      policy(dir, ['a'])
+    ),
+    refuse: (dir) => symlinkSync('decisions.jsonl', join(dir, 'state', 'grants.yaml')),
+    error: /grants\.yaml is one of the daemon's own state files/,
+    mend: (dir) => rmSync(join(dir, 'state', 'grants.yaml')),
+    roots: ['a'],
   },
   {
     what: 'the grants file unparsable',
