@@ -1,5 +1,4 @@
 /** Which files make up the policy on disk, and a fingerprint of their bytes to tell a real edit from noise. */
-import type { PolicyDir } from './watch-list.js';
 import { realpath, stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { errnoCode } from '../common/errors.js';
@@ -20,6 +19,7 @@ import {
   type LoadedSources,
   type PolicyFileRead,
 } from '../policies/index.js';
+import type { PolicyDir } from './watch-list.js';
 
 /** The hash of a file that does not exist (or cannot be read): a state of its own. */
 export const MISSING = 'missing';

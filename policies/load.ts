@@ -20,6 +20,7 @@ import {
   isOwnStateFile,
   ownState,
   ownStateMessage,
+  whereKey,
   type OwnState,
 } from './own-state.js';
 import { parsePolicyText, tooBigMessage } from './parse.js';
@@ -150,7 +151,7 @@ async function loadFile(
     // noted instead, for the watcher to compare.
     const where = await fileWhere(ctx.fs, file);
     if (where !== undefined && isOwnStateFile(walk.own, where)) {
-      out.located.push({ path: file, where: `${where.real}#${where.id}` });
+      out.located.push({ path: file, where: whereKey(where) });
       out.errors.push(ownStateError(file, from, walk.own));
       return;
     }

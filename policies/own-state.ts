@@ -49,10 +49,15 @@ export async function fileWhere(fs: FsView, path: string): Promise<FileWhere | u
   }
 }
 
-/** `fileWhere` as one string, to compare with what a load noted (`LoadedSources.located`). */
+/** `where` as one string, as a load notes it (`LoadedSources.located`). */
+export function whereKey(where: FileWhere): string {
+  return `${where.real}#${where.id}`;
+}
+
+/** Where `path` leads now, as `whereKey` puts it, to compare with what a load noted. */
 export async function whereNow(fs: FsView, path: string): Promise<string | undefined> {
   const where = await fileWhere(fs, path);
-  return where && `${where.real}#${where.id}`;
+  return where && whereKey(where);
 }
 
 /**
