@@ -37,8 +37,11 @@ export interface WatchBackend {
   ): Promise<WatchHandle>;
 }
 
-/** Error codes that mean "cannot watch this by events now", as opposed to a path that went away. */
-const DEGRADE_CODES = ['ENOSPC', 'EMFILE', 'ENFILE', 'EACCES', 'EPERM'] as const;
+/**
+ * Error codes that mean "cannot watch this by events now", as opposed to a path that went away;
+ * `FLOOD` is the daemon's own (watch-flood.ts).
+ */
+const DEGRADE_CODES = ['ENOSPC', 'EMFILE', 'ENFILE', 'EACCES', 'EPERM', 'FLOOD'] as const;
 export type DegradeCode = (typeof DEGRADE_CODES)[number];
 
 /** The code of an error that should put a path in degraded mode, or undefined. */
@@ -179,5 +182,7 @@ export function degradedMessage(path: string, code: DegradeCode, everyMs: number
     case 'EACCES':
     case 'EPERM':
       return `cannot watch ${path}: permission denied (${code}); rescanning it every ${every} instead. Give your user read and search permission on it, or remove it from the policy`;
+    case 'FLOOD':
+      return `watching ${path}: its events came faster than the daemon could handle them (a process changing it in a loop?); rescanning it every ${every} instead, and watching it by events again once they slow down. If this goes on, find the process changing it`;
   }
 }

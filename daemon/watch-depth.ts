@@ -11,6 +11,7 @@ import { lstat, stat } from 'node:fs/promises';
 import { basename, join, relative, sep } from 'node:path';
 import type { FSWatcher } from 'chokidar';
 import type { OnError, OnEvent, WatchEvent, WatchHandle } from './watch-dir.js';
+import { flooded, WatchFlood } from './watch-flood.js';
 
 export interface DepthWatch {
   /** The canonical directory watched. */
@@ -48,6 +49,13 @@ export async function watchToDepth(
   let openedAt = 0;
   /** The inode of the directory watched now: another one at its path is a replacement. */
   let ino = 0;
+  /** The chokidar watcher in place; undefined until the first opening ends. */
+  let current: FSWatcher | undefined;
+  /**
+   * The first opening, ended either way. A rename seen while it reads asks for an opening
+   * afresh, which may come due before it ends (a storm, a loaded machine): it waits for it.
+   */
+  let first: Promise<unknown> = Promise.resolve();
 
   /** Whether the entry at `path` (canonical) is a directory the watch would enter. */
   const entered = async (path: string): Promise<boolean> => {
@@ -78,7 +86,9 @@ export async function watchToDepth(
       // The old watch goes first: chokidar shares one fs.watch per path among its watchers in
       // a process, and a new one opened beside the old would take over the stale watch of the
       // old inode. What happens in between is looked at by the event below.
-      await current.close();
+      await first;
+      // A first opening that failed closed the watch: the caller has its error.
+      await current?.close();
       if (!closed) {
         current = await open();
         openedAt = Date.now();
@@ -140,6 +150,7 @@ export async function watchToDepth(
     });
     let setupError: Error | undefined;
     let ready = false;
+    let notReady = () => {};
     watcher.on('error', (e) => {
       const err = e instanceof Error ? e : new Error(String(e));
       if (!ready && w.isSetupError(err)) setupError ??= err;
@@ -154,6 +165,19 @@ export async function watchToDepth(
     // Raw events arrive before chokidar's own readdir, and include attribute changes of
     // directories and the removal of the watched directory itself.
     watcher.on('raw', (event, evPath, details) => {
+      if (closed) return;
+      if (flooded()) {
+        // chokidar's closers close its fs.watch handles at once, in this turn (watch-flood.ts).
+        closed = true;
+        void watcher.close();
+        const err = new WatchFlood(w.name(real));
+        if (ready) onError(err);
+        else {
+          setupError ??= err;
+          notReady();
+        }
+        return;
+      }
       const watched = (details as { watchedPath?: string }).watchedPath;
       if (watched === undefined) return;
       const p = evPath ? join(watched, evPath) : watched;
@@ -167,7 +191,11 @@ export async function watchToDepth(
         });
       }
     });
-    await new Promise<void>((resolve) => watcher.once('ready', resolve));
+    // A watch closed for a flood is never ready.
+    await new Promise<void>((resolve) => {
+      notReady = resolve;
+      watcher.once('ready', resolve);
+    });
     ready = true;
     try {
       ino = (await stat(real)).ino;
@@ -182,11 +210,18 @@ export async function watchToDepth(
     return watcher;
   };
 
-  let current = await open();
+  const opening = open();
+  first = opening.catch(() => {});
+  try {
+    current = await opening;
+  } catch (err) {
+    closed = true;
+    throw err;
+  }
   return {
     close: async () => {
       closed = true;
-      await current.close();
+      await current?.close();
     },
   };
 }

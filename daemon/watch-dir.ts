@@ -9,6 +9,7 @@
 import { lstatSync, watch, type FSWatcher } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { basename } from 'node:path';
+import { flooded, WatchFlood } from './watch-flood.js';
 
 /**
  * What happened to `path`: an entry appeared, disappeared, was renamed (either), or changed
@@ -95,6 +96,12 @@ export async function watchEntries(
   const open = (): FSWatcher => {
     const w = watch(real, { persistent: true }, (event, name) => {
       if (closed) return;
+      if (flooded()) {
+        closed = true;
+        w.close();
+        onError(new WatchFlood(given));
+        return;
+      }
       if (name === null) {
         // The kernel did not say which entry (a queue overflow): anything may have changed.
         onEvent({ kind: 'rename', path: given });

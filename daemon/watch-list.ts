@@ -17,6 +17,8 @@ export interface Watch {
   roles: Set<Role>;
   handle?: WatchHandle;
   degraded?: DegradeCode;
+  /** How many times it was degraded: one while it opened means the new handle is dead already. */
+  degradations?: number;
   removed?: boolean;
   /** Resolutions walking under it that set it first (watcher.ts `watchFirst`): kept until done. */
   held?: number;

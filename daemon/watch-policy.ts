@@ -1,6 +1,6 @@
 /** Which files make up the policy on disk, and a fingerprint of their bytes to tell a real edit from noise. */
-import { realpath, stat } from 'node:fs/promises';
-import { dirname } from 'node:path';
+import { lstat, realpath, stat } from 'node:fs/promises';
+import { dirname, sep } from 'node:path';
 import { errnoCode } from '../common/errors.js';
 import {
   fileHash,
@@ -124,7 +124,11 @@ export function vanished(before: Fingerprint | undefined, after: Fingerprint): b
   return false;
 }
 
-/** Directories to watch for a set of policy files: each one's directory and, for a symlink, its target's. */
+/**
+ * Directories to watch for a set of policy files: each one's directory and, for a symlink, its
+ * target's; and the directory holding each link on the way to a file or an include's
+ * directory (`linkHolders`).
+ */
 export async function policyDirs(
   files: string[],
   includeDirs: string[],
@@ -143,7 +147,28 @@ export async function policyDirs(
   }
   const watch = new Set<string>(includeDirs);
   for (const d of wanted) watch.add(await nearestExisting(nodeFs(), d));
+  for (const path of [...files, ...includeDirs])
+    for (const d of await linkHolders(path)) watch.add(d);
   return { watch: await locate([...watch]), wanted: [...wanted], names: [...names] };
+}
+
+/**
+ * The directories holding a link on the way to `path` (`/cfg/a` for `/cfg/a/l/conf.d` with `l` a
+ * link), by the names `path` reaches them by. A link re-pointed moves everything below it, and
+ * the only event is the link's own, in the directory holding it: unwatched, a file's or an
+ * include glob's new place went unseen until the rescan.
+ */
+async function linkHolders(path: string): Promise<string[]> {
+  const holders: string[] = [];
+  let prefix = '';
+  for (const part of path.split(sep).filter(Boolean)) {
+    const parent = prefix || sep;
+    prefix = `${prefix}${sep}${part}`;
+    const st = await lstat(prefix).catch(() => undefined);
+    if (st === undefined) break;
+    if (st.isSymbolicLink()) holders.push(parent);
+  }
+  return holders;
 }
 
 /** Each directory with where its name leads now (`PolicyDir`). */

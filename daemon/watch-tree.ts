@@ -34,6 +34,7 @@ import { readdir } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
 import { errnoCode } from '../common/errors.js';
 import type { OnError, OnEvent, WatchHandle } from './watch-dir.js';
+import { flooded, WatchFlood } from './watch-flood.js';
 
 /** A tree's watch, and which directories it watches one by one (for tests and status). */
 export interface TreeHandle extends WatchHandle {
@@ -259,6 +260,12 @@ export async function watchTree(
 
   const onRaw = (dir: string, event: string, name: string | Buffer | null): void => {
     if (closed || overflowed) return;
+    if (flooded()) {
+      closed = true;
+      closeAll();
+      onError(new WatchFlood(root));
+      return;
+    }
     if (name === null) {
       // The kernel did not say which entry (a queue overflow): anything may have changed.
       onEvent({ kind: 'rename', path: root });

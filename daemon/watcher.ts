@@ -46,6 +46,9 @@ export interface WatcherOptions {
   backend?: WatchBackend;
 }
 
+/** A flooded path's warning is logged at most this often (`floodWarnDue`). */
+const FLOOD_WARN_EVERY_MS = 60_000;
+
 interface Pending {
   roots: boolean;
   policy: boolean;
@@ -78,6 +81,8 @@ export class PolicyWatcher {
   private isInclude: (path: string) => boolean = () => false;
   /** Paths whose failure was logged (once per episode). */
   private readonly warned = new Set<string>();
+  /** When each flooded path's warning was logged (`floodWarnDue`). */
+  private readonly floodWarnedAt = new Map<string, number>();
   private readonly onResolved = () => void this.requestPlan();
   /** Watches being opened, so that `watchFirst` can wait for one a plan is opening. */
   private readonly opening = new Map<Watch, Promise<boolean>>();
@@ -309,6 +314,7 @@ export class PolicyWatcher {
   private async openNow(w: Watch): Promise<boolean> {
     const onEvent = (e: WatchEvent) => this.onEvent(w, e);
     const onError = (err: Error) => this.onWatchError(w, err);
+    const degradations = w.degradations;
     let handle: WatchHandle;
     try {
       handle =
@@ -345,10 +351,16 @@ export class PolicyWatcher {
       return false;
     }
     w.handle = handle;
+    // Degraded while it opened (a flood seen as it read): that handle is closed, and the rescans
+    // go on until one opening stays in place.
+    if (w.degradations !== degradations) return false;
     if (w.degraded) {
+      const was = w.degraded;
       w.degraded = undefined;
       this.warned.delete(w.path);
-      this.opts.log.info(`watching ${w.path} by events again`);
+      // A flood's watch is set again at every rescan, and closed again while the flood lasts.
+      if (was === 'FLOOD') this.opts.log.debug(`watching ${w.path} by events again`);
+      else this.opts.log.info(`watching ${w.path} by events again`);
     }
     return true;
   }
@@ -402,8 +414,10 @@ export class PolicyWatcher {
       this.isInclude(path) ||
       this.includeBases.some((b) => path.startsWith(b === sep ? sep : b + sep));
     const grants = this.grantNames.has(path);
+    // A wanted directory made, removed or re-pointed: the watches move too, but at the settle
+    // window's pace (`apply` plans after its look), never once per event. A process swapping a
+    // link in a loop otherwise kept the planner busy for good, and every batch waiting on it.
     const dir = this.wantedDirs.some((d) => d === path || d.startsWith(path + sep));
-    if (dir) void this.requestPlan();
     if (policy || grants || dir) this.poke({ policy: policy || dir, grants: grants || dir });
   }
 
@@ -436,11 +450,25 @@ export class PolicyWatcher {
   /** Rescan `w` on the short interval until a watch can be set again. */
   private degrade(w: Watch, code: DegradeCode): void {
     w.degraded = code;
-    if (!this.warned.has(w.path)) {
-      this.warned.add(w.path);
+    w.degradations = (w.degradations ?? 0) + 1;
+    if (code === 'FLOOD' ? this.floodWarnDue(w.path) : !this.warned.has(w.path)) {
+      if (code !== 'FLOOD') this.warned.add(w.path);
       this.opts.log.warn(degradedMessage(w.path, code, this.opts.degradedRescanMs));
     }
     this.armDegraded();
+  }
+
+  /**
+   * A flood's warning at most once a minute per path: its watch comes back at every rescan and
+   * goes again while the flood lasts, and a warning each time would flood the log in turn.
+   */
+  private floodWarnDue(path: string): boolean {
+    const now = performance.now();
+    for (const [p, at] of this.floodWarnedAt)
+      if (now - at >= FLOOD_WARN_EVERY_MS) this.floodWarnedAt.delete(p);
+    if (this.floodWarnedAt.has(path)) return false;
+    this.floodWarnedAt.set(path, now);
+    return true;
   }
 
   private armDegraded(): void {

@@ -6,6 +6,7 @@
 import { copyFileSync, renameSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
+import { waitFor } from '../helpers/poll.js';
 import {
   exactlyOne,
   logCount,
@@ -127,6 +128,9 @@ void t.test('include added or removed changes what is watched', async (t) => {
   t.same(first.roots, []);
   const inc = join(d.dir, 'inc', 'a.yaml');
   writeFileSync(inc, policy([`${d.dir}/a`]));
+  // The state directory, made for the first decision logged, moves the grants file's watch there: counted
+  // once that plan is made.
+  await waitFor(() => d.daemon.watcher.isIdle(), 30_000, 'the watcher idle');
   const before = d.daemon.watcher.status().directories;
 
   let seen = await exactlyOne(c, () =>
@@ -187,3 +191,32 @@ void t.test("an include glob's directory, a link, re-pointed: the watch follows"
   );
   t.same(uris(seen[0]!), [uri(join(d.dir, 'a')), uri(join(d.dir, 'b'))], 'a file there loads');
 });
+
+void t.test(
+  'a link on the way to an include glob re-pointed, in no directory watched else',
+  async (t) => {
+    const { d, c, first } = await setup(t, ['a', 'b', 'links', 'x/conf.d', 'y/conf.d'], (dir) => {
+      symlinkSync(join(dir, 'x'), join(dir, 'links', 'l'));
+      return policy([`${dir}/a`], 'include: ["links/l/conf.d/*.yaml"]\n');
+    });
+    t.same(uris(first), [uri(join(d.dir, 'a'))]);
+    await until('the include directory watched', () => d.daemon.watcher.status().directories === 4);
+    // Everything done first (the new watches' own look, a recompute and the plan after it): a
+    // plan made after the link moved would follow it by itself.
+    await waitFor(
+      async () =>
+        logCount(d, 'recomputing (') === logCount(d, 'recomputed (') &&
+        (await d.daemon.watcher.isIdle()),
+      30_000,
+      'the daemon idle',
+    );
+    // Re-pointed, then a file made where it leads now, nothing else moving: the link's own event,
+    // in `links`, is all there is to see.
+    symlinkSync(join(d.dir, 'y'), join(d.dir, 'links', 'l.new'));
+    renameSync(join(d.dir, 'links', 'l.new'), join(d.dir, 'links', 'l'));
+    const seen = await exactlyOne(c, () =>
+      writeFileSync(join(d.dir, 'y', 'conf.d', 'x.yaml'), policy([`${d.dir}/b`])),
+    );
+    t.same(uris(seen[0]!), [uri(join(d.dir, 'a')), uri(join(d.dir, 'b'))], 'a file there loads');
+  },
+);

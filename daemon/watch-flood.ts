@@ -1,0 +1,54 @@
+/**
+ * A watch whose events come faster than the daemon can handle them is closed, so that the event
+ * loop goes on.
+ *
+ * libuv reads inotify's queue until the queue is empty (`uv__inotify_read`), calling every
+ * `fs.watch` listener on the way, before the loop does anything else. A process changing a
+ * watched directory in a loop (a link re-pointed by rename, over and over: any agent may do it
+ * in its own roots) queues events faster than one listener call handles each, so that read
+ * never ended: no answer on the socket, no timer, no reload, for as long as the loop ran. Every
+ * server's checks waited, and so did `rootsctl lockdown`.
+ *
+ * So each watch's listener asks `flooded()` first. Once one turn of the loop has brought
+ * `FLOOD_EVENTS` watch events and lasted `FLOOD_TURN_MS`, every listener called in the rest of
+ * that turn closes its watch (the kernel stops queueing for it, the read ends) and reports
+ * `WatchFlood`. The watcher then rescans what the watch covered on the degraded interval and
+ * sets the watch again at each rescan, as for a watch the kernel refused (watcher.ts
+ * `degrade`). Both, because either alone is ordinary: a turn of a loaded machine lasts 100 ms
+ * with a few events and a slow recompute in it, and `rm -rf` of a big directory brings
+ * thousands of events read in a few milliseconds.
+ */
+
+/** How long a turn of the event loop with `FLOOD_EVENTS` watch events in it may last. */
+export const FLOOD_TURN_MS = 100;
+export const FLOOD_EVENTS = 1000;
+
+/** When the current turn's first watch event arrived; undefined between turns. */
+let turnStart: number | undefined;
+/** Watch events in the current turn. */
+let turnEvents = 0;
+
+/** Whether this turn has spent its time on watch events: the caller closes its watch. */
+export function flooded(): boolean {
+  const now = performance.now();
+  if (turnStart === undefined) {
+    turnStart = now;
+    turnEvents = 1;
+    // Runs once the loop gets past its poll phase, which is what a flood prevents.
+    setImmediate(() => {
+      turnStart = undefined;
+    });
+    return false;
+  }
+  turnEvents++;
+  return turnEvents > FLOOD_EVENTS && now - turnStart > FLOOD_TURN_MS;
+}
+
+/** A watch closed because its events came faster than they could be handled. */
+export class WatchFlood extends Error {
+  readonly code = 'FLOOD';
+  constructor(path: string) {
+    super(`events for ${path} came faster than they could be handled; the watch was closed`);
+    this.name = 'WatchFlood';
+  }
+}
