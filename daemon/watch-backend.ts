@@ -39,7 +39,7 @@ export interface WatchBackend {
 
 /**
  * Error codes that mean "cannot watch this by events now", as opposed to a path that went away;
- * `FLOOD` is the daemon's own (watch-flood.ts).
+ * `FLOOD` is the daemon's own (common/watch-flood.ts).
  */
 const DEGRADE_CODES = ['ENOSPC', 'EMFILE', 'ENFILE', 'EACCES', 'EPERM', 'FLOOD'] as const;
 export type DegradeCode = (typeof DEGRADE_CODES)[number];

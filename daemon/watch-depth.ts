@@ -11,7 +11,7 @@ import { lstat, stat } from 'node:fs/promises';
 import { basename, join, relative, sep } from 'node:path';
 import type { FSWatcher } from 'chokidar';
 import type { OnError, OnEvent, WatchEvent, WatchHandle } from './watch-dir.js';
-import { flooded, WatchFlood } from './watch-flood.js';
+import { flooded, WatchFlood } from '../common/watch-flood.js';
 
 export interface DepthWatch {
   /** The canonical directory watched. */
@@ -167,7 +167,7 @@ export async function watchToDepth(
     watcher.on('raw', (event, evPath, details) => {
       if (closed) return;
       if (flooded()) {
-        // chokidar's closers close its fs.watch handles at once, in this turn (watch-flood.ts).
+        // chokidar's closers close its fs.watch handles at once, in this turn (common/watch-flood.ts).
         closed = true;
         void watcher.close();
         const err = new WatchFlood(w.name(real));

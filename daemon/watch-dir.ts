@@ -9,7 +9,7 @@
 import { lstatSync, watch, type FSWatcher } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { basename } from 'node:path';
-import { flooded, WatchFlood } from './watch-flood.js';
+import { flooded, WatchFlood } from '../common/watch-flood.js';
 
 /**
  * What happened to `path`: an entry appeared, disappeared, was renamed (either), or changed

@@ -34,7 +34,7 @@ import { readdir } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
 import { errnoCode } from '../common/errors.js';
 import type { OnError, OnEvent, WatchHandle } from './watch-dir.js';
-import { flooded, WatchFlood } from './watch-flood.js';
+import { flooded, WatchFlood } from '../common/watch-flood.js';
 
 /** A tree's watch, and which directories it watches one by one (for tests and status). */
 export interface TreeHandle extends WatchHandle {

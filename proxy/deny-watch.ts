@@ -25,6 +25,7 @@ import { lstatSync, watch, type FSWatcher, type Stats } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { DenyAccess, DenyMeta, Root } from '../common/types.js';
+import { flooded } from '../common/watch-flood.js';
 import type { ProxyLogger } from './log.js';
 import { denyTest, entriesOf, inside, rootDenies } from './sandbox-mounts.js';
 
@@ -170,6 +171,7 @@ export class DenyWatch {
     let w: FSWatcher;
     try {
       w = watch(dir, { persistent: false, encoding: 'buffer' }, (event, name) => {
+        if (flooded()) return this.onFlood(set, dir);
         if (event !== 'rename' || name === null) return;
         const text = name.toString('utf8');
         if (!Buffer.from(text).equals(name)) return this.onUnnameable(root, dir, name);
@@ -284,6 +286,28 @@ export class DenyWatch {
     if (!st.isDirectory()) return;
     this.cannotWatch(path, 'its name is not UTF-8');
     this.o.onDenied({ path, access: 'all' });
+  }
+
+  /**
+   * Events in `dir` came faster than they could be read (common/watch-flood.ts): its watch is
+   * closed, so events behind the flood (a denied path made meanwhile) are not seen. Fail closed:
+   * the server is stopped as for a denied path, and the next plan watches every root afresh
+   * before it lays out mounts, which hide whatever is denied by then. While the flood lasts
+   * (the server itself making it, say) each new watch floods again and the server is stopped
+   * again.
+   */
+  private onFlood(set: WatchSet, dir: string): void {
+    if (!set.live) return;
+    set.watchers.get(dir)?.close();
+    set.watchers.delete(dir);
+    set.identities.delete(dir);
+    // The same roots and denies would keep this set, with `dir` unwatched.
+    this.key = '';
+    this.o.onDenied({
+      path: dir,
+      access: 'all',
+      why: `events in ${dir} came faster than the proxy could read them (a process changing it in a loop?), so a denied path made there would go unseen`,
+    });
   }
 
   private cannotWatch(dir: string, why: string): void {

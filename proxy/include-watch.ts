@@ -16,6 +16,7 @@ import { lstatSync, watch, type FSWatcher } from 'node:fs';
 import { basename, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Root, SandboxRule } from '../common/types.js';
+import { flooded } from '../common/watch-flood.js';
 import { canonicalLoose, splitInclude } from './sandbox-includes.js';
 import { ancestors, inside } from './sandbox-paths.js';
 
@@ -79,6 +80,14 @@ export class IncludeWatch {
       let w: FSWatcher;
       try {
         w = watch(dir, { persistent: false }, (_event, name) => {
+          // Events behind a flood (common/watch-flood.ts) go unseen: closed, and reported as a
+          // change, which stops the server; the next plan sets every watch afresh.
+          if (flooded()) {
+            w.close();
+            this.key = '';
+            this.o.onChanged(dir);
+            return;
+          }
           if (typeof name !== 'string') return;
           const was = names.get(name);
           const path = `${dir === '/' ? '' : dir}/${name}`;

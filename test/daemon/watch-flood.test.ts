@@ -1,5 +1,5 @@
 /**
- * A watch flooded with events (daemon/watch-flood.ts). libuv reads inotify's queue until it is
+ * A watch flooded with events (common/watch-flood.ts). libuv reads inotify's queue until it is
  * empty before the event loop goes on, so a process changing a watched directory faster than
  * the listeners handle its events held the loop for as long as it ran: the daemon answered
  * nothing. Each backend now closes a flooded watch and reports it; the daemon keeps answering,

@@ -1,22 +1,25 @@
 /**
- * A watch whose events come faster than the daemon can handle them is closed, so that the event
- * loop goes on.
+ * A watch whose events come faster than they can be handled is closed, so that the event loop
+ * goes on: in the daemon (its watches of roots and policy files) and in the proxy (a sandboxed
+ * server's roots, watched for denied paths and include bases).
  *
  * libuv reads inotify's queue until the queue is empty (`uv__inotify_read`), calling every
  * `fs.watch` listener on the way, before the loop does anything else. A process changing a
  * watched directory in a loop (a link re-pointed by rename, over and over: any agent may do it
  * in its own roots) queues events faster than one listener call handles each, so that read
- * never ended: no answer on the socket, no timer, no reload, for as long as the loop ran. Every
- * server's checks waited, and so did `rootsctl lockdown`.
+ * never ended. The daemon answered nothing for as long as the loop ran: every server's checks
+ * waited, and so did `rootsctl lockdown`. A proxy read no event behind the flood, a denied path
+ * made meanwhile included.
  *
  * So each watch's listener asks `flooded()` first. Once one turn of the loop has brought
  * `FLOOD_EVENTS` watch events and lasted `FLOOD_TURN_MS`, every listener called in the rest of
- * that turn closes its watch (the kernel stops queueing for it, the read ends) and reports
- * `WatchFlood`. The watcher then rescans what the watch covered on the degraded interval and
- * sets the watch again at each rescan, as for a watch the kernel refused (watcher.ts
- * `degrade`). Both, because either alone is ordinary: a turn of a loaded machine lasts 100 ms
- * with a few events and a slow recompute in it, and `rm -rf` of a big directory brings
- * thousands of events read in a few milliseconds.
+ * that turn closes its watch (the kernel stops queueing for it, the read ends). The daemon's
+ * watcher then rescans what the watch covered on the degraded interval and sets the watch again
+ * at each rescan, as for a watch the kernel refused (watcher.ts `degrade`); the proxy sets it
+ * again at once and reads what it covers for what it looks for (deny-watch.ts,
+ * include-watch.ts). Both conditions, because either alone is ordinary: a turn of a loaded
+ * machine lasts 100 ms with a few events and a slow recompute in it, and `rm -rf` of a big
+ * directory brings thousands of events read in a few milliseconds.
  */
 
 /** How long a turn of the event loop with `FLOOD_EVENTS` watch events in it may last. */

@@ -1,0 +1,94 @@
+/**
+ * A sandboxed server's roots flooded with events (common/watch-flood.ts), in the proxy: its
+ * watches for denied paths (proxy/deny-watch.ts) and for include bases (proxy/include-watch.ts)
+ * read nothing behind a flood, a denied path made meanwhile included. The flooded watch is
+ * closed and reported as a change that stops the server, and the next plan (`update`) sets
+ * every watch afresh. Real directories, real inotify watches, in this process.
+ */
+import { mkdirSync, realpathSync, renameSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import t from 'tap';
+import { FLOOD_EVENTS, FLOOD_TURN_MS, flooded } from '../../common/watch-flood.js';
+import type { Root } from '../../common/types.js';
+import { IncludeWatch } from '../../proxy/include-watch.js';
+import { watchedRoot } from '../helpers/deny-watch.js';
+import { startFlood } from '../helpers/flood.js';
+import { waitFor } from '../helpers/poll.js';
+import { ownedShortDir } from '../helpers/proxy.js';
+
+const isFlood = (why: string | undefined) => why?.includes('came faster') === true;
+
+void t.test(
+  'denied paths: a flood in a root stops the server, the next plan watches it',
+  async (t) => {
+    const { r, reports, dw } = await watchedRoot(t);
+    const roots: Root[] = [
+      {
+        uri: pathToFileURL(r).href,
+        _meta: {
+          'mcp-roots/readOnly': false,
+          'mcp-roots/deny': [
+            { pattern: '**/.env', access: 'all' },
+            { pattern: '**/*.secret', access: 'all' },
+          ],
+        },
+      },
+    ];
+    const flood = startFlood(t, r, 6);
+    // The test's own timers run only while the loop goes on.
+    await waitFor(() => reports.some((d) => isFlood(d.why)), 30_000, 'the flood reported');
+    t.ok(flood.running(), 'reported while the flood still runs');
+    const report = reports.find((d) => isFlood(d.why))!;
+    t.equal(report.path, r, 'the flooded directory');
+    t.equal(report.access, 'all', 'as a path denied for reading: the server is stopped at once');
+    await flood.done;
+    // The supervisor's next plan: the same roots and denies, watched afresh (the flooded
+    // directory's watch was closed).
+    await dw.update(roots);
+    writeFileSync(join(r, '.env'), 'made after the flood');
+    await waitFor(
+      () => reports.some((d) => d.path === join(r, '.env')),
+      30_000,
+      'a denied path made after the flood reported',
+    );
+  },
+);
+
+void t.test('include bases: a flood in a directory on the way is a change', async (t) => {
+  const r = realpathSync(ownedShortDir(t));
+  mkdirSync(join(r, 'conf.d'));
+  const changed: string[] = [];
+  const iw = new IncludeWatch({ onChanged: (p) => changed.push(p) });
+  t.teardown(() => iw.close());
+  const roots: Root[] = [
+    {
+      uri: pathToFileURL(r).href,
+      _meta: { 'mcp-roots/readOnly': false, 'mcp-roots/include': [`${r}/conf.d/*.yaml`] },
+    },
+  ];
+  await iw.update(roots);
+  // The listener's few instructions outrun a flood on most machines: the turn is spent here
+  // instead, in a timer, before the loop reads the event this writes (timers come first).
+  await new Promise<void>((resolve) =>
+    setTimeout(() => {
+      writeFileSync(join(r, 'unrelated'), '');
+      const start = performance.now();
+      for (let i = 0; i <= FLOOD_EVENTS; i++) flooded();
+      while (performance.now() - start <= FLOOD_TURN_MS) {
+        // the turn spent
+      }
+      resolve();
+    }, 0),
+  );
+  await waitFor(() => changed.length > 0, 30_000, 'the flood reported');
+  t.same(changed, [r], 'the flooded directory, as a change');
+  // The next plan sets the watch again: the base moved is a change.
+  await iw.update(roots);
+  renameSync(join(r, 'conf.d'), join(r, 'conf.old'));
+  await waitFor(
+    () => changed.includes(join(r, 'conf.d')),
+    30_000,
+    'the base moved after the flood reported',
+  );
+});
