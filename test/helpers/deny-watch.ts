@@ -3,6 +3,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Test } from 'tap';
+import type { Root } from '../../common/types.js';
 import { DenyWatch, type DeniedPath } from '../../proxy/deny-watch.js';
 import { waitFor } from './poll.js';
 import { ownedShortDir } from './proxy.js';
@@ -14,7 +15,7 @@ export const isSentinel = (path: string): boolean => /\/sentinel-\d+\.secret$/.t
 
 /**
  * A `DenyWatch` of a new writable root `r` with `**\/.env`, `**\/*.secret` and `more` denied,
- * closed when `t` ends; `reports` collects what it reports. `quietNow` waits until every walk has
+ * closed when `t` ends (`roots`: what it watches); `reports` collects what it reports. `quietNow` waits until every walk has
  * ended and every event queued so far was read: it writes a denied sentinel file and waits for its
  * report (events arrive in order).
  */
@@ -26,7 +27,7 @@ export async function watchedRoot(
   const reports: DeniedPath[] = [];
   const dw = new DenyWatch({ onDenied: (d) => reports.push(d), log: quiet });
   t.teardown(() => dw.close());
-  await dw.update([
+  const roots: Root[] = [
     {
       uri: pathToFileURL(r).href,
       _meta: {
@@ -38,7 +39,8 @@ export async function watchedRoot(
         ],
       },
     },
-  ]);
+  ];
+  await dw.update(roots);
   const count = (p: string) => reports.filter((d) => d.path === p).length;
   let sentinels = 0;
   const quietNow = async () => {
@@ -48,5 +50,5 @@ export async function watchedRoot(
     await waitFor(() => count(s) === 1, 30_000, `the report of ${s}`);
     await dw.settled();
   };
-  return { r, reports, dw, count, quietNow };
+  return { r, roots, reports, dw, count, quietNow };
 }

@@ -22,19 +22,7 @@ const isFlood = (why: string | undefined) => why?.includes('came faster') === tr
 void t.test(
   'denied paths: a flood in a root stops the server, the next plan watches it',
   async (t) => {
-    const { r, reports, dw } = await watchedRoot(t);
-    const roots: Root[] = [
-      {
-        uri: pathToFileURL(r).href,
-        _meta: {
-          'mcp-roots/readOnly': false,
-          'mcp-roots/deny': [
-            { pattern: '**/.env', access: 'all' },
-            { pattern: '**/*.secret', access: 'all' },
-          ],
-        },
-      },
-    ];
+    const { r, roots, reports, dw } = await watchedRoot(t);
     const flood = startFlood(t, r, 6);
     // The test's own timers run only while the loop goes on.
     await waitFor(() => reports.some((d) => isFlood(d.why)), 30_000, 'the flood reported');
