@@ -20,11 +20,20 @@
  * include-watch.ts). Both conditions, because either alone is ordinary: a turn of a loaded
  * machine lasts 100 ms with a few events and a slow recompute in it, and `rm -rf` of a big
  * directory brings thousands of events read in a few milliseconds.
+ *
+ * A turn that brings as many events as the kernel queues for one inotify instance
+ * (`fs.inotify.max_queued_events`) counts too, however fast it went: the queue may have
+ * overflowed while the loop was busy elsewhere, and libuv drops the kernel's overflow notice
+ * without a word (it names no watch), so the events lost after it were never known.
  */
+import { readFileSync } from 'node:fs';
 
 /** How long a turn of the event loop with `FLOOD_EVENTS` watch events in it may last. */
 export const FLOOD_TURN_MS = 100;
 export const FLOOD_EVENTS = 1000;
+
+/** The kernel's queue length per inotify instance (Node has one per process). */
+const QUEUED_MAX = queuedMax();
 
 /** When the current turn's first watch event arrived; undefined between turns. */
 let turnStart: number | undefined;
@@ -44,7 +53,18 @@ export function flooded(): boolean {
     return false;
   }
   turnEvents++;
-  return turnEvents > FLOOD_EVENTS && now - turnStart > FLOOD_TURN_MS;
+  return turnEvents >= QUEUED_MAX || (turnEvents > FLOOD_EVENTS && now - turnStart > FLOOD_TURN_MS);
+}
+
+/** `fs.inotify.max_queued_events`, or the kernel's default where it cannot be read. */
+function queuedMax(): number {
+  try {
+    const n = Number.parseInt(readFileSync('/proc/sys/fs/inotify/max_queued_events', 'utf8'), 10);
+    if (Number.isSafeInteger(n) && n > 0) return n;
+  } catch {
+    // no /proc: the default
+  }
+  return 16_384;
 }
 
 /** A watch closed because its events came faster than they could be handled. */

@@ -10,10 +10,10 @@ import { join } from 'node:path';
 import t from 'tap';
 import { defaultBackend, degradeCode } from '../../daemon/watch-backend.js';
 import type { OnError, OnEvent, WatchHandle } from '../../daemon/watch-dir.js';
-import { startFlood } from '../helpers/flood.js';
+import { overflowThenMake, slowWatch, startFlood } from '../helpers/flood.js';
 import { waitFor } from '../helpers/poll.js';
 import { ownedShortDir } from '../helpers/proxy.js';
-import { setup, uri, uris, waitForList, WAIT_MS } from '../helpers/watch-session.js';
+import { policy, setup, uri, uris, waitForList, WAIT_MS } from '../helpers/watch-session.js';
 
 /** How long each flood runs: a check made while it still runs shows the loop went on. */
 const FLOOD_SECONDS = 6;
@@ -36,6 +36,7 @@ for (const [name, open] of backends) {
       (err) => errors.push(err),
     );
     t.teardown(() => handle.close());
+    slowWatch(t, dir);
     const flood = startFlood(t, dir, FLOOD_SECONDS);
     // The test's own timers run only while the loop goes on.
     await waitFor(() => errors.length > 0, WAIT_MS, 'the flood reported');
@@ -55,6 +56,8 @@ void t.test('a daemon answers through a flood in a root, then watches it again',
   });
   const w = join(d.dir, 'w');
   t.same(uris(first), [uri(join(w, 'one'))]);
+  // The daemon runs in this process: its watch of `w` and this one read the same events.
+  slowWatch(t, w);
   const flood = startFlood(t, w, FLOOD_SECONDS);
   await waitFor(
     async () => (await c.status()).watches.degraded.includes(w),
@@ -80,4 +83,14 @@ void t.test('a daemon answers through a flood in a root, then watches it again',
   mkdirSync(join(w, 'three'));
   const ev = await waitForList(c, (u) => u.includes(uri(join(w, 'three'))));
   t.same(uris(ev).sort(), ['one', 'three', 'two'].map((n) => uri(join(w, n))).sort());
+});
+
+void t.test('a queue overflow in a root: what came after it is found', async (t) => {
+  // The daemon runs in this process: the synchronous child holds its loop too.
+  const { d, c, first } = await setup(t, ['w'], (dir) => policy([`${dir}/w/*`]));
+  const w = join(d.dir, 'w');
+  t.same(first.roots, []);
+  overflowThenMake(w, (dir) => mkdirSync(join(dir, 'late')));
+  const ev = await waitForList(c, (u) => u.includes(uri(join(w, 'late'))));
+  t.same(uris(ev), [uri(join(w, 'late'))], 'the directory made past the overflow is a root');
 });
