@@ -1,7 +1,8 @@
 /** Which files make up the policy on disk, and a fingerprint of their bytes to tell a real edit from noise. */
-import { lstat, realpath, stat } from 'node:fs/promises';
-import { dirname, sep } from 'node:path';
+import { lstat, readlink, realpath, stat } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import { errnoCode } from '../common/errors.js';
+import { linksOnTheWay } from '../common/links-on-the-way.js';
 import {
   fileHash,
   limitFs,
@@ -154,21 +155,12 @@ export async function policyDirs(
 
 /**
  * The directories holding a link on the way to `path` (`/cfg/a` for `/cfg/a/l/conf.d` with `l` a
- * link), by the names `path` reaches them by. A link re-pointed moves everything below it, and
- * the only event is the link's own, in the directory holding it: unwatched, a file's or an
- * include glob's new place went unseen until the rescan.
+ * link), each where it lies (common/links-on-the-way.ts). A link re-pointed moves everything
+ * below it, and the only event is the link's own, in the directory holding it: unwatched, a
+ * file's or an include glob's new place went unseen until the rescan.
  */
 async function linkHolders(path: string): Promise<string[]> {
-  const holders: string[] = [];
-  let prefix = '';
-  for (const part of path.split(sep).filter(Boolean)) {
-    const parent = prefix || sep;
-    prefix = `${prefix}${sep}${part}`;
-    const st = await lstat(prefix).catch(() => undefined);
-    if (st === undefined) break;
-    if (st.isSymbolicLink()) holders.push(parent);
-  }
-  return holders;
+  return (await linksOnTheWay(path, { lstat, readlink })).map((link) => dirname(link));
 }
 
 /** Each directory with where its name leads now (`PolicyDir`). */
