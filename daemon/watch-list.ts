@@ -2,8 +2,11 @@
 import type { WatchPlan } from '../policies/index.js';
 import type { DegradeCode, WatchHandle } from './watch-backend.js';
 
-/** What a watch is for: policy files (reload on a real edit) or root directories (resolve again). */
-export type Role = 'policy' | 'roots';
+/**
+ * What a watch is for: policy files (reload on a real edit), root directories (resolve again),
+ * or the links on the way to a root's directory (resolve again when one of them changes).
+ */
+export type Role = 'policy' | 'roots' | 'links';
 
 /** One directory watch, kept by its key from one plan to the next. */
 export interface Watch {
@@ -36,14 +39,19 @@ export interface PolicyDir {
 }
 
 /**
- * The watches `plan` asks for (the roots' directories and trees) and those the policy's files
- * need (`policyDirs`, each watched shallowly; `includeTrees`, an include glob's base as deep as
- * its matches may lie), by key: a directory both need is one watch.
+ * The watches `plan` asks for (the roots' directories and trees, keyed with where each led when
+ * `roots.located` knows it, and the directories holding links on the way to them) and those the
+ * policy's files need (`policyDirs`, each watched shallowly; `includeTrees`, an include glob's
+ * base as deep as its matches may lie), by key: a directory both need is one watch.
  */
 export function wantedWatches(
   plan: WatchPlan,
   policyDirs: PolicyDir[],
   includeTrees: (PolicyDir & { depth: Watch['depth'] })[] = [],
+  roots: { located: Map<string, string | undefined>; linkDirs: PolicyDir[] } = {
+    located: new Map(),
+    linkDirs: [],
+  },
 ): Map<string, Watch> {
   const wanted = new Map<string, Watch>();
   const want = (
@@ -66,8 +74,10 @@ export function wantedWatches(
     }
     w.roles.add(role);
   };
-  for (const d of plan.dirs) want(d.path, d.depth, [], 'roots', d.globs);
-  for (const r of plan.recursive) want(r.path, 'recursive', r.ignore, 'roots');
+  for (const d of plan.dirs) want(d.path, d.depth, [], 'roots', d.globs, roots.located.get(d.path));
+  for (const r of plan.recursive)
+    want(r.path, 'recursive', r.ignore, 'roots', undefined, roots.located.get(r.path));
+  for (const d of roots.linkDirs) want(d.path, 0, [], 'links', undefined, d.real);
   for (const d of policyDirs) want(d.path, 0, [], 'policy', undefined, d.real);
   for (const t of includeTrees) want(t.path, t.depth, [], 'policy', undefined, t.real);
   return wanted;

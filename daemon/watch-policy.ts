@@ -1,8 +1,7 @@
 /** Which files make up the policy on disk, and a fingerprint of their bytes to tell a real edit from noise. */
-import { lstat, readlink, realpath, stat } from 'node:fs/promises';
+import { realpath, stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { errnoCode } from '../common/errors.js';
-import { linksOnTheWay } from '../common/links-on-the-way.js';
 import {
   fileHash,
   limitFs,
@@ -20,6 +19,7 @@ import {
   type LoadedSources,
   type PolicyFileRead,
 } from '../policies/index.js';
+import { linksToward } from './watch-links.js';
 import type { PolicyDir } from './watch-list.js';
 
 /** The hash of a file that does not exist (or cannot be read): a state of its own. */
@@ -128,7 +128,7 @@ export function vanished(before: Fingerprint | undefined, after: Fingerprint): b
 /**
  * Directories to watch for a set of policy files: each one's directory and, for a symlink, its
  * target's; and the directory holding each link on the way to a file or an include's
- * directory (`linkHolders`).
+ * directory (watch-links.ts).
  */
 export async function policyDirs(
   files: string[],
@@ -148,19 +148,8 @@ export async function policyDirs(
   }
   const watch = new Set<string>(includeDirs);
   for (const d of wanted) watch.add(await nearestExisting(nodeFs(), d));
-  for (const path of [...files, ...includeDirs])
-    for (const d of await linkHolders(path)) watch.add(d);
+  for (const d of (await linksToward([...files, ...includeDirs])).holders) watch.add(d);
   return { watch: await locate([...watch]), wanted: [...wanted], names: [...names] };
-}
-
-/**
- * The directories holding a link on the way to `path` (`/cfg/a` for `/cfg/a/l/conf.d` with `l` a
- * link), each where it lies (common/links-on-the-way.ts). A link re-pointed moves everything
- * below it, and the only event is the link's own, in the directory holding it: unwatched, a
- * file's or an include glob's new place went unseen until the rescan.
- */
-async function linkHolders(path: string): Promise<string[]> {
-  return (await linksOnTheWay(path, { lstat, readlink })).map((link) => dirname(link));
 }
 
 /** Each directory with where its name leads now (`PolicyDir`). */

@@ -27,6 +27,7 @@ import {
   type WatchHandle,
 } from './watch-backend.js';
 import { PolicyEdits } from './policy-edits.js';
+import { linksToward } from './watch-links.js';
 import { locate, policyDirs } from './watch-policy.js';
 import { wantedWatches, type Watch } from './watch-list.js';
 
@@ -79,6 +80,8 @@ export class PolicyWatcher {
   /** The include globs' static directories: whatever appears below one may carry a match. */
   private includeBases: string[] = [];
   private isInclude: (path: string) => boolean = () => false;
+  /** The links on the way to the roots' watched directories (watch-links.ts). */
+  private rootLinks = new Set<string>();
   /** Paths whose failure was logged (once per episode). */
   private readonly warned = new Set<string>();
   /** When each flooded path's warning was logged (`floodWarnDue`). */
@@ -263,7 +266,17 @@ export class PolicyWatcher {
       const depth = includeDepth(p);
       return includeDirs[i] === includeBases[i] && depth !== 0 ? [{ ...located[i]!, depth }] : [];
     });
-    const wanted = wantedWatches(wp, [...pol.watch, ...gr.watch], includeTrees);
+    // A root's directory is watched where its name leads now (a link on the way re-pointed gets
+    // a new watch), and the links on the way are watched where they lie.
+    const rootDirs = [...wp.dirs.map((d) => d.path), ...wp.recursive.map((r) => r.path)];
+    const rootWay = await linksToward(rootDirs);
+    const rootPlaces = {
+      located: new Map((await locate(rootDirs)).map((d) => [d.path, d.real])),
+      linkDirs: await locate(rootWay.holders),
+    };
+    if (this.closed) return;
+    this.rootLinks = rootWay.links;
+    const wanted = wantedWatches(wp, [...pol.watch, ...gr.watch], includeTrees, rootPlaces);
 
     const unwanted = [...this.watches.values()].filter((w) => !wanted.has(w.key));
     // Watches set for a resolution still walking stay until its snapshot is in force.
@@ -277,7 +290,7 @@ export class PolicyWatcher {
     const fresh: Watch[] = [];
     // A watch kept from the last plan may take on a role it did not have (the policy's directory
     // becoming a root's parent): events it saw before were not attributed to that role.
-    const gained = { roots: false, policy: false };
+    const gained = { roots: false, policy: false, links: false };
     for (const [key, w] of wanted) {
       const existing = this.watches.get(key);
       if (existing) {
@@ -297,7 +310,10 @@ export class PolicyWatcher {
     // A new watch, or a new role of a kept one, misses what happened before it was set: the
     // snapshot was taken before the watch was in place, so look once more now that it is.
     const caught = fresh.filter((_, i) => opened[i]);
-    const roots = gained.roots || caught.some((w) => w.roles.has('roots'));
+    const roots =
+      gained.roots ||
+      gained.links ||
+      caught.some((w) => w.roles.has('roots') || w.roles.has('links'));
     const policy = gained.policy || caught.some((w) => w.roles.has('policy'));
     if (roots || policy) this.poke({ roots, policy, grants: policy });
   }
@@ -368,6 +384,8 @@ export class PolicyWatcher {
   private onEvent(w: Watch, e: WatchEvent): void {
     if (this.closed || w.removed) return;
     if (w.roles.has('policy')) this.policyEvent(e.path);
+    // A link on the way to a root's directory changed: everything below it may have moved.
+    if (w.roles.has('links') && this.rootLinks.has(e.path)) this.throttle.note('*');
     if (!w.roles.has('roots')) return;
     if (e.kind === 'change') void this.attributeCheck(w, e.path);
     // A removal or a rename can leave what a glob matched somewhere else, and a link in its
@@ -483,7 +501,7 @@ export class PolicyWatcher {
     const list = [...this.watches.values()].filter((w) => w.degraded);
     if (this.closed || list.length === 0) return;
     await Promise.all(list.map((w) => this.retry(w)));
-    const roots = list.some((w) => w.roles.has('roots'));
+    const roots = list.some((w) => w.roles.has('roots') || w.roles.has('links'));
     const policy = list.some((w) => w.roles.has('policy'));
     void this.enqueue({ roots, policy, grants: policy }, 'degraded rescan');
     this.armDegraded();

@@ -3,13 +3,14 @@
  * the moment a reload returns, expiry by the clock, changes that alter no list, watches released,
  * and a watch that cannot be set (the policy's own files are in watch.test.ts).
  */
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import { defaultBackend, type WatchBackend } from '../../daemon/watch-backend.js';
 import type { ListChangedParams } from '../../protocol/methods.js';
 import type { RootsClient } from '../../protocol/client.js';
 import { nextEvent, startDaemon } from '../helpers/daemon.js';
+import { waitFor } from '../helpers/poll.js';
 import {
   logCount,
   none,
@@ -195,4 +196,28 @@ void t.test('a watch that cannot be set is rescanned, listed, and recovers', asy
   mkdirSync(join(blocked, 'two'));
   const ev2 = await waitForList(c, (u) => u.length === 2);
   t.equal(ev2.roots.length, 2, 'followed by events again');
+});
+
+void t.test("a link on the way to a root's directory re-pointed: seen at once", async (t) => {
+  const { d, c, first } = await setup(t, ['h', 'r1/a', 'r2/b'], (dir) => {
+    symlinkSync(join(dir, 'r1'), join(dir, 'h', 'lnk'));
+    return policy([`${dir}/h/lnk/*`]);
+  });
+  t.same(uris(first), [uri(join(d.dir, 'r1', 'a'))]);
+  // The plan after the policy's load watches `h`, where the link lies.
+  await waitFor(() => d.daemon.watcher.isIdle(), WAIT_MS, 'the watcher idle');
+  // Re-pointed, nothing else moving: the link's own event, in `h`, is all there is to see. The
+  // base was pinned where it led (docs/policy.md): it now yields nothing, and the old place's
+  // directories are no longer served (they were, until the rescan, 300 s later).
+  symlinkSync(join(d.dir, 'r2'), join(d.dir, 'h', 'lnk.new'));
+  renameSync(join(d.dir, 'h', 'lnk.new'), join(d.dir, 'h', 'lnk'));
+  let ev = await waitForList(c, (u) => u.length === 0);
+  t.same(uris(ev), [], "the old place's directories go");
+  // The person follows it (`rootsctl reload`): the watch moves there with it.
+  const seen = nextEvent<ListChangedParams>(c, 'list_changed', WAIT_MS);
+  t.equal((await c.reload()).ok, true);
+  t.same(uris(await seen), [uri(join(d.dir, 'r2', 'b'))], "the new place's directories");
+  mkdirSync(join(d.dir, 'r2', 'c'));
+  ev = await waitForList(c, (u) => u.includes(uri(join(d.dir, 'r2', 'c'))));
+  t.same(uris(ev), [uri(join(d.dir, 'r2', 'b')), uri(join(d.dir, 'r2', 'c'))], 'watched there');
 });
