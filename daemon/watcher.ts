@@ -384,8 +384,10 @@ export class PolicyWatcher {
   private onEvent(w: Watch, e: WatchEvent): void {
     if (this.closed || w.removed) return;
     if (w.roles.has('policy')) this.policyEvent(e.path);
-    // A link on the way to a root's directory changed: everything below it may have moved.
-    if (w.roles.has('links') && this.rootLinks.has(e.path)) this.throttle.note('*');
+    // A link on the way to a root's directory changed, or the directory holding it moved, went
+    // or was replaced (an event naming the watch's own path): everything below may have moved.
+    if (w.roles.has('links') && (this.rootLinks.has(e.path) || e.path === w.path))
+      this.throttle.note('*');
     if (!w.roles.has('roots')) return;
     if (e.kind === 'change') void this.attributeCheck(w, e.path);
     // A removal or a rename can leave what a glob matched somewhere else, and a link in its

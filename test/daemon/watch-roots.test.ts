@@ -221,3 +221,22 @@ void t.test("a link on the way to a root's directory re-pointed: seen at once", 
   ev = await waitForList(c, (u) => u.includes(uri(join(d.dir, 'r2', 'c'))));
   t.same(uris(ev), [uri(join(d.dir, 'r2', 'b')), uri(join(d.dir, 'r2', 'c'))], 'watched there');
 });
+
+void t.test('the directory holding a link on the way to a root renamed away', async (t) => {
+  const { d, c, first } = await setup(t, ['h', 'r1/a', 'r2/b'], (dir) => {
+    symlinkSync(join(dir, 'r1'), join(dir, 'h', 'lnk'));
+    return policy([`${dir}/h/lnk/*`]);
+  });
+  t.same(uris(first), [uri(join(d.dir, 'r1', 'a'))]);
+  await waitFor(() => d.daemon.watcher.isIdle(), WAIT_MS, 'the watcher idle');
+  // `h` moved away and another made in its place, its link leading elsewhere: the only event is
+  // the holder's own (its watch follows the old directory). The old target must go.
+  renameSync(join(d.dir, 'h'), join(d.dir, 'h-old'));
+  mkdirSync(join(d.dir, 'h'));
+  symlinkSync(join(d.dir, 'r2'), join(d.dir, 'h', 'lnk'));
+  const ev = await waitForList(c, (u) => u.length === 0);
+  t.same(uris(ev), [], "the old place's directories go");
+  const seen = nextEvent<ListChangedParams>(c, 'list_changed', WAIT_MS);
+  t.equal((await c.reload()).ok, true);
+  t.same(uris(await seen), [uri(join(d.dir, 'r2', 'b'))], 'followed on reload');
+});
