@@ -11,7 +11,7 @@
  * waited, and so did `rootsctl lockdown`. A proxy read no event behind the flood, a denied path
  * made meanwhile included.
  *
- * So each watch's listener asks `flooded()` first. Once one turn of the loop has brought
+ * So each watch's listener asks `flooded()` first (`guardedWatch` does it for an `fs.watch`). Once one turn of the loop has brought
  * `FLOOD_EVENTS` watch events and lasted `FLOOD_TURN_MS`, every listener called in the rest of
  * that turn closes its watch (the kernel stops queueing for it, the read ends). The daemon's
  * watcher then rescans what the watch covered on the degraded interval and sets the watch again
@@ -29,7 +29,7 @@
  * overflowed while the loop was busy elsewhere, and libuv drops the kernel's overflow notice
  * without a word (it names no watch), so the events lost after it were never known.
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, watch, type FSWatcher, type WatchEventType } from 'node:fs';
 
 /** How long a turn of the event loop with `FLOOD_EVENTS` watch events in it may last. */
 export const FLOOD_TURN_MS = 250;
@@ -77,4 +77,37 @@ export class WatchFlood extends Error {
     super(`events for ${path} came faster than they could be handled; the watch was closed`);
     this.name = 'WatchFlood';
   }
+}
+
+/**
+ * `fs.watch` whose listener runs only while the turn is not flooded: on a flood the watch is
+ * closed, in the listener's own turn, and `onFlood` says what that means to its owner.
+ */
+export function guardedWatch(
+  path: string,
+  options: { persistent: boolean; encoding: 'buffer' },
+  listener: (event: WatchEventType, name: Buffer | null) => void,
+  onFlood: () => void,
+): FSWatcher;
+export function guardedWatch(
+  path: string,
+  options: { persistent: boolean },
+  listener: (event: WatchEventType, name: string | null) => void,
+  onFlood: () => void,
+): FSWatcher;
+export function guardedWatch(
+  path: string,
+  options: { persistent: boolean; encoding?: 'buffer' },
+  listener: (event: WatchEventType, name: never) => void,
+  onFlood: () => void,
+): FSWatcher {
+  const w = watch(path, options, (event, name) => {
+    if (flooded()) {
+      w.close();
+      onFlood();
+      return;
+    }
+    listener(event, name as never);
+  });
+  return w;
 }

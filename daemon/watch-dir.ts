@@ -6,10 +6,10 @@
  * seconds of work per start and per change. Here an event costs one `lstat` of the entry it
  * names.
  */
-import { lstatSync, watch, type FSWatcher } from 'node:fs';
+import { lstatSync, type FSWatcher } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { basename } from 'node:path';
-import { flooded, WatchFlood } from '../common/watch-flood.js';
+import { guardedWatch, WatchFlood } from '../common/watch-flood.js';
 
 /**
  * What happened to `path`: an entry appeared, disappeared, was renamed (either), or changed
@@ -93,28 +93,35 @@ export async function watchEntries(
     onEvent({ kind: 'rename', path: given });
   };
 
+  /** Events came faster than they could be handled (common/watch-flood.ts): closed for good. */
+  const flood = (): void => {
+    if (closed) return;
+    closed = true;
+    onError(new WatchFlood(given));
+  };
+
   const open = (): FSWatcher => {
-    const w = watch(real, { persistent: true }, (event, name) => {
-      if (closed) return;
-      if (flooded()) {
-        closed = true;
-        w.close();
-        onError(new WatchFlood(given));
-        return;
-      }
-      if (name === null) {
-        // The kernel did not say which entry (a queue overflow): anything may have changed.
-        onEvent({ kind: 'rename', path: given });
-        return;
-      }
-      if (name === own) {
-        // The directory itself (its attributes, or its removal), or an entry of the same name.
-        if (event === 'change') onEvent({ kind: 'change', path: given });
-        else void maybeSelf();
-      }
-      if (event === 'change') onEvent({ kind: 'change', path: child(name) });
-      else void renamed(name);
-    });
+    const w = guardedWatch(
+      real,
+      { persistent: true },
+      (event, name) => {
+        if (closed) return;
+        if (name === null) {
+          // No entry named: anything may have changed. (A queue overflow is never reported:
+          // libuv drops its notice, which common/watch-flood.ts makes up for.)
+          onEvent({ kind: 'rename', path: given });
+          return;
+        }
+        if (name === own) {
+          // The directory itself (its attributes, or its removal), or an entry of the same name.
+          if (event === 'change') onEvent({ kind: 'change', path: given });
+          else void maybeSelf();
+        }
+        if (event === 'change') onEvent({ kind: 'change', path: child(name) });
+        else void renamed(name);
+      },
+      flood,
+    );
     w.on('error', (err) => {
       if (!closed) onError(err);
     });

@@ -29,12 +29,12 @@
  * Beyond `cap` directories the tree is left to the caller's fallback (`TreeTooLarge` at the
  * start, `onOverflow` later): per-directory watches cost Node a handle and an object each.
  */
-import { lstatSync, realpathSync, watch, type FSWatcher, type Stats } from 'node:fs';
+import { lstatSync, realpathSync, type FSWatcher, type Stats } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
 import { errnoCode } from '../common/errors.js';
 import type { OnError, OnEvent, WatchHandle } from './watch-dir.js';
-import { flooded, WatchFlood } from '../common/watch-flood.js';
+import { guardedWatch, WatchFlood } from '../common/watch-flood.js';
 
 /** A tree's watch, and which directories it watches one by one (for tests and status). */
 export interface TreeHandle extends WatchHandle {
@@ -128,7 +128,12 @@ export async function watchTree(
     if (watched.size >= cap) throw new TreeTooLarge(root, cap);
     let watcher: FSWatcher;
     try {
-      watcher = watch(dir, { persistent: true }, (event, name) => onRaw(dir, event, name));
+      watcher = guardedWatch(
+        dir,
+        { persistent: true },
+        (event, name) => onRaw(dir, event, name),
+        onFlood,
+      );
     } catch (err) {
       if (gone(err)) return [];
       if (errnoCode(err) === 'EACCES' && dir !== root) {
@@ -258,14 +263,16 @@ export async function watchTree(
     onEvent({ kind: 'create', path, link: st.isSymbolicLink() });
   };
 
+  /** Events came faster than they could be handled (common/watch-flood.ts): the tree is closed. */
+  const onFlood = (): void => {
+    if (closed || overflowed) return;
+    closed = true;
+    closeAll();
+    onError(new WatchFlood(root));
+  };
+
   const onRaw = (dir: string, event: string, name: string | Buffer | null): void => {
     if (closed || overflowed) return;
-    if (flooded()) {
-      closed = true;
-      closeAll();
-      onError(new WatchFlood(root));
-      return;
-    }
     if (name === null) {
       // The kernel did not say which entry (a queue overflow): anything may have changed.
       onEvent({ kind: 'rename', path: root });

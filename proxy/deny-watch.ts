@@ -21,11 +21,11 @@
  * of what it watches, a directory whose identity changed under a watched name is watched afresh,
  * and a watch that reports its own directory's removal or move gives up its name.
  */
-import { lstatSync, watch, type FSWatcher, type Stats } from 'node:fs';
+import { lstatSync, type FSWatcher, type Stats } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { DenyAccess, DenyMeta, Root } from '../common/types.js';
-import { flooded } from '../common/watch-flood.js';
+import { guardedWatch } from '../common/watch-flood.js';
 import type { ProxyLogger } from './log.js';
 import { denyTest, entriesOf, inside, rootDenies } from './sandbox-mounts.js';
 
@@ -170,14 +170,18 @@ export class DenyWatch {
       return this.cannotWatch(dir, 'too many directories');
     let w: FSWatcher;
     try {
-      w = watch(dir, { persistent: false, encoding: 'buffer' }, (event, name) => {
-        if (flooded()) return this.onFlood(set, dir);
-        if (event !== 'rename' || name === null) return;
-        const text = name.toString('utf8');
-        if (!Buffer.from(text).equals(name)) return this.onUnnameable(root, dir, name);
-        if (text === basename(dir)) this.maybeSelf(set, root, dir, w);
-        this.onEntry(set, root, join(dir, text));
-      });
+      w = guardedWatch(
+        dir,
+        { persistent: false, encoding: 'buffer' },
+        (event, name) => {
+          if (event !== 'rename' || name === null) return;
+          const text = name.toString('utf8');
+          if (!Buffer.from(text).equals(name)) return this.onUnnameable(root, dir, name);
+          if (text === basename(dir)) this.maybeSelf(set, root, dir, w);
+          this.onEntry(set, root, join(dir, text));
+        },
+        () => this.onFlood(set, dir),
+      );
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
       // A directory that went away meanwhile needs no watch; anything else is a blind spot.
@@ -298,7 +302,7 @@ export class DenyWatch {
    */
   private onFlood(set: WatchSet, dir: string): void {
     if (!set.live) return;
-    set.watchers.get(dir)?.close();
+    // Closed already (`guardedWatch`): forgotten here.
     set.watchers.delete(dir);
     set.identities.delete(dir);
     // The same roots and denies would keep this set, with `dir` unwatched.

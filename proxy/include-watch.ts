@@ -12,11 +12,11 @@
  * One watch per parent directory on the way, inside the root, each for one name: a handful per
  * include pattern, not a walk of the root.
  */
-import { lstatSync, watch, type FSWatcher } from 'node:fs';
+import { lstatSync, type FSWatcher } from 'node:fs';
 import { basename, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Root, SandboxRule } from '../common/types.js';
-import { flooded } from '../common/watch-flood.js';
+import { guardedWatch } from '../common/watch-flood.js';
 import { canonicalLoose, splitInclude } from './sandbox-includes.js';
 import { ancestors, inside } from './sandbox-paths.js';
 
@@ -79,23 +79,25 @@ export class IncludeWatch {
     for (const [dir, names] of wanted) {
       let w: FSWatcher;
       try {
-        w = watch(dir, { persistent: false }, (_event, name) => {
-          // Events behind a flood (common/watch-flood.ts) go unseen: closed, and reported as a
-          // change, which stops the server; the next plan sets every watch afresh.
-          if (flooded()) {
-            w.close();
+        w = guardedWatch(
+          dir,
+          { persistent: false },
+          (_event, name) => {
+            if (typeof name !== 'string') return;
+            const was = names.get(name);
+            const path = `${dir === '/' ? '' : dir}/${name}`;
+            if (was !== undefined && identity(path) !== was) {
+              names.set(name, identity(path));
+              this.o.onChanged(path);
+            }
+          },
+          // Events behind a flood (common/watch-flood.ts) go unseen: the watch is closed and this
+          // is a change, which stops the server; the next plan sets every watch afresh.
+          () => {
             this.key = '';
             this.o.onChanged(dir);
-            return;
-          }
-          if (typeof name !== 'string') return;
-          const was = names.get(name);
-          const path = `${dir === '/' ? '' : dir}/${name}`;
-          if (was !== undefined && identity(path) !== was) {
-            names.set(name, identity(path));
-            this.o.onChanged(path);
-          }
-        });
+          },
+        );
       } catch {
         // Not there (yet): a directory above it is watched for its name, and reports it.
         continue;

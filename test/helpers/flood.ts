@@ -3,11 +3,10 @@
  * and over), for a fixed time: what floods a watch of that directory with events.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { watch } from 'node:fs';
 import { once } from 'node:events';
 import { join } from 'node:path';
 import type { Test } from 'tap';
-import { flooded } from '../../common/watch-flood.js';
+import { guardedWatch } from '../../common/watch-flood.js';
 
 /** The flooding processes, and whether they still run (a check made while they do counts). */
 export interface Flood {
@@ -89,15 +88,16 @@ const SLOW_EVENT_MS = 0.1;
  * loop go on.
  */
 export function slowWatch(t: Test, dir: string): void {
-  const w = watch(dir, { persistent: false }, () => {
-    if (flooded()) {
-      w.close();
-      return;
-    }
-    const end = performance.now() + SLOW_EVENT_MS;
-    while (performance.now() < end) {
-      // the listener's time
-    }
-  });
+  const w = guardedWatch(
+    dir,
+    { persistent: false },
+    () => {
+      const end = performance.now() + SLOW_EVENT_MS;
+      while (performance.now() < end) {
+        // the listener's time
+      }
+    },
+    () => {},
+  );
   t.teardown(() => w.close());
 }
