@@ -5,7 +5,7 @@
  */
 import { mkdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { defaultBackend, type WatchBackend } from '../../daemon/watch-backend.js';
 import type { ListChangedParams } from '../../protocol/methods.js';
 import type { RootsClient } from '../../protocol/client.js';
@@ -198,14 +198,22 @@ void t.test('a watch that cannot be set is rescanned, listed, and recovers', asy
   t.equal(ev2.roots.length, 2, 'followed by events again');
 });
 
-void t.test("a link on the way to a root's directory re-pointed: seen at once", async (t) => {
+/**
+ * A daemon on `h/lnk/*` with `h/lnk` a link to `r1` (holding `a`; `r2` holds `b`), once the plan
+ * after the policy's load watches `h`, where the link lies.
+ */
+async function linkedRoot(t: Test) {
   const { d, c, first } = await setup(t, ['h', 'r1/a', 'r2/b'], (dir) => {
     symlinkSync(join(dir, 'r1'), join(dir, 'h', 'lnk'));
     return policy([`${dir}/h/lnk/*`]);
   });
   t.same(uris(first), [uri(join(d.dir, 'r1', 'a'))]);
-  // The plan after the policy's load watches `h`, where the link lies.
   await waitFor(() => d.daemon.watcher.isIdle(), WAIT_MS, 'the watcher idle');
+  return { d, c };
+}
+
+void t.test("a link on the way to a root's directory re-pointed: seen at once", async (t) => {
+  const { d, c } = await linkedRoot(t);
   // Re-pointed, nothing else moving: the link's own event, in `h`, is all there is to see. The
   // base was pinned where it led (docs/policy.md): it now yields nothing, and the old place's
   // directories are no longer served (they were, until the rescan, 300 s later).
@@ -223,12 +231,7 @@ void t.test("a link on the way to a root's directory re-pointed: seen at once", 
 });
 
 void t.test('the directory holding a link on the way to a root renamed away', async (t) => {
-  const { d, c, first } = await setup(t, ['h', 'r1/a', 'r2/b'], (dir) => {
-    symlinkSync(join(dir, 'r1'), join(dir, 'h', 'lnk'));
-    return policy([`${dir}/h/lnk/*`]);
-  });
-  t.same(uris(first), [uri(join(d.dir, 'r1', 'a'))]);
-  await waitFor(() => d.daemon.watcher.isIdle(), WAIT_MS, 'the watcher idle');
+  const { d, c } = await linkedRoot(t);
   // `h` moved away and another made in its place, its link leading elsewhere: the only event is
   // the holder's own (its watch follows the old directory). The old target must go.
   renameSync(join(d.dir, 'h'), join(d.dir, 'h-old'));
