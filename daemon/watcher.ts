@@ -235,6 +235,9 @@ export class PolicyWatcher {
   private async plan(): Promise<void> {
     const { state, grantsFile } = this.opts;
     const wp = state.resolved.watchPlan;
+    // What a resolution walking now (or done while this plan reads) set first belongs to a
+    // snapshot newer than `wp`: it is not this plan's to close (see `stale` below).
+    const atStart = new Map([...this.watches.values()].map((w) => [w, (w.held ?? 0) > 0]));
     // The policy in force's files, and those the last load looked at if it was refused (an
     // include it found missing, say): an edit of either may change what is served.
     const looked = state.lastLook('policy');
@@ -279,9 +282,17 @@ export class PolicyWatcher {
     const wanted = wantedWatches(wp, [...pol.watch, ...gr.watch], includeTrees, rootPlaces);
 
     const unwanted = [...this.watches.values()].filter((w) => !wanted.has(w.key));
-    // Watches set for a resolution still walking stay until its snapshot is in force.
-    const stale = unwanted.filter((w) => !(w.held !== undefined && w.held > 0));
-    if (stale.length < unwanted.length) this.keptHeld = true;
+    // Watches set for a resolution still walking stay until its snapshot is in force. So do
+    // those set since this plan began, or held when it did: their snapshot may have come into
+    // force while this plan read, after `wp`. Closing them then opened them again a moment
+    // later, and for that moment the daemon watched less than the policy in force asked.
+    const heldNow = (w: Watch) => (w.held ?? 0) > 0;
+    const newer = (w: Watch) => atStart.get(w) !== false;
+    const stale = unwanted.filter((w) => !heldNow(w) && !newer(w));
+    if (unwanted.some(heldNow)) this.keptHeld = true;
+    // Released already, so no release asks for the plan that decides on them. Their snapshot's
+    // 'resolved' does, unless its resolution failed after setting them: plan again here.
+    if (unwanted.some((w) => !heldNow(w) && newer(w))) this.planAgain = true;
     for (const w of stale) {
       this.watches.delete(w.key);
       w.removed = true;
