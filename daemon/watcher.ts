@@ -147,7 +147,13 @@ export class PolicyWatcher {
    */
   async watchFirst(targets: RootWatches): Promise<() => void> {
     if (this.closed) return () => {};
-    const wanted = wantedWatches({ policyFiles: [], includeDirs: [], ...targets }, []);
+    // Keyed by where each directory leads, as the plan keys them: the plan takes them over.
+    const located = await locateRoots(targets);
+    if (this.closed) return () => {};
+    const wanted = wantedWatches({ policyFiles: [], includeDirs: [], ...targets }, [], [], {
+      located,
+      linkDirs: [],
+    });
     const held: Watch[] = [];
     const waits: Promise<boolean>[] = [];
     for (const [key, want] of wanted) {
@@ -271,10 +277,9 @@ export class PolicyWatcher {
     });
     // A root's directory is watched where its name leads now (a link on the way re-pointed gets
     // a new watch), and the links on the way are watched where they lie.
-    const rootDirs = [...wp.dirs.map((d) => d.path), ...wp.recursive.map((r) => r.path)];
-    const rootWay = await linksToward(rootDirs);
+    const rootWay = await linksToward(rootDirs(wp));
     const rootPlaces = {
-      located: new Map((await locate(rootDirs)).map((d) => [d.path, d.real])),
+      located: await locateRoots(wp),
       linkDirs: await locate(rootWay.holders),
     };
     if (this.closed) return;
@@ -573,4 +578,14 @@ export class PolicyWatcher {
     // A symlinked policy file may point elsewhere now.
     if (due.policy || due.grants) await this.requestPlan();
   }
+}
+
+/** Every directory the roots' watches are set on. */
+function rootDirs(w: RootWatches): string[] {
+  return [...w.dirs.map((d) => d.path), ...w.recursive.map((r) => r.path)];
+}
+
+/** Where each of them leads now (undefined: missing), for the watches' keys (watch-list.ts). */
+async function locateRoots(w: RootWatches): Promise<Map<string, string | undefined>> {
+  return new Map((await locate(rootDirs(w))).map((d) => [d.path, d.real]));
 }

@@ -3,17 +3,18 @@
  * under way for the snapshot before it. A plan that read the old snapshot, then saw those
  * watches released once the new one came into force, closed them as unwanted, and the next plan
  * opened them again: for that moment the daemon watched less than the policy in force named,
- * and a test counting watches read the dip.
+ * and a test counting watches read the dip. And those watches keyed as the plan keys them.
  */
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import { defaultBackend, type WatchBackend } from '../../daemon/watch-backend.js';
 import { startDaemon } from '../helpers/daemon.js';
 import { waitFor } from '../helpers/poll.js';
-import { policy, WAIT_MS } from '../helpers/watch-session.js';
+import { policy, uri, uris, WAIT_MS } from '../helpers/watch-session.js';
 
-void t.test('a plan under way never closes the watches a reload set before its walk', async (t) => {
+/** The default backend, counting the directory watches it opens, by path. */
+function counting() {
   const opens = new Map<string, number>();
   const backend: WatchBackend = {
     dir: (path, depth, onEvent, onError, enters) => {
@@ -23,6 +24,12 @@ void t.test('a plan under way never closes the watches a reload set before its w
     recursive: (path, ignore, onEvent, onError) =>
       defaultBackend.recursive(path, ignore, onEvent, onError),
   };
+  const total = () => [...opens.values()].reduce((a, b) => a + b, 0);
+  return { opens, backend, total };
+}
+
+void t.test('a plan under way never closes the watches a reload set before its walk', async (t) => {
+  const { opens, backend } = counting();
   const d = await startDaemon(t, undefined, { watchBackend: backend });
   const named = ['g1', 'g2', 'g3'];
   for (const dir of ['busy', ...named]) mkdirSync(join(d.dir, dir));
@@ -59,4 +66,26 @@ void t.test('a plan under way never closes the watches a reload set before its w
   for (const g of named) {
     t.equal(opens.get(join(d.dir, g)), cycles, `${g} opened once per cycle, never closed between`);
   }
+});
+
+void t.test('a reload of a root reached through a link opens no watch of its own', async (t) => {
+  // The reload sets its roots' watches before its walk, keyed as the plan keys them: by where
+  // the link leads. Keyed by the name alone, each reload opened one more watch of `h/lnk`, and
+  // the plan after it closed that one again.
+  const { backend, total } = counting();
+  const d = await startDaemon(t, undefined, { watchBackend: backend });
+  for (const dir of ['h', 'r1/a']) mkdirSync(join(d.dir, dir), { recursive: true });
+  symlinkSync(join(d.dir, 'r1'), join(d.dir, 'h', 'lnk'));
+  d.writePolicy(policy([`${d.dir}/h/lnk/*`]));
+  const c = await d.connect();
+  const idle = () => waitFor(() => d.daemon.watcher.isIdle(), WAIT_MS, 'the watcher idle');
+  await c.reload();
+  await idle();
+  const before = total();
+  for (let i = 0; i < 3; i++) {
+    t.equal((await c.reload()).ok, true);
+    await idle();
+  }
+  t.equal(total(), before, 'no watch opened by three reloads of the same policy');
+  t.same(uris(await c.listRoots('fs')), [uri(join(d.dir, 'r1', 'a'))]);
 });
