@@ -24,6 +24,7 @@ const ALL = [
   'restart-latency',
   'deny-window',
   'key-scan',
+  'plan-roots',
 ];
 const chosen = process.argv.slice(2).length > 0 ? process.argv.slice(2) : ALL;
 const env = { ...process.env, FUZZ_SECONDS: process.env.FUZZ_SECONDS ?? '60' };

@@ -27,7 +27,7 @@ import {
   type WatchHandle,
 } from './watch-backend.js';
 import { PolicyEdits } from './policy-edits.js';
-import { linksToward } from './watch-links.js';
+import { locateRoots, rootPlaces } from './watch-root-places.js';
 import { locate, policyDirs } from './watch-policy.js';
 import { wantedWatches, type Watch } from './watch-list.js';
 
@@ -277,14 +277,10 @@ export class PolicyWatcher {
     });
     // A root's directory is watched where its name leads now (a link on the way re-pointed gets
     // a new watch), and the links on the way are watched where they lie.
-    const rootWay = await linksToward(rootDirs(wp));
-    const rootPlaces = {
-      located: await locateRoots(wp),
-      linkDirs: await locate(rootWay.holders),
-    };
+    const places = await rootPlaces(wp);
     if (this.closed) return;
-    this.rootLinks = rootWay.links;
-    const wanted = wantedWatches(wp, [...pol.watch, ...gr.watch], includeTrees, rootPlaces);
+    this.rootLinks = places.links;
+    const wanted = wantedWatches(wp, [...pol.watch, ...gr.watch], includeTrees, places);
 
     const unwanted = [...this.watches.values()].filter((w) => !wanted.has(w.key));
     // Watches set for a resolution still walking stay until its snapshot is in force. So do
@@ -578,14 +574,4 @@ export class PolicyWatcher {
     // A symlinked policy file may point elsewhere now.
     if (due.policy || due.grants) await this.requestPlan();
   }
-}
-
-/** Every directory the roots' watches are set on. */
-function rootDirs(w: RootWatches): string[] {
-  return [...w.dirs.map((d) => d.path), ...w.recursive.map((r) => r.path)];
-}
-
-/** Where each of them leads now (undefined: missing), for the watches' keys (watch-list.ts). */
-async function locateRoots(w: RootWatches): Promise<Map<string, string | undefined>> {
-  return new Map((await locate(rootDirs(w))).map((d) => [d.path, d.real]));
 }
