@@ -34,11 +34,14 @@ void t.test('a plan under way never closes the watches a reload set before its w
   const named = ['g1', 'g2', 'g3'];
   for (const dir of ['busy', ...named]) mkdirSync(join(d.dir, dir));
   const busy = `${d.dir}/busy/*`;
-  // A root 80 levels down: each plan looks for links on the way to it, one level at a time, so
-  // a plan reads long enough for the reload below to come into force meanwhile (without the
-  // fix, most cycles of 0-5 ms closed the g* watches; without this root, one in 60).
-  const deep = join(d.dir, ...Array.from({ length: 80 }, (_, k) => `l${k}`));
-  mkdirSync(deep, { recursive: true });
+  // A root 80 levels down, past a link: each plan looks for the links on the way to it one
+  // level at a time, so a plan reads long enough for the reload below to come into force
+  // meanwhile (without the fix, most cycles of 0-5 ms closed the g* watches; without this
+  // root, one in 60).
+  const levels = Array.from({ length: 80 }, (_, k) => `l${k}`);
+  mkdirSync(join(d.dir, 'real', ...levels), { recursive: true });
+  symlinkSync(join(d.dir, 'real'), join(d.dir, 'via'));
+  const deep = join(d.dir, 'via', ...levels);
   const c = await d.connect();
   const idle = () => waitFor(() => d.daemon.watcher.isIdle(), WAIT_MS, 'the watcher idle');
 
