@@ -102,7 +102,7 @@ export async function expandEntry(
   }
   const found: Candidate[] = [];
   if (x.literal || !isGlob(abs)) {
-    x.watch = await watchFor(fs, abs, x.literal, undefined);
+    x.watch = await watchFor(fs, abs, x.literal, anchored);
     if (!x.literal && lstatCode === 'EACCES') {
       // A parent that cannot be searched: the path may well exist, and "missing" would mislead.
       x.reason = 'not-readable';
@@ -132,8 +132,9 @@ export async function expandEntry(
 /**
  * What to watch to see every change to what `abs` yields: a path's parent (or its nearest
  * existing ancestor), a glob's base (recursively for `**`), or, for a glob whose base leads
- * through a link that is refused, where the link lives. `literal`: `abs` exists as written;
- * `base`: where a glob's base led. The daemon asks this before it walks (see
+ * through a link that is refused, where the link lives; for a path or base that leads through a
+ * link to a directory not made yet, where it will be made. `literal`: `abs` exists as written;
+ * `base`: where the path (a glob's base) led. The daemon asks this before it walks (see
  * `watchTargets` in resolve.ts), so both must choose alike: both call this.
  */
 export async function watchFor(
@@ -142,12 +143,18 @@ export async function watchFor(
   literal: boolean,
   base: Anchor | undefined,
 ): Promise<Expansion['watch']> {
-  if (literal || !isGlob(abs))
-    return { dir: { path: await nearestExisting(fs, dirname(abs)), depth: 0 } };
+  if (literal || !isGlob(abs)) {
+    // A root that is a link to a directory not made yet appears where the link leads.
+    const awaited = await awaitedPast(fs, abs, base);
+    return { dir: { path: await nearestExisting(fs, dirname(awaited ?? abs)), depth: 0 } };
+  }
   const shape = globShape(abs);
   // Not walked: watch where the link lives, to see it removed or pointed back.
   if (base !== undefined && !base.ok && base.refused)
     return { dir: { path: await nearestExisting(fs, dirname(shape.base)), depth: 0 } };
+  // A base through a link to a directory not made yet: watch where it will be made.
+  const awaited = await awaitedPast(fs, shape.base, base);
+  if (awaited !== undefined) return { dir: { path: await nearestExisting(fs, awaited), depth: 0 } };
   const watchBase = await nearestExisting(fs, shape.base);
   if (shape.recursive && watchBase === shape.base) {
     const ignore = [...HEAVY_DIRS, '.git'].filter((h) => !abs.includes(`/${h}`));
@@ -156,6 +163,26 @@ export async function watchFor(
   // Until the base exists, watch its nearest ancestor shallowly, not all of it recursively.
   if (watchBase !== shape.base || shape.depth === 0) return { dir: { path: watchBase, depth: 0 } };
   return { dir: { path: watchBase, depth: shape.depth, globs: [shape.glob] } };
+}
+
+/**
+ * Where `written` leads (`anchor`), when that is elsewhere (a link on the way) and not made
+ * yet. Such a path is pinned where it will be made (anchor.ts), so that is where its making is
+ * seen: the nearest existing directory on the written way holds only the dangling link, and
+ * nothing made where the link leads was seen there until the rescan.
+ */
+async function awaitedPast(
+  fs: PolicyContext['fs'],
+  written: string,
+  anchor: Anchor | undefined,
+): Promise<string | undefined> {
+  if (anchor === undefined || !anchor.ok || anchor.canonical === written) return undefined;
+  try {
+    await fs.stat(anchor.canonical);
+    return undefined;
+  } catch {
+    return anchor.canonical;
+  }
 }
 
 /**

@@ -42,14 +42,12 @@ export async function watchTargets(
               () => true,
               () => false,
             );
-            const base =
-              literal || !isGlob(abs)
-                ? undefined
-                : await anchorOf(fs, globShape(abs).base, {
-                    home: ctx.home,
-                    canonicalHome,
-                    pins: undefined,
-                  });
+            // Where the path (or a glob's base) leads, as expandEntry asks it.
+            const base = await anchorOf(fs, literal || !isGlob(abs) ? abs : globShape(abs).base, {
+              home: ctx.home,
+              canonicalHome,
+              pins: undefined,
+            });
             const w = await watchFor(fs, abs, literal, base);
             return { dirs: w.dir ? [w.dir] : [], recursive: w.recursive ? [w.recursive] : [] };
           })(),

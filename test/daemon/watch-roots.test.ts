@@ -243,3 +243,31 @@ void t.test('the directory holding a link on the way to a root renamed away', as
   t.equal((await c.reload()).ok, true);
   t.same(uris(await seen), [uri(join(d.dir, 'r2', 'b'))], 'followed on reload');
 });
+
+void t.test(
+  'a root through a link to a directory not made yet appears when it is made',
+  async (t) => {
+    // A path not made yet is pinned where it will be made: through a link, that is where the link
+    // leads. The nearest directory on the written way holds only the dangling link, so a watch
+    // there saw nothing of the making, and the root appeared only at the rescan (300 s).
+    const { d, c, first } = await setup(t, ['h', 'p'], (dir) => {
+      symlinkSync('../gx', join(dir, 'h', 'lnk'));
+      symlinkSync('../px', join(dir, 'p', 'lnk'));
+      return policy([`${dir}/h/lnk/*`, `${dir}/p/lnk`]);
+    });
+    t.same(uris(first), [], 'nothing yet');
+    mkdirSync(join(d.dir, 'gx', 'm'), { recursive: true });
+    let ev = await waitForList(c, (u) => u.includes(uri(join(d.dir, 'gx', 'm'))));
+    t.same(uris(ev), [uri(join(d.dir, 'gx', 'm'))], "a glob's base made where its link leads");
+    mkdirSync(join(d.dir, 'gx', 'n'));
+    ev = await waitForList(c, (u) => u.includes(uri(join(d.dir, 'gx', 'n'))));
+    t.ok(ev.roots.length === 2, 'and watched there once made');
+    mkdirSync(join(d.dir, 'px'));
+    ev = await waitForList(c, (u) => u.includes(uri(join(d.dir, 'px'))));
+    t.same(
+      uris(ev),
+      [uri(join(d.dir, 'gx', 'm')), uri(join(d.dir, 'gx', 'n')), uri(join(d.dir, 'px'))],
+      'a plain root made where its link leads',
+    );
+  },
+);
