@@ -26,9 +26,12 @@ export interface TestDaemon {
 /** A short directory for sockets (kept here for the tests that import it from this module). */
 export { shortDir };
 
+/** How many of its daemon's log lines a failed test prints. */
+const LOG_TAIL = 80;
+
 /** Start a daemon; `policy` is written to `<dir>/mcp-roots.yaml` first unless undefined. */
 export async function startDaemon(
-  t: { teardown(fn: () => unknown): void },
+  t: { teardown(fn: () => unknown): void; passing?(): boolean },
   policy: string | undefined,
   overrides: Partial<DaemonOptions> & { dir?: string; watchBackend?: WatchBackend } = {},
 ): Promise<TestDaemon> {
@@ -96,6 +99,12 @@ export async function startDaemon(
     },
   };
   t.teardown(async () => {
+    // A test that failed shows what its daemon did last: a failure seen once in many runs (a
+    // loaded CI machine) can then be read from the run's log instead of guessed at.
+    if (t.passing?.() === false) {
+      const tail = logs.slice(-LOG_TAIL).map((l) => `# daemon: ${l}\n`);
+      process.stderr.write(`# the daemon's last ${tail.length} log lines:\n${tail.join('')}`);
+    }
     await td.close();
     if (!overrides.dir) rmSync(dir, { recursive: true, force: true });
   });
