@@ -11,11 +11,12 @@
  * waited, and so did `rootsctl lockdown`. A proxy read no event behind the flood, a denied path
  * made meanwhile included.
  *
- * So each watch's listener asks `flooded()` first (`guardedWatch` does it for an `fs.watch`). Once one turn of the loop has brought
- * `FLOOD_EVENTS` watch events and lasted `FLOOD_TURN_MS`, every listener called in the rest of
- * that turn closes its watch (the kernel stops queueing for it, the read ends). The daemon's
- * watcher then rescans what the watch covered on the degraded interval and sets the watch again
- * at each rescan, as for a watch the kernel refused (watcher.ts `degrade`). The proxy stops the
+ * So each watch's listener asks `flooded()` first (`guardedWatch` does it for an `fs.watch`).
+ * Once one turn of the loop has brought `FLOOD_EVENTS` watch events and lasted `FLOOD_TURN_MS`,
+ * every listener called in the rest of that turn closes its watch (the kernel stops queueing
+ * for it, the read ends). The daemon's watcher then rescans what the watch covered on the
+ * degraded interval and sets the watch again at each rescan, as for a watch the kernel refused
+ * (watcher.ts `degrade`). The proxy stops the
  * server, as for a denied path appearing, and its next plan watches everything afresh
  * (deny-watch.ts, include-watch.ts). Both conditions, because either alone is ordinary: a turn
  * of a loaded machine lasts a while with a few events and a slow recompute in it, and `rm -rf`
