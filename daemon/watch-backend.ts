@@ -42,12 +42,14 @@ export interface WatchBackend {
  * `FLOOD` is the daemon's own (common/watch-flood.ts).
  */
 const DEGRADE_CODES = ['ENOSPC', 'EMFILE', 'ENFILE', 'EACCES', 'EPERM', 'FLOOD'] as const;
-export type DegradeCode = (typeof DEGRADE_CODES)[number];
+/** `LOST`: an open watch reported any other error, so it may watch nothing now (watcher.ts). */
+export type DegradeCode = (typeof DEGRADE_CODES)[number] | 'LOST';
 
 /** The code of an error that should put a path in degraded mode, or undefined. */
 export function degradeCode(err: unknown): DegradeCode | undefined {
   const code = errnoCode(err);
-  if (DEGRADE_CODES.includes(code as DegradeCode)) return code as DegradeCode;
+  const known = DEGRADE_CODES as readonly string[];
+  if (code !== undefined && known.includes(code)) return code as DegradeCode;
   // @parcel/watcher's native errors carry only a message (strerror).
   const message = err instanceof Error ? err.message : '';
   if (/No space left on device|ENOSPC/.test(message)) return 'ENOSPC';
@@ -182,6 +184,8 @@ export function degradedMessage(path: string, code: DegradeCode, everyMs: number
     case 'EACCES':
     case 'EPERM':
       return `cannot watch ${path}: permission denied (${code}); rescanning it every ${every} instead. Give your user read and search permission on it, or remove it from the policy`;
+    case 'LOST':
+      return `watching ${path} failed; rescanning it every ${every} instead, and opening its watch afresh at each rescan`;
     case 'FLOOD':
       return `watching ${path}: its events came faster than the daemon could handle them (a process changing it in a loop?); rescanning it every ${every} instead, and watching it by events again once they slow down. If this goes on, find the process changing it`;
   }

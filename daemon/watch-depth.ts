@@ -37,6 +37,8 @@ export async function watchToDepth(
   onError: OnError,
 ): Promise<WatchHandle> {
   let closed = false;
+  /** The caller closed the handle: nothing more is reported. */
+  let released = false;
   /**
    * The opening afresh: none, waiting for its gap, or under way. Only one is ever under way: two
    * at once each opened a watcher and one was never closed, and its stale `fs.watch` of a
@@ -95,10 +97,15 @@ export async function watchToDepth(
         if (closed) await current.close();
       }
     } catch (err) {
-      const code = (err as NodeJS.ErrnoException).code;
-      // The directory went away meanwhile: look for it, as for the watched directory's own move.
-      if (code === 'ENOENT' || code === 'ENOTDIR') void lookForSelf();
-      else onError(err as Error);
+      // The old watch is closed and no new one is in place: this handle watches nothing now.
+      // The caller opens a watch afresh (or, if the directory went, plans one elsewhere);
+      // looking for the directory here returned when it came back as the same inode (moved
+      // away and back), and left it unwatched.
+      // (A flood seen while it opened closed it too, and is reported here as well.)
+      if (!released) {
+        closed = true;
+        onError(err as Error);
+      }
     }
     reopening = 'no';
     if (closed) return;
@@ -220,7 +227,7 @@ export async function watchToDepth(
   }
   return {
     close: async () => {
-      closed = true;
+      closed = released = true;
       await current?.close();
     },
   };

@@ -87,7 +87,10 @@ export async function watchEntries(
         watcher = open();
         ino = now;
       } catch (err) {
+        // No watch in place now: the caller opens one afresh.
+        closed = true;
         onError(err as Error);
+        return;
       }
     }
     onEvent({ kind: 'rename', path: given });

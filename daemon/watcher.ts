@@ -474,8 +474,17 @@ export class PolicyWatcher {
       this.degrade(w, code);
       return;
     }
-    // Events may have been lost (a queue overflow, say): look again.
-    this.opts.log.warn(`watching ${w.path}: ${err.message}; rescanning`);
+    // Any other error: events may have been lost, and the watch may be gone with them (an
+    // `fs.watch` that reported an error is closed; a watch opened afresh that failed left none
+    // in place). Look at once, and open it afresh at the rescans until that holds: kept as it
+    // was, a dead watch left the directory unseen until the next full rescan.
+    if (!this.warned.has(w.path)) {
+      this.opts.log.warn(
+        `watching ${w.path}: ${err.message}; looking again, and opening its watch afresh every ${this.opts.degradedRescanMs / 1000} s until it holds`,
+      );
+    }
+    this.warned.add(w.path);
+    this.degrade(w, 'LOST');
     this.poke({ roots: true, policy: true, grants: true });
   }
 
@@ -514,11 +523,15 @@ export class PolicyWatcher {
     this.degradedTimer = undefined;
     const list = [...this.watches.values()].filter((w) => w.degraded);
     if (this.closed || list.length === 0) return;
-    await Promise.all(list.map((w) => this.retry(w)));
+    // The next tick is set before this one's openings: one that never ends (a watch library
+    // that never says it is ready) must not stop the rescans, of it or of any other. A watch
+    // still opening from an earlier tick is left to that opening.
+    this.armDegraded();
+    await Promise.all(list.filter((w) => !this.opening.has(w)).map((w) => this.retry(w)));
+    // The look comes after the watches are set, so nothing made between the two goes unseen.
     const roots = list.some((w) => w.roles.has('roots') || w.roles.has('links'));
     const policy = list.some((w) => w.roles.has('policy'));
     void this.enqueue({ roots, policy, grants: policy }, 'degraded rescan');
-    this.armDegraded();
   }
 
   private async retry(w: Watch): Promise<void> {

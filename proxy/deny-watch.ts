@@ -195,7 +195,14 @@ export class DenyWatch {
       w.close();
       return;
     }
-    w.on('error', () => unwatchBelow(set, dir));
+    // Node closes a watch that reports an error: what is made in `dir` from then on goes unseen.
+    w.on('error', (err) =>
+      this.onLost(
+        set,
+        dir,
+        `watching ${dir} failed (${err.message}), so a denied path made there would go unseen`,
+      ),
+    );
     set.watchers.set(dir, w);
     set.identities.set(dir, identity(st));
     const reported = new Set<string>();
@@ -301,17 +308,23 @@ export class DenyWatch {
    * again.
    */
   private onFlood(set: WatchSet, dir: string): void {
+    this.onLost(
+      set,
+      dir,
+      `events in ${dir} came faster than the proxy could read them (a process changing it in a loop?), so a denied path made there would go unseen`,
+    );
+  }
+
+  /** `dir`'s watch is closed (a flood, an error): fail closed, as for a flood (above). */
+  private onLost(set: WatchSet, dir: string, why: string): void {
     if (!set.live) return;
-    // Closed already (`guardedWatch`): forgotten here.
+    // Closed already: forgotten here.
+    set.watchers.get(dir)?.close();
     set.watchers.delete(dir);
     set.identities.delete(dir);
     // The same roots and denies would keep this set, with `dir` unwatched.
     this.key = '';
-    this.o.onDenied({
-      path: dir,
-      access: 'all',
-      why: `events in ${dir} came faster than the proxy could read them (a process changing it in a loop?), so a denied path made there would go unseen`,
-    });
+    this.o.onDenied({ path: dir, access: 'all', why });
   }
 
   private cannotWatch(dir: string, why: string): void {

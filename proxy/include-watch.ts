@@ -93,16 +93,14 @@ export class IncludeWatch {
           },
           // Events behind a flood (common/watch-flood.ts) go unseen: the watch is closed and this
           // is a change, which stops the server; the next plan sets every watch afresh.
-          () => {
-            this.key = '';
-            this.o.onChanged(dir);
-          },
+          () => this.lost(dir),
         );
       } catch {
         // Not there (yet): a directory above it is watched for its name, and reports it.
         continue;
       }
-      w.on('error', () => w.close());
+      // Node closes a watch that reports an error: as for a flood.
+      w.on('error', () => this.lost(dir));
       watchers.push(w);
       // Changed while the watch was being set: report it now.
       for (const [name, was] of names) {
@@ -113,6 +111,12 @@ export class IncludeWatch {
     this.close();
     this.key = key;
     this.watchers = watchers;
+  }
+
+  /** The watch of `dir` is closed, and what changes there goes unseen: a change (above). */
+  private lost(dir: string): void {
+    this.key = '';
+    this.o.onChanged(dir);
   }
 
   close(): void {

@@ -63,3 +63,51 @@ void t.test('bursts of swaps open the watch one at a time and leave nothing open
   t.equal(fsWatches(), before, 'no fs.watch is left open once the watch is closed');
   t.same(errors, [], 'no error');
 });
+
+void t.test('a watch opened afresh while its directory was away never goes silent', async (t) => {
+  // The opening afresh (after a rename of a directory it enters) found the directory gone, and
+  // looked for it; it came back as the same inode (moved away and back), so the look took it
+  // for the one still watched, and nothing watched it any more. It must report the failure (the
+  // daemon opens a watch afresh) or go on reporting what is made in it.
+  for (let round = 1; round <= 4; round++) {
+    const dir = ownedShortDir(t);
+    const base = join(dir, 'base');
+    mkdirSync(join(base, 'keep1/src'), { recursive: true });
+    const events: WatchEvent[] = [];
+    const errors: Error[] = [];
+    const handle = await watchToDepth(
+      {
+        real: base,
+        depth: 2,
+        name: (p) => p,
+        enters: (names) => names[0]!.startsWith('keep'),
+        isSetupError: () => false,
+      },
+      (e) => events.push(e),
+      (err) => errors.push(err),
+    );
+    const reopened = async (from: number) =>
+      waitFor(() => events.slice(from).some((e) => e.path === base), 10_000, 'an opening');
+    // The first opening afresh comes at once; the next waits out the gap after it.
+    let from = events.length;
+    renameSync(join(base, 'keep1'), join(base, 'keep2'));
+    await reopened(from);
+    from = events.length;
+    renameSync(join(base, 'keep2'), join(base, 'keep3'));
+    await waitFor(() => events.length > from, 10_000, 'the rename seen');
+    await new Promise((r) => setTimeout(r, 20));
+    renameSync(base, join(dir, 'away'));
+    await new Promise((r) => setTimeout(r, 400));
+    renameSync(join(dir, 'away'), base);
+    await new Promise((r) => setTimeout(r, 300));
+    const made = join(base, 'keep3/src/n');
+    from = events.length;
+    mkdirSync(made);
+    await waitFor(
+      () => errors.length > 0 || events.slice(from).some((e) => e.path === made || e.path === base),
+      10_000,
+      `round ${round}: the failed opening reported, or the directory made seen`,
+    );
+    await handle.close();
+  }
+});
