@@ -67,7 +67,10 @@ void t.test('a watch that reported an error is opened afresh', async (t) => {
   const { d, listed } = await started(t, defaultBackend);
   const a = realpathSync(join(d.dir, 'a'));
   t.equal(fail(a), 1, "a's watch failed");
-  t.ok(d.logs.some((l) => l.includes(`watching ${a}: EIO`)), 'the log says which, and how');
+  t.ok(
+    d.logs.some((l) => l.includes(`watching ${a}: EIO`)),
+    'the log says which, and how',
+  );
   await waitFor(() => made(a) === 2, WAIT_MS, "a's watch made afresh");
   await waitFor(() => d.daemon.watcher.status().mode === 'events', WAIT_MS, 'events again');
   await waitFor(() => d.daemon.watcher.isIdle(), WAIT_MS, 'the watcher idle');
