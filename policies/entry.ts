@@ -115,6 +115,14 @@ export async function expandEntry(
       return x;
     }
     if (!anchored.ok) return refuse(x, abs, anchored);
+    // A link to a path not made yet: missing, as the path itself would be, not unreadable.
+    if (anchored.canonical !== abs && (await missing(fs, anchored.canonical))) {
+      x.reason = 'missing';
+      x.notes.push(
+        `${abs} leads to ${anchored.canonical}, which does not exist (yet); it is watched and appears when created`,
+      );
+      return x;
+    }
     found.push({ path: abs, canonical: anchored.canonical, name: basename(abs) });
   } else {
     const shape = globShape(abs);
@@ -182,6 +190,17 @@ async function awaitedPast(
     return undefined;
   } catch {
     return anchor.canonical;
+  }
+}
+
+/** Whether nothing is at `path` (an error other than "not there" is not an answer). */
+async function missing(fs: PolicyContext['fs'], path: string): Promise<boolean> {
+  try {
+    await fs.stat(path);
+    return false;
+  } catch (err) {
+    const code = errnoCode(err);
+    return code === 'ENOENT' || code === 'ENOTDIR';
   }
 }
 

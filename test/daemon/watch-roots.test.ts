@@ -256,6 +256,12 @@ void t.test(
       return policy([`${dir}/h/lnk/*`, `${dir}/p/lnk`]);
     });
     t.same(uris(first), [], 'nothing yet');
+    // Explained as missing, as the path itself would be (it said "not readable").
+    t.same(
+      (await c.explain('fs')).rules.map((r) => r.reason),
+      ['missing', 'missing'],
+      'both explained as missing',
+    );
     mkdirSync(join(d.dir, 'gx', 'm'), { recursive: true });
     let ev = await waitForList(c, (u) => u.includes(uri(join(d.dir, 'gx', 'm'))));
     t.same(uris(ev), [uri(join(d.dir, 'gx', 'm'))], "a glob's base made where its link leads");
