@@ -49,8 +49,6 @@ export async function watchToDepth(
   /** A rename came while an opening was under way: another follows it. */
   let again = false;
   let openedAt = 0;
-  /** The inode of the directory watched now: another one at its path is a replacement. */
-  let ino = 0;
   /** The chokidar watcher in place; undefined until the first opening ends. */
   let current: FSWatcher | undefined;
   /**
@@ -115,21 +113,21 @@ export async function watchToDepth(
   };
 
   /**
-   * The watched directory itself was moved or removed (inotify stops watching it): a new one at
-   * its path (made at once, or swapped in) is watched afresh. While it is missing the watcher's
-   * full look plans the watch elsewhere, and closes this one; until then it is looked for.
+   * The watched directory itself was moved or removed, or another put in its place (inotify
+   * names it by its base name; an entry of that name inside it looks the same): the watch is
+   * opened afresh once a directory stands at its path. Even when that is the same directory
+   * (moved away and back): chokidar, finding it gone, may already have dropped its own watches
+   * of it, and kept none when it came back, so nothing made in it was seen again (its inode
+   * number, compared before, said the watch was still in place). While none stands there it is
+   * looked for; the watcher's full look plans the watch elsewhere, and closes this one.
    */
   const lookForSelf = async (): Promise<void> => {
     for (let i = 0; i < GONE_LOOKS && !closed; i++) {
-      let now: number | undefined;
       try {
-        const st = await stat(w.real);
-        if (st.isDirectory()) now = st.ino;
+        if ((await stat(w.real)).isDirectory()) return reopen();
       } catch {
         // missing: look again
       }
-      if (now === ino) return;
-      if (now !== undefined) return reopen();
       await new Promise((r) => setTimeout(r, GONE_GAP_MS).unref());
     }
   };
@@ -205,7 +203,8 @@ export async function watchToDepth(
     });
     ready = true;
     try {
-      ino = (await stat(real)).ino;
+      // Gone while chokidar read it (which it takes silently): no watch is in place.
+      await stat(real);
     } catch (err) {
       await watcher.close();
       throw err;

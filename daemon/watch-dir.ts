@@ -34,7 +34,7 @@ export type OnError = (err: Error) => void;
  * Watch the directory `real` (canonical, a directory); report paths under `given` (the
  * caller's spelling). Rejects with the system error when the watch cannot be set.
  */
-export async function watchEntries(
+export function watchEntries(
   real: string,
   given: string,
   onEvent: OnEvent,
@@ -43,7 +43,6 @@ export async function watchEntries(
   const own = basename(real);
   const child = (name: string) => (given === '/' ? `/${name}` : `${given}/${name}`);
   let closed = false;
-  let ino = (await stat(real)).ino;
   let watcher: FSWatcher;
 
   /**
@@ -70,22 +69,23 @@ export async function watchEntries(
 
   /**
    * inotify names the directory itself (by its base name) when it is removed or moved away,
-   * and then stops watching it: a new directory made at the same path is watched afresh.
+   * and then stops watching it; an entry of that name inside it looks the same. A directory
+   * standing at the path is watched afresh, even one with the inode number the watch was set
+   * on: the number was read a moment before the watch was set, and a directory swapped in
+   * between and out again left the watch on that one, while the number said it was in place.
    */
   const maybeSelf = async (): Promise<void> => {
-    let now: number | undefined;
+    let there = false;
     try {
-      const st = await stat(real);
-      if (st.isDirectory()) now = st.ino;
+      there = (await stat(real)).isDirectory();
     } catch {
       // gone: the watcher's full look at the root moves the watch to where it can be set
     }
-    if (closed || now === ino) return;
-    if (now !== undefined) {
+    if (closed) return;
+    if (there) {
       try {
         watcher.close();
         watcher = open();
-        ino = now;
       } catch (err) {
         // No watch in place now: the caller opens one afresh.
         closed = true;
@@ -130,12 +130,16 @@ export async function watchEntries(
     });
     return w;
   };
-  watcher = open();
-  return {
+  try {
+    watcher = open();
+  } catch (err) {
+    return Promise.reject(err instanceof Error ? err : new Error(String(err)));
+  }
+  return Promise.resolve({
     close: () => {
       closed = true;
       watcher.close();
       return Promise.resolve();
     },
-  };
+  });
 }

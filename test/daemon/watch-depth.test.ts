@@ -111,3 +111,43 @@ void t.test('a watch opened afresh while its directory was away never goes silen
     await handle.close();
   }
 });
+
+void t.test('the directory moved away and back is watched again', async (t) => {
+  // chokidar, finding the directory it watches gone, drops its watches of it and keeps none
+  // when it comes back; the same inode back at the path was taken for a watch still in place.
+  // Away for a moment, then long enough for chokidar to look, in turns.
+  for (const away of [0, 50, 300, 0, 300]) {
+    const dir = ownedShortDir(t);
+    const base = join(dir, 'base');
+    mkdirSync(join(base, 'keep1/src/x'), { recursive: true });
+    const events: WatchEvent[] = [];
+    const errors: Error[] = [];
+    const handle = await watchToDepth(
+      {
+        real: base,
+        depth: 2,
+        name: (p) => p,
+        enters: (names) => names[0]!.startsWith('keep'),
+        isSetupError: () => false,
+      },
+      (e) => events.push(e),
+      (err) => errors.push(err),
+    );
+    renameSync(base, join(dir, 'away'));
+    if (away > 0) await new Promise((r) => setTimeout(r, away));
+    renameSync(join(dir, 'away'), base);
+    // Past the opening afresh (which reports the whole directory), so that only an event
+    // naming it can report what is made next.
+    await new Promise((r) => setTimeout(r, 500));
+    const made = join(base, 'keep1/src/n');
+    const from = events.length;
+    mkdirSync(made);
+    await waitFor(
+      () => events.slice(from).some((e) => e.path === made),
+      5_000,
+      `away ${away} ms: a directory made in it afterwards reported`,
+    );
+    t.same(errors, [], 'no error');
+    await handle.close();
+  }
+});
