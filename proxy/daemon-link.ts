@@ -295,7 +295,7 @@ export class DaemonLink extends EventEmitter<DaemonLinkEvents> {
         this.options.server,
         named,
         this.options.allowUnknownServer ?? false,
-        this.commands.rootsctl,
+        this.commands,
       );
       if (connecting && !this.warnedNoEntry && warning !== undefined) {
         this.warnedNoEntry = true;

@@ -8,6 +8,8 @@ import { commandOf, startSentence, startWith, withSocket } from '../common/comma
 export interface HintCommands {
   /** `rootsctl`, or `node /path/to/dist/cli/main.js`, with `--socket`. */
   rootsctl: string;
+  /** The same without `--socket`, for the commands that read the policy file and refuse it (`edit`). */
+  rootsctlFile: string;
   /** `mcp-rootsd`, or `node /path/to/dist/daemon/main.js`, with `--socket`. */
   daemon: string;
   /** Whether the systemd socket unit is worth naming (it serves the default socket only). */
@@ -17,6 +19,7 @@ export interface HintCommands {
 /** The bare names, for a link that knows nothing of how it was started (the library). */
 export const BARE_COMMANDS: HintCommands = {
   rootsctl: 'rootsctl',
+  rootsctlFile: 'rootsctl',
   daemon: 'mcp-rootsd',
   systemd: true,
 };
@@ -28,6 +31,7 @@ export function hintCommands(
 ): HintCommands {
   return {
     rootsctl: withSocket(commandOf('rootsctl', { env }), socket),
+    rootsctlFile: commandOf('rootsctl', { env }),
     daemon: withSocket(commandOf('mcp-rootsd', { env }), socket),
     systemd: socket === undefined,
   };

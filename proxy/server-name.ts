@@ -5,6 +5,10 @@
  */
 import { closest } from '../common/levenshtein.js';
 import { shellQuote } from '../common/shell-quote.js';
+import { BARE_COMMANDS, type HintCommands } from './hint-commands.js';
+
+/** How the texts below name rootsctl (hint-commands.ts). */
+type Rootsctl = Pick<HintCommands, 'rootsctl' | 'rootsctlFile'>;
 
 /** How the policy covers `--server`, as the proxy learned it from the daemon. */
 export type ServerNaming =
@@ -30,12 +34,12 @@ function alternatives(server: string, known: readonly string[]): string {
 export function unknownServerText(
   server: string,
   known: readonly string[],
-  rootsctl = 'rootsctl',
+  { rootsctl, rootsctlFile }: Rootsctl = BARE_COMMANDS,
 ): string {
   return (
     `no entry of the policy names the server ${JSON.stringify(server)} (--server ${server}), so it would get no roots and every call with a path would be refused.` +
     alternatives(server, known) +
-    ` Fix --server in the host's configuration, or give the server roots: an entry in the policy the daemon serves (\`${rootsctl} status\` names its file; \`rootsctl --config FILE edit\` edits it), or a directory for a while (\`${rootsctl} grant ${shellQuote(server)} DIRECTORY --for 1h\`); \`--allow-unknown-server\` starts it anyway, for a policy about to gain it.`
+    ` Fix --server in the host's configuration, or give the server roots: an entry in the policy the daemon serves (\`${rootsctl} status\` names its file; \`${rootsctlFile} --config FILE edit\` edits it), or a directory for a while (\`${rootsctl} grant ${shellQuote(server)} DIRECTORY --for 1h\`); \`--allow-unknown-server\` starts it anyway, for a policy about to gain it.`
   );
 }
 
@@ -65,7 +69,7 @@ export function namingWarning(
   server: string,
   naming: ServerNaming,
   allowUnknownServer: boolean,
-  rootsctl = 'rootsctl',
+  rootsctl: Rootsctl = BARE_COMMANDS,
 ): string | undefined {
   if (naming.kind === 'catch-all') return catchAllText(server, naming.policyServers);
   if (naming.kind === 'unknown') {

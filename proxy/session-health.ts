@@ -58,7 +58,7 @@ export class SessionHealth {
     const named = link.named;
     if (allowUnknownServer || named?.kind !== 'unknown') return false;
     if (line.method === 'ping') return false;
-    const text = unknownServerText(server, named.policyServers, link.commands.rootsctl);
+    const text = unknownServerText(server, named.policyServers, link.commands);
     if (!this.loggedUnknown) {
       this.loggedUnknown = true;
       log.error(`refused the host's ${line.method}: ${text}`);
@@ -95,7 +95,7 @@ export class SessionHealth {
   private warnNaming(): void {
     const { link, server, allowUnknownServer } = this.o;
     if (this.warnedNaming || link.named === undefined) return;
-    const text = namingWarning(server, link.named, allowUnknownServer, link.commands.rootsctl);
+    const text = namingWarning(server, link.named, allowUnknownServer, link.commands);
     if (text === undefined) return;
     this.warnedNaming = true;
     this.hostLog.send('warning', `mcp-roots-proxy: ${text}`);

@@ -65,7 +65,13 @@ void t.test('a --server name the policy lacks', async (t) => {
     t.match(err?.message, '--allow-unknown-server');
     // Commands that run as printed: status with the socket (edit takes the policy file), and a
     // grant with its server named.
-    t.match(err?.message, / status` names its file; `rootsctl --config FILE edit` edits it/);
+    // Both as the person runs rootsctl: `edit` the same command, without the socket.
+    const named =
+      / `(.+) --socket \S+ status` names its file; `(.+) --config FILE edit` edits it/.exec(
+        err?.message ?? '',
+      );
+    t.ok(named, 'status with the socket, edit with the policy file');
+    t.equal(named?.[2], named?.[1], 'the same rootsctl in both');
     t.match(err?.message, / grant fss DIRECTORY --for 1h`/);
     t.notMatch(err?.message, /--socket \S+ edit/, 'no edit with --socket, which edit refuses');
     t.match(stderr(), /error: refused the host's initialize: no entry of the policy names/);
