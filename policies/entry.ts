@@ -291,7 +291,15 @@ export function applyExpansion(
   result: EntryResult,
   warn: (pos: Pos, message: string) => void,
 ): void {
-  for (const note of x.notes) warn(entry.pos, `${entry.path}: ${note}`);
+  // A relative path is read from the policy file's directory, which a person writing
+  // `projects/app` for the one in their home does not expect: say so where it misses.
+  const relative =
+    x.reason === 'missing' && !entry.path.startsWith('/') && !entry.path.startsWith('~')
+      ? ` (a relative path is read from the directory of the file that holds it; write ~/${entry.path} for one in your home)`
+      : '';
+  x.notes.forEach((note, i) =>
+    warn(entry.pos, `${entry.path}: ${note}${i === x.notes.length - 1 ? relative : ''}`),
+  );
   if (x.reason !== undefined && x.candidates.length === 0) result.reason = x.reason;
   result.from = x;
   const named = entry.name;

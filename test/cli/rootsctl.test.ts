@@ -151,6 +151,18 @@ void t.test('validate', async (t) => {
     warn.out,
     /warning: .*inside\.yaml:4:13: .* is writable and contains the policy file .*inside\.yaml/,
   );
+  // A relative root that misses says where relative paths are read from.
+  writeFileSync(
+    join(dir, 'relative.yaml'),
+    'version: 1\nservers:\n  fs:\n    roots: [{path: projects/app}, {path: /nowhere/x}]\n',
+  );
+  const relative = await rootsctl(['validate', join(dir, 'relative.yaml')], { env });
+  t.equal(relative.code, 0);
+  t.match(
+    relative.out,
+    `projects/app: ${dir}/projects/app does not exist (yet); it is watched and appears when created (a relative path is read from the directory of the file that holds it; write ~/projects/app for one in your home)\n`,
+  );
+  t.notMatch(relative.out, /\/nowhere\/x: .*relative path/, 'no such word for an absolute path');
 });
 
 void t.test(
