@@ -21,9 +21,13 @@ export function ctl(io: Io, args: string, socket?: string): string {
  * only) or the daemon itself, with the `--socket` the person gave.
  */
 export function daemonStartHint(io: Io, socket: string | undefined): string {
-  return startSentence({
+  const start = startSentence({
     daemon: commandLine(io, 'mcp-rootsd', '', socket),
     rootsctl: commandLine(io, 'rootsctl', ''),
     systemd: socket === undefined,
   });
+  // "Not running" reads wrong to someone whose daemon runs on a socket of its own.
+  return socket === undefined
+    ? `${start} A daemon started on another socket (the demo's, by \`npm start\`) is asked with that --socket.`
+    : start;
 }

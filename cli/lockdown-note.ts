@@ -1,6 +1,8 @@
 /**
- * What every command that shows roots says during lockdown, so that an empty list (or roots the
- * policy gives but no server gets) comes with its reason and the way out.
+ * What every command that shows roots says when the daemon's state changes what it shows: during
+ * lockdown, so that an empty list (or roots the policy gives but no server gets) comes with its
+ * reason and the way out; and while the policy on disk is refused, so that someone who has just
+ * edited it does not take the last valid policy's roots for the edit's.
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -16,13 +18,20 @@ export function lockdownLine(io: Io, socket: string | undefined): string {
   return `LOCKDOWN: mcp-rootsd gives every server no roots and refuses every access; \`${ctl(io, 'unlock', socket)}\` ends it.\n`;
 }
 
-/** The running daemon's lockdown line, or '' when it is not in lockdown. */
+/** The running daemon's lockdown line and refused-policy line, each only when it applies. */
 export async function daemonLockdown(
   io: Io,
   client: RootsClient,
   socket: string | undefined,
 ): Promise<string> {
-  return (await client.status()).lockdown ? lockdownLine(io, socket) : '';
+  const { lockdown, policy } = await client.status();
+  const n = policy.errors.length;
+  // No file in force at all is another answer (backend.ts `noPolicy`).
+  const refused =
+    n > 0 && policy.files.length > 0
+      ? `NOTE: the policy on disk has ${n} error${n === 1 ? '' : 's'}, so mcp-rootsd keeps serving the last valid policy, which this answer is from; \`${ctl(io, 'status', socket)}\` shows ${n === 1 ? 'it' : 'them'}.\n`
+      : '';
+  return (lockdown ? lockdownLine(io, socket) : '') + refused;
 }
 
 /**

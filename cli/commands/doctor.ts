@@ -129,13 +129,27 @@ export async function runDoctor(io: Io, opts: Options, places: DoctorPlaces): Pr
   const status = await askDaemon(io, opts.socket);
   const cmd: FixCommands = {
     ctl: (args, daemon = false) => ctl(io, args, daemon ? opts.socket : undefined),
-    // The policy doctor checked (`--config`) is the one the daemon it suggests should serve.
+    // The policy doctor checked (`--config`) is the one the daemon it suggests should serve,
+    // with the state directory given beside it.
     daemon: commandLine(
       io,
       'mcp-rootsd',
-      opts.config === undefined ? '' : `--config ${shellQuote(opts.config)}`,
+      [
+        opts.config === undefined ? '' : `--config ${shellQuote(opts.config)}`,
+        opts['state-dir'] === undefined ? '' : `--state-dir ${shellQuote(opts['state-dir'])}`,
+      ]
+        .filter((a) => a !== '')
+        .join(' '),
       opts.socket,
     ),
+    systemd: opts.socket === undefined,
+    notGiven:
+      opts.socket === undefined
+        ? []
+        : [
+            ...(opts.config === undefined ? ['--config'] : []),
+            ...(opts['state-dir'] === undefined ? ['--state-dir'] : []),
+          ],
   };
   checks.push(daemonCheck(status, home, socket.socketPath, cmd));
   const running = !(status instanceof RootsError);

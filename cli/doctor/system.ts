@@ -84,8 +84,21 @@ export async function socketDirCheck(
 export interface FixCommands {
   /** `rootsctl ARGS`; `daemon` adds the `--socket` the person gave. */
   ctl(args: string, daemon?: boolean): string;
-  /** `mcp-rootsd`, with that `--socket` and the `--config` doctor checked. */
+  /** `mcp-rootsd`, with that `--socket`, the `--config` doctor checked and the `--state-dir` given. */
   daemon: string;
+  /** Whether the systemd socket unit is worth naming: it serves the default socket only. */
+  systemd: boolean;
+  /**
+   * With a socket of one's own, the flags its daemon was started with that were not given here:
+   * the daemon named above would serve the person's own policy or state in their place.
+   */
+  notGiven: string[];
+}
+
+/** What a fix that starts the daemon on a socket of one's own adds: the flags not known here. */
+function startedWith(cmd: FixCommands): string {
+  if (cmd.notGiven.length === 0) return '';
+  return `, with the ${cmd.notGiven.join(' and ')} it was started with (the demo's: \`npm start\` in its repository)`;
 }
 
 /** The daemon's line from its status, or the reason it could not be asked. */
@@ -95,10 +108,13 @@ export function daemonCheck(
   socketPath: string,
   cmd: FixCommands,
 ): Check {
-  const start = [
-    `systemctl --user start mcp-rootsd.socket   (after \`${cmd.ctl('install-service')}\`)`,
-    `or run ${cmd.daemon} in a terminal`,
-  ];
+  const run = `run ${cmd.daemon} in a terminal${startedWith(cmd)}`;
+  const start = cmd.systemd
+    ? [
+        `systemctl --user start mcp-rootsd.socket   (after \`${cmd.ctl('install-service')}\`)`,
+        `or ${run}`,
+      ]
+    : [run];
   if (status instanceof RootsError) {
     return fail(
       'daemon',
@@ -147,7 +163,7 @@ export async function systemdCheck(env: Env, home: string, cmd: FixCommands): Pr
         : 'not reachable from here (`systemctl --user` failed)',
       [
         'in a desktop or ssh login session it usually is; for a machine without logins: sudo loginctl enable-linger $USER',
-        `or run ${cmd.daemon} by hand (in a terminal, or your own service manager)`,
+        `or run ${cmd.daemon} by hand (in a terminal, or your own service manager)${startedWith(cmd)}`,
       ],
     );
   }

@@ -33,7 +33,7 @@ function procSys(values: Record<string, string>): string {
 
 async function runDoctor(
   env: Record<string, string | undefined>,
-  argv: { config?: string; socket?: string; json?: boolean },
+  argv: { config?: string; socket?: string; json?: boolean; 'state-dir'?: string },
   places: Partial<DoctorPlaces> = {},
   isTTY = false,
 ) {
@@ -115,10 +115,19 @@ void t.test(
     writeFileSync(demo, 'version: 1\nservers: {}\n');
     const given = await runDoctor(env, { config: demo, socket: join(dir, 'none', 'rootsd.sock') });
     const socketArg = `--socket ${join(dir, 'none', 'rootsd.sock')}`;
-    t.match(given.by('daemon'), {
-      verdict: 'fail',
-      fix: [/./, `or run mcp-rootsd ${socketArg} --config '${demo}' in a terminal`],
+    // A socket of one's own: no systemd unit serves it, and what is not known is named.
+    t.same(given.by('daemon').fix, [
+      `run mcp-rootsd ${socketArg} --config '${demo}' in a terminal, with the --state-dir it was started with (the demo's: \`npm start\` in its repository)`,
+    ]);
+    const state = join(dir, 'state');
+    const all = await runDoctor(env, {
+      config: demo,
+      'state-dir': state,
+      socket: join(dir, 'none', 'rootsd.sock'),
     });
+    t.same(all.by('daemon').fix, [
+      `run mcp-rootsd ${socketArg} --config '${demo}' --state-dir ${state} in a terminal`,
+    ]);
   },
 );
 

@@ -105,6 +105,6 @@ for (const [i, c] of CASES.entries()) {
     await run(['init', '--force'], { cwd: c.cwd, env });
 
     const doctor = await run(['--socket', sock, 'doctor'], { cwd: c.cwd, env });
-    t.match(doctor.out, `or run ${c.daemon} --socket ${sock} in a terminal`);
+    t.match(doctor.out, `fix: run ${c.daemon} --socket ${sock}`);
   });
 }

@@ -226,7 +226,7 @@ void t.test('every command says when the daemon is not running, and exits 3', as
     t.equal(r.code, 3, argv.join(' '));
     t.equal(
       r.err,
-      `rootsctl: mcp-rootsd is not running (connect ENOENT ${dir}/none.sock). Start it with \`systemctl --user start mcp-rootsd.socket\` (once \`rootsctl install-service\` has run) or \`mcp-rootsd\`.\n`,
+      `rootsctl: mcp-rootsd is not running (connect ENOENT ${dir}/none.sock). Start it with \`systemctl --user start mcp-rootsd.socket\` (once \`rootsctl install-service\` has run) or \`mcp-rootsd\`. A daemon started on another socket (the demo's, by \`npm start\`) is asked with that --socket.\n`,
     );
   }
 });
