@@ -67,7 +67,7 @@ void t.test('a --server name the policy lacks', async (t) => {
     // grant with its server named.
     // Both as the person runs rootsctl: `edit` the same command, without the socket.
     const named =
-      / `(.+) --socket \S+ status` names its file; `(.+) --config FILE edit` edits it/.exec(
+      /`([^`]+) --socket \S+ status` names its file; `([^`]+) --config FILE edit` edits it/.exec(
         err?.message ?? '',
       );
     t.ok(named, 'status with the socket, edit with the policy file');
