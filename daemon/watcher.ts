@@ -479,9 +479,11 @@ export class PolicyWatcher {
     // in place). Look at once, and open it afresh at the rescans until that holds: kept as it
     // was, a dead watch left the directory unseen until the next full rescan.
     if (!this.warned.has(w.path)) {
-      this.opts.log.warn(
-        `watching ${w.path}: ${err.message}; looking again, and opening its watch afresh every ${this.opts.degradedRescanMs / 1000} s until it holds`,
-      );
+      const line = `watching ${w.path}: ${err.message}; looking again, and opening its watch afresh every ${this.opts.degradedRescanMs / 1000} s until it holds`;
+      // A directory moved away while its watch was opened afresh is no fault of anyone's.
+      const gone = ['ENOENT', 'ENOTDIR'].includes(errnoCode(err) ?? '');
+      if (gone) this.opts.log.debug(line);
+      else this.opts.log.warn(line);
     }
     this.warned.add(w.path);
     this.degrade(w, 'LOST');

@@ -295,7 +295,7 @@ export function applyExpansion(
   // `projects/app` for the one in their home does not expect: say so where it misses.
   const relative =
     x.reason === 'missing' && !entry.path.startsWith('/') && !entry.path.startsWith('~')
-      ? ` (a relative path is read from the directory of the file that holds it; write ~/${entry.path} for one in your home)`
+      ? ` (a relative path is read from the directory of the file that holds it${entry.path.startsWith('..') ? '' : `; write ~/${entry.path.replace(/^\.\//, '')} for one in your home`})`
       : '';
   x.notes.forEach((note, i) =>
     warn(entry.pos, `${entry.path}: ${note}${i === x.notes.length - 1 ? relative : ''}`),

@@ -318,7 +318,7 @@ export class DenyWatch {
   /** `dir`'s watch is closed (a flood, an error): fail closed, as for a flood (above). */
   private onLost(set: WatchSet, dir: string, why: string): void {
     if (!set.live) return;
-    // Closed already: forgotten here.
+    // Closed already (by the flood guard, or by Node after an error; closing again is harmless).
     set.watchers.get(dir)?.close();
     set.watchers.delete(dir);
     set.identities.delete(dir);
