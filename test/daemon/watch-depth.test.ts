@@ -18,11 +18,8 @@ import { ownedShortDir } from '../helpers/proxy.js';
 const fsWatches = () =>
   process.getActiveResourcesInfo().filter((name) => name === 'FSEventWrap').length;
 
-void t.test('bursts of swaps open the watch one at a time and leave nothing open', async (t) => {
-  const base = join(ownedShortDir(t), 'base');
-  mkdirSync(join(base, 'keep1/src/x'), { recursive: true });
-  mkdirSync(join(base, 'other/src'), { recursive: true });
-  const before = fsWatches();
+/** A watch of `base` as for `base/keep*\/src/*` (only `keep*` and below), with what it reports. */
+async function watchKeep(base: string) {
   const events: WatchEvent[] = [];
   const errors: Error[] = [];
   const handle = await watchToDepth(
@@ -30,13 +27,21 @@ void t.test('bursts of swaps open the watch one at a time and leave nothing open
       real: base,
       depth: 2,
       name: (p) => p,
-      // As for `base/keep*/src/*`: only `keep*` and what lies below it.
       enters: (names) => names[0]!.startsWith('keep'),
       isSetupError: () => false,
     },
     (e) => events.push(e),
     (err) => errors.push(err),
   );
+  return { events, errors, handle };
+}
+
+void t.test('bursts of swaps open the watch one at a time and leave nothing open', async (t) => {
+  const base = join(ownedShortDir(t), 'base');
+  mkdirSync(join(base, 'keep1/src/x'), { recursive: true });
+  mkdirSync(join(base, 'other/src'), { recursive: true });
+  const before = fsWatches();
+  const { events, errors, handle } = await watchKeep(base);
   for (let round = 1; round <= 6; round++) {
     // Twenty swaps back to back (an even number: `keep1` is the newcomer each time).
     for (let i = 0; i < 20; i++) {
@@ -73,19 +78,7 @@ void t.test('a watch opened afresh while its directory was away never goes silen
     const dir = ownedShortDir(t);
     const base = join(dir, 'base');
     mkdirSync(join(base, 'keep1/src'), { recursive: true });
-    const events: WatchEvent[] = [];
-    const errors: Error[] = [];
-    const handle = await watchToDepth(
-      {
-        real: base,
-        depth: 2,
-        name: (p) => p,
-        enters: (names) => names[0]!.startsWith('keep'),
-        isSetupError: () => false,
-      },
-      (e) => events.push(e),
-      (err) => errors.push(err),
-    );
+    const { events, errors, handle } = await watchKeep(base);
     const reopened = async (from: number) =>
       waitFor(() => events.slice(from).some((e) => e.path === base), 10_000, 'an opening');
     // The first opening afresh comes at once; the next waits out the gap after it.
@@ -120,19 +113,7 @@ void t.test('the directory moved away and back is watched again', async (t) => {
     const dir = ownedShortDir(t);
     const base = join(dir, 'base');
     mkdirSync(join(base, 'keep1/src/x'), { recursive: true });
-    const events: WatchEvent[] = [];
-    const errors: Error[] = [];
-    const handle = await watchToDepth(
-      {
-        real: base,
-        depth: 2,
-        name: (p) => p,
-        enters: (names) => names[0]!.startsWith('keep'),
-        isSetupError: () => false,
-      },
-      (e) => events.push(e),
-      (err) => errors.push(err),
-    );
+    const { events, errors, handle } = await watchKeep(base);
     renameSync(base, join(dir, 'away'));
     if (away > 0) await new Promise((r) => setTimeout(r, away));
     renameSync(join(dir, 'away'), base);

@@ -5,15 +5,12 @@
  * bases' watch (proxy/include-watch.ts) closed it the same way. Both now fail closed, as for a
  * flood: a report that stops the server, and the next plan sets every watch afresh.
  */
-import { mkdirSync, realpathSync, renameSync, writeFileSync } from 'node:fs';
+import { renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import t from 'tap';
-import type { Root } from '../../common/types.js';
-import { IncludeWatch } from '../../proxy/include-watch.js';
 import { watchedRoot } from '../helpers/deny-watch.js';
+import { watchedIncludes } from '../helpers/include-watch.js';
 import { waitFor } from '../helpers/poll.js';
-import { ownedShortDir } from '../helpers/proxy.js';
 import { watchFaults } from '../helpers/watch-fault.js';
 
 void t.test('denied paths: a failed watch in a root stops the server', async (t) => {
@@ -34,18 +31,7 @@ void t.test('denied paths: a failed watch in a root stops the server', async (t)
 
 void t.test('include bases: a failed watch on the way is a change', async (t) => {
   const { fail } = watchFaults(t);
-  const r = realpathSync(ownedShortDir(t));
-  mkdirSync(join(r, 'conf.d'));
-  const changed: string[] = [];
-  const iw = new IncludeWatch({ onChanged: (p) => changed.push(p) });
-  t.teardown(() => iw.close());
-  const roots: Root[] = [
-    {
-      uri: pathToFileURL(r).href,
-      _meta: { 'mcp-roots/readOnly': false, 'mcp-roots/include': [`${r}/conf.d/*.yaml`] },
-    },
-  ];
-  await iw.update(roots);
+  const { r, roots, changed, iw } = await watchedIncludes(t);
   t.equal(fail(r), 1, 'the watch of the directory holding the base failed');
   t.same(changed, [r], 'reported as a change');
   // The next plan sets the watch again: the base moved is a change.

@@ -5,17 +5,14 @@
  * closed and reported as a change that stops the server, and the next plan (`update`) sets
  * every watch afresh. Real directories, real inotify watches, in this process.
  */
-import { mkdirSync, realpathSync, renameSync, writeFileSync } from 'node:fs';
+import { renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import t from 'tap';
 import { FLOOD_EVENTS, FLOOD_TURN_MS, flooded } from '../../common/watch-flood.js';
-import type { Root } from '../../common/types.js';
-import { IncludeWatch } from '../../proxy/include-watch.js';
 import { watchedRoot } from '../helpers/deny-watch.js';
 import { overflowThenMake, slowWatch, startFlood } from '../helpers/flood.js';
+import { watchedIncludes } from '../helpers/include-watch.js';
 import { waitFor } from '../helpers/poll.js';
-import { ownedShortDir } from '../helpers/proxy.js';
 
 const isFlood = (why: string | undefined) => why?.includes('came faster') === true;
 
@@ -58,18 +55,7 @@ void t.test('denied paths: a queue overflow hides no denied path', async (t) => 
 });
 
 void t.test('include bases: a flood in a directory on the way is a change', async (t) => {
-  const r = realpathSync(ownedShortDir(t));
-  mkdirSync(join(r, 'conf.d'));
-  const changed: string[] = [];
-  const iw = new IncludeWatch({ onChanged: (p) => changed.push(p) });
-  t.teardown(() => iw.close());
-  const roots: Root[] = [
-    {
-      uri: pathToFileURL(r).href,
-      _meta: { 'mcp-roots/readOnly': false, 'mcp-roots/include': [`${r}/conf.d/*.yaml`] },
-    },
-  ];
-  await iw.update(roots);
+  const { r, roots, changed, iw } = await watchedIncludes(t);
   // The listener's few instructions outrun a flood on most machines: the turn is spent here
   // instead, in a timer, before the loop reads the event this writes (timers come first).
   await new Promise<void>((resolve) =>
