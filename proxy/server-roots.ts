@@ -31,6 +31,9 @@ export interface ServerRootsOptions {
 /** A moment more for the server to apply a list, after its loop has gone round (`applied`). */
 const APPLY_GRACE_MS = 50;
 
+/** How many of the slowest ping's round trips the grace lasts at least (`applied`). */
+const GRACE_PER_PING = 4;
+
 /** The most pings `whenServed` sends to let a server apply a list (and roots it checks itself). */
 const MAX_SETTLE_PINGS = 32;
 
@@ -198,14 +201,23 @@ export class ServerRoots {
   private async applied(limitMs: number): Promise<void> {
     const uris = [...this.servedUris];
     const deadline = Date.now() + limitMs;
+    let slowest = 0;
     const pings = async (): Promise<void> => {
       for (let i = 0; i < Math.min(2 * uris.length, MAX_SETTLE_PINGS); i++) {
         if (Date.now() >= deadline) return;
+        const sent = performance.now();
         await this.options.ping().catch(() => undefined);
+        slowest = Math.max(slowest, performance.now() - sent);
       }
     };
     await Promise.all([pings(), checkLikeAServer(uris.slice(0, MAX_SETTLE_PINGS))]);
-    await new Promise((resolve) => setTimeout(resolve, APPLY_GRACE_MS));
+    // The grace grows with the slowest ping: on a loaded machine the server's I/O threads and
+    // its loop wait their turn too, and a fixed 50 ms let a first call through before the
+    // filesystem server had its roots (a CI run beside other work, once).
+    const grace = Math.max(APPLY_GRACE_MS, GRACE_PER_PING * slowest);
+    await new Promise((resolve) =>
+      setTimeout(resolve, Math.max(0, Math.min(grace, deadline - Date.now()))),
+    );
   }
 
   /**
