@@ -119,7 +119,7 @@ export async function watchToDepth(
    * (moved away and back): chokidar, finding it gone, may already have dropped its own watches
    * of it, and kept none when it came back, so nothing made in it was seen again (its inode
    * number, compared before, said the watch was still in place). While none stands there it is
-   * looked for; the watcher's full look plans the watch elsewhere, and closes this one.
+   * looked for, for a while; then the handle reports itself lost.
    */
   const lookForSelf = async (): Promise<void> => {
     for (let i = 0; i < GONE_LOOKS && !closed; i++) {
@@ -130,6 +130,11 @@ export async function watchToDepth(
       }
       await new Promise((r) => setTimeout(r, GONE_GAP_MS).unref());
     }
+    // Still gone: this handle watches nothing, and says so (watch-dir.ts `maybeSelf`).
+    if (closed) return;
+    closed = true;
+    void current?.close();
+    onError(Object.assign(new Error(`ENOENT: ${w.name(w.real)} went away`), { code: 'ENOENT' }));
   };
 
   const open = async (): Promise<FSWatcher> => {

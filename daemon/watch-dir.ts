@@ -82,16 +82,18 @@ export function watchEntries(
       // gone: the watcher's full look at the root moves the watch to where it can be set
     }
     if (closed) return;
-    if (there) {
-      try {
-        watcher.close();
-        watcher = open();
-      } catch (err) {
-        // No watch in place now: the caller opens one afresh.
-        closed = true;
-        onError(err as Error);
-        return;
-      }
+    try {
+      watcher.close();
+      // Gone: this handle watches nothing, and says so. Kept, it was taken for the watch of the
+      // directory that came back a moment later, if the full look came after that (a stand-in
+      // removed and the original moved back), and nothing made there was seen again.
+      if (!there) throw Object.assign(new Error(`ENOENT: ${given} went away`), { code: 'ENOENT' });
+      watcher = open();
+    } catch (err) {
+      // No watch in place now: the caller opens one afresh, or plans one elsewhere.
+      closed = true;
+      onError(err as Error);
+      return;
     }
     onEvent({ kind: 'rename', path: given });
   };

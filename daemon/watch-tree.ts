@@ -263,6 +263,26 @@ export async function watchTree(
     onEvent({ kind: 'create', path, link: st.isSymbolicLink() });
   };
 
+  /**
+   * The root went, or another directory stands in its place: the tree watches something that is
+   * no longer there, so it is watched afresh, or, if nothing stands there, reported lost (the
+   * caller plans the watch elsewhere, or opens it afresh). Kept, a tree on a removed stand-in
+   * was taken for the watch of the original moved back a moment later. The same directory back
+   * (its inode number, read in the turn its watch was set) needs nothing: its watches followed it.
+   */
+  const rootRenamed = (): void => {
+    const st = lstatNow(root);
+    if (!(st instanceof Error) && st.isDirectory() && watched.get(root)?.ino === st.ino) return;
+    if (st instanceof Error || !st.isDirectory() || realpathNow(root) !== root) {
+      closed = true;
+      closeAll();
+      onError(Object.assign(new Error(`ENOENT: ${root} went away`), { code: 'ENOENT' }));
+      return;
+    }
+    forget(root);
+    void grow(root);
+  };
+
   /** Events came faster than they could be handled (common/watch-flood.ts): the tree is closed. */
   const onFlood = (): void => {
     if (closed || overflowed) return;
@@ -283,7 +303,8 @@ export async function watchTree(
     const path = child(dir, entry);
     if (dir === root && entry === basename(root)) {
       // Perhaps the root itself (inotify names it by its base name): its attributes, or its
-      // removal, which a full look decides.
+      // removal or move, which a full look decides.
+      if (event !== 'change') rootRenamed();
       onEvent({ kind: event === 'change' ? 'change' : 'rename', path: root });
     }
     if (dir !== root && entry === basename(dir) && event === 'rename') {
