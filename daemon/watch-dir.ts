@@ -79,7 +79,7 @@ export function watchEntries(
     try {
       there = (await stat(real)).isDirectory();
     } catch {
-      // gone: the watcher's full look at the root moves the watch to where it can be set
+      // gone: reported below
     }
     if (closed) return;
     try {
