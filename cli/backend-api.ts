@@ -16,7 +16,7 @@ export interface Backend {
    * valid one (an empty answer would read as "the policy names no servers").
    */
   noPolicy(): Promise<string | undefined>;
-  /** The lockdown and refused-policy lines to show with an answer about roots, or '' (cli/lockdown-note.ts). */
-  lockdownNote(): Promise<string>;
+  /** What the daemon's state adds to an answer about roots (lockdown, a refused policy), or ''. */
+  stateNotes(): Promise<string>;
   close(): Promise<void>;
 }

@@ -2,7 +2,7 @@
 import { connect } from './connect.js';
 import { ctl } from './hint.js';
 import type { Io } from './io.js';
-import { daemonLockdown } from './lockdown-note.js';
+import { daemonStateNotes } from './state-notes.js';
 import type { Options } from './options.js';
 import type { Backend } from './backend-api.js';
 import type { RootsClient } from '../protocol/client.js';
@@ -33,7 +33,7 @@ async function onlineBackend(io: Io, socket: string | undefined): Promise<Backen
       const n = policy.errors.length;
       return `mcp-rootsd has no valid policy: the policy has ${n} error${n === 1 ? '' : 's'} and none has loaded since it started, so every server has no roots. \`${ctl(io, 'status', socket)}\` shows the errors.`;
     },
-    lockdownNote: () => daemonLockdown(io, client, socket),
+    stateNotes: () => daemonStateNotes(io, client, socket),
     close: () => client.close(),
   };
 }

@@ -20,7 +20,7 @@ import type { Backend } from './backend-api.js';
 import { problemLines, sortProblems } from './format.js';
 import { ctl } from './hint.js';
 import type { Io } from './io.js';
-import { offlineLockdown } from './lockdown-note.js';
+import { offlineLockdown } from './state-notes.js';
 import type { Options } from './options.js';
 
 /** The context the engine evaluates in, taken from this process. */
@@ -92,7 +92,7 @@ export async function offlineBackend(io: Io, opts: Options, config: string): Pro
       }),
     serverNames: () => Promise.resolve(resolved.serverNames()),
     noPolicy: () => Promise.resolve(undefined),
-    lockdownNote: () => Promise.resolve(offlineLockdown(io, opts)),
+    stateNotes: () => Promise.resolve(offlineLockdown(io, opts)),
     close: () => Promise.resolve(),
   };
 }

@@ -16,14 +16,14 @@
  * every listener called in the rest of that turn closes its watch (the kernel stops queueing
  * for it, the read ends). The daemon's watcher then rescans what the watch covered on the
  * degraded interval and sets the watch again at each rescan, as for a watch the kernel refused
- * (watcher.ts `degrade`). The proxy stops the
- * server, as for a denied path appearing, and its next plan watches everything afresh
- * (deny-watch.ts, include-watch.ts). Both conditions, because either alone is ordinary: a turn
- * of a loaded machine lasts a while with a few events and a slow recompute in it, and `rm -rf`
- * of a directory brings thousands of events. A burst of tens of thousands under a `**` glob
- * (whose tree watch does more for each event) may still take longer than `FLOOD_TURN_MS`: it
- * is then rescanned for a few seconds as for a flood, which costs latency, not correctness
- * (5,000 files made or removed there did, about half the time, at 100 ms).
+ * (watcher.ts `degrade`). The proxy stops the server, as for a denied path appearing, and its
+ * next plan watches everything afresh (deny-watch.ts, include-watch.ts). Both conditions,
+ * because either alone is ordinary: a turn of a loaded machine lasts a while with a few events
+ * and a slow recompute in it, and `rm -rf` of a directory brings thousands of events. A burst
+ * of tens of thousands under a `**` glob (whose tree watch does more for each event) may still
+ * take longer than `FLOOD_TURN_MS`: it is then rescanned for a few seconds as for a flood,
+ * which costs latency, not correctness (5,000 files made or removed there did, about half the
+ * time, at 100 ms).
  *
  * A turn that brings as many events as the kernel queues for one inotify instance
  * (`fs.inotify.max_queued_events`) counts too, however fast it went: the queue may have

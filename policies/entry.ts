@@ -185,22 +185,23 @@ async function awaitedPast(
   anchor: Anchor | undefined,
 ): Promise<string | undefined> {
   if (anchor === undefined || !anchor.ok || anchor.canonical === written) return undefined;
-  try {
-    await fs.stat(anchor.canonical);
-    return undefined;
-  } catch {
-    return anchor.canonical;
-  }
+  // Any failure: until it can be reached, it is watched where it will be.
+  return (await statFailure(fs, anchor.canonical)) === undefined ? undefined : anchor.canonical;
 }
 
 /** Whether nothing is at `path` (an error other than "not there" is not an answer). */
 async function missing(fs: PolicyContext['fs'], path: string): Promise<boolean> {
+  const code = await statFailure(fs, path);
+  return code === 'ENOENT' || code === 'ENOTDIR';
+}
+
+/** Why `stat` of `path` fails (its code, or 'EUNKNOWN'), or undefined when it does not. */
+async function statFailure(fs: PolicyContext['fs'], path: string): Promise<string | undefined> {
   try {
     await fs.stat(path);
-    return false;
+    return undefined;
   } catch (err) {
-    const code = errnoCode(err);
-    return code === 'ENOENT' || code === 'ENOTDIR';
+    return errnoCode(err) ?? 'EUNKNOWN';
   }
 }
 
@@ -284,6 +285,18 @@ function refuse(x: Expansion, written: string, a: Anchor & { ok: false }): Expan
   return x;
 }
 
+/**
+ * For a relative entry that misses: a relative path is read from the policy file's directory,
+ * which a person writing `projects/app` for the one in their home does not expect.
+ */
+function relativeHint(written: string): string {
+  if (written.startsWith('/') || written.startsWith('~')) return '';
+  const home = written.startsWith('..')
+    ? ''
+    : `; write ~/${written.replace(/^\.\//, '')} for one in your home`;
+  return ` (a relative path is read from the directory of the file that holds it${home})`;
+}
+
 /** Give one entry what its path yielded, with its own names and warnings. */
 export function applyExpansion(
   x: Expansion,
@@ -291,12 +304,7 @@ export function applyExpansion(
   result: EntryResult,
   warn: (pos: Pos, message: string) => void,
 ): void {
-  // A relative path is read from the policy file's directory, which a person writing
-  // `projects/app` for the one in their home does not expect: say so where it misses.
-  const relative =
-    x.reason === 'missing' && !entry.path.startsWith('/') && !entry.path.startsWith('~')
-      ? ` (a relative path is read from the directory of the file that holds it${entry.path.startsWith('..') ? '' : `; write ~/${entry.path.replace(/^\.\//, '')} for one in your home`})`
-      : '';
+  const relative = x.reason === 'missing' ? relativeHint(entry.path) : '';
   x.notes.forEach((note, i) =>
     warn(entry.pos, `${entry.path}: ${note}${i === x.notes.length - 1 ? relative : ''}`),
   );

@@ -4,7 +4,7 @@ import { withClient } from '../connect.js';
 import { problemLines } from '../format.js';
 import { ctl } from '../hint.js';
 import { emit, EXIT, type ExitCode, type Io } from '../io.js';
-import { lockdownLine } from '../lockdown-note.js';
+import { lockdownLine } from '../state-notes.js';
 import type { Options } from '../options.js';
 import { neverValid, statusText } from '../status-text.js';
 

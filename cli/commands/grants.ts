@@ -8,7 +8,7 @@ import { withClient } from '../connect.js';
 import { parseDuration, parseUntil } from '../duration.js';
 import { timeLeft, unnamedGrantLine } from '../format.js';
 import { columns, emit, EXIT, type ExitCode, type Io } from '../io.js';
-import { daemonLockdown, showNote } from '../lockdown-note.js';
+import { daemonStateNotes, showNote } from '../state-notes.js';
 import { pathArgument } from '../path-argument.js';
 import { ctl } from '../hint.js';
 import { daemonServerNames } from '../backend.js';
@@ -92,7 +92,7 @@ export function grants(io: Io, _args: string[], opts: Options): Promise<ExitCode
     const result = await client.grants();
     // A grant gives nothing during lockdown: say so beside them.
     const json = opts.json ?? false;
-    showNote(io, json, await daemonLockdown(io, client, opts.socket));
+    showNote(io, json, await daemonStateNotes(io, client, opts.socket));
     emit(io, json, result, (r) => grantsTable(r.grants, io));
     return EXIT.ok;
   });

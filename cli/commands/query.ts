@@ -5,7 +5,7 @@ import { openBackend, type Backend } from '../backend.js';
 import type { ExplainResult } from '../../common/types.js';
 import { catchAllLine, checkLine, explainTable, noEntryLine, rootsTable } from '../format.js';
 import { emit, EXIT, type ExitCode, type Io } from '../io.js';
-import { showNote } from '../lockdown-note.js';
+import { showNote } from '../state-notes.js';
 import { pathArgument } from '../path-argument.js';
 import type { Options } from '../options.js';
 import { inLine } from '../terminal-text.js';
@@ -42,7 +42,7 @@ export function list(io: Io, [server]: string[], opts: Options): Promise<ExitCod
   return withBackend(io, opts, async (backend) => {
     const result = await backend.list(server!);
     const json = opts.json ?? false;
-    showNote(io, json, await backend.lockdownNote());
+    showNote(io, json, await backend.stateNotes());
     const explained = await backend.explain(server!);
     await noteCatchAll(io, backend, explained);
     if (result.roots.length > 0 || explained.rules.some((r) => r.kind === 'root')) {
@@ -65,7 +65,7 @@ export function check(io: Io, [server, path]: string[], opts: Options): Promise<
     const access = opts.write ? 'write' : 'read';
     const absolute = pathArgument(io, path!);
     const result = await backend.check(server!, absolute, access);
-    showNote(io, opts.json ?? false, await backend.lockdownNote());
+    showNote(io, opts.json ?? false, await backend.stateNotes());
     await noteUnknown(io, backend, await backend.explain(server!));
     emit(io, opts.json ?? false, result, checkLine);
     return result.allowed ? EXIT.ok : EXIT.fail;
@@ -76,7 +76,7 @@ export function check(io: Io, [server, path]: string[], opts: Options): Promise<
 export function explain(io: Io, [server]: string[], opts: Options): Promise<ExitCode> {
   return withBackend(io, opts, async (backend) => {
     const result = await backend.explain(server!);
-    showNote(io, opts.json ?? false, await backend.lockdownNote());
+    showNote(io, opts.json ?? false, await backend.stateNotes());
     await noteUnknown(io, backend, result);
     emit(io, opts.json ?? false, result, (r) =>
       explainTable(r, homeDir(io.env), { all: opts.all ?? false }),

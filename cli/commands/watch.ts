@@ -11,7 +11,7 @@ import { connect } from '../connect.js';
 import { daemonServerNames } from '../backend.js';
 import { noEntryLine, rootsTable } from '../format.js';
 import { EXIT, type ExitCode, type Io } from '../io.js';
-import { daemonLockdown, showNote } from '../lockdown-note.js';
+import { daemonStateNotes, showNote } from '../state-notes.js';
 import { inLine } from '../terminal-text.js';
 import type { Options } from '../options.js';
 
@@ -34,7 +34,7 @@ export async function watch(io: Io, [server]: string[], opts: Options): Promise<
   const print = (client: RootsClient, p: Shown): void => {
     const lockdown =
       p.roots.length === 0
-        ? daemonLockdown(io, client, opts.socket).catch(() => '')
+        ? daemonStateNotes(io, client, opts.socket).catch(() => '')
         : Promise.resolve('');
     printed = printed.then(async () => {
       const note = await lockdown;

@@ -19,7 +19,7 @@ export function lockdownLine(io: Io, socket: string | undefined): string {
 }
 
 /** The running daemon's lockdown line and refused-policy line, each only when it applies. */
-export async function daemonLockdown(
+export async function daemonStateNotes(
   io: Io,
   client: RootsClient,
   socket: string | undefined,
