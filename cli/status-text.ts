@@ -40,8 +40,11 @@ export function statusText(s: DaemonStatus, home: string, lockdown: string): str
     );
   }
   for (const w of s.policy.warnings) lines.push(`warning:  ${shown(w)}`);
+  // `above` is an addition: an older daemon does not send it.
+  const above =
+    typeof s.watches.above === 'number' ? ` (and ${inLine(s.watches.above)} above them)` : '';
   lines.push(
-    `watches:  ${inLine(s.watches.directories)} directories, ${inLine(s.watches.mode)}${s.watches.degraded.length ? `; degraded (rescanned): ${s.watches.degraded.map(path).join(', ')}` : ''}`,
+    `watches:  ${inLine(s.watches.directories)} directories${above}, ${inLine(s.watches.mode)}${s.watches.degraded.length ? `; degraded (rescanned): ${s.watches.degraded.map(path).join(', ')}` : ''}`,
   );
   if (s.nextExpiry) lines.push(`next expiry: ${inLine(s.nextExpiry)}`);
   lines.push('');

@@ -1,17 +1,21 @@
 /** Which directory watches a watch plan needs, each once, with what its events are for. */
 import type { WatchPlan } from '../policies/index.js';
 import type { DegradeCode, WatchHandle } from './watch-backend.js';
+import { wayTo } from './watch-way.js';
 
 /**
  * What a watch is for: policy files (reload on a real edit), root directories (resolve again),
- * or the links on the way to a root's directory (resolve again when one of them changes).
+ * the links on the way to a root's directory (resolve again when one of them changes), or the
+ * directories above every watched one (watch-way.ts: one renamed moves the watches below).
  */
-export type Role = 'policy' | 'roots' | 'links';
+export type Role = 'policy' | 'roots' | 'links' | 'way';
 
 /** One directory watch, kept by its key from one plan to the next. */
 export interface Watch {
   key: string;
   path: string;
+  /** Where `path` led when the plan was made: the directory the watch follows. */
+  real: string;
   /** Levels below `path` (its own entries, or chokidar deeper), or 'recursive' (watch-tree.ts). */
   depth: number | 'recursive';
   /** For a depth-limited watch: the globs that decide which directories below are watched. */
@@ -25,6 +29,8 @@ export interface Watch {
   removed?: boolean;
   /** Resolutions walking under it that set it first (watcher.ts `watchFirst`): kept until done. */
   held?: number;
+  /** A watch of the way alone that could not be set (why): left unset, and not degraded. */
+  skipped?: string;
 }
 
 /**
@@ -42,7 +48,8 @@ export interface PolicyDir {
  * The watches `plan` asks for (the roots' directories and trees, keyed with where each led when
  * `roots.located` knows it, and the directories holding links on the way to them) and those the
  * policy's files need (`policyDirs`, each watched shallowly; `includeTrees`, an include glob's
- * base as deep as its matches may lie), by key: a directory both need is one watch.
+ * base as deep as its matches may lie), by key: a directory both need is one watch. Then every
+ * directory above them: one already watched for its own entries takes that role on too.
  */
 export function wantedWatches(
   plan: WatchPlan,
@@ -69,7 +76,8 @@ export function wantedWatches(
         : `d:${depth}:${path}${globs === undefined ? '' : `\0g:${globs.join('\0')}`}${led}`;
     let w = wanted.get(key);
     if (!w) {
-      w = { key, path, depth, ignore, roles: new Set(), ...(globs ? { globs } : {}) };
+      const at = real ?? path;
+      w = { key, path, real: at, depth, ignore, roles: new Set(), ...(globs ? { globs } : {}) };
       wanted.set(key, w);
     }
     w.roles.add(role);
@@ -80,5 +88,15 @@ export function wantedWatches(
   for (const d of roots.linkDirs) want(d.path, 0, [], 'links', undefined, d.real);
   for (const d of policyDirs) want(d.path, 0, [], 'policy', undefined, d.real);
   for (const t of includeTrees) want(t.path, t.depth, [], 'policy', undefined, t.real);
+
+  const way = wayTo([...wanted.values()].map((w) => w.real));
+  // A watch of a directory's own entries sees the renames a way watch is for.
+  const shallow = new Map<string, Watch>();
+  for (const w of wanted.values()) if (w.depth === 0) shallow.set(w.real, w);
+  for (const dir of way.dirs) {
+    const w = shallow.get(dir);
+    if (w) w.roles.add('way');
+    else want(dir, 0, [], 'way');
+  }
   return wanted;
 }

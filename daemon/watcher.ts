@@ -4,6 +4,7 @@ import { lstat } from 'node:fs/promises';
 import { sep } from 'node:path';
 import type { Logger } from './logger.js';
 import { errnoCode } from '../common/errors.js';
+import { isInsideOrEqual } from '../common/segments.js';
 import {
   entersBelow,
   includeBase,
@@ -30,6 +31,7 @@ import { PolicyEdits } from './policy-edits.js';
 import { locateRoots, rootPlaces } from './watch-root-places.js';
 import { locate, policyDirs } from './watch-policy.js';
 import { wantedWatches, type Watch } from './watch-list.js';
+import { wayTo } from './watch-way.js';
 
 export interface WatcherOptions {
   state: PolicyState;
@@ -82,6 +84,8 @@ export class PolicyWatcher {
   private isInclude: (path: string) => boolean = () => false;
   /** The links on the way to the roots' watched directories (watch-links.ts). */
   private rootLinks = new Set<string>();
+  /** Every watched directory and every directory above it (watch-way.ts). */
+  private wayNames = new Set<string>();
   /** Paths whose failure was logged (once per episode). */
   private readonly warned = new Set<string>();
   /** When each flooded path's warning was logged (`floodWarnDue`). */
@@ -89,6 +93,8 @@ export class PolicyWatcher {
   private readonly onResolved = () => void this.requestPlan();
   /** Watches being opened, so that `watchFirst` can wait for one a plan is opening. */
   private readonly opening = new Map<Watch, Promise<boolean>>();
+  /** Watches being opened afresh, one after another (`retry`). */
+  private readonly reopening = new Map<Watch, Promise<void>>();
   /** A plan left a held watch it does not want (see `watchFirst`). */
   private keptHeld = false;
   /** Directory changes: on the leading edge, then one trailing recompute per root and gap. */
@@ -123,16 +129,28 @@ export class PolicyWatcher {
     );
   }
 
-  /** For `daemon/status`: directories watched by events, and those rescanned instead. */
-  status(): { directories: number; mode: 'events' | 'degraded'; degraded: string[] } {
+  /**
+   * For `daemon/status`: directories watched by events, and those rescanned instead; `above`,
+   * the directories above them watched only for a rename on the way (watch-way.ts).
+   */
+  status(): {
+    directories: number;
+    above: number;
+    mode: 'events' | 'degraded';
+    degraded: string[];
+  } {
     const active = new Set<string>();
+    const above = new Set<string>();
     const degraded = new Set<string>();
     for (const w of this.watches.values()) {
       if (w.degraded) degraded.add(w.path);
-      else if (w.handle) active.add(w.path);
+      else if (!w.handle) continue;
+      else if (w.roles.size === 1 && w.roles.has('way')) above.add(w.path);
+      else active.add(w.path);
     }
     return {
       directories: active.size,
+      above: above.size,
       mode: degraded.size > 0 ? 'degraded' : 'events',
       degraded: [...degraded].sort(),
     };
@@ -164,12 +182,13 @@ export class PolicyWatcher {
         waits.push(this.open(w));
       } else {
         // Its events count for the roots from now on, before the walk reads.
-        w.roles.add('roots');
+        for (const role of want.roles) w.roles.add(role);
         waits.push(this.opening.get(w) ?? Promise.resolve(true));
       }
       w.held = (w.held ?? 0) + 1;
       held.push(w);
     }
+    this.wayNames = wayTo([...this.watches.values()].map((w) => w.real)).names;
     if (held.length > 0) this.opts.log.debug(`watches set before the walk: ${held.length}`);
     await Promise.all(waits);
     let released = false;
@@ -302,7 +321,7 @@ export class PolicyWatcher {
     const fresh: Watch[] = [];
     // A watch kept from the last plan may take on a role it did not have (the policy's directory
     // becoming a root's parent): events it saw before were not attributed to that role.
-    const gained = { roots: false, policy: false, links: false };
+    const gained = { roots: false, policy: false, links: false, way: false };
     for (const [key, w] of wanted) {
       const existing = this.watches.get(key);
       if (existing) {
@@ -313,6 +332,7 @@ export class PolicyWatcher {
         fresh.push(w);
       }
     }
+    this.wayNames = wayTo([...this.watches.values()].map((w) => w.real)).names;
     const opened = await Promise.all(fresh.map((w) => this.open(w)));
     if (stale.length > 0 || fresh.length > 0) {
       this.opts.log.debug(
@@ -322,10 +342,7 @@ export class PolicyWatcher {
     // A new watch, or a new role of a kept one, misses what happened before it was set: the
     // snapshot was taken before the watch was in place, so look once more now that it is.
     const caught = fresh.filter((_, i) => opened[i]);
-    const roots =
-      gained.roots ||
-      gained.links ||
-      caught.some((w) => w.roles.has('roots') || w.roles.has('links'));
+    const roots = gained.roots || gained.links || gained.way || caught.some(forRoots);
     const policy = gained.policy || caught.some((w) => w.roles.has('policy'));
     if (roots || policy) this.poke({ roots, policy, grants: policy });
   }
@@ -357,9 +374,11 @@ export class PolicyWatcher {
             );
     } catch (err) {
       const code = degradeCode(err);
-      if (code) {
+      if (w.roles.size === 1 && w.roles.has('way') && code !== 'FLOOD' && !isGone(err)) {
+        this.skipWay(w, err);
+      } else if (code) {
         this.degrade(w, code);
-      } else if (errnoCode(err) === 'ENOENT' || errnoCode(err) === 'ENOTDIR') {
+      } else if (isGone(err)) {
         // The directory went away since the plan was made: forget it and plan again.
         if (this.watches.get(w.key) === w) this.watches.delete(w.key);
         this.poke({ roots: true, policy: true, grants: true });
@@ -395,6 +414,7 @@ export class PolicyWatcher {
 
   private onEvent(w: Watch, e: WatchEvent): void {
     if (this.closed || w.removed) return;
+    if (w.roles.has('way')) this.wayEvent(w, e);
     if (w.roles.has('policy')) this.policyEvent(e.path);
     // A link on the way to a root's directory changed, or the directory holding it moved, went
     // or was replaced (an event naming the watch's own path): everything below may have moved.
@@ -408,6 +428,32 @@ export class PolicyWatcher {
     else if (e.kind !== 'create') this.throttle.note(w.key);
     else if (e.link !== undefined) this.created(w, e.path, !e.link);
     else void this.creationCheck(w, e.path);
+  }
+
+  /**
+   * A directory on the way to watched ones was renamed, removed, made or replaced: the watches
+   * below it follow what was there, and no event tells them (watch-way.ts). Each is opened afresh
+   * where its path leads now, then everything is looked at again. A change of its attributes
+   * (a `chmod` making what is below unreadable) is looked at too.
+   */
+  private wayEvent(w: Watch, e: WatchEvent): void {
+    // Events name paths as the watch was asked for them; the way is named canonically.
+    const path = w.path === w.real ? e.path : w.real + e.path.slice(w.path.length);
+    if (path === w.real || !this.wayNames.has(path)) return;
+    if (e.kind !== 'change') void this.reopenBelow(path);
+    this.poke({ roots: true, policy: true, grants: true });
+  }
+
+  /** Open afresh every watch of `top` or below it (watch-way.ts). */
+  private async reopenBelow(top: string): Promise<void> {
+    const below = [...this.watches.values()].filter(
+      (v) => isInsideOrEqual(v.real, top) || isInsideOrEqual(v.path, top),
+    );
+    if (below.length === 0) return;
+    this.opts.log.debug(`${top} changed on the way: opening ${below.length} watches afresh`);
+    await Promise.all(below.map((v) => this.retry(v)));
+    // What was made before the watches were in place again.
+    this.poke({ roots: true, policy: true, grants: true });
   }
 
   /**
@@ -481,13 +527,24 @@ export class PolicyWatcher {
     if (!this.warned.has(w.path)) {
       const line = `watching ${w.path}: ${err.message}; looking again, and opening its watch afresh every ${this.opts.degradedRescanMs / 1000} s until it holds`;
       // A directory moved away while its watch was opened afresh is no fault of anyone's.
-      const gone = ['ENOENT', 'ENOTDIR'].includes(errnoCode(err) ?? '');
-      if (gone) this.opts.log.debug(line);
+      if (isGone(err)) this.opts.log.debug(line);
       else this.opts.log.warn(line);
     }
     this.warned.add(w.path);
     this.degrade(w, 'LOST');
     this.poke({ roots: true, policy: true, grants: true });
+  }
+
+  /**
+   * A directory above the watched ones that cannot be watched (one the user may not read, or no
+   * inotify watch left) is left so: a rename there is seen at the next rescan. Degraded, it
+   * would make every root's rescan every 2 s for as long as the daemon ran.
+   */
+  private skipWay(w: Watch, err: unknown): void {
+    w.skipped = errnoCode(err) ?? String(err);
+    this.opts.log.info(
+      `not watching ${w.path} for renames on the way to the watched directories (${w.skipped}): one there is seen at the next rescan`,
+    );
   }
 
   /** Rescan `w` on the short interval until a watch can be set again. */
@@ -529,18 +586,35 @@ export class PolicyWatcher {
     // that never says it is ready) must not stop the rescans, of it or of any other. A watch
     // still opening from an earlier tick is left to that opening.
     this.armDegraded();
-    await Promise.all(list.filter((w) => !this.opening.has(w)).map((w) => this.retry(w)));
+    const idle = (w: Watch) => !this.opening.has(w) && !this.reopening.has(w);
+    await Promise.all(list.filter(idle).map((w) => this.retry(w)));
     // The look comes after the watches are set, so nothing made between the two goes unseen.
-    const roots = list.some((w) => w.roles.has('roots') || w.roles.has('links'));
+    const roots = list.some(forRoots);
     const policy = list.some((w) => w.roles.has('policy'));
     void this.enqueue({ roots, policy, grants: policy }, 'degraded rescan');
   }
 
-  private async retry(w: Watch): Promise<void> {
-    const old = w.handle;
-    w.handle = undefined;
-    await old?.close();
-    if (!this.closed && !w.removed) await this.open(w);
+  /**
+   * Open `w` afresh, after any opening of it under way: two at once (a rename on the way seen
+   * twice, a degraded rescan beside it) each set a handle, and the first was never closed.
+   */
+  private retry(w: Watch): Promise<void> {
+    const after = this.reopening.get(w) ?? this.opening.get(w) ?? Promise.resolve();
+    const p = after
+      .then(async () => {
+        const old = w.handle;
+        w.handle = undefined;
+        await old?.close();
+        if (!this.closed && !w.removed) await this.open(w);
+      })
+      .catch((err: unknown) => {
+        this.opts.log.error(`cannot open the watch of ${w.path} afresh: ${String(err)}`);
+      })
+      .finally(() => {
+        if (this.reopening.get(w) === p) this.reopening.delete(w);
+      });
+    this.reopening.set(w, p);
+    return p;
   }
 
   /**
@@ -589,4 +663,15 @@ export class PolicyWatcher {
     // A symlinked policy file may point elsewhere now.
     if (due.policy || due.grants) await this.requestPlan();
   }
+}
+
+/** Whether what a watch misses may change the roots (a role other than the policy's). */
+function forRoots(w: Watch): boolean {
+  return w.roles.has('roots') || w.roles.has('links') || w.roles.has('way');
+}
+
+/** The error of a path that went away (or became a file) since it was named. */
+function isGone(err: unknown): boolean {
+  const code = errnoCode(err);
+  return code === 'ENOENT' || code === 'ENOTDIR';
 }

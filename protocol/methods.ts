@@ -136,6 +136,11 @@ export interface DaemonStatus {
   lockdown: boolean;
   watches: {
     directories: number;
+    /**
+     * An addition: the directories above those, watched only for a rename on the way to them;
+     * absent from a daemon that watches none.
+     */
+    above?: number;
     /** `"events"` while every path is watched by events. */
     mode: string;
     /** Paths that could not be watched by events and are rescanned instead. */

@@ -28,6 +28,11 @@ void t.test('online: every command against a running daemon', async (t) => {
   );
   t.match(status.out, /SERVER {2}ROOTS {2}READ-ONLY {2}NEXT EXPIRY\nfs {6}2 {6}1 {10}-/);
   t.match(status.out, /rootsctl 0\.1\.0/);
+  // The watch line counts the directories above the watched ones (watched for renames) apart.
+  t.match(
+    status.out,
+    /\nwatches: {2}\d+ directories \(and [1-9]\d* above them\), (events|degraded)/,
+  );
   const statusJson = JSON.parse((await rootsctl(['status', '--json'], { env })).out) as {
     pid: number;
   };
