@@ -542,6 +542,8 @@ export class PolicyWatcher {
    */
   private skipWay(w: Watch, err: unknown): void {
     w.skipped = errnoCode(err) ?? String(err);
+    if (this.warned.has(w.path)) return;
+    this.warned.add(w.path);
     this.opts.log.info(
       `not watching ${w.path} for renames on the way to the watched directories (${w.skipped}): one there is seen at the next rescan`,
     );
