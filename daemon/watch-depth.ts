@@ -140,19 +140,20 @@ export async function watchToDepth(
   const open = async (): Promise<FSWatcher> => {
     const { watch: chokidarWatch } = await import('chokidar');
     const { real, enters } = w;
+    const below = (p: string) => p !== real && p.startsWith(real === sep ? sep : real + sep);
     const watcher = chokidarWatch(real, {
       depth: w.depth,
       // Only the directories a glob could enter: every other one to the depth is not read or
-      // watched (a base of /tmp would otherwise take the user's whole inotify allowance).
-      ...(enters === undefined
-        ? {}
-        : {
-            ignored: (p: string, stats?: { isDirectory(): boolean }) =>
-              p !== real &&
-              p.startsWith(real === sep ? sep : real + sep) &&
-              stats?.isDirectory() === true &&
-              !enters(p.slice(real === sep ? 1 : real.length + 1).split(sep)),
-          }),
+      // watched (a base of /tmp would otherwise take the user's whole inotify allowance). And no
+      // entry that is not a directory: chokidar gives each file an inotify watch of its own, so
+      // 100,000 files made under the base took 100,000 of the user's watches (every program's
+      // watches then failed). What they do is in their directory's raw events, reported below.
+      ignored: (p: string, stats?: { isDirectory(): boolean }) =>
+        below(p) &&
+        stats !== undefined &&
+        (!stats.isDirectory() ||
+          (enters !== undefined &&
+            !enters(p.slice(real === sep ? 1 : real.length + 1).split(sep)))),
       ignoreInitial: true,
       usePolling: false,
       followSymlinks: false,
@@ -194,6 +195,10 @@ export async function watchToDepth(
       onEvent({ kind: event === 'rename' ? 'rename' : 'change', path: w.name(p) });
       // inotify names the watched directory itself by its base name when it moves or goes.
       if (watched === w.real && evPath === basename(w.real)) void lookForSelf();
+      // So it does a directory below, and that may be the only event of its swap: chokidar may
+      // set the watches below a directory before the directory's own, and a swap in between
+      // left the watch below on the old directory, with nothing to tell the new one's watch.
+      else if (event === 'rename' && evPath === basename(watched)) reopen();
       // Once an opening waits for its gap, further renames need no look of their own.
       if (event === 'rename' && evPath && reopening !== 'waiting') {
         void entered(p).then((yes) => {

@@ -6,13 +6,14 @@
  * process). A match made in the directory swapped in was then never seen: the daemon's swap
  * test failed about one run in eight.
  */
-import { mkdirSync, renameSync } from 'node:fs';
+import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import { watchToDepth } from '../../daemon/watch-depth.js';
 import type { WatchEvent } from '../../daemon/watch-dir.js';
 import { poll, waitFor } from '../helpers/poll.js';
 import { ownedShortDir } from '../helpers/proxy.js';
+import { wrapWatch } from '../helpers/watch-fault.js';
 
 /** The `fs.watch` handles this process holds. */
 const fsWatches = () =>
@@ -132,3 +133,64 @@ void t.test('the directory moved away and back is watched again', async (t) => {
     await handle.close();
   }
 });
+
+void t.test('a directory swapped while the watch is being set is watched', async (t) => {
+  // chokidar lists a directory, watches it, then sets up what is below it: a swap of `keep1`
+  // just before any of the three watches is set is seen, by the watch of the new `keep1` (set
+  // by its path afterwards) or by the watch of `base` (set before). A chokidar that watched a
+  // directory after what is below it would leave the watch below on the old `keep1` here.
+  let base = '';
+  let when = '';
+  let swapped = false;
+  wrapWatch(t, {
+    before: (path) => {
+      if (path !== when || swapped) return;
+      swapped = true;
+      renameSync(join(base, 'keep1'), join(base, 'old'));
+      renameSync(join(base, 'spare'), join(base, 'keep1'));
+    },
+  });
+  for (const at of ['', 'keep1', 'keep1/src']) {
+    base = join(ownedShortDir(t), 'base');
+    mkdirSync(join(base, 'keep1/src/x'), { recursive: true });
+    mkdirSync(join(base, 'spare/src'), { recursive: true });
+    swapped = false;
+    when = at === '' ? base : join(base, at);
+    const { events, errors, handle } = await watchKeep(base);
+    // Any opening afresh reports the whole directory: past it, only an event naming the new
+    // directory reports it.
+    await new Promise((r) => setTimeout(r, 500));
+    const made = join(base, 'keep1/src/n');
+    const from = events.length;
+    mkdirSync(made);
+    await waitFor(
+      () => events.slice(from).some((e) => e.path === made || e.path === base),
+      5_000,
+      `swapped as ${at || 'base'} was being watched: a directory made in the new keep1 reported`,
+    );
+    t.ok(swapped, `the swap landed as ${at || 'base'} was being watched`);
+    t.same(errors, [], 'no error');
+    await handle.close();
+  }
+});
+
+void t.test(
+  'files under the base take no watch of their own, and are still reported',
+  async (t) => {
+    // chokidar gives each file an inotify watch of its own: 100,000 files made under a base took
+    // as many of the user's watches (the same limit every program of the user shares).
+    const base = join(ownedShortDir(t), 'base');
+    mkdirSync(join(base, 'keep1/src'), { recursive: true });
+    for (let i = 0; i < 300; i++) writeFileSync(join(base, `f${i}`), '');
+    for (let i = 0; i < 300; i++) writeFileSync(join(base, 'keep1/src', `g${i}`), '');
+    const before = fsWatches();
+    const { events, errors, handle } = await watchKeep(base);
+    const opened = fsWatches() - before;
+    t.ok(opened <= 3, `${opened} fs.watch handles for 3 directories and 600 files`);
+    const made = join(base, 'keep1/src/notes.md');
+    writeFileSync(made, 'x');
+    await waitFor(() => events.some((e) => e.path === made), 5_000, 'a file made is reported');
+    t.same(errors, [], 'no error');
+    await handle.close();
+  },
+);

@@ -2,6 +2,7 @@
  * A watch failing as libuv fails one: Node closes the `fs.watch` handle and emits `error` on
  * it. The OS does not produce that on demand, so `fs.watch` is wrapped (for the ES module
  * bindings too) to keep the watches it makes, and `fail` drives a kept one's own error path.
+ * The same wrapping lands a change in the moment a watch is being set (`wrapWatch`).
  */
 import type { FSWatcher } from 'node:fs';
 import { createRequire, syncBuiltinESMExports } from 'node:module';
@@ -17,12 +18,19 @@ interface Handle {
 /** The CommonJS `fs`, whose properties the ES module bindings are synced from. */
 const fs = createRequire(repoPath('package.json'))('node:fs') as typeof import('node:fs');
 
-export function watchFaults(t: Test) {
-  const made: { path: string; w: FSWatcher }[] = [];
+/**
+ * `fs.watch` wrapped until `t` ends: `before` runs just before each call with its path (to land
+ * a change in the moment a watch is being set), `after` with the watch made.
+ */
+export function wrapWatch(
+  t: Test,
+  hooks: { before?: (path: string) => void; after?: (path: string, w: FSWatcher) => void },
+): void {
   const original = fs.watch;
   const wrapped = (...args: unknown[]) => {
+    hooks.before?.(String(args[0]));
     const w = (original as (...a: unknown[]) => FSWatcher)(...args);
-    made.push({ path: String(args[0]), w });
+    hooks.after?.(String(args[0]), w);
     return w;
   };
   fs.watch = wrapped;
@@ -31,6 +39,11 @@ export function watchFaults(t: Test) {
     fs.watch = original;
     syncBuiltinESMExports();
   });
+}
+
+export function watchFaults(t: Test) {
+  const made: { path: string; w: FSWatcher }[] = [];
+  wrapWatch(t, { after: (path, w) => made.push({ path, w }) });
   /** Fail every open watch of `path` with EIO; how many there were. */
   const fail = (path: string): number => {
     let n = 0;
