@@ -12,6 +12,7 @@ import { basename, join, relative, sep } from 'node:path';
 import type { FSWatcher } from 'chokidar';
 import type { OnError, OnEvent, WatchEvent, WatchHandle } from './watch-dir.js';
 import { flooded, WatchFlood } from '../common/watch-flood.js';
+import { isStrictlyInside } from '../common/segments.js';
 
 export interface DepthWatch {
   /** The canonical directory watched. */
@@ -140,7 +141,6 @@ export async function watchToDepth(
   const open = async (): Promise<FSWatcher> => {
     const { watch: chokidarWatch } = await import('chokidar');
     const { real, enters } = w;
-    const below = (p: string) => p !== real && p.startsWith(real === sep ? sep : real + sep);
     const watcher = chokidarWatch(real, {
       depth: w.depth,
       // Only the directories a glob could enter: every other one to the depth is not read or
@@ -149,11 +149,9 @@ export async function watchToDepth(
       // 100,000 files made under the base took 100,000 of the user's watches (every program's
       // watches then failed). What they do is in their directory's raw events, reported below.
       ignored: (p: string, stats?: { isDirectory(): boolean }) =>
-        below(p) &&
+        isStrictlyInside(p, real) &&
         stats !== undefined &&
-        (!stats.isDirectory() ||
-          (enters !== undefined &&
-            !enters(p.slice(real === sep ? 1 : real.length + 1).split(sep)))),
+        (!stats.isDirectory() || (enters !== undefined && !enters(relative(real, p).split(sep)))),
       ignoreInitial: true,
       usePolling: false,
       followSymlinks: false,

@@ -145,7 +145,7 @@ export class PolicyWatcher {
     for (const w of this.watches.values()) {
       if (w.degraded) degraded.add(w.path);
       else if (!w.handle) continue;
-      else if (w.roles.size === 1 && w.roles.has('way')) above.add(w.path);
+      else if (wayOnly(w)) above.add(w.path);
       else active.add(w.path);
     }
     return {
@@ -188,7 +188,7 @@ export class PolicyWatcher {
       w.held = (w.held ?? 0) + 1;
       held.push(w);
     }
-    this.wayNames = wayTo([...this.watches.values()].map((w) => w.real)).names;
+    this.refreshWay();
     if (held.length > 0) this.opts.log.debug(`watches set before the walk: ${held.length}`);
     await Promise.all(waits);
     let released = false;
@@ -202,6 +202,11 @@ export class PolicyWatcher {
         void this.requestPlan();
       }
     };
+  }
+
+  /** The names on the way to every watch in place, those a plan keeps and those set first. */
+  private refreshWay(): void {
+    this.wayNames = wayTo([...this.watches.values()].map((w) => w.real)).names;
   }
 
   /** Close every watch and timer; the same promise each time. */
@@ -332,7 +337,7 @@ export class PolicyWatcher {
         fresh.push(w);
       }
     }
-    this.wayNames = wayTo([...this.watches.values()].map((w) => w.real)).names;
+    this.refreshWay();
     const opened = await Promise.all(fresh.map((w) => this.open(w)));
     if (stale.length > 0 || fresh.length > 0) {
       this.opts.log.debug(
@@ -374,7 +379,7 @@ export class PolicyWatcher {
             );
     } catch (err) {
       const code = degradeCode(err);
-      if (w.roles.size === 1 && w.roles.has('way') && code !== 'FLOOD' && !isGone(err)) {
+      if (wayOnly(w) && code !== 'FLOOD' && !isGone(err)) {
         this.skipWay(w, err);
       } else if (code) {
         this.degrade(w, code);
@@ -670,6 +675,11 @@ export class PolicyWatcher {
 /** Whether what a watch misses may change the roots (a role other than the policy's). */
 function forRoots(w: Watch): boolean {
   return w.roles.has('roots') || w.roles.has('links') || w.roles.has('way');
+}
+
+/** Whether a watch is there only for renames on the way (watch-way.ts). */
+function wayOnly(w: Watch): boolean {
+  return w.roles.size === 1 && w.roles.has('way');
 }
 
 /** The error of a path that went away (or became a file) since it was named. */
