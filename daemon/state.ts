@@ -88,6 +88,7 @@ const EMPTY: LoadedSources = {
   globbed: [],
   located: [],
   missingMain: false,
+  salvaged: [],
 };
 /** How many names asked about (but not subscribed) are remembered for diffing. */
 const RECENT_NAMES = 256;
@@ -290,7 +291,9 @@ export class PolicyState extends EventEmitter<StateEvents> {
       } else {
         this.opts.log.warn(
           `policy not loaded (${reason}): ${this.errors.length} error${this.errors.length === 1 ? '' : 's'}; ${this.keeping()} (${inForce}, loaded ${this.loadedAt.toISOString()})`,
-          { files: this.files },
+          // The files with the errors, and apart from them what serves: one list named `files`
+          // read as the broken files when it held only what was in force (the grants file).
+          { invalid: [...new Set(this.errors.map((e) => e.file))], serving: this.files },
         );
       }
       this.emit('loaded', reason, this.files, this.errors);

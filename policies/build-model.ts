@@ -41,7 +41,7 @@ export function buildPolicyFile(
   sha256: string,
 ): ParsedPolicyFile {
   const deny = (list: RawDeny[] | undefined, base: Segment[]): DenyEntry[] =>
-    (list ?? []).map((d, i) =>
+    present(list, (d, i) =>
       typeof d === 'string'
         ? { path: d, access: 'all', pos: locate.value([...base, i]) }
         : { path: d.path, access: d.access ?? 'all', pos: locate.value([...base, i]) },
@@ -55,7 +55,7 @@ export function buildPolicyFile(
     const block: ServerBlock = {
       pattern,
       pos: locate.key(base),
-      roots: (raw.roots ?? []).map((r, i) => rootEntry(r, [...base, 'roots', i], locate)),
+      roots: present(raw.roots, (r, i) => rootEntry(r, [...base, 'roots', i], locate)),
       deny: deny(raw.deny, [...base, 'deny']),
       tools: Object.fromEntries(
         Object.entries(raw.tools ?? {}).map(([name, rule]) => [name, toolRule(rule)]),
@@ -76,7 +76,7 @@ export function buildPolicyFile(
   return {
     file,
     sha256,
-    include: (data.include ?? []).map((pattern, i) => ({
+    include: present(data.include, (pattern, i) => ({
       pattern,
       pos: locate.value(['include', i]),
     })),
@@ -84,6 +84,22 @@ export function buildPolicyFile(
     deny: deny(data.deny, ['deny']),
     servers,
   };
+}
+
+/**
+ * `fn` of each item of a list, by its index in the file. A list of a file the schema refused may
+ * have holes where refused items were taken out (policies/schema-salvage.ts); they are skipped,
+ * and the items after them keep their index, so their positions.
+ */
+function present<T, R>(
+  list: readonly (T | undefined)[] | undefined,
+  fn: (item: T, i: number) => R,
+): R[] {
+  const out: R[] = [];
+  (list ?? []).forEach((item, i) => {
+    if (item !== undefined) out.push(fn(item, i));
+  });
+  return out;
 }
 
 /** Server names in the order written (a JS object would put integer-like names first). */

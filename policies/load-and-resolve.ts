@@ -14,7 +14,8 @@ export interface LoadedAndResolved {
 
 /**
  * Load and resolve. Files with errors contribute nothing (the daemon keeps its last good
- * snapshot instead; offline there is none, so an invalid policy resolves to no roots).
+ * snapshot instead; offline there is none, so an invalid policy resolves to no roots), but every
+ * error and warning is reported at once, as far as the files parse.
  */
 export async function loadAndResolve(
   input: { configFile: string; grantsFile?: string },
@@ -27,15 +28,32 @@ export async function loadAndResolve(
     ...(sources.errors.length === 0 ? sources.files : []),
     ...(grants && grants.errors.length === 0 ? grants.files : []),
   ];
-  const resolved = await resolvePolicy(usable, ctx, {
+  const options = {
     includePatterns: sources.includePatterns,
     extraPolicyFiles: [input.configFile, ...(input.grantsFile ? [input.grantsFile] : [])],
-  });
+  };
+  const resolved = await resolvePolicy(usable, ctx, options);
+  const errors = [...sources.errors, ...(grants?.errors ?? [])];
+  // With errors, the warnings a fix would bring (a missing root, an expired one) come from
+  // resolving everything that loaded, the schema's salvage included; that resolution answers
+  // nothing else.
+  const reported =
+    errors.length === 0
+      ? resolved
+      : await resolvePolicy(
+          [
+            ...sources.files,
+            ...sources.salvaged,
+            ...(grants ? [...grants.files, ...grants.salvaged] : []),
+          ],
+          ctx,
+          options,
+        );
   return {
     sources,
     grants,
-    errors: [...sources.errors, ...(grants?.errors ?? [])],
-    warnings: [...sources.warnings, ...(grants?.warnings ?? []), ...resolved.warnings],
+    errors,
+    warnings: [...sources.warnings, ...(grants?.warnings ?? []), ...reported.warnings],
     resolved,
   };
 }

@@ -107,6 +107,7 @@ async function walkFrom(file: string, ctx: PolicyContext, isMain: boolean): Prom
     globbed: [],
     located: [],
     missingMain: false,
+    salvaged: [],
   };
   const walk: Walk = {
     ctx,
@@ -212,14 +213,14 @@ async function loadFile(
   const parsed = parseOnce(bytes, file);
   out.errors.push(...parsed.errors);
   out.warnings.push(...parsed.warnings);
-  if (!parsed.policy) return;
-  const policy = parsed.policy;
+  const policy = parsed.policy ?? parsed.salvaged;
+  if (!policy) return;
   // Relative paths: the main file's own directory (a link's own: the person named that path);
   // an included file's real directory, whatever name the include reached it by, so that a file
   // means one thing however it is reached and in whatever order (docs/policy.md rule 1).
   policy.dir = from === undefined ? policyDir(file) : dirname(real);
   expandEntries(policy, ctx, out.errors);
-  out.files.push(policy);
+  (parsed.policy ? out.files : out.salvaged).push(policy);
 
   walk.stack.push({ id, real });
   for (const inc of policy.include) {

@@ -73,6 +73,11 @@ export interface ParsedPolicyFile {
 
 export interface ParseResult {
   policy?: ParsedPolicyFile;
+  /**
+   * For a file the schema refused: what it accepted of it (policies/schema-salvage.ts), so that
+   * the checks after the schema report on the rest. Never served.
+   */
+  salvaged?: ParsedPolicyFile;
   errors: PolicyError[];
   warnings: PolicyError[];
 }
@@ -177,6 +182,12 @@ export interface LoadedSources {
   located: { path: string; where: string }[];
   /** True when the main file does not exist (a decision: no roots at all). */
   missingMain: boolean;
+  /**
+   * Files the schema refused, as far as it accepted them (`ParseResult.salvaged`): loaded like the
+   * others (their paths expanded, their includes followed) so that their later errors and
+   * warnings show with the schema's, but never part of what is served.
+   */
+  salvaged: ParsedPolicyFile[];
 }
 
 /** A resolved policy: an immutable snapshot computed at one instant. */

@@ -13,6 +13,7 @@ import type { PolicyError } from '../common/types.js';
 import type { ParsedPolicyFile, ParseResult, Pos } from './model.js';
 import { validate as compiledValidator } from './schema-validator.js';
 import { schemaErrors } from './schema-errors.js';
+import { salvage } from './schema-salvage.js';
 import {
   badKeys,
   collectAliases,
@@ -146,7 +147,14 @@ function parse(text: string | Buffer, file: string): ParseResult {
   const validate = validateSchema;
   if (!validate(data)) {
     const errors = schemaErrors(validate.errors ?? [], data, locate);
-    return { errors: sortErrors(dedupe(errors)), warnings };
+    const rest = salvage(data, validate);
+    if (rest === undefined) return { errors: sortErrors(dedupe(errors)), warnings };
+    const salvaged = buildPolicyFile(rest as RawPolicy, locate, file, '');
+    return {
+      salvaged,
+      errors: sortErrors(dedupe(errors)),
+      warnings: [...warnings, ...oneNameForMany(salvaged)],
+    };
   }
 
   const policy = buildPolicyFile(data, locate, file, '');

@@ -120,9 +120,12 @@ void t.test('validate', async (t) => {
   );
   const bad = await rootsctl(['validate', join(dir, 'bad.yaml')], { env });
   t.equal(bad.code, 1);
+  // Every problem at once: what the schema accepted is checked on (the missing root is warned of
+  // now, not once the key is fixed).
+  const missingX = `warning: ${dir}/bad.yaml:5:9: ~/x: ${home}/x does not exist (yet); it is watched and appears when created\n`;
   t.equal(
     bad.out,
-    `error: ${dir}/bad.yaml:6:9: servers.fs.roots[0].readonly: unknown key (did you mean "readOnly"?)\n${dir}/bad.yaml: 1 error\n`,
+    `error: ${dir}/bad.yaml:6:9: servers.fs.roots[0].readonly: unknown key (did you mean "readOnly"?)\n${missingX}${dir}/bad.yaml: 1 error\n`,
     'a file no daemon serves: no word about the daemon',
   );
   const main = await rootsctl(['validate'], {
@@ -130,9 +133,40 @@ void t.test('validate', async (t) => {
   });
   t.same(main, {
     code: 1,
-    out: `error: ${dir}/bad.yaml:6:9: servers.fs.roots[0].readonly: unknown key (did you mean "readOnly"?)\n${dir}/bad.yaml: 1 error; a running mcp-rootsd keeps serving the last valid policy until it is fixed\n`,
+    out: `error: ${dir}/bad.yaml:6:9: servers.fs.roots[0].readonly: unknown key (did you mean "readOnly"?)\n${missingX}${dir}/bad.yaml: 1 error; a running mcp-rootsd keeps serving the last valid policy until it is fixed\n`,
     err: '',
   });
+  // An unset variable and an expired root behind unknown keys: one run shows all four.
+  writeFileSync(
+    join(dir, 'rounds.yaml'),
+    [
+      'version: 1',
+      'servers:',
+      '  fs:',
+      '    roots:',
+      `      - path: ${dir}`,
+      '        readonly: true',
+      '      - path: $MCP_ROOTS_TEST_UNSET/x',
+      `      - path: ${dir}`,
+      '        expire: 2020-01-01T00:00:00Z',
+      `      - path: ${dir}`,
+      '        expires: 2020-01-01T00:00:00Z',
+      '',
+    ].join('\n'),
+  );
+  const rounds = await rootsctl(['validate', join(dir, 'rounds.yaml')], { env });
+  t.equal(rounds.code, 1);
+  t.match(
+    rounds.out.split('\n').map((l) => l.replace(/^(\w+): .*?:(\d+:\d+): (\S+).*/, '$1 $2 $3')),
+    [
+      'error 6:9 servers.fs.roots[0].readonly:',
+      'error 7:15 $MCP_ROOTS_TEST_UNSET:',
+      'error 9:9 servers.fs.roots[2].expire:',
+      /^warning 10:9 /,
+    ],
+  );
+  t.match(rounds.out, /expired at 2020-01-01T00:00:00\.000Z/);
+  t.match(rounds.out, /rounds\.yaml: 3 errors\n$/);
   const missing = await rootsctl(['validate'], {
     env: { ...env, XDG_CONFIG_HOME: join(dir, 'nope') },
   });
