@@ -1,6 +1,7 @@
 /** The `mcp-rootsd` executable: run the daemon in the foreground until SIGTERM or SIGINT. */
 // First: V8 flags the daemon sets on itself, before the rest of the bundle is evaluated.
 import './v8-flags.js';
+import { commandOf } from '../common/command-line.js';
 import { RootsError } from '../common/errors.js';
 import { restoreExtraCaCerts } from '../common/extra-ca-certs.js';
 import { packageVersion } from '../common/package-info.js';
@@ -18,8 +19,10 @@ async function run(): Promise<number> {
   try {
     options = parseDaemonArgs(process.argv.slice(2), process.env, process.cwd(), uid);
   } catch (err) {
+    // Named as the person can run it: from a clone that is `node dist/daemon/main.js`.
+    const self = commandOf('mcp-rootsd', { env: process.env, cwd: process.cwd() });
     process.stderr.write(
-      `mcp-rootsd: ${(err as Error).message}\nRun \`mcp-rootsd --help\` for the options.\n`,
+      `mcp-rootsd: ${(err as Error).message}\nRun \`${self} --help\` for the options.\n`,
     );
     return 2;
   }

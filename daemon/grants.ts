@@ -181,7 +181,13 @@ export class GrantStore {
         throw new RootsError('USAGE', `expires "${params.expires}" is not ${RFC3339_WANTED}`);
       }
       expires = parsed;
-      if (expires <= now) throw new RootsError('USAGE', `expires ${params.expires} is in the past`);
+      if (expires <= now) {
+        throw new RootsError(
+          'USAGE',
+          `expires ${params.expires} is in the past (it is ${new Date(now).toISOString()} now): ` +
+            'give a later time, or a duration instead (rootsctl grant … --for 2h)',
+        );
+      }
     } else {
       expires = now + (params.seconds ?? DEFAULT_GRANT_SECONDS) * 1000;
     }

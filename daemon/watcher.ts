@@ -124,8 +124,9 @@ export class PolicyWatcher {
     );
     this.rescanTimer.unref();
     const s = this.status();
+    // Counted as `rootsctl status` counts them, so that the two agree at start.
     this.opts.log.info(
-      `watching ${s.directories} director${s.directories === 1 ? 'y' : 'ies'} (${s.mode})`,
+      `watching ${s.directories} director${s.directories === 1 ? 'y' : 'ies'} (and ${s.above} above them; ${s.mode})`,
     );
   }
 

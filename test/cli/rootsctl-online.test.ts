@@ -84,6 +84,11 @@ void t.test('online: every command against a running daemon', async (t) => {
     code: 2,
     err: /not a duration/,
   });
+  // A time in the past says what to give instead.
+  t.match(
+    await rootsctl(['grant', 'fs', 'proj', '--until', '2020-01-01T00:00:00Z'], { env, cwd: home }),
+    { code: 2, err: /is in the past \(it is \S+ now\): give a later time, or a duration/ },
+  );
   t.match(await rootsctl(['grant', 'f*', 'proj'], { env, cwd: home }), {
     code: 2,
     err: /names one server exactly/,

@@ -1,6 +1,6 @@
 /** The daemon as a process: one per socket, stale sockets, signals, permissions, logs. */
 import { chmodSync, existsSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import t from 'tap';
 import { RootsClient } from '../../protocol/client.js';
 import { shortDir } from '../helpers/short-dir.js';
@@ -107,6 +107,11 @@ void t.test(
       /^<3>policy file invalid, no policy was valid since start, so every server has no roots until it is fixed:/m,
     );
     t.notMatch(p.stderr(), /last good policy/, 'no last good policy is claimed');
+    // The warning names the file with the errors, apart from what serves (the grants file alone).
+    const notLoaded = /^<4>policy not loaded \(start\).*$/m.exec(p.stderr())?.[0] ?? '';
+    t.match(notLoaded, `invalid=${JSON.stringify([config])}`);
+    t.match(notLoaded, /serving=\[/);
+    t.notMatch(notLoaded, / files=/, 'no list named files that holds only the grants file');
     // The rest of the errors are one command away, written as the person can run it: rootsctl is
     // not on this PATH, and this daemon's socket is not the default one.
     const more = /\(and 1 more; see `(.*)`\)$/m.exec(p.stderr());
@@ -115,6 +120,8 @@ void t.test(
     t.ok(more?.[1]?.includes(socket), "with the daemon's socket");
     t.match(p.stderr(), `ask it: ${more?.[1]}`, 'the same command as the start-up line');
     t.match(p.stderr(), /^<6>mcp-rootsd .* listening on/m);
+    // Counted as `rootsctl status` counts: those above apart.
+    t.match(p.stderr(), /^<6>watching \d+ director(y|ies) \(and \d+ above them; events\)$/m);
   },
 );
 
@@ -136,4 +143,20 @@ void t.test('a socket path too long for sun_path is an error, never truncated', 
   const p = await spawnDaemon([...args.slice(0, 2), '--socket', long], { socket: long, t });
   t.equal(await p.exited, 1);
   t.match(p.stderr(), /at most 107/);
+});
+
+void t.test('a bad option names the --help to run as the person started the daemon', async (t) => {
+  const { socket, args } = setup();
+  // From the clone, with no mcp-rootsd on PATH: the README's `node dist/daemon/main.js`.
+  const p = await spawnDaemon([...args, '--settle-ms', 'abc'], {
+    socket,
+    t,
+    env: { PATH: dirname(process.execPath) },
+  });
+  t.equal(await p.exited, 2);
+  t.equal(
+    p.stderr(),
+    'mcp-rootsd: --settle-ms must be a number ≥ 0, not "abc"\n' +
+      'Run `node dist/daemon/main.js --help` for the options.\n',
+  );
 });
