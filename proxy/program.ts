@@ -16,6 +16,8 @@ export interface ProgramContext {
   env: Readonly<Record<string, string | undefined>>;
   cwd: string;
   home: string;
+  /** Told of what the server may need and is not shown (the proxy's log warns of it). */
+  leftOut?: (message: string) => void;
 }
 
 async function real(p: string): Promise<string | undefined> {
@@ -68,11 +70,33 @@ async function isExecutableFile(p: string): Promise<boolean> {
 /** Node options whose next argument is a module to load (so not the script). */
 const NODE_OPTS_WITH_VALUE = new Set(['-r', '--require', '--import', '--loader', '-e', '--eval']);
 
-/** The directories a script needs: its package and every `node_modules` it may resolve from. */
+/** A link, not what it leads to. */
+function isLink(p: string): boolean {
+  try {
+    return lstatSync(p).isSymbolicLink();
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The directories a script needs: its package and every `node_modules` it may resolve from. A
+ * `node_modules` that is a link is not followed (below); it is told of, since a server that cannot
+ * find its packages in the sandbox otherwise exits with no word of why.
+ */
 function packageDirs(file: string, ctx: ProgramContext): string[] {
   const out: string[] = [];
   let pkgRoot: string | undefined;
   for (let d = dirname(file); ; d = dirname(d)) {
+    const modules = join(d, 'node_modules');
+    if (isLink(modules) && !tooWide(d, ctx.home)) {
+      ctx.leftOut?.(
+        `${modules} is a link, and the sandbox does not follow a link on the way to a server's ` +
+          'packages (a server that may write there could make one lead anywhere): if the server ' +
+          'cannot find its packages, make it a directory (npm install there), or start a script ' +
+          'that sits beside its own node_modules',
+      );
+    }
     if (basename(d) === 'node_modules') out.push(d);
     else if (
       pkgRoot === undefined &&

@@ -404,7 +404,10 @@ export async function sandboxMounts(input: {
     pinned.push(...ancestors(socket));
   }
   const program = (
-    await programPaths(input.launch.command, input.launch.args, input.program)
+    await programPaths(input.launch.command, input.launch.args, {
+      ...input.program,
+      ...(input.leftOut === undefined ? {} : { leftOut: input.leftOut }),
+    })
   ).filter((p) => !system.some((s) => s.kind !== 'symlink' && inside(p, s.path)));
   // A nested root, an extra path and the program are where they are by their full path.
   for (const p of [...roots.map((r) => r.path), ...ruleRead, ...write, ...program])
