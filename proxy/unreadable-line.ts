@@ -6,7 +6,7 @@
 import { isUtf8 } from 'node:buffer';
 import { RpcCode, type RpcErrorObject } from '../protocol/rpc-errors.js';
 import { ambiguousKeys } from './ambiguous-keys.js';
-import type { McpLine } from './mcp-line.js';
+import { isObject, type McpLine } from './mcp-line.js';
 
 /**
  * A control character (C0, DEL, C1) or a lone surrogate: a C reader stops a string at NUL, others
@@ -68,6 +68,31 @@ export function unreadableHostLine(line: McpLine): RpcErrorObject | undefined {
       RpcCode.INVALID_REQUEST,
       `${line.method} without an id is never checked; send it as a request, with an id`,
     );
+  }
+  const envelope = badEnvelope(line.msg);
+  if (envelope !== undefined) return refused(RpcCode.INVALID_REQUEST, envelope);
+  return undefined;
+}
+
+/**
+ * What of a request's or notification's envelope MCP's schema refuses, or undefined. The SDKs'
+ * transports drop such a line without an answer, so the host waited for ever; and params that
+ * are not an object are none to the proxy's checks (`McpLine.params`), while another reader might
+ * find arguments in them.
+ */
+function badEnvelope(msg: Record<string, unknown>): string | undefined {
+  const id = msg.id;
+  if ('id' in msg && typeof id !== 'string' && !Number.isInteger(id)) {
+    return `its id is ${JSON.stringify(id) ?? 'not JSON'}; an MCP request's id is a string or a whole number`;
+  }
+  // A null member is read as none by every reader (and by the proxy's checks), so it passes.
+  const params = msg.params ?? {};
+  if (!isObject(params)) return 'its params are not an object; MCP sends params as an object';
+  const meta = params._meta ?? {};
+  if (!isObject(meta)) return 'its params._meta is not an object';
+  const token = meta.progressToken ?? '';
+  if (typeof token !== 'string' && !Number.isInteger(token)) {
+    return 'its params._meta.progressToken is neither a string nor a whole number';
   }
   return undefined;
 }

@@ -95,7 +95,43 @@ void t.test('ids and lines the proxy does not pass on', async (t) => {
       `{"jsonrpc":"2.0","id":"mcp-roots-proxy:1","method":"tools/call","params":{"name":"read_it","arguments":{"path":"${w}/out/o.txt"}}}`,
       -32600,
     ],
+    // Envelopes MCP's schema refuses: the SDKs' transports drop them unanswered (the host waited
+    // for ever), and params that are no object are none to the proxy's checks.
+    [
+      'params as a list',
+      `{"jsonrpc":"2.0","id":34,"method":"tools/call","params":["read_it","${MARK}"]}`,
+      -32600,
+    ],
+    [
+      'params as a string, in a notification',
+      `{"jsonrpc":"2.0","method":"notifications/x","params":"${MARK}"}`,
+      -32600,
+    ],
+    [
+      'params._meta as a list',
+      `{"jsonrpc":"2.0","id":35,"method":"ping","params":{"_meta":["${MARK}"]}}`,
+      -32600,
+    ],
+    [
+      'a progress token that is an object',
+      `{"jsonrpc":"2.0","id":36,"method":"ping","params":{"_meta":{"progressToken":{"m":"${MARK}"}}}}`,
+      -32600,
+    ],
+    [
+      'an id that is a fraction',
+      `{"jsonrpc":"2.0","id":1.5,"method":"ping","params":{"m":"${MARK}"}}`,
+      -32600,
+    ],
+    ['an id that is an object', `{"jsonrpc":"2.0","id":{"m":"${MARK}"},"method":"ping"}`, -32600],
+    ['a null id', `{"jsonrpc":"2.0","id":null,"method":"ping","params":{"m":"${MARK}"}}`, -32600],
   ];
+  await t.test('null params, _meta and progress token are none, and pass', async (t) => {
+    for (const params of ['null', '{"_meta":null}', '{"_meta":{"progressToken":null}}']) {
+      const id = `null-${params.length}`;
+      s.send(`{"jsonrpc":"2.0","id":"${id}","method":"ping","params":${params}}`);
+      t.match(await s.line(`"${id}"`, WAIT_MS), /"result"/, params);
+    }
+  });
   for (const [name, line, code] of unreadable) {
     await t.test(`never passed on: ${name}`, async (t) => {
       const before = s.hostLines().length;
