@@ -265,11 +265,13 @@ export class PolicyState extends EventEmitter<StateEvents> {
         doneReading();
       }
       this.errors = [...this.baseErrors, ...this.grantsErrors];
-      // loadedAt says when the policy in force was read, not when a rejected edit was.
       const took =
         (what.policy && this.baseErrors.length === 0) ||
         (what.grants && this.grantsErrors.length === 0);
-      if (took || this.loadedAt.getTime() === 0) this.loadedAt = new Date(ctx.now);
+      // loadedAt says when the policy in force was read, not when a rejected edit was: a reload of
+      // both files whose policy was refused took only the grants, and keeps it.
+      const policyTook = what.policy ? this.baseErrors.length === 0 : took;
+      if (policyTook || this.loadedAt.getTime() === 0) this.loadedAt = new Date(ctx.now);
       // The roots' watches are set before the walk (watchFirst), so nothing is walked twice.
       const release = this.watchFirst
         ? await this.watchFirst(await watchTargets([...this.base.files, ...this.grants.files], ctx))

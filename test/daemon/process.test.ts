@@ -4,6 +4,7 @@ import { dirname, join } from 'node:path';
 import t from 'tap';
 import { RootsClient } from '../../protocol/client.js';
 import { shortDir } from '../helpers/short-dir.js';
+import { poll } from '../helpers/poll.js';
 import { spawnDaemon } from '../helpers/spawn-daemon.js';
 
 function setup() {
@@ -122,6 +123,31 @@ void t.test(
     t.match(p.stderr(), /^<6>mcp-rootsd .* listening on/m);
     // Counted as `rootsctl status` counts: those above apart.
     t.match(p.stderr(), /^<6>watching \d+ director(y|ies) \(and \d+ above them; events\)$/m);
+  },
+);
+
+void t.test(
+  'a reload whose policy is refused keeps the time the policy in force was read',
+  async (t) => {
+    const { config, socket, args } = setup();
+    const p = await spawnDaemon(args, { socket, t });
+    const c = await RootsClient.connect({ socket });
+    const before = (await c.status()).policy.loadedAt;
+    writeFileSync(config, 'version: 1\nservers:\n  fs:\n    roots: [{path: 42}]\n');
+    // SIGHUP reloads the policy and the grants: the grants load, the policy does not.
+    p.child.kill('SIGHUP');
+    t.ok(
+      await poll(() => /policy not loaded \(SIGHUP\)/.test(p.stderr()), 30_000),
+      'the reload was refused',
+    );
+    const status = await c.status();
+    t.equal(status.policy.errors.length, 1);
+    t.equal(status.policy.loadedAt, before, 'loaded when the policy in force was read');
+    t.match(
+      p.stderr(),
+      `still serving the last good policy (1 file, 1 named server, 1 root, loaded ${before})`,
+    );
+    await c.close();
   },
 );
 
