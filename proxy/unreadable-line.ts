@@ -69,7 +69,7 @@ export function unreadableHostLine(line: McpLine): RpcErrorObject | undefined {
       `${line.method} without an id is never checked; send it as a request, with an id`,
     );
   }
-  const envelope = badEnvelope(line.msg);
+  const envelope = badEnvelope(line.msg, line.idText);
   if (envelope !== undefined) return refused(RpcCode.INVALID_REQUEST, envelope);
   return undefined;
 }
@@ -80,10 +80,12 @@ export function unreadableHostLine(line: McpLine): RpcErrorObject | undefined {
  * are not an object are none to the proxy's checks (`McpLine.params`), while another reader might
  * find arguments in them.
  */
-function badEnvelope(msg: Record<string, unknown>): string | undefined {
+function badEnvelope(msg: Record<string, unknown>, idText: string | undefined): string | undefined {
   const id = msg.id;
+  // A whole number past 2^53 passes: readers other than JavaScript's take it exactly, and the
+  // proxy keeps it as written (test/proxy/stdio.test.ts).
   if ('id' in msg && typeof id !== 'string' && !Number.isInteger(id)) {
-    return `its id is ${JSON.stringify(id) ?? 'not JSON'}; an MCP request's id is a string or a whole number`;
+    return `its id is ${idText ?? 'not JSON'}; an MCP request's id is a string or a whole number`;
   }
   // A null member is read as none by every reader (and by the proxy's checks), so it passes.
   const params = msg.params ?? {};

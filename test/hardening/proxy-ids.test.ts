@@ -123,6 +123,11 @@ void t.test('ids and lines the proxy does not pass on', async (t) => {
       -32600,
     ],
     ['an id that is an object', `{"jsonrpc":"2.0","id":{"m":"${MARK}"},"method":"ping"}`, -32600],
+    [
+      'an id past every number',
+      `{"jsonrpc":"2.0","id":1e400,"method":"ping","params":{"m":"${MARK}"}}`,
+      -32600,
+    ],
     ['a null id', `{"jsonrpc":"2.0","id":null,"method":"ping","params":{"m":"${MARK}"}}`, -32600],
   ];
   await t.test('null params, _meta and progress token are none, and pass', async (t) => {
