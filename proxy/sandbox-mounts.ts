@@ -15,7 +15,7 @@ import { launchRoots, type Launch } from './launch.js';
 import { includeHolds, splitInclude } from './sandbox-includes.js';
 import { ancestors, inside } from './sandbox-paths.js';
 import { programPaths, type ProgramContext } from './program.js';
-import { SYSTEM_PATHS, type SandboxMounts, type SystemMount } from './sandbox.js';
+import { PROC_READ_ONLY, SYSTEM_PATHS, type SandboxMounts, type SystemMount } from './sandbox.js';
 
 /** The policy's `servers.<name>.sandbox` as the proxy applies it. */
 export interface SandboxRule {
@@ -73,6 +73,19 @@ async function holeKind(p: string): Promise<boolean | undefined> {
   } catch {
     return undefined;
   }
+}
+
+/** Which of the parts of /proc the sandbox makes read-only this host has (sandbox.ts). */
+async function procReadOnly(): Promise<string[]> {
+  const found = await Promise.all(
+    PROC_READ_ONLY.map((p) =>
+      lstat(p).then(
+        () => p,
+        () => undefined,
+      ),
+    ),
+  );
+  return found.filter((p) => p !== undefined);
 }
 
 /** The system paths as this host has them: directories, files, or links (merged /usr). */
@@ -414,6 +427,7 @@ export async function sandboxMounts(input: {
     pinned.push(...ancestors(p));
   return {
     system,
+    procReadOnly: await procReadOnly(),
     read,
     roots,
     write,

@@ -27,6 +27,16 @@ export const SYSTEM_PATHS: readonly [path: string, why: string][] = [
   ['/nix/store', 'programs on Nix systems, where present'],
 ];
 
+/**
+ * The parts of /proc through which root changes the whole machine: the kernel's settings
+ * (`/proc/sys`: `kernel.core_pattern` and `kernel.modprobe` name programs the kernel runs as root,
+ * outside every sandbox), the SysRq trigger, and the filesystems' settings. The kernel lets real
+ * root write them by file mode alone, whatever capabilities were dropped, and a proxy run as root
+ * runs its server as real root (bwrap maps uid 0 to itself); bwrap covers /proc/irq and /proc/bus
+ * only. Bound read-only over the fresh /proc where this host has them, as container runtimes do.
+ */
+export const PROC_READ_ONLY = ['/proc/sys', '/proc/sysrq-trigger', '/proc/fs'] as const;
+
 /** Environment variables that name a socket or agent outside the sandbox: never passed in. */
 export const SOCKET_ENV = [
   'SSH_AUTH_SOCK',
@@ -48,6 +58,8 @@ export type SystemMount =
 /** Everything the sandbox shows, already resolved to canonical, existing paths. */
 export interface SandboxMounts {
   system: SystemMount[];
+  /** Which of PROC_READ_ONLY this host has (a mount needs its source to exist). */
+  procReadOnly: string[];
   /** Paths bound read-only below the system: the policy's `sandbox.read`. */
   read: string[];
   roots: LaunchRoot[];
@@ -98,6 +110,7 @@ export function sandboxLayout(m: SandboxMounts): SandboxOp[] {
     else bind(s.path, s.path, true);
   }
   ops.push({ op: 'dev', dest: '/dev' }, { op: 'proc', dest: '/proc' });
+  for (const p of m.procReadOnly) bind(p, p, true);
   for (const p of INIT_MEMORY) bind('/dev/null', p, true);
   ops.push({ op: 'tmpfs', dest: '/tmp', readOnly: false });
   ops.push({ op: 'tmpfs', dest: '/var/tmp', readOnly: false });

@@ -13,6 +13,7 @@ const MOUNTS: SandboxMounts = {
     { path: '/usr', kind: 'dir' },
     { path: '/bin', kind: 'symlink', target: 'usr/bin' },
   ],
+  procReadOnly: ['/proc/sys', '/proc/sysrq-trigger'],
   read: ['/opt/tool'],
   roots: [
     { path: '/w/rw', readOnly: false },
@@ -82,6 +83,11 @@ void t.test('the bwrap command line: the walls and their order', (t) => {
   for (const mem of ['/proc/1/mem', '/proc/1/task/1/mem']) {
     t.ok(at(a, '--ro-bind', '/dev/null') < a.indexOf(mem), `${mem}: masked`);
     t.ok(a.indexOf(mem) > at(a, '--proc', '/proc'), `${mem}: after /proc is mounted`);
+  }
+  // The kernel's settings, which real root could write from inside: read-only over the new /proc.
+  for (const p of ['/proc/sys', '/proc/sysrq-trigger']) {
+    t.ok(at(a, '--ro-bind', p) > at(a, '--proc', '/proc'), `${p}: read-only after /proc`);
+    t.equal(a[at(a, '--ro-bind', p) + 2], p, `${p}: onto itself`);
   }
   t.end();
 });
