@@ -282,7 +282,10 @@ export class AskPerson {
     }
     const target = chosen.path;
     const duration = DURATIONS[typeof content.duration === 'string' ? content.duration : ''];
-    const readOnly = content.readOnly === true;
+    // Not given: the default the question showed (a host may send back only what the person
+    // touched). Read as `=== true` alone, an accept without it granted read-write to a question
+    // about a read, whose box showed "Read-only" ticked.
+    const readOnly = typeof content.readOnly === 'boolean' ? content.readOnly : q.access === 'read';
     let grant: Grant;
     try {
       grant = await link.grant(target, {

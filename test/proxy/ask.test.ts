@@ -21,6 +21,7 @@ const FILES: Record<string, string> = {
   'out3/c2.txt': 'c2 text',
   'out3/sub/x.txt': 'x text',
   'out4/d.txt': 'd text',
+  'out5/f.txt': 'f text',
   'top.txt': 'top text',
   "o u't/e.txt": 'e text',
   'home/private/p.txt': 'private',
@@ -113,6 +114,18 @@ servers:
     t.equal(readFileSync(`${w}/out2/b.txt`, 'utf8'), 'b text');
   });
 
+  await t.test('accepted with no fields: what the question showed, read-only', async (t) => {
+    // A host may send back only the fields the person touched; the box showed "Read-only" ticked.
+    person.answer = () => Promise.resolve({ action: 'accept', content: {} });
+    const r = await fs.call('read_text_file', { path: `${w}/out5/f.txt` });
+    t.same(r, { text: 'f text', isError: false });
+    const g = (await admin.grants()).grants.find((x) => x.path === `${w}/out5`);
+    t.equal(g?.readOnly, true, 'a read-only grant, not a read-write one');
+    const write = await fs.call('write_file', { path: `${w}/out5/f.txt`, content: 'x' });
+    t.equal(write.isError, true, 'so a write is refused');
+    t.equal(readFileSync(`${w}/out5/f.txt`, 'utf8'), 'f text');
+  });
+
   await t.test('declined: refused, and not asked again at once', async (t) => {
     person.answer = () => Promise.resolve({ action: 'decline' });
     const n = asked.length;
@@ -186,9 +199,10 @@ servers:
         .split('\n')
         .filter((l) => l.includes('"kind":"ask"'))
         .map((l) => JSON.parse(l) as { answer: string; server: string });
-    await waitFor(() => asks().length >= 7, 30_000, 'seven asks logged');
+    await waitFor(() => asks().length >= 8, 30_000, 'eight asks logged');
     const answers = asks().map((a) => `${a.server} ${a.answer}`);
     t.same(answers.sort(), [
+      'fs accept',
       'fs accept',
       'fs accept',
       'fs decline',
