@@ -41,3 +41,16 @@ export function untilCancelled<T>(
     );
   });
 }
+
+/** `promise`, waited for `ms` at most (its failure ends the wait too; the timer keeps nothing up). */
+export function withinLimit(promise: Promise<unknown>, ms: number): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    timer.unref();
+    const done = (): void => {
+      clearTimeout(timer);
+      resolve();
+    };
+    promise.then(done, done);
+  });
+}

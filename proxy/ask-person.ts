@@ -60,6 +60,8 @@ export interface AskPersonOptions {
   rememberMs: number;
   /** Resolves once the server has fetched a roots list holding `uri` (at once if it fetches none). */
   rootsServed: (uri: string) => Promise<void>;
+  /** Resolves once a restart the new roots cause (a server started with `{roots}`) is done. */
+  restarted: () => Promise<void>;
   /** The user's home directory, canonical: no question offers it, or anything above it. */
   home: string;
 }
@@ -310,7 +312,7 @@ export class AskPerson {
 
   /** Wait until the daemon listed the granted root and the server fetched it (the roots hold). */
   private async rootsReached(uri: string): Promise<void> {
-    const { link, hold, rootsServed } = this.options;
+    const { link, hold, rootsServed, restarted } = this.options;
     if (!(link.roots ?? []).some((r) => r.uri === uri)) {
       await new Promise<void>((resolve) => {
         const onRoots = (): void => {
@@ -327,8 +329,10 @@ export class AskPerson {
         link.on('roots', onRoots);
       });
     }
-    // The hold lets every call go after its time limit; the call the person allowed waits for the
-    // server's own fetch of the list with its root, however busy the machine.
+    // A server whose command line holds its roots is restarted for them: the call goes to the
+    // new one. Then the hold lets every call go after its time limit; the call the person allowed
+    // waits for the server's own fetch of the list with its root, however busy the machine.
+    await restarted();
     await rootsServed(uri);
     if (hold.closed) await hold.passed();
   }

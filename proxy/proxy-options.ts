@@ -31,6 +31,12 @@ export interface RootsProxyOptions {
   askRememberMs?: number;
   /** The user's home directory, which no question offers (default: the process's). */
   home?: string;
+  /**
+   * Resolves once the server runs as the roots seen so far would start it (`Supervisor.settled`:
+   * a restart they cause is done). By default nothing is waited for (a server no supervisor
+   * restarts: the tests' in-process proxies).
+   */
+  restartsSettled?: () => Promise<void>;
 }
 
 /** Events of `RootsProxy`: either side has closed its output. */
@@ -50,4 +56,5 @@ export const PROXY_DEFAULTS = {
   askWaitMs: 60_000,
   askRememberMs: 600_000,
   allowUnknownServer: false,
+  restartsSettled: (): Promise<void> => Promise.resolve(),
 } as const;

@@ -8,7 +8,7 @@ import { errnoCode } from '../common/errors.js';
 import { canonicalHome } from '../common/too-wide.js';
 import { errorLine, idKey, type JsonObject } from '../protocol/messages.js';
 import { RpcCode } from '../protocol/rpc-errors.js';
-import { untilCancelled } from './abortable.js';
+import { untilCancelled, withinLimit } from './abortable.js';
 import { AskByInput } from './ask-by-input.js';
 import { AskPerson } from './ask-person.js';
 import { CallGate } from './call-gate.js';
@@ -112,6 +112,7 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
       requestHost: (method, params) => this.hostOwn.request(method, params),
       rememberMs: this.settings.askRememberMs,
       rootsServed: (uri) => this.roots.whenServed(uri, this.settings.requestTimeoutMs),
+      restarted: () => withinLimit(this.settings.restartsSettled(), this.settings.requestTimeoutMs),
       home: canonicalHome(this.settings.home),
     });
     this.askByInput = new AskByInput({

@@ -95,6 +95,7 @@ export async function runProxy(options: ProxyOptions, io: ProxyIo): Promise<numb
     serverOut: first.serverOut,
     home: io.env.HOME ?? homedir(),
     ...(options.askWaitMs !== undefined ? { askWaitMs: options.askWaitMs } : {}),
+    restartsSettled: () => supervisor.settled(),
   });
   supervisor.follow(proxy);
 

@@ -140,6 +140,8 @@ export class Supervisor {
   private warnedSandboxKept = false;
   private readonly watch: DenyWatch;
   private readonly includes: IncludeWatch;
+  /** Who waits for every change seen so far to be planned, and its restart done (`settled`). */
+  private readonly settledWaiters: (() => void)[] = [];
   /** Sandboxed starts refused in a row because their mounts moved, and the next try's timer. */
   private movedRefusals = 0;
   private layoutTimer: NodeJS.Timeout | undefined;
@@ -334,6 +336,7 @@ export class Supervisor {
   /** Stop whatever runs and start nothing more. */
   stop(): void {
     this.closed = true;
+    this.wakeSettled();
     clearTimeout(this.layoutTimer);
     this.watch.close();
     this.includes.close();
@@ -416,7 +419,30 @@ export class Supervisor {
       } while (this.again && !this.closed);
     } finally {
       this.busy = false;
+      this.wakeSettled();
     }
+  }
+
+  /**
+   * Resolves once every change seen so far is planned and the restart it made, if any, is done:
+   * a call the person allowed goes on only then, or it reaches the old server, whose command line
+   * lacks the new root (`{roots}`), and is refused by it.
+   */
+  settled(): Promise<void> {
+    if (this.idle()) return Promise.resolve();
+    return new Promise((resolve) => this.settledWaiters.push(resolve));
+  }
+
+  private idle(): boolean {
+    return (
+      this.closed ||
+      this.router === undefined ||
+      (this.pending.length === 0 && this.timer === undefined && !this.busy)
+    );
+  }
+
+  private wakeSettled(): void {
+    if (this.idle()) for (const wake of this.settledWaiters.splice(0)) wake();
   }
 
   private async restartIfChanged(changes: Change[], changedAt?: number): Promise<void> {

@@ -86,6 +86,8 @@ export async function startProxiedFs(
     socket: string;
     hostRoots?: boolean;
     extra?: string[];
+    /** The server's command after `node` (default: the filesystem server, with no arguments). */
+    serverArgs?: string[];
     /**
      * Declare form elicitation and answer each `elicitation/create` with this; `signal` aborts
      * when the proxy cancels its question.
@@ -102,7 +104,7 @@ export async function startProxiedFs(
   const { transport, stderr } = stdioWithStderr(
     proxyFor({ server: opts.server, socket: opts.socket, extra: opts.extra ?? [] }, [
       process.execPath,
-      FS_SERVER,
+      ...(opts.serverArgs ?? [FS_SERVER]),
     ]),
   );
   const hostRoots = opts.hostRoots ?? true;
