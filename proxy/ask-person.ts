@@ -2,7 +2,7 @@
  * Asking the person, through the host's elicitation, to widen a server's roots when a call was
  * refused only because its path is outside every root (docs/policy.md "Asking the person").
  */
-import { statSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Access, Grant, RefusalKind } from '../common/types.js';
 import { jsonUnseenEscaped } from '../common/acted-on.js';
@@ -46,6 +46,15 @@ export function askTargets(canonical: string, home: string): AskTarget[] {
   const directory: AskTarget = { scope: 'directory', path: dirname(canonical) };
   const targets = isDirectory(canonical) ? [path, directory] : [directory, path];
   return targets.filter((t) => !tooWide(t.path, home));
+}
+
+/**
+ * The targets a grant can be made of now: the daemon grants only a path that exists, so a write
+ * of a new file is offered its directory alone (offering the file, then granting nothing, lost the
+ * person's yes without a word).
+ */
+export function existingTargets(targets: readonly AskTarget[]): AskTarget[] {
+  return targets.filter((t) => existsSync(t.path));
 }
 
 /** What the asker needs from the rest of the proxy. */
@@ -129,6 +138,8 @@ function offerKey(access: Access, target: AskTarget): string {
 export interface RememberedRefusal {
   until: number;
   offer?: string;
+  /** How the question ended: declined, dismissed (cancel) or unanswered (timeout). */
+  answer: AskAnswer;
 }
 
 /** Asks one question at a time and turns an accepted answer into a grant. */
@@ -140,8 +151,8 @@ export class AskPerson {
   private turn: Promise<unknown> = Promise.resolve();
   /** Questions open or waiting their turn. */
   private waiting = 0;
-  /** `pathKey` and `offerKey` → until when (ms) a refused question is not asked again. */
-  private readonly refused = new Map<string, number>();
+  /** `pathKey` and `offerKey` → until when (ms) a refused question is not asked again, and how it ended. */
+  private readonly refused = new Map<string, { until: number; answer: AskAnswer }>();
 
   constructor(private readonly options: AskPersonOptions) {}
 
@@ -176,17 +187,17 @@ export class AskPerson {
    * first (its default): until when they are not asked again; else undefined.
    */
   refusedRecently(q: AskQuestion): RememberedRefusal | undefined {
-    const until = this.remembered(pathKey(q));
-    if (until !== undefined) return { until };
+    const path = this.remembered(pathKey(q));
+    if (path !== undefined) return path;
     const first = q.targets[0];
     const offered = first === undefined ? undefined : this.remembered(offerKey(q.access, first));
-    return offered === undefined ? undefined : { until: offered, offer: first!.path };
+    return offered === undefined ? undefined : { ...offered, offer: first!.path };
   }
 
-  private remembered(key: string): number | undefined {
-    const until = this.refused.get(key);
-    if (until === undefined) return undefined;
-    if (until > Date.now()) return until;
+  private remembered(key: string): { until: number; answer: AskAnswer } | undefined {
+    const entry = this.refused.get(key);
+    if (entry === undefined) return undefined;
+    if (entry.until > Date.now()) return entry;
     this.refused.delete(key);
     return undefined;
   }
@@ -272,13 +283,13 @@ export class AskPerson {
     }
     if (answer !== 'accept' || chosen === undefined) {
       const until = Date.now() + this.options.rememberMs;
-      this.refused.set(pathKey(q), until);
+      this.refused.set(pathKey(q), { until, answer });
       // The grant the person was shown first and said no to: not a cancel or no answer (nothing
       // was refused), nor the other choices (a question about `proj/.secrets` that the person
       // declined says nothing of `proj`).
       const first = q.targets[0];
       if (answer === 'decline' && first !== undefined)
-        this.refused.set(offerKey(q.access, first), until);
+        this.refused.set(offerKey(q.access, first), { until, answer });
       await link.logAsk({ path: q.path, access: q.access, answer, ...context });
       return false;
     }

@@ -10,7 +10,7 @@ import { RpcCode, type RpcErrorObject } from '../protocol/rpc-errors.js';
 import { CallCancelled, throwIfCancelled, untilCancelled } from './abortable.js';
 import { pathValues, type ArgumentRefusal, type PathValue } from './arguments.js';
 import type { AskByInput } from './ask-by-input.js';
-import { askTargets, grantCommand, type AskPerson } from './ask-person.js';
+import { askTargets, existingTargets, grantCommand, type AskPerson } from './ask-person.js';
 import type { DaemonLink } from './daemon-link.js';
 import { daemonAwayHint } from './hint-commands.js';
 import type { Era } from './era.js';
@@ -304,20 +304,28 @@ export class CallGate {
       // A daemon that does not say where the path leads is not asked about it: the person must
       // be shown what a grant would open.
       if (c.canonical === undefined) return refusal;
+      const offered = askTargets(c.canonical, asker.home);
+      if (offered.length === 0) {
+        return {
+          ...refusal!,
+          reason: `${refusal!.reason}; not asked: allowing it would open ${c.canonical === '/' ? '/' : 'the home directory or a directory above it'} (only rootsctl grant or the policy can)`,
+        };
+      }
+      const targets = existingTargets(offered);
+      if (targets.length === 0) {
+        return {
+          ...refusal!,
+          reason: `${refusal!.reason}; not asked: neither it nor its directory exists, and only a path that exists can be allowed (make the directory, then call again)`,
+        };
+      }
       const q = {
         tool,
         path: c.local,
         canonical: c.canonical,
         access: c.access,
         refusal: c.refusal!,
-        targets: askTargets(c.canonical, asker.home),
+        targets,
       };
-      if (q.targets.length === 0) {
-        return {
-          ...refusal!,
-          reason: `${refusal!.reason}; not asked: allowing it would open ${q.canonical === '/' ? '/' : 'the home directory or a directory above it'} (only rootsctl grant or the policy can)`,
-        };
-      }
       const key = `${c.access}\0${c.local}`;
       if (asked.has(key)) return refusal;
       asked.add(key);
@@ -326,9 +334,16 @@ export class CallGate {
         const again = new Date(remembered.until).toISOString();
         const what =
           remembered.offer === undefined ? 'it' : `a grant of ${JSON.stringify(remembered.offer)}`;
+        // Only a decline is the person's no; a dismissed or unanswered question refused nothing.
+        const how =
+          remembered.answer === 'decline'
+            ? `the person refused ${what}`
+            : remembered.answer === 'cancel'
+              ? 'the person dismissed the question about it'
+              : 'the person did not answer the question about it';
         return {
           ...refusal!,
-          reason: `${refusal!.reason}; the person refused ${what} and is not asked again before ${again}`,
+          reason: `${refusal!.reason}; ${how} and is not asked again before ${again}`,
         };
       }
       if (era === 'modern') {

@@ -22,6 +22,7 @@ const FILES: Record<string, string> = {
   'out3/sub/x.txt': 'x text',
   'out4/d.txt': 'd text',
   'out5/f.txt': 'f text',
+  'out6/keep.txt': 'keep',
   'top.txt': 'top text',
   "o u't/e.txt": 'e text',
   'home/private/p.txt': 'private',
@@ -126,6 +127,30 @@ servers:
     t.equal(readFileSync(`${w}/out5/f.txt`, 'utf8'), 'f text');
   });
 
+  await t.test('a new file: only what exists is offered', async (t) => {
+    person.answer = () =>
+      Promise.resolve({
+        action: 'accept',
+        content: { scope: 'directory', duration: '10m', readOnly: false },
+      });
+    const n = asked.length;
+    const w1 = await fs.call('write_file', { path: `${w}/out6/new.txt`, content: 'new' });
+    t.equal(w1.isError, false, w1.text);
+    t.equal(asked.length, n + 1);
+    const q = asked[n] as unknown as { requestedSchema: { properties: Record<string, unknown> } };
+    const scope = q.requestedSchema.properties.scope as { oneOf: { const: string }[] };
+    t.same(
+      scope.oneOf.map((o) => o.const),
+      ['directory'],
+      'the directory alone: the file does not exist yet, and a grant needs a path that does',
+    );
+    t.equal(readFileSync(`${w}/out6/new.txt`, 'utf8'), 'new');
+    const w2 = await fs.call('write_file', { path: `${w}/nodir/sub/new.txt`, content: 'x' });
+    t.equal(w2.isError, true);
+    t.match(w2.text, 'not asked: neither it nor its directory exists');
+    t.equal(asked.length, n + 1, 'nothing to offer, so no question');
+  });
+
   await t.test('declined: refused, and not asked again at once', async (t) => {
     person.answer = () => Promise.resolve({ action: 'decline' });
     const n = asked.length;
@@ -179,6 +204,11 @@ servers:
       (await admin.grants()).grants.some((g) => g.server === 'silent'),
       'nothing was granted',
     );
+    // Unanswered is not refused: the next call says so, and does not ask again at once.
+    const again = await silent.call('read_text_file', { path: `${w}/out4/d.txt` });
+    t.match(again.text, 'the person did not answer the question about it and is not asked again');
+    t.notMatch(again.text, 'refused it');
+    t.equal(silentAsks, 1);
   });
 
   await t.test('a host without elicitation gets the grant command', async (t) => {
@@ -199,9 +229,10 @@ servers:
         .split('\n')
         .filter((l) => l.includes('"kind":"ask"'))
         .map((l) => JSON.parse(l) as { answer: string; server: string });
-    await waitFor(() => asks().length >= 8, 30_000, 'eight asks logged');
+    await waitFor(() => asks().length >= 9, 30_000, 'nine asks logged');
     const answers = asks().map((a) => `${a.server} ${a.answer}`);
     t.same(answers.sort(), [
+      'fs accept',
       'fs accept',
       'fs accept',
       'fs accept',
