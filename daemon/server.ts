@@ -167,6 +167,7 @@ export class RootsServer {
       const result = await state.check(params.server, params.path, access);
       if (!result.allowed)
         this.deps.log.info(`denied ${access} for ${params.server}: ${result.reason}`);
+      if (params.record === false) return result;
       this.deps.decisions.record({
         kind: 'check',
         server: params.server,

@@ -283,7 +283,7 @@ export class RootsClient extends EventEmitter<ClientEvents> {
     server: string,
     path: string,
     access?: Access,
-    context: { tool?: string; client?: string } = {},
+    context: { tool?: string; client?: string; record?: boolean } = {},
   ): Promise<CheckResult> {
     return this.request('roots/check', {
       server,
@@ -291,6 +291,7 @@ export class RootsClient extends EventEmitter<ClientEvents> {
       ...(access !== undefined ? { access } : {}),
       ...(context.tool !== undefined ? { tool: context.tool } : {}),
       ...(context.client !== undefined ? { client: context.client } : {}),
+      ...(context.record !== undefined ? { record: context.record } : {}),
     });
   }
 

@@ -56,6 +56,12 @@ export interface CheckParams extends ServerParams {
   /** The tool the check is for, and the host that called it: recorded in the decision log only. */
   tool?: string;
   client?: string;
+  /**
+   * `false`: not recorded in the decision log. For a check a program makes for itself about a
+   * decision already recorded (the proxy's look, before it asks the person, at whether an answer
+   * meanwhile allowed the call), which the log showed as a second refusal.
+   */
+  record?: boolean;
 }
 
 /** Result of `policy/reload`: an invalid policy is `ok: false`, not a JSON-RPC error. */

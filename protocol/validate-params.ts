@@ -192,9 +192,13 @@ export const paramValidators: Validators = {
     const p = fieldsOf(m, params);
     const base = withOptional({ server: server(m, p), path: path(m, p) }, 'access', access(m, p));
     return withOptional(
-      withOptional(base, 'tool', optionalLabel(m, p, 'tool')),
-      'client',
-      optionalLabel(m, p, 'client'),
+      withOptional(
+        withOptional(base, 'tool', optionalLabel(m, p, 'tool')),
+        'client',
+        optionalLabel(m, p, 'client'),
+      ),
+      'record',
+      optionalBoolean(m, p, 'record'),
     );
   },
   'policy/explain'(params) {

@@ -245,8 +245,9 @@ export class AskPerson {
   private async askNow(q: AskQuestion): Promise<boolean> {
     const { link, log } = this.options;
     if (this.refusedRecently(q) !== undefined) return false;
-    // The answer this call waited for may have granted it already.
-    const now = await link.check(q.path, q.access).catch(() => undefined);
+    // The answer this call waited for may have granted it already. The call's own check is in the
+    // decision log; this look is not logged again.
+    const now = await link.check(q.path, q.access, { record: false }).catch(() => undefined);
     if (now?.allowed === true) return true;
     if (now !== undefined && now.refusal !== q.refusal) return false;
 

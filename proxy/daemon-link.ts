@@ -158,11 +158,18 @@ export class DaemonLink extends EventEmitter<DaemonLinkEvents> {
   async check(
     path: string,
     access: Access,
-    context: { tool?: string; client?: string } = {},
+    context: { tool?: string; client?: string; record?: false } = {},
     signal?: AbortSignal,
   ): Promise<CheckResult> {
     const client = this.connected();
-    const params = { server: this.options.server, path, access, ...fitLabels(context) };
+    const { record, ...labels } = context;
+    const params = {
+      server: this.options.server,
+      path,
+      access,
+      ...fitLabels(labels),
+      ...(record === false ? { record } : {}),
+    };
     // mcp-rootsd closes a connection whose line passes its cap: one long path would cost every
     // other call of this server until the link is back. Refuse that one check instead.
     const bytes = Buffer.byteLength(JSON.stringify(params), 'utf8') + CHECK_ENVELOPE_BYTES;

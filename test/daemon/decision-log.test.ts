@@ -65,6 +65,11 @@ void t.test('a real daemon records every kind of decision', async (t) => {
     client: 'host 1.0',
   });
   await c.check('fs', join(dir, 'work/secret/key'), 'read');
+  // A look a program takes for itself, `record: false`, is answered and not written.
+  t.equal(
+    (await c.check('fs', join(dir, 'other/unrecorded'), 'read', { record: false })).allowed,
+    false,
+  );
   await c.check('fs', join(dir, 'other/x'), 'write', { tool: 'write_file' });
   const allowed = await waitForEntry(
     d,
@@ -97,6 +102,11 @@ void t.test('a real daemon records every kind of decision', async (t) => {
     (e) => e.kind === 'check' && e.path.endsWith('other/x'),
   );
   t.notOk('client' in forTool, "a tool call's check names only the host the caller named");
+  // Written after the unrecorded one, so that one would be in the file by now.
+  t.notOk(
+    (await entries(d)).some((e) => e.kind === 'check' && e.path.endsWith('unrecorded')),
+    'a check with record: false is not in the log',
+  );
   await waitForEntry(
     d,
     'the outside write',

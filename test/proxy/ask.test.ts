@@ -247,6 +247,18 @@ servers:
         .filter((a) => a.answer === 'accept')
         .every((a) => a.granted !== undefined),
     );
+    // The call's own check is its one refusal: the proxy's look before asking is not logged.
+    const checks = readFileSync(file, 'utf8')
+      .split('\n')
+      .filter((l) => l.includes('"kind":"check"') && l.includes(`${w}/out1/a.txt`))
+      .map((l) => (JSON.parse(l) as { allowed: boolean }).allowed);
+    t.equal(checks[0], false, 'refused first');
+    t.equal(
+      checks.filter((allowed) => !allowed).length,
+      1,
+      'once: the look before asking is not logged',
+    );
+    t.equal(checks.at(-1), true, 'then allowed');
   });
 });
 
