@@ -370,7 +370,11 @@ export class CallGate {
   /** For a refusal a grant would lift, the command that grants it (when nobody was asked). */
   private hint(refusal: Refusal, line: McpLine, era: Era): string {
     const c = refusal.checked;
-    if (c?.refusal !== 'outside' || this.options.asker.elicits(line, era)) return '';
+    // Outside every root, or a write in a read-only root: a grant (read-write for a write) lifts
+    // either; a deny, nothing but the policy.
+    const grantable =
+      c?.refusal === 'outside' || (c?.refusal === 'read-only' && c.access === 'write');
+    if (!grantable || this.options.asker.elicits(line, era)) return '';
     const target = c.canonical ?? c.local;
     // The hint names where the path leads, never `/` or the home directory whole.
     if (askTargets(target, this.options.asker.home).length === 0) return '';

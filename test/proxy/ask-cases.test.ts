@@ -21,6 +21,7 @@ void t.test('asking the person: writes, lockdown, queues, no answer', async (t) 
   const files = [
     'home/h.txt',
     'ro/sub/x.txt',
+    'ro/other/y.txt',
     'lock/l.txt',
     'q1/a.txt',
     'q1/b.txt',
@@ -81,6 +82,18 @@ servers:
     t.match(read.text, 'ENOENT', 'reads in the read-only root were never asked about');
     t.equal(asked.length, n + 1);
   });
+
+  await t.test(
+    'a host that cannot be asked gets the grant command for a read-only root',
+    async (t) => {
+      const plain = await startProxiedFs(t, { server: 'fs', socket: d.socket });
+      const r = await plain.call('write_file', { path: `${w}/ro/other/y.txt`, content: 'no' });
+      t.equal(r.isError, true);
+      t.match(r.text, 'read-only root');
+      t.match(r.text, new RegExp(`to allow it, run: .* grant fs ${w}/ro/other --for 1h$`));
+      t.equal(readFileSync(`${w}/ro/other/y.txt`, 'utf8'), 'ro/other/y.txt');
+    },
+  );
 
   await t.test('lockdown while the question is open: the answer grants nothing', async (t) => {
     person.answer = async () => {
