@@ -13,13 +13,20 @@ import { dotted, type Locator, type Segment } from './yaml-locate.js';
 
 const EXPIRES_EXAMPLE = '2026-12-31T18:00:00Z';
 
+/** The keys and indexes of an ajv instancePath (a JSON pointer), unescaped, all as strings. */
+export function pointerParts(instancePath: string): string[] {
+  if (instancePath === '') return [];
+  return instancePath
+    .slice(1)
+    .split('/')
+    .map((part) => part.replace(/~1/g, '/').replace(/~0/g, '~'));
+}
+
 /** Split an ajv instancePath into segments, numbering the indexes of arrays in `data`. */
 function segments(instancePath: string, data: unknown): Segment[] {
-  if (instancePath === '') return [];
   const out: Segment[] = [];
   let cur: unknown = data;
-  for (const part of instancePath.slice(1).split('/')) {
-    const seg = part.replace(/~1/g, '/').replace(/~0/g, '~');
+  for (const seg of pointerParts(instancePath)) {
     if (Array.isArray(cur)) {
       out.push(Number(seg));
       cur = cur[Number(seg)];

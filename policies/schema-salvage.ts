@@ -11,6 +11,8 @@
 import type { ErrorObject } from 'ajv';
 import { isObject } from '../common/is-object.js';
 import { MAX_ERRORS } from './error-list.js';
+import { pointerParts } from './schema-errors.js';
+import type { Segment } from './yaml-locate.js';
 
 /**
  * The lists whose items are taken out one by one, leaving a hole (`undefined`) so that the items
@@ -25,7 +27,6 @@ const HOLED_LISTS = new Set(['roots', 'deny', 'include']);
  */
 const MAX_ROUNDS = 8;
 
-type Segment = string | number;
 type Validate = ((data: unknown) => boolean) & { errors?: ErrorObject[] | null };
 
 /**
@@ -68,15 +69,15 @@ function withoutHoles(data: unknown): unknown {
  * or to an item of a holed list.
  */
 function target(error: ErrorObject, holed: unknown): Segment[] | undefined {
-  const parts = error.instancePath === '' ? [] : error.instancePath.slice(1).split('/');
-  // An unknown key goes alone; a part missing a key it needs goes whole (its path is its own).
+  const parts = pointerParts(error.instancePath);
+  // An unknown key goes alone (its name as written, not a pointer's escape); a part missing a key
+  // it needs goes whole (its path is its own).
   if (error.keyword === 'additionalProperties') {
     parts.push(String((error.params as { additionalProperty: string }).additionalProperty));
   }
   const segs: Segment[] = [];
   let cur: unknown = holed;
-  for (const raw of parts) {
-    const part = raw.replace(/~1/g, '/').replace(/~0/g, '~');
+  for (const part of parts) {
     if (Array.isArray(cur)) {
       const index = presentIndex(cur, Number(part));
       if (index === undefined) return undefined;
