@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { tildify } from '../common/locations.js';
 import {
   formatPolicyError,
+  type AskRule,
   type CheckResult,
   type ExplainResult,
   type PolicyError,
@@ -95,6 +96,20 @@ export function checkLine(result: CheckResult): string {
   return `${result.allowed ? 'allowed' : 'denied'}: ${inLine(result.access)}: ${inLine(result.reason)}\n`;
 }
 
+/** What `check` adds under a refusal that mcp-roots-proxy puts to the person before refusing. */
+export const ASKED_FIRST_LINE =
+  "asked first: mcp-roots-proxy puts this to the person where the host can ask (the policy's ask:); a yes becomes a temporary grant\n";
+
+/** What `explain` says of the policy's `ask:` for the server; nothing when it never asks. */
+export function askLine(rule: AskRule | undefined): string {
+  if (rule === undefined || (!rule.outside && !rule.write)) return '';
+  const about = [
+    ...(rule.outside ? ['a path outside every root'] : []),
+    ...(rule.write ? ['a write in a read-only root'] : []),
+  ];
+  return `Asks the person (mcp-roots-proxy, where the host can ask) about ${about.join(' and about ')}.\n`;
+}
+
 /** A deny rule that matched nothing under any root: noise unless asked for (`--all`). */
 function noEffectDeny(r: ExplainResult['rules'][number]): boolean {
   return r.kind === 'deny' && r.yielded.length === 0;
@@ -119,13 +134,13 @@ export function explainTable(
   const head = `${inLine(result.server)}: ${result.roots.length} root${result.roots.length === 1 ? '' : 's'}\n`;
   const hidden = result.rules.length - shown.length;
   const foot =
-    hidden > 0
+    (hidden > 0
       ? `(${hidden} deny rule${hidden === 1 ? ' that affects' : 's that affect'} nothing here not shown; --all shows them)\n`
-      : '';
+      : '') + askLine(result.ask);
   if (shown.length > 0) return head + columns(rows) + foot;
   // Only deny rules that affect nothing: none gives it a root.
   if (hidden > 0) return head + 'No rule of the policy gives it roots (deny by default).\n' + foot;
-  return head + 'No rule of the policy applies to it (deny by default).\n';
+  return head + 'No rule of the policy applies to it (deny by default).\n' + foot;
 }
 
 /** Problems sorted by file, line and column (stable, so one spot keeps the engine's order). */

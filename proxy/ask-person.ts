@@ -5,6 +5,7 @@
 import { existsSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Access, Grant, RefusalKind } from '../common/types.js';
+import { asksAbout } from '../common/ask-rule.js';
 import { jsonUnseenEscaped } from '../common/acted-on.js';
 import { shellQuote } from '../common/shell-quote.js';
 import { tooWide } from '../common/too-wide.js';
@@ -177,9 +178,7 @@ export class AskPerson {
 
   /** Whether the policy lets this refusal be put to the person (the host aside). */
   askable(refusal: RefusalKind | undefined, access: Access): boolean {
-    const rule = this.options.link.ask;
-    if (refusal === 'outside') return rule.outside;
-    return refusal === 'read-only' && access === 'write' && rule.write;
+    return asksAbout(this.options.link.ask, refusal, access);
   }
 
   /**

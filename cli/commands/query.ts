@@ -3,7 +3,15 @@ import { closing } from '../../common/closing.js';
 import { homeDir } from '../../common/locations.js';
 import { openBackend, type Backend } from '../backend.js';
 import type { ExplainResult } from '../../common/types.js';
-import { catchAllLine, checkLine, explainTable, noEntryLine, rootsTable } from '../format.js';
+import { asksAbout } from '../../common/ask-rule.js';
+import {
+  ASKED_FIRST_LINE,
+  catchAllLine,
+  checkLine,
+  explainTable,
+  noEntryLine,
+  rootsTable,
+} from '../format.js';
 import { emit, EXIT, type ExitCode, type Io } from '../io.js';
 import { showNote } from '../state-notes.js';
 import { pathArgument } from '../path-argument.js';
@@ -66,8 +74,13 @@ export function check(io: Io, [server, path]: string[], opts: Options): Promise<
     const absolute = pathArgument(io, path!);
     const result = await backend.check(server!, absolute, access);
     showNote(io, opts.json ?? false, await backend.stateNotes());
-    await noteUnknown(io, backend, await backend.explain(server!));
-    emit(io, opts.json ?? false, result, checkLine);
+    const explained = await backend.explain(server!);
+    await noteUnknown(io, backend, explained);
+    emit(io, opts.json ?? false, result, (r) =>
+      asksAbout(explained.ask, r.refusal, r.access)
+        ? checkLine(r) + ASKED_FIRST_LINE
+        : checkLine(r),
+    );
     return result.allowed ? EXIT.ok : EXIT.fail;
   });
 }
