@@ -10,7 +10,7 @@ import { SerialQueue } from '../common/serial-queue.js';
 import { canonicalHome, tooWide } from '../common/too-wide.js';
 import { parseRfc3339, RFC3339_WANTED } from '../common/rfc3339.js';
 import type { Grant } from '../common/types.js';
-import { parsePolicyText, readPolicyFile, toUri } from '../policies/index.js';
+import { nodeFs, parsePolicyText, readPolicyFile, throughProc, toUri } from '../policies/index.js';
 import type { GrantAddParams, Methods } from '../protocol/methods.js';
 import type { DecisionSink } from './decision-log.js';
 import type { PolicyState } from './state.js';
@@ -151,6 +151,9 @@ export class GrantStore {
         `${params.path} does not exist (${errnoCode(err) ?? String(err)}); a grant needs an existing file or directory`,
       );
     }
+    // `/proc/self/cwd` here is the daemon's own directory, not the one the person meant.
+    const proc = await throughProc(nodeFs(), params.path, canonical);
+    if (proc !== undefined) throw new RootsError('PATH_INVALID', proc);
     if (params.asked === true) {
       // What the person was shown is what is granted, or nothing: never where a link leads now.
       if (canonical !== params.path) {

@@ -11,6 +11,7 @@ import { equivalentPaths, MAX_EQUIVALENT_PATHS } from './equivalent-names.js';
 import { gitDirWrite } from './git-dir.js';
 import type { FsView, RootEntry } from './model.js';
 import { canonicalizeLoose, normalizeLexically, physicalDots } from './paths.js';
+import { throughProc } from './process-paths.js';
 import type { ServerView } from './server-view.js';
 import { holdingRoot, readOnlyInside } from './sorted-roots.js';
 
@@ -30,6 +31,12 @@ export async function checkAccess(
   });
   if (path.includes('\0')) return no('the path contains a NUL byte');
   if (!isAbsolute(path)) return no(`${path} is not an absolute path; give the full path`);
+  // A `..` after a link into /proc is taken from where the link leads in the daemon, which the
+  // path below no longer shows: looked at here, with the path as written.
+  if (path.includes('/..')) {
+    const proc = await throughProc(fs, path);
+    if (proc !== undefined) return no(proc);
+  }
   // `..` is where the kernel takes it, never the text before it: `rw/link/../x` opens the `x`
   // beside the link's target.
   const physical = await physicalDots(fs, path).catch(() => undefined);
@@ -90,6 +97,8 @@ async function judge(
   canonical: string,
   access: 'read' | 'write',
 ): Promise<CheckResult> {
+  const proc = await throughProc(fs, path, canonical);
+  if (proc !== undefined) return { allowed: false, access, reason: proc, refusal: 'invalid' };
   const holds = access === 'write' && (await mayHoldEntries(fs, canonical));
   const first = decide(view, server, path, canonical, access, holds);
   if (!first.allowed || access !== 'write') return first;

@@ -1,8 +1,8 @@
 /**
  * A question shows, and an accepted answer grants, exactly where the path leads: never a
  * spelling a link decides. An agent asked about `project/docs/readme.md` with `docs` a link to
- * another folder (or re-pointed at `/` while the person reads), or about `/proc/self/root/etc`,
- * got the person to grant the link's target, `/` read-write among them. The daemon's check says
+ * another folder (or re-pointed at `/` while the person reads), or about `link/etc` with the
+ * link leading to `/`, got the person to grant the link's target, `/` read-write among them. The daemon's check says
  * the canonical path; the proxy asks about it and grants it with `asked`, which the daemon
  * refuses when a link on the way changed, or for `/`, the home directory and above.
  */
@@ -79,16 +79,26 @@ void t.test('a question names and grants where a path leads', async (t) => {
 
   await t.test('a path that leads to / is refused without a question', async (t) => {
     const n = asked.length;
-    const r = await fs.call('list_directory', { path: '/proc/self/root' });
+    symlinkSync('/', join(w, 'work/top'));
+    const r = await fs.call('list_directory', { path: join(w, 'work/top') });
     t.equal(r.isError, true);
     t.match(r.text, /not asked: allowing it would open \//);
     t.equal(asked.length, n, 'no question');
   });
 
-  await t.test('/proc/self/root/etc is asked about as /etc, and / is never offered', async (t) => {
-    person.answer = () => ({ action: 'decline' });
+  await t.test('a path through /proc is refused without a question', async (t) => {
     const n = asked.length;
     const r = await fs.call('list_directory', { path: '/proc/self/root/etc' });
+    t.equal(r.isError, true);
+    t.match(r.text, 'is under /proc');
+    t.equal(asked.length, n, 'no question: /proc/self means another process in the daemon');
+  });
+
+  await t.test('a link to /etc is asked about as /etc, and / is never offered', async (t) => {
+    person.answer = () => ({ action: 'decline' });
+    const n = asked.length;
+    symlinkSync('/', join(w, 'work/top2'));
+    const r = await fs.call('list_directory', { path: join(w, 'work/top2/etc') });
     t.equal(r.isError, true);
     t.equal(asked.length, n + 1);
     const q = asked.at(-1)!;
@@ -109,7 +119,7 @@ void t.test('a question names and grants where a path leads', async (t) => {
     });
     const before = await granted();
     const n = asked.length;
-    const r = await fs.call('list_directory', { path: '/proc/self/root/usr' });
+    const r = await fs.call('list_directory', { path: join(w, 'work/top2/usr') });
     t.equal(r.isError, true);
     t.equal(asked.length, n + 1, 'asked, about /usr alone');
     t.same(await granted(), before);
