@@ -3,6 +3,7 @@ import { realpath, stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { errnoCode } from '../common/errors.js';
 import {
+  canonicalizeLoose,
   fileHash,
   limitFs,
   lookAtGlob,
@@ -138,13 +139,12 @@ export async function policyDirs(
   const names = new Set<string>(files);
   for (const f of files) {
     wanted.add(dirname(f));
-    try {
-      const real = await realpath(f);
-      names.add(real);
-      wanted.add(dirname(real));
-    } catch {
-      // a missing file: its own directory is enough
-    }
+    // Where the name leads: for a missing file behind a link (a dotfiles link whose target was
+    // removed, or its directory renamed away), where the link says, so that the target's coming
+    // back is seen. The link's own directory alone saw nothing of it until the rescan.
+    const real = await realpath(f).catch(() => canonicalizeLoose(nodeFs(), f).catch(() => f));
+    names.add(real);
+    wanted.add(dirname(real));
   }
   const watch = new Set<string>(includeDirs);
   for (const d of wanted) watch.add(await nearestExisting(nodeFs(), d));

@@ -20,7 +20,7 @@ export {
 } from './policy-caps.js';
 export { loadAndResolve, type LoadedAndResolved } from './load-and-resolve.js';
 export { LinkPins } from './anchor.js';
-export { compareUtf8, toUri } from './paths.js';
+export { canonicalizeLoose, compareUtf8, toUri } from './paths.js';
 export { throughProc } from './process-paths.js';
 export { isGlob } from './expand.js';
 export { expandGlob } from './glob.js';

@@ -123,6 +123,46 @@ void t.test('a missing main file, a symlinked main file, and deleting it', async
   t.same(seen[0]!.roots, [], 'every list becomes empty');
 });
 
+void t.test('a linked policy file whose target goes and comes back is read again', async (t) => {
+  // A dotfiles link (stow, chezmoi, a checkout) whose target is removed, or whose directory is
+  // renamed away, and then brought back: the target's directory must still be watched.
+  const { d, c, first } = await setup(t, ['a', 'b', 'x', 'y', 'dotfiles', 'incs'], () => undefined);
+  t.same(first.roots, [], 'no policy file: no roots');
+  const target = join(d.dir, 'dotfiles', 'roots.yaml');
+  writeFileSync(target, policy([`${d.dir}/a`]));
+  let seen = await exactlyOne(c, () => symlinkSync(target, d.config));
+  t.same(uris(seen[0]!), [uri(join(d.dir, 'a'))]);
+
+  seen = await exactlyOne(c, () => unlinkSync(target));
+  t.same(seen[0]!.roots, [], 'the target removed: no policy, no roots');
+  seen = await exactlyOne(c, () => writeFileSync(target, policy([`${d.dir}/b`])));
+  t.same(uris(seen[0]!), [uri(join(d.dir, 'b'))], 'the target back: read again');
+  seen = await exactlyOne(c, () => writeFileSync(target, policy([`${d.dir}/a`])));
+  t.same(uris(seen[0]!), [uri(join(d.dir, 'a'))], 'and its edits are seen');
+
+  const away = join(d.dir, 'dotfiles.old');
+  seen = await exactlyOne(c, () => renameSync(join(d.dir, 'dotfiles'), away));
+  t.same(seen[0]!.roots, [], "the target's directory renamed away: no roots");
+  seen = await exactlyOne(c, () => renameSync(away, join(d.dir, 'dotfiles')));
+  t.same(uris(seen[0]!), [uri(join(d.dir, 'a'))], 'renamed back: read again');
+
+  // An include reached through a link: its target removed keeps the last good policy (an
+  // include that does not exist is an error), and the target written again with other roots
+  // replaces it, not the roots of before.
+  const inc = join(d.dir, 'incs', 'i.yaml');
+  writeFileSync(inc, policy([`${d.dir}/x`]));
+  symlinkSync(inc, join(d.dir, 'inc.yaml'));
+  seen = await exactlyOne(c, () => writeFileSync(target, 'version: 1\ninclude: [inc.yaml]\n'));
+  t.same(uris(seen[0]!), [uri(join(d.dir, 'x'))]);
+  unlinkSync(inc);
+  await until('the missing include reported', async () =>
+    (await c.status()).policy.errors.some((e) => /does not exist/.test(e.message)),
+  );
+  seen = await exactlyOne(c, () => writeFileSync(inc, policy([`${d.dir}/y`])));
+  t.same(uris(seen[0]!), [uri(join(d.dir, 'y'))], 'the include back: its new roots served');
+  t.same((await c.status()).policy.errors, [], 'and the error cleared');
+});
+
 void t.test('include added or removed changes what is watched', async (t) => {
   const { d, c, first } = await setup(t, ['a', 'inc'], () => policy([]));
   t.same(first.roots, []);
