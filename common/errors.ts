@@ -11,6 +11,7 @@ export type ErrorCode =
   | 'DAEMON_RUNNING'
   | 'SOCKET_PATH_TOO_LONG'
   | 'SOCKET_DIR_UNSAFE'
+  | 'STATE_DIR_UNSAFE'
   | 'PROTOCOL'
   | 'TIMEOUT'
   | 'USAGE'

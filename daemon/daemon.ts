@@ -22,6 +22,7 @@ import { PolicyState } from './state.js';
 import { PolicyWatcher } from './watcher.js';
 import type { WatchBackend } from './watch-backend.js';
 import { statusCommand } from './status-command.js';
+import { ensureStateDir } from './state-dir.js';
 
 /** A running daemon. */
 export class Daemon {
@@ -58,6 +59,8 @@ export class Daemon {
     },
   ): Promise<Daemon> {
     const { log } = deps;
+    // Before anything reads it: the grants file there is policy.
+    await ensureStateDir(options.stateDir, deps.uid);
     const runtimeDir = dirname(options.socket);
     const status = statusCommand(options.socket, {
       env: deps.env,

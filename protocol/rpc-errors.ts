@@ -42,6 +42,7 @@ const KNOWN_CODES: Record<ErrorCode, true> = {
   DAEMON_RUNNING: true,
   SOCKET_PATH_TOO_LONG: true,
   SOCKET_DIR_UNSAFE: true,
+  STATE_DIR_UNSAFE: true,
   PROTOCOL: true,
   TIMEOUT: true,
   USAGE: true,

@@ -15,7 +15,7 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { RootsClient } from '../../protocol/client.js';
 import { bin } from '../helpers/bin.js';
 import { lockName } from '../../protocol/socket-path.js';
@@ -162,6 +162,58 @@ void t.test('a socket directory owned by someone else', async (t) => {
     t.match(daemon.output(), /disappeared/, 'it noticed');
     t.match(daemon.output(), new RegExp(`owned by uid ${intruder.uid}`), 'and says why it stopped');
     rmSync(sockDir, { recursive: true });
+  });
+});
+
+void t.test('a state directory or grants file someone else can write', async (t) => {
+  // `--state-dir` under a shared sticky directory: another user can make it first, with a
+  // grants file of theirs in it, which is policy.
+  const owner = createUser(t);
+  const intruder = createUser(t);
+  const shared = mkdtempSync(join(tmpdir(), 'mrs-'));
+  t.teardown(() => rmSync(shared, { recursive: true, force: true }));
+  chmodSync(shared, 0o1777);
+  const { args: base } = setup(owner);
+  const stateDir = join(shared, 'state');
+  const args = [...base.slice(0, -1), stateDir];
+  const grants = join(stateDir, 'grants.yaml');
+  const planted =
+    'version: 1\nservers:\n  fs:\n    roots:\n      - path: /etc\n        expires: "2099-01-01T00:00:00Z"\n';
+  const refuses = async (t: Test, what: RegExp) => {
+    const daemon = await spawnDaemonAs(owner, args, t);
+    t.equal(await daemon.exited, 1, 'the daemon exits 1');
+    t.match(daemon.output(), what, 'naming what is unsafe and why');
+    t.notMatch(daemon.output(), /listening on/, 'and serves nothing');
+  };
+
+  await t.test('made by the intruder first', async (t) => {
+    t.equal(runAs(intruder, 'mkdir', ['-m', '0755', stateDir]).status, 0);
+    await refuses(
+      t,
+      new RegExp(`state directory ${stateDir} is unsafe: it is owned by uid ${intruder.uid}`),
+    );
+    rmSync(stateDir, { recursive: true });
+  });
+
+  await t.test('writable by others, or holding a grants file of theirs', async (t) => {
+    mkdirSync(stateDir, { mode: 0o777 });
+    chmodSync(stateDir, 0o777);
+    chownSync(stateDir, owner.uid, owner.gid);
+    await refuses(t, /state directory .* mode is 0777, writable by group or others/);
+    chmodSync(stateDir, 0o700);
+    writeFileSync(grants, planted);
+    chownSync(grants, intruder.uid, intruder.gid);
+    await refuses(
+      t,
+      new RegExp(`grants file ${grants} is unsafe: it is owned by uid ${intruder.uid}`),
+    );
+    chownSync(grants, owner.uid, owner.gid);
+    chmodSync(grants, 0o666);
+    await refuses(t, /grants file .* mode is 0666, writable by group or others/);
+    chmodSync(grants, 0o600);
+    const daemon = await spawnDaemonAs(owner, args, t);
+    t.match(daemon.output(), /listening on/, "the owner's own file, mode 0600: served");
+    await daemon.stop();
   });
 });
 
