@@ -30,12 +30,7 @@ export async function ensureStateDir(dir: string, uid: number): Promise<void> {
   if (st !== undefined) check(grants, 'file', st, uid);
 }
 
-function check(
-  path: string,
-  kind: 'file' | 'directory',
-  st: Stats,
-  uid: number,
-): void {
+function check(path: string, kind: 'file' | 'directory', st: Stats, uid: number): void {
   checkOwned(path, st, uid, {
     kind,
     chmod: 'go-w',
