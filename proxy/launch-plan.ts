@@ -36,6 +36,8 @@ export type LaunchPlan =
       sandboxed: boolean;
       /** What the log should warn of (roots left out of a value). */
       warnings: string[];
+      /** What the log should tell (which of npx's packages or commands runs). */
+      notes?: string[];
     }
   | { kind: 'wait'; reason: string }
   | { kind: 'refuse'; reason: string };
@@ -121,6 +123,7 @@ export async function planLaunch(input: PlanInput): Promise<LaunchPlan> {
   const program = { env, cwd: launch.cwd ?? input.cwd, home: input.home };
   const direct = await resolveNpx(launch, program);
   if ('problem' in direct) return { kind: 'refuse', reason: direct.problem };
+  const notes = direct.note === undefined ? [] : [direct.note];
   let mounts;
   try {
     mounts = await sandboxMounts({
@@ -144,5 +147,5 @@ export async function planLaunch(input: PlanInput): Promise<LaunchPlan> {
     env: sandboxEnv(env),
     sandbox: { layout },
   };
-  return { kind: 'start', spawn, key: JSON.stringify(spawn), sandboxed, warnings };
+  return { kind: 'start', spawn, key: JSON.stringify(spawn), sandboxed, warnings, notes };
 }

@@ -1,13 +1,17 @@
 /**
  * `npx PKG ARGS` inside a sandbox: npx would fetch the package's metadata and write npm's cache,
- * neither of which a read-only sandbox allows. So the proxy finds the package in npx's cache
- * itself, outside, and starts its bin with Node directly; the sandbox then shows that one
- * package directory read-only.
+ * neither of which a read-only sandbox allows. So the proxy finds what npx would run itself,
+ * outside, and starts that directly: a command of that name in a `node_modules/.bin` (as npx
+ * does first, npx-local-bin.ts), else the package from npx's cache, its bin started with Node;
+ * the sandbox then shows those files read-only (program.ts).
  */
-import { readdir, readFile } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { access, readdir, readFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import type { Launch } from './launch.js';
 import { findOnPath } from '../common/find-on-path.js';
+import { localBin, localBinTarget } from './npx-local-bin.js';
+import { compareVersions, parseVersion, wanted, type Version } from './npx-version.js';
 import type { ProgramContext } from './program.js';
 
 /** npx options that take no value and change nothing here. */
@@ -21,18 +25,11 @@ export function parseSpec(spec: string): { name: string; version: string | undef
     : { name: spec.slice(0, at), version: spec.slice(at + 1) };
 }
 
-const parts = (v: string): number[] => v.split(/[.+-]/).map((x) => Number.parseInt(x, 10) || 0);
-function newer(a: string, b: string): boolean {
-  const [x, y] = [parts(a), parts(b)];
-  for (let i = 0; i < Math.max(x.length, y.length); i++) {
-    if ((x[i] ?? 0) !== (y[i] ?? 0)) return (x[i] ?? 0) > (y[i] ?? 0);
-  }
-  return false;
-}
-
 interface Found {
   dir: string;
   version: string;
+  /** Undefined when package.json's version is not one (then no version or range matches it). */
+  parsed: Version | undefined;
   bin: string;
 }
 
@@ -53,7 +50,10 @@ async function cached(cache: string, name: string): Promise<Found[]> {
       };
       const bins = typeof pkg.bin === 'string' ? { [basename(name)]: pkg.bin } : (pkg.bin ?? {});
       const bin = bins[basename(name)] ?? Object.values(bins)[0];
-      if (bin !== undefined) out.push({ dir, version: pkg.version ?? '0', bin: join(dir, bin) });
+      const version = pkg.version ?? '0';
+      if (bin !== undefined) {
+        out.push({ dir, version, parsed: parseVersion(version), bin: join(dir, bin) });
+      }
     } catch {
       // not in this entry
     }
@@ -61,11 +61,32 @@ async function cached(cache: string, name: string): Promise<Found[]> {
   return out;
 }
 
-/** The launch with `npx PKG` replaced by `node BIN`, or why that is not possible. */
+/** The newest of `found` (those whose version is not one count as oldest). */
+function newest(found: readonly Found[]): Found | undefined {
+  const order = (a: Found, b: Found): number =>
+    a.parsed === undefined || b.parsed === undefined
+      ? (a.parsed === undefined ? 0 : 1) - (b.parsed === undefined ? 0 : 1)
+      : compareVersions(a.parsed, b.parsed);
+  return found.reduce<Found | undefined>(
+    (a, f) => (a === undefined || order(f, a) > 0 ? f : a),
+    undefined,
+  );
+}
+
+/** A word as the shell reads it back: `pkg@^1` stays, `pkg@>=1 <2` is quoted. */
+const shellWord = (s: string): string =>
+  /^[\w@/.:=+^~-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
+
+const versions = (found: readonly Found[]): string =>
+  [...new Set(found.map((f) => f.version))].join(', ');
+const listed = (found: readonly Found[]): string =>
+  found.length === 0 ? '' : ` (it holds ${versions(found)})`;
+
+/** What npx would run, as a launch that needs no npx; a note for the log; or why it cannot be. */
 export async function resolveNpx(
   launch: Launch,
   ctx: ProgramContext,
-): Promise<{ launch: Launch } | { problem: string }> {
+): Promise<{ launch: Launch; note?: string } | { problem: string }> {
   if (basename(launch.command) !== 'npx') return { launch };
   let i = 0;
   while (i < launch.args.length && FLAGS.has(launch.args[i]!)) i++;
@@ -75,21 +96,72 @@ export async function resolveNpx(
       problem: `under --sandbox the proxy runs npx's package itself and understands only npx [-y] PACKAGE[@VERSION] ARGS; start the package's bin with node instead (found ${JSON.stringify(spec ?? '')})`,
     };
   }
+  const rest = launch.args.slice(i + 1);
+
+  // npx runs a command of this name in node_modules/.bin of the directory or one above first.
+  const local = await localBin(spec, ctx.cwd);
+  if (local !== undefined) {
+    const file = await localBinTarget(local);
+    if (file === undefined) {
+      return {
+        problem: `npx ${spec} runs the command ${local}, which leads out of its node_modules (or that node_modules is a link): the sandbox does not follow such a link, which a server may have made. Name the file it leads to instead (node /path/to/it, or the path itself). ${spec} names that command, not a package: installing the npm package named ${spec} would run other code`,
+      };
+    }
+    try {
+      await access(file, constants.X_OK);
+    } catch {
+      return {
+        problem: `npx ${spec} runs the command ${local} (${file}), which cannot be executed: npx would fail on it too. Reinstall the package that provides it (npm install in that project). ${spec} names that command, not a package: installing the npm package named ${spec} would run other code`,
+      };
+    }
+    // Started as npx starts it (the kernel reads its `#!` line); program.ts shows its
+    // interpreter, its package and the node_modules it loads from.
+    return {
+      launch: { ...launch, command: file, args: rest },
+      note: `npx ${spec}: running the project's command ${local} (${file}), as npx does before it looks for a package`,
+    };
+  }
+
   const { name, version } = parseSpec(spec);
   const cache = ctx.env.npm_config_cache ?? join(ctx.home, '.npm');
   const all = await cached(cache, name);
-  const fits = version === undefined ? all : all.filter((f) => f.version === version);
-  const best = fits.reduce<Found | undefined>(
-    (a, f) => (a === undefined || newer(f.version, a.version) ? f : a),
-    undefined,
+  const want = wanted(version);
+  if (want.kind === 'tag' || want.kind === 'other') {
+    const what =
+      want.kind === 'tag'
+        ? `the tag ${JSON.stringify(version)} names whichever version the registry gives it now, which a sandboxed server cannot ask`
+        : `${JSON.stringify(version)} is not a version, a range or a tag the proxy can look up in npx's cache`;
+    return {
+      problem: `${spec}: ${what}. Name a version instead (${name}@1.2.3, or a range such as ${name}@^1); npx's cache (${join(cache, '_npx')}) holds ${all.length === 0 ? `no ${name}` : versions(all)}${want.kind === 'tag' ? `; npm view ${shellWord(spec)} version  tells which version the tag names, and  (cd ~ && npx -y -p ${shellWord(`${name}@VERSION`)} true)  puts it in the cache` : ''}`,
+    };
+  }
+  // No version, or `latest`: the registry's latest is a release unless the package has none.
+  const releases = all.filter((f) => f.parsed?.pre.length === 0);
+  const best = newest(
+    want.kind === 'newest'
+      ? releases.length > 0
+        ? releases
+        : all
+      : all.filter((f) => f.parsed !== undefined && want.test(f.parsed)),
   );
   const node = await findOnPath('node', ctx.env, ctx.cwd);
   if (best === undefined || node === undefined) {
+    const bare = version === undefined && !name.includes('/');
+    const where = bare
+      ? `${spec} is not a command in node_modules/.bin of ${ctx.cwd} or a directory above it (where npx looks first), and no package of that name is in npx's cache (${join(cache, '_npx')}). If ${spec} is a command of a project's package, start the server in that project (--cwd, or the launch's cwd) or name the file (node_modules/.bin/${spec}). If you mean the npm package named ${spec} (a command's name is often not its package's: check it is the one you want), `
+      : `${spec} is not in npx's cache (${join(cache, '_npx')})${listed(all)}, and a sandboxed server cannot install it: `;
     return {
-      problem: `${spec} is not in npx's cache (${join(cache, '_npx')}), and a sandboxed server cannot install it: run  (cd ~ && npx -y -p ${spec} true)  once outside the sandbox, from a directory whose node_modules does not hold it (npx caches nothing when a project has its own copy), or install it with npm install -g ${spec} and start its bin`,
+      problem: `${where}run  (cd ~ && npx -y -p ${shellWord(spec)} true)  once outside the sandbox, from a directory whose node_modules does not hold it (npx caches nothing when a project has its own copy), or install it with npm install -g ${shellWord(spec)} and start its bin`,
     };
   }
+  const asked = version === undefined ? name : spec;
   return {
-    launch: { ...launch, command: node, args: [best.bin, ...launch.args.slice(i + 1)] },
+    launch: { ...launch, command: node, args: [best.bin, ...rest] },
+    // A tag or range may stand for a newer version than the cache holds: the log says which ran.
+    ...(want.kind === 'newest' || parseVersion(version ?? '') === undefined
+      ? {
+          note: `npx ${asked}: running ${name} ${best.version}, the newest ${want.kind !== 'newest' ? `that ${version} allows` : releases.length > 0 ? 'release' : 'prerelease'} in npx's cache (the sandbox cannot ask the registry for a newer one: to update, run  (cd ~ && npx -y -p ${shellWord(`${name}@latest`)} true)  outside it)`,
+        }
+      : {}),
   };
 }

@@ -2,7 +2,7 @@
  * The files a server's command runs from, so that the sandbox can show them read-only: the
  * executable found on PATH, the interpreter of a `#!` script, a Node script and its package with
  * the `node_modules` it loads from, and a Node installation outside the system. (npx is resolved
- * to its cached package before this, in npx.ts.)
+ * to what npx would run before this, in npx.ts.)
  */
 import { constants } from 'node:fs';
 import { access, open, realpath, stat } from 'node:fs/promises';

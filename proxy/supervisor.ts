@@ -364,6 +364,7 @@ export class Supervisor {
     else if (plan.kind === 'wait') log.info(`the server is not started yet: ${plan.reason}`);
     else {
       for (const w of plan.warnings) log.warn(w);
+      for (const n of plan.notes ?? []) log.info(n);
       log.info(`starting the server${plan.sandboxed ? ' in its sandbox' : ''}`);
     }
   }

@@ -214,7 +214,7 @@ void t.test('a program is found through PATH, its interpreter and its package', 
     launch: { args: [join(cache, '_npx/aaa/node_modules/@x/srv/cli.js')] },
   });
   t.match(await resolveNpx(launch(['-y', 'other']), npxCtx), {
-    problem: /not in npx's cache.*\(cd ~ && npx -y -p other true\)/,
+    problem: /no package of that name is in npx's cache.*\(cd ~ && npx -y -p other true\)/,
   });
   t.match(await resolveNpx(launch(['--package', 'x', 'y']), npxCtx), {
     problem: /understands only npx/,
