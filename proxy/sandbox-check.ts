@@ -123,6 +123,10 @@ export function mountProblems(
       if (!take((m) => m.at === op.dest && m.fsType === 'tmpfs' && m.readOnly)) {
         problems.push(`${op.dest} (hidden) is not an empty read-only directory as planned`);
       }
+    } else if (op.op === 'remount-ro') {
+      if (!sandbox.some((m) => m.at === op.dest && m.fsType === 'tmpfs' && m.readOnly)) {
+        problems.push(`${op.dest} is not read-only as planned`);
+      }
     }
   }
   return problems;

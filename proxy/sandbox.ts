@@ -88,7 +88,9 @@ export type SandboxOp =
   | { op: 'bind'; source: string; dest: string; readOnly: boolean }
   | { op: 'tmpfs'; dest: string; readOnly: boolean }
   | { op: 'symlink'; target: string; dest: string }
-  | { op: 'dev' | 'proc'; dest: string };
+  | { op: 'dev' | 'proc'; dest: string }
+  /** Made read-only once everything is mounted (the mount alone, not those below it). */
+  | { op: 'remount-ro'; dest: string };
 
 /**
  * Where the sandbox's own init keeps the memory a server could write to clear its parent-death
@@ -141,6 +143,11 @@ export function sandboxLayout(m: SandboxMounts): SandboxOp[] {
     if (h.dir) ops.push({ op: 'tmpfs', dest: h.path, readOnly: true });
     else bind('/dev/null', h.path, true);
   }
+  // 5. The empty root read-only, now that every mount point is made in it: a write anywhere but
+  // a writable mount fails (EROFS) instead of landing in a layer that vanishes with the server.
+  // A server told to keep its data in the home (`~/.memory.jsonl`) reported success, and the
+  // data was gone.
+  ops.push({ op: 'remount-ro', dest: '/' });
   return ops;
 }
 
@@ -171,6 +178,7 @@ export function bwrapArgs(
       add('--tmpfs', o.dest);
       if (o.readOnly) add('--remount-ro', o.dest);
     } else if (o.op === 'symlink') add('--symlink', o.target, o.dest);
+    else if (o.op === 'remount-ro') add('--remount-ro', o.dest);
     else add(`--${o.op}`, o.dest);
   }
   if (launch.cwd !== undefined) add('--chdir', launch.cwd);

@@ -89,6 +89,23 @@ void t.test('the sandbox stops what the argument check cannot see', async (t) =>
     t.same(outside, { text: 'ok: written', isError: false }, `unsandboxed: ${what} succeeds`);
   }
 
+  // Outside its writable mounts and /tmp nothing can be made: a server that keeps its data in
+  // the home (which is not there: the test's is in /tmp) is told so, rather than writing into
+  // a layer that vanishes with it.
+  for (const [what, action, ref] of [
+    ['make a home directory', 'mkdir', '/home'],
+    ['write a file at the top', 'write', '/data.jsonl'],
+  ]) {
+    const inside = await boxed.call('attempt', { action: action!, ref: ref! });
+    t.equal(inside.isError, true, `sandboxed: ${what} fails`);
+    t.match(inside.text, /^EROFS: /, `sandboxed: ${what} gets EROFS, never a lost success`);
+  }
+  t.same(
+    await boxed.call('attempt', { action: 'write', ref: '/tmp/scratch.txt' }),
+    { text: 'ok: written', isError: false },
+    'its private /tmp stays writable',
+  );
+
   // The roots still work in the sandbox: it is not simply broken.
   t.same(await boxed.call('attempt', { action: 'read', ref: `${w}/rw/a.txt` }), {
     text: 'ok: in the writable root',

@@ -105,5 +105,17 @@ void t.test('a link followed in the source, in the destination, or read-only los
   t.match(mountProblems([{ op: 'tmpfs', dest: '/home/me/w/s', readOnly: true }], [], host), [
     /\/home\/me\/w\/s \(hidden\) is not an empty read-only directory/,
   ]);
+  // The empty root made read-only last: a writable one is a problem.
+  const root: SandboxOp[] = [
+    { op: 'tmpfs', dest: '/', readOnly: false },
+    { op: 'remount-ro', dest: '/' },
+  ];
+  t.same(
+    mountProblems(root, parseMountinfo(line(1, 0, '0:40', '/', '/', 'ro', 'tmpfs')), host),
+    [],
+  );
+  t.match(mountProblems(root, parseMountinfo(line(1, 0, '0:40', '/', '/', 'rw', 'tmpfs')), host), [
+    /^\/ is not read-only as planned$/,
+  ]);
   t.end();
 });
