@@ -146,12 +146,23 @@ export async function canonicalizeLoose(fs: FsView, path: string, depth = 0): Pr
       canon = target;
       continue;
     }
-    // A dangling link: judge the path it points to, with the rest appended.
+    // A dangling link: judge the path it points to, with the rest appended. A `..` in its target
+    // is taken where the kernel takes it, after the links before it (`sub/l/../x`, with `l` a
+    // link elsewhere, is the `x` beside the link's target), never as text; a `..` the kernel
+    // cannot take (after a missing name) leaves nothing to open.
     const rest = segments.slice(i + 1).join(sep);
     if (probe.readlink === undefined) return childPath(here, rest);
     const link = await probe.readlink(here);
-    const next = link.startsWith(sep) ? link : childPath(canon, link);
-    return canonicalizeLoose(fs, normalizeLexically(childPath(next, rest)), depth + 1);
+    const next = await physicalDots(
+      fs,
+      childPath(link.startsWith(sep) ? link : childPath(canon, link), rest),
+    );
+    if (next === undefined) {
+      throw Object.assign(new Error(`${here} leads to a .. after a missing name`), {
+        code: 'ENOENT',
+      });
+    }
+    return canonicalizeLoose(fs, normalizeLexically(next), depth + 1);
   }
   return canon;
 }

@@ -31,6 +31,24 @@ void t.test('roots/check takes .. after the links before it', async (t) => {
     const up = await c.check('fs', join(w, 'rw/link') + '/..', access);
     t.equal(up.allowed, false, `${access} rw/link/.. (the target's parent, not the root): refused`);
   }
+  // The same `..` inside a dangling link's target: `rw/d` -> `link/../missing` is the missing
+  // name beside the link's target, which a write would create outside every root.
+  symlinkSync('link/../missing', join(w, 'rw/d'));
+  symlinkSync('nothing/../x', join(w, 'rw/e'));
+  symlinkSync('sub/../new', join(w, 'rw/f'));
+  for (const path of [join(w, 'rw/d'), join(w, 'rw/d/z')]) {
+    const out = await c.check('fs', path, 'write');
+    t.equal(out.allowed, false, `write ${path} (a dangling link's .. after a link): refused`);
+    t.match(out.reason, join(w, 'out/missing'), 'the reason says where it leads');
+  }
+  const missing = await c.check('fs', join(w, 'rw/e'), 'write');
+  t.equal(missing.allowed, false, "a dangling link's .. after a missing name: refused");
+  const inside = await c.check('fs', join(w, 'rw/f'), 'write');
+  t.equal(
+    inside.allowed,
+    true,
+    `a dangling link's .. after a directory: allowed (${inside.reason})`,
+  );
   const plain = await c.check('fs', join(w, 'rw/sub') + '/../ok.txt', 'read');
   t.equal(plain.allowed, true, `a .. after a plain directory is allowed: ${plain.reason}`);
   for (const [what, path] of [
