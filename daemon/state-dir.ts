@@ -5,7 +5,8 @@
  * start on one, as it refuses such a socket directory (protocol/socket-path.ts).
  */
 import type { Stats } from 'node:fs';
-import { lstat, mkdir } from 'node:fs/promises';
+import { lstat, mkdir, realpath } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import { errnoCode, ignoreMissing, RootsError } from '../common/errors.js';
 import { grantsFile } from '../common/locations.js';
 import { checkOwned } from '../protocol/owned-path.js';
@@ -25,9 +26,39 @@ export async function ensureStateDir(dir: string, uid: number): Promise<void> {
     }
   }
   check(dir, 'directory', await lstat(dir), uid);
+  await checkAncestors(dir, uid);
   const grants = grantsFile(dir);
   const st = await ignoreMissing(lstat(grants));
   if (st !== undefined) check(grants, 'file', st, uid);
+}
+
+/**
+ * Whoever may rename entries in a directory above the state directory can move it away and put
+ * their own in its place, grants file and all, while the daemon runs. So each directory above it
+ * (where its name leads) must be the user's own or root's, and not writable by others unless
+ * sticky, as `/tmp` is (there only an entry's owner may rename it). A group-writable one passes:
+ * on systems with a group per user that is the user's own group.
+ */
+async function checkAncestors(dir: string, uid: number): Promise<void> {
+  let at = dirname(await realpath(dir));
+  for (;;) {
+    const st = await lstat(at);
+    const sticky = (st.mode & 0o1000) !== 0;
+    const what =
+      st.uid !== uid && st.uid !== 0
+        ? `is owned by uid ${st.uid}, not by you (uid ${uid}) or root`
+        : (st.mode & 0o002) !== 0 && !sticky
+          ? `has mode ${(st.mode & 0o7777).toString(8).padStart(4, '0')}: others may write it, and it has no sticky bit`
+          : undefined;
+    if (what !== undefined) {
+      throw new RootsError(
+        'STATE_DIR_UNSAFE',
+        `the state directory ${dir} is unsafe: ${at}, a directory above it, ${what}, so another local user could put a state directory of their own, grants and all, in its place. Choose a --state-dir in a directory of your own.`,
+      );
+    }
+    if (dirname(at) === at) return;
+    at = dirname(at);
+  }
 }
 
 function check(path: string, kind: 'file' | 'directory', st: Stats, uid: number): void {

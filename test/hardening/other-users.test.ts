@@ -215,6 +215,32 @@ void t.test('a state directory or grants file someone else can write', async (t)
     t.match(daemon.output(), /listening on/, "the owner's own file, mode 0600: served");
     await daemon.stop();
   });
+
+  await t.test('in a directory the intruder can rename entries of', async (t) => {
+    // Renamed away while the daemon ran, and the intruder's own put in its place, grants and
+    // all: the daemon loaded them. Such a parent is refused at the start.
+    const theirs = join(shared, 'theirs');
+    t.equal(runAs(intruder, 'mkdir', ['-m', '0777', theirs]).status, 0);
+    const inside = join(theirs, 'state');
+    mkdirSync(inside, { mode: 0o700 });
+    chownSync(inside, owner.uid, owner.gid);
+    const daemon = await spawnDaemonAs(owner, [...base.slice(0, -1), inside], t);
+    t.equal(await daemon.exited, 1, 'the daemon exits 1');
+    t.match(
+      daemon.output(),
+      new RegExp(
+        `state directory ${inside} is unsafe: ${theirs}, a directory above it, is owned by uid ${intruder.uid}`,
+      ),
+    );
+    chownSync(theirs, owner.uid, owner.gid);
+    const open = await spawnDaemonAs(owner, [...base.slice(0, -1), inside], t);
+    t.equal(await open.exited, 1, 'world-writable without the sticky bit: refused too');
+    t.match(open.output(), /has mode 0777: others may write it, and it has no sticky bit/);
+    chmodSync(theirs, 0o1777);
+    const sticky = await spawnDaemonAs(owner, [...base.slice(0, -1), inside], t);
+    t.match(sticky.output(), /listening on/, 'sticky, as /tmp: only an entry’s owner renames it');
+    await sticky.stop();
+  });
 });
 
 void t.test('another user cannot block the daemon by taking its lock name first', async (t) => {
