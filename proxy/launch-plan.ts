@@ -13,7 +13,7 @@ import {
 } from './launch.js';
 import { resolveNpx } from './npx.js';
 import type { ProxyOptions } from './options.js';
-import { sandboxMounts } from './sandbox-mounts.js';
+import { sandboxMounts, serverWritable } from './sandbox-mounts.js';
 import type { SandboxSupport } from './sandbox-probe.js';
 import { bwrapArgs, sandboxEnv, sandboxLayout, type SandboxOp } from './sandbox.js';
 
@@ -121,14 +121,15 @@ export async function planLaunch(input: PlanInput): Promise<LaunchPlan> {
     };
   }
   const program = { env, cwd: launch.cwd ?? input.cwd, home: input.home };
-  const direct = await resolveNpx(launch, program);
+  const rule = input.sandbox ?? { read: [], write: [], network: true };
+  const direct = await resolveNpx(launch, program, await serverWritable(input.roots ?? [], rule));
   if ('problem' in direct) return { kind: 'refuse', reason: direct.problem };
   const notes = direct.note === undefined ? [] : [direct.note];
   let mounts;
   try {
     mounts = await sandboxMounts({
       roots: input.roots ?? [],
-      rule: input.sandbox ?? { read: [], write: [], network: true },
+      rule,
       launch: direct.launch,
       program,
       daemonSocket: input.daemonSocket,

@@ -10,7 +10,7 @@ import { access, readdir, readFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import type { Launch } from './launch.js';
 import { findOnPath } from '../common/find-on-path.js';
-import { localBin, localBinTarget } from './npx-local-bin.js';
+import { localBin, localBinTarget, writtenBy } from './npx-local-bin.js';
 import { compareVersions, parseVersion, wanted, type Version } from './npx-version.js';
 import type { ProgramContext } from './program.js';
 
@@ -86,6 +86,7 @@ const listed = (found: readonly Found[]): string =>
 export async function resolveNpx(
   launch: Launch,
   ctx: ProgramContext,
+  serverOwn: readonly string[] = [],
 ): Promise<{ launch: Launch; note?: string } | { problem: string }> {
   if (basename(launch.command) !== 'npx') return { launch };
   let i = 0;
@@ -102,6 +103,14 @@ export async function resolveNpx(
   const local = await localBin(spec, ctx.cwd);
   if (local !== undefined) {
     const file = await localBinTarget(local);
+    // The server may have left the command there in an earlier session: then it would choose
+    // what runs, and through its `#!` line what the sandbox shows (program.ts).
+    const own = await writtenBy(local, serverOwn);
+    if (own !== undefined) {
+      return {
+        problem: `npx ${spec} would run the command ${local}, which lies in ${own}, where the server may write (a root, or a sandbox.write path): a file it left there would choose what runs and what the sandbox shows. Name the program in the command instead (node /path/to/its/package/dist/index.js), or start the server with its working directory outside its roots (--cwd)`,
+      };
+    }
     if (file === undefined) {
       return {
         problem: `npx ${spec} runs the command ${local}, which leads out of its node_modules (or that node_modules is a link): the sandbox does not follow such a link, which a server may have made. Name the file it leads to instead (node /path/to/it, or the path itself). ${spec} names that command, not a package: installing the npm package named ${spec} would run other code`,
@@ -123,6 +132,15 @@ export async function resolveNpx(
   }
 
   const { name, version } = parseSpec(spec);
+  // A package name is a file name in npx's cache: `..` or a third segment would lead out of it.
+  if (
+    !/^(?:@[^/\s]+\/)?[^/\s]+$/.test(name) ||
+    name.split('/').some((p) => /^@?\.{1,2}$/.test(p))
+  ) {
+    return {
+      problem: `${JSON.stringify(spec)} does not name an npm package (name, or @scope/name)`,
+    };
+  }
   const cache = ctx.env.npm_config_cache ?? join(ctx.home, '.npm');
   const all = await cached(cache, name);
   const want = wanted(version);

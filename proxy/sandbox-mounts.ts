@@ -263,6 +263,21 @@ async function linkItMayHaveMade(
   return links.find((link) => places.some((place) => inside(link, place)));
 }
 
+/**
+ * Where the server may write, or may have written while a root was writable (its read-only roots
+ * included), canonical: its roots and `sandbox.write` paths. What lies there may be the server's
+ * own work from an earlier session, so it never decides what a sandbox shows.
+ */
+export async function serverWritable(
+  roots: readonly Root[],
+  rule: Pick<SandboxRule, 'write'>,
+): Promise<string[]> {
+  return [
+    ...launchRoots(roots).map((r) => r.path),
+    ...(await Promise.all(rule.write.map(canonical))).flatMap((p) => p ?? []),
+  ];
+}
+
 /** The denied and write-protected paths inside one root that exist now, and what decides them. */
 async function rootHoles(
   root: string,
@@ -313,12 +328,8 @@ export async function sandboxMounts(input: {
   leftOut?: (message: string) => void;
 }): Promise<SandboxMounts> {
   const { system, extra } = await systemMounts();
-  // Where the server may write, or may have written while a root was writable (a root read-only
-  // now included): a link there is not followed to a `read` or `write` path.
-  const itsOwn = [
-    ...launchRoots(input.roots).map((r) => r.path),
-    ...(await Promise.all(input.rule.write.map(canonical))).flatMap((p) => p ?? []),
-  ];
+  // A link there is not followed to a `read` or `write` path.
+  const itsOwn = await serverWritable(input.roots, input.rule);
   // A path that is denied, or lies in a denied one, is not mounted (as the daemon drops such a
   // root); for writing, a write-denied or protected one neither.
   const deniedAt = (path: string, writes: boolean): DenyMeta | undefined =>

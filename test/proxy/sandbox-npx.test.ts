@@ -9,11 +9,12 @@
  */
 import { chmodSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import t from 'tap';
 import { resolveNpx } from '../../proxy/npx.js';
 import { parseRange, parseVersion } from '../../proxy/npx-version.js';
 import { startDaemon } from '../helpers/daemon.js';
-import { HOSTILE_SERVER, startProxied } from '../helpers/proxied-server.js';
+import { HOSTILE_SERVER, proxiedTransport, startProxied } from '../helpers/proxied-server.js';
 import { ownedShortDir } from '../helpers/proxy.js';
 import { fixtureServer } from '../helpers/repo.js';
 
@@ -168,6 +169,36 @@ void t.test("npx NAME runs the project's command NAME, as npx does", async (t) =
     t.notMatch(led, { problem: /npx -y -p|npm install -g/ });
   }
 
+  // A command in a place the server may write (its root, a sandbox.write path, or above: the
+  // .bin directory or the file it leads to) may be its own work from an earlier session: its
+  // `#!` line would choose what the sandbox shows. Refused, whichever of the two lies there.
+  for (const own of [
+    project,
+    join(project, 'node_modules/.bin'),
+    join(project, 'node_modules/@x'),
+  ]) {
+    const mine = await resolveNpx(launch(['mcp-server-thing']), ctx(project), [own]);
+    t.match(mine, {
+      problem: new RegExp(
+        `would run the command .* which lies in ${own}, where the server may write`,
+      ),
+    });
+  }
+  t.match(
+    await resolveNpx(launch(['mcp-server-thing']), ctx(project), [join(dir, 'elsewhere')]),
+    { launch: { command: file } },
+    'a root elsewhere changes nothing',
+  );
+
+  // A name that would lead out of npx's cache is no package name.
+  for (const spec of ['@x/../../w', '..', '@x/..', 'a/b/c', '@../x']) {
+    t.match(
+      await resolveNpx(launch([spec]), ctx(dir)),
+      { problem: /does not name an npm package/ },
+      spec,
+    );
+  }
+
   // Elsewhere there is no such command: the refusal says where npx looked, and that the npm
   // package of that name may not be the command's.
   t.match(await resolveNpx(launch(['mcp-server-thing']), ctx(dir)), {
@@ -200,6 +231,23 @@ void t.test('sandboxed under bwrap: the local command and a cached @latest', asy
   t.same(await argv(local), [`${dir}/root`], 'the command ran in its sandbox');
   t.match(local.stderr(), /in its sandbox/);
   t.match(local.stderr(), /running the project's command/);
+
+  // The server's root as its working directory: a command planted there (with a `#!` line
+  // naming a script elsewhere, whose package the sandbox would then show) is not run.
+  const planted = join(dir, 'root/node_modules/.bin');
+  mkdirSync(planted, { recursive: true });
+  writeFileSync(join(planted, 'mcp-server-thing'), '#!/bin/sh\necho planted\n', { mode: 0o755 });
+  const refused = proxiedTransport({
+    server: 's',
+    socket: d.socket,
+    proxyArgs: ['--sandbox', '--cwd', join(dir, 'root')],
+    command: ['npx', 'mcp-server-thing', '{roots}'],
+    env: { npm_config_cache: join(dir, 'empty') },
+  });
+  const host = new Client({ name: 'test-host', version: '0' }, { capabilities: {} });
+  await t.rejects(host.connect(refused.transport), 'the server is not started');
+  t.match(refused.stderr(), /lies in .*\/root, where the server may write/);
+  await host.close();
 
   const tagged = await startProxied(t, {
     server: 's',
