@@ -118,11 +118,23 @@ export async function runProxy(options: ProxyOptions, io: ProxyIo): Promise<numb
   const status = (await supervisor.process?.status) ?? 0;
   for (const s of FORWARDED_SIGNALS) process.off(s, forward);
   // A server that ended on its own with a failure: the host was told only that it went away.
-  if (!asked && status !== 0) log.warn(`the server ${exitedWith(status)}`);
-  else log.debug(`the server ${exitedWith(status)}`);
+  if (!asked && status !== 0) {
+    log.warn(`the server ${exitedWith(status)}${supervisor.isSandboxed ? SANDBOX_EXIT : ''}`);
+  } else log.debug(`the server ${exitedWith(status)}`);
   await link.close();
   return status;
 }
+
+/**
+ * What a sandboxed server that failed on its own most often lacked: a file the sandbox does not
+ * show (a script's program elsewhere: "Cannot find module", "No such file") or a place to write
+ * ("Read-only file system"). Its own words are above in the log; this says what to do with them.
+ */
+const SANDBOX_EXIT =
+  '. It ran in the sandbox, which shows only the system, its roots, its own program and the ' +
+  "policy's sandbox.read and sandbox.write paths: if its output above says a file or module is " +
+  'missing, or a file system is read-only, add that path to sandbox.read (or sandbox.write, or ' +
+  'keep its data in a writable root); README, "Sandboxing"';
 
 /** How a status reads: a number, or the signal a status above 128 stands for. */
 function exitedWith(status: number): string {

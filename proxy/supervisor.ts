@@ -135,6 +135,10 @@ export class Supervisor {
    * meant. Only a new session starts it without one.
    */
   private sandboxed = false;
+  /** Whether this session's server runs in a sandbox (it stays so once it has). */
+  get isSandboxed(): boolean {
+    return this.sandboxed;
+  }
   /** The policy's last sandbox rule for the server, kept when the policy drops it. */
   private lastRule: SandboxRule | undefined;
   private warnedSandboxKept = false;
