@@ -39,6 +39,11 @@ export interface InputRequiredOptions {
   settled: (hostKey: string) => void;
   /** The prefix of the ids of the proxy's own retries (the host's ids never start with it). */
   idPrefix: string;
+  /**
+   * Said once, when a tool call fails and the server has not asked for roots in this session:
+   * what would give it its roots, or undefined when it has them another way (or none to have).
+   */
+  unaskedRootsHint?: () => string | undefined;
 }
 
 /** A host request on its way: the id the host gave it, and its text as the host sent it. */
@@ -63,6 +68,9 @@ export class InputRequired {
   /** Every input key under which the server asked for roots/list. */
   private readonly rootsInputKeys = new RecentKeys();
   private nextRetry = 1;
+  /** Whether the server asked for roots in this session, and whether the hint was given. */
+  private rootsAsked = false;
+  private hinted = false;
 
   constructor(private readonly options: InputRequiredOptions) {}
 
@@ -122,14 +130,31 @@ export class InputRequired {
         (k) => isObject(inputs[k]) && inputs[k].method === 'roots/list',
       );
       if (rootsKeys.length > 0) {
+        this.rootsAsked = true;
         void this.answerRoots(line, flight, inputs, rootsKeys).catch((err: unknown) =>
           this.options.log.error(`answering roots/list input requests: ${String(err)}`),
         );
         return true;
       }
     }
+    if (flight.method === 'tools/call' && isObject(result) && result.isError === true) {
+      this.hintUnaskedRoots();
+    }
     this.toHost(line, key, flight);
     return true;
+  }
+
+  /**
+   * A 2026-07-28 server gets roots only by asking in a request; many never do and take their
+   * directories on the command line. Its failed call then reads as the server's own error
+   * ("No allowed directories"), with nothing pointing at `{roots}`: said once, in the log.
+   */
+  private hintUnaskedRoots(): void {
+    if (this.rootsAsked || this.hinted) return;
+    const hint = this.options.unaskedRootsHint?.();
+    if (hint === undefined) return;
+    this.hinted = true;
+    this.options.log.warn(hint);
   }
 
   /** Pass an answer to the host under the host's own id. */

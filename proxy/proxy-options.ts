@@ -37,6 +37,11 @@ export interface RootsProxyOptions {
    * restarts: the tests' in-process proxies).
    */
   restartsSettled?: () => Promise<void>;
+  /**
+   * Whether the server is given its roots on its command line (`{roots}` in its command), so a
+   * 2026-07-28 server that never asks for them has them anyway. Default: no.
+   */
+  rootsOnCommandLine?: () => boolean;
 }
 
 /** Events of `RootsProxy`: either side has closed its output. */
@@ -57,4 +62,5 @@ export const PROXY_DEFAULTS = {
   askRememberMs: 600_000,
   allowUnknownServer: false,
   restartsSettled: (): Promise<void> => Promise.resolve(),
+  rootsOnCommandLine: (): boolean => false,
 } as const;

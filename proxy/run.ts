@@ -96,6 +96,7 @@ export async function runProxy(options: ProxyOptions, io: ProxyIo): Promise<numb
     home: io.env.HOME ?? homedir(),
     ...(options.askWaitMs !== undefined ? { askWaitMs: options.askWaitMs } : {}),
     restartsSettled: () => supervisor.settled(),
+    rootsOnCommandLine: () => supervisor.rootsOnCommandLine,
   });
   supervisor.follow(proxy);
 

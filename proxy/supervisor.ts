@@ -15,7 +15,14 @@ import type { RootsChange } from './daemon-link.js';
 import { DenyWatch, type DeniedPath } from './deny-watch.js';
 import { extraPathDenies } from './sandbox-mounts.js';
 import { IncludeWatch } from './include-watch.js';
-import { planLaunch, sandboxWanted, type LaunchPlan, type PlanInput } from './launch-plan.js';
+import {
+  launchTemplate,
+  planLaunch,
+  sandboxWanted,
+  type LaunchPlan,
+  type PlanInput,
+} from './launch-plan.js';
+import { hasPlaceholders } from './launch.js';
 import type { ProxyLogger } from './log.js';
 import { spawnDifference } from './plan-diff.js';
 import { takesAccessAway, type Reach } from './sandbox-reach.js';
@@ -135,6 +142,12 @@ export class Supervisor {
    * meant. Only a new session starts it without one.
    */
   private sandboxed = false;
+  /** Whether the server's command takes its roots (`{roots}` and the like: launch.ts). */
+  get rootsOnCommandLine(): boolean {
+    const template = launchTemplate(this.o.planInput());
+    return typeof template !== 'string' && hasPlaceholders(template);
+  }
+
   /** Whether this session's server runs in a sandbox (it stays so once it has). */
   get isSandboxed(): boolean {
     return this.sandboxed;

@@ -88,3 +88,44 @@ for (const kind of ['v2-pin', 'v1'] as HostKind[]) {
     },
   );
 }
+
+void t.test('a 2026-07-28 server that never asks for roots: the log says {roots}', async (t) => {
+  const dir = ownedShortDir(t);
+  mkdirSync(join(dir, 'a'));
+  const d = await startDaemon(
+    t,
+    `version: 1\nservers:\n  filesystem:\n    roots: [{path: ${dir}/a}]\n`,
+    {
+      dir,
+    },
+  );
+  const HINT =
+    /has not asked for roots in this 2026-07-28 session.*put \{roots\} where its directories go/;
+  const a = join(realpathSync(dir), 'a');
+  for (const [kind, args] of [
+    ['v2-pin', []],
+    ['v2-pin', ['{roots}']],
+    ['v1', []],
+  ] as [HostKind, string[]][]) {
+    const host = await startEraHost(t, {
+      kind,
+      server: 'filesystem',
+      socket: d.socket,
+      serverCommand: [process.execPath, FS2_SERVER, ...args],
+    });
+    const first = await host.call('list_directory', { path: a });
+    await host.call('list_directory', { path: a });
+    const said = (host.stderr().match(new RegExp(HINT, 'g')) ?? []).length;
+    if (kind === 'v2-pin' && args.length === 0) {
+      t.equal(
+        first.isError,
+        true,
+        `without {roots} the 2026 server has no directories: ${first.text}`,
+      );
+      t.equal(said, 1, 'the proxy says what to do, once');
+    } else {
+      t.equal(first.isError, false, `${kind} ${args.join(' ')}: the root is listed`);
+      t.equal(said, 0, `${kind} ${args.join(' ')}: nothing to say`);
+    }
+  }
+});
