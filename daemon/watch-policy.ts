@@ -139,17 +139,27 @@ export async function policyDirs(
   const names = new Set<string>(files);
   for (const f of files) {
     wanted.add(dirname(f));
-    // Where the name leads: for a missing file behind a link (a dotfiles link whose target was
-    // removed, or its directory renamed away), where the link says, so that the target's coming
-    // back is seen. The link's own directory alone saw nothing of it until the rescan.
-    const real = await realpath(f).catch(() => canonicalizeLoose(nodeFs(), f).catch(() => f));
+    const real = await leadsTo(f);
     names.add(real);
     wanted.add(dirname(real));
   }
   const watch = new Set<string>(includeDirs);
   for (const d of wanted) watch.add(await nearestExisting(nodeFs(), d));
-  for (const d of (await linksToward([...files, ...includeDirs])).holders) watch.add(d);
+  const toward = await linksToward([...files, ...includeDirs]);
+  for (const d of toward.holders) watch.add(d);
+  // A link on the way re-pointed (the middle one of `main -> mid -> real`) is an event of its
+  // own name only, in the directory holding it: a policy file's name too.
+  for (const link of toward.links) names.add(link);
   return { watch: await locate([...watch]), wanted: [...wanted], names: [...names] };
+}
+
+/**
+ * Where a path leads now: for a missing one behind a link (a dotfiles link whose target was
+ * removed, or its directory renamed away), where the link says, so that the target's coming back
+ * is watched for. The link's own directory alone saw nothing of it until the rescan.
+ */
+export function leadsTo(path: string): Promise<string> {
+  return realpath(path).catch(() => canonicalizeLoose(nodeFs(), path).catch(() => path));
 }
 
 /** Each directory with where its name leads now (`PolicyDir`). */

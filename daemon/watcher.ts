@@ -12,6 +12,7 @@ import {
   includeMatcher,
   includeWatchDir,
   isGlob,
+  nearestExisting,
   nodeFs,
   type RootWatches,
 } from '../policies/index.js';
@@ -29,7 +30,7 @@ import {
 } from './watch-backend.js';
 import { PolicyEdits } from './policy-edits.js';
 import { locateRoots, rootPlaces } from './watch-root-places.js';
-import { locate, policyDirs } from './watch-policy.js';
+import { leadsTo, locate, policyDirs } from './watch-policy.js';
 import { wantedWatches, type Watch } from './watch-list.js';
 import { wayTo } from './watch-way.js';
 
@@ -286,12 +287,20 @@ export class PolicyWatcher {
       this.includeGlobs.map((p) => includeWatchDir(nodeFs(), p)),
     );
     const located = await locate(includeDirs);
-    const pol = await policyDirs(policyFiles, [...includeDirs, ...wp.includeDirs]);
+    // Where a missing base leads: a link whose target was renamed away comes back as an event
+    // of the target's name, where the target lies, not of the link's.
+    const baseLeads = (
+      await Promise.all(
+        includeBases.map((b, i) => (includeDirs[i] === b ? Promise.resolve(b) : leadsTo(b))),
+      )
+    ).filter((l, i) => l !== includeBases[i]);
+    const leadDirs = await Promise.all(baseLeads.map((l) => nearestExisting(nodeFs(), l)));
+    const pol = await policyDirs(policyFiles, [...includeDirs, ...leadDirs, ...wp.includeDirs]);
     const gr = await policyDirs(grantsFile === undefined ? [] : [grantsFile], []);
     if (this.closed) return;
     this.policyNames = new Set(pol.names);
     this.grantNames = new Set(gr.names);
-    this.wantedDirs = [...new Set([...pol.wanted, ...gr.wanted, ...includeBases])];
+    this.wantedDirs = [...new Set([...pol.wanted, ...gr.wanted, ...includeBases, ...baseLeads])];
 
     // An include glob that reaches below its base (`conf.d/**/*.yaml`) is watched that deep once
     // the base exists (until then its nearest existing directory is, and the base's creation

@@ -3,9 +3,18 @@
  * keeps serving, a missing or symlinked main file, includes added and removed, and closing
  * (root directories are in watch-roots.test.ts).
  */
-import { copyFileSync, renameSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  mkdirSync,
+  renameSync,
+  rmSync,
+  symlinkSync,
+  unlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
+import { shortDir } from '../helpers/daemon.js';
 import { waitFor } from '../helpers/poll.js';
 import {
   exactlyOne,
@@ -161,6 +170,66 @@ void t.test('a linked policy file whose target goes and comes back is read again
   seen = await exactlyOne(c, () => writeFileSync(inc, policy([`${d.dir}/y`])));
   t.same(uris(seen[0]!), [uri(join(d.dir, 'y'))], 'the include back: its new roots served');
   t.same((await c.status()).policy.errors, [], 'and the error cleared');
+});
+
+void t.test(
+  'a link in the middle of a chain, and an include directory behind a link',
+  async (t) => {
+    const { d, c, first } = await setup(t, ['a', 'b', 'x', 'cfg', 'incs1'], () => undefined);
+    t.same(first.roots, []);
+    // main -> mid -> r1: re-pointing mid is an event of mid's name only.
+    const cfg = join(d.dir, 'cfg');
+    writeFileSync(join(cfg, 'r1.yaml'), policy([`${d.dir}/a`]));
+    writeFileSync(join(cfg, 'r2.yaml'), policy([`${d.dir}/b`]));
+    symlinkSync('r1.yaml', join(cfg, 'mid.yaml'));
+    let seen = await exactlyOne(c, () => symlinkSync(join(cfg, 'mid.yaml'), d.config));
+    t.same(uris(seen[0]!), [uri(join(d.dir, 'a'))]);
+    seen = await exactlyOne(c, () => {
+      // Re-pointed atomically, as `ln -sfn` or `mv -T` do it.
+      symlinkSync('r2.yaml', join(cfg, 'mid.new'));
+      renameSync(join(cfg, 'mid.new'), join(cfg, 'mid.yaml'));
+    });
+    t.same(uris(seen[0]!), [uri(join(d.dir, 'b'))], 'the middle link re-pointed: read again');
+  },
+);
+
+void t.test("an include glob's directory, a link, whose target goes and comes back", async (t) => {
+  // A dotfiles layout: `~/.config -> dot`, and `mcp-roots.d -> incs1` beside the main file.
+  const dir = shortDir();
+  mkdirSync(join(dir, 'dot', 'incs1'), { recursive: true });
+  symlinkSync('dot', join(dir, 'cfg'));
+  const configFile = join(dir, 'cfg', 'mcp-roots.yaml');
+  const { d, c, first } = await setup(
+    t,
+    ['a', 'x'],
+    () => {
+      writeFileSync(join(dir, 'dot', 'incs1', 'x.yaml'), policy([`${dir}/x`]));
+      symlinkSync('incs1', join(dir, 'dot', 'mcp-roots.d'));
+      return policy([`${dir}/a`], 'include: [mcp-roots.d/*.yaml]\n');
+    },
+    { dir, configFile },
+  );
+  const both = [uri(join(d.dir, 'a')), uri(join(d.dir, 'x'))];
+  t.same(uris(first), both);
+  const incs = join(dir, 'dot', 'incs1');
+  // Each step once the watches are planned for the one before: a watch of the old directory,
+  // still open, would see the rename back by itself.
+  const idle = () => waitFor(() => d.daemon.watcher.isIdle(), 30_000, 'the watcher idle');
+  let seen = await exactlyOne(c, () => renameSync(incs, `${incs}.away`));
+  t.same(uris(seen[0]!), [uri(join(d.dir, 'a'))], "the link's target renamed away");
+  await idle();
+  seen = await exactlyOne(c, () => renameSync(`${incs}.away`, incs));
+  t.same(uris(seen[0]!), both, 'renamed back: its files are included again');
+  await idle();
+  seen = await exactlyOne(c, () => rmSync(incs, { recursive: true }));
+  t.same(uris(seen[0]!), [uri(join(d.dir, 'a'))], 'removed');
+  await idle();
+  seen = await exactlyOne(c, () => {
+    mkdirSync(`${incs}.new`);
+    writeFileSync(join(`${incs}.new`, 'x.yaml'), policy([`${d.dir}/x`]));
+    renameSync(`${incs}.new`, incs);
+  });
+  t.same(uris(seen[0]!), both, 'made again: included again');
 });
 
 void t.test('include added or removed changes what is watched', async (t) => {
