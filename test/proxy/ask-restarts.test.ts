@@ -16,6 +16,14 @@ const FILES = Object.fromEntries(
     (rel) => [rel, `${rel} text`],
   ),
 );
+/**
+ * What the proxy logs when a call waited out the time limit for the server's roots (its request
+ * limit, 30 s). Not the calls' 2 s hold of a restart's old server, which never fetches the new
+ * list as it is being stopped: that line is the restart's, and harmless (a slow restart, one run
+ * in ten in CI, logged it and failed a test that matched any "did not fetch").
+ */
+const WAITED_OUT = /did not fetch .* within 30000 ms/;
+
 const ACCEPT = {
   action: 'accept' as const,
   content: { scope: 'directory', duration: '10m', readOnly: true },
@@ -45,7 +53,7 @@ void t.test(
         t.comment(`${dir}: ${Date.now() - started} ms`);
       }
       t.equal(person.asked.length, 3, 'asked once each');
-      t.notMatch(host.stderr(), /did not fetch/, 'no call waited out the roots’ time limit');
+      t.notMatch(host.stderr(), WAITED_OUT, 'no call waited out the roots’ time limit');
     });
 
     await t.test('a 2025 host', async (t) => {
@@ -62,8 +70,7 @@ void t.test(
         t.same(r, { text: `${dir}/f.txt text`, isError: false }, `${dir}: read after the yes`);
         t.comment(`${dir}: ${Date.now() - started} ms`);
       }
-      // The proxy's log says when a call waited out the time limit for the server's roots (30 s).
-      t.notMatch(fs.stderr(), /did not fetch/, 'no call waited out the roots’ time limit');
+      t.notMatch(fs.stderr(), WAITED_OUT, 'no call waited out the roots’ time limit');
     });
   },
 );
