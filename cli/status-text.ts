@@ -27,10 +27,16 @@ export function statusText(s: DaemonStatus, home: string, lockdown: string): str
       ? 'policy:   none valid since start: every server has no roots'
       : `policy:   ${s.policy.files.map(path).join(', ') || '(no policy file: no roots)'}; revision ${inLine(s.policy.revision)}, loaded ${inLine(s.policy.loadedAt)}`,
   );
-  // A main file that is gone gives no roots; only grants (or nothing) are left.
+  // A main file not in force gives no roots; only grants (or nothing) are left. It is either gone,
+  // or has had errors since the daemon started (then there is no last valid version to keep).
   const main = s.policy.main;
-  if (typeof main === 'string' && !s.policy.files.includes(main) && !neverValid(s))
-    lines.push(`          (${path(main)} does not exist: its roots and denies are gone)`);
+  if (typeof main === 'string' && !s.policy.files.includes(main) && !neverValid(s)) {
+    lines.push(
+      s.policy.errors.some((e) => e.file === main)
+        ? `          (${path(main)} has not loaded since start: its roots and denies are not in force)`
+        : `          (${path(main)} does not exist: its roots and denies are gone)`,
+    );
+  }
   for (const e of s.policy.errors) lines.push(`ERROR:    ${shown(e)}`);
   if (s.policy.errors.length > 0) {
     lines.push(

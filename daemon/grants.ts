@@ -7,6 +7,7 @@ import type { Logger } from './logger.js';
 import { stringify } from 'yaml';
 import { errnoCode, ignoreMissing, RootsError } from '../common/errors.js';
 import { SerialQueue } from '../common/serial-queue.js';
+import { shellQuote } from '../common/shell-quote.js';
 import { canonicalHome, tooWide } from '../common/too-wide.js';
 import { parseRfc3339, RFC3339_WANTED } from '../common/rfc3339.js';
 import type { Grant } from '../common/types.js';
@@ -67,7 +68,7 @@ export class GrantStore {
 
   /** Rewrite the grants file without its expired grants, if it has any. */
   private async pruneExpired(): Promise<void> {
-    const bytes = await ignoreMissing(readPolicyFile(this.opts.file));
+    const bytes = await this.readBytes();
     this.pruneAt = undefined;
     if (bytes === undefined) return;
     const parsed = parsePolicyText(bytes, this.opts.file);
@@ -265,7 +266,7 @@ export class GrantStore {
 
   /** The unexpired grants in the file; a file that does not parse counts as none (and is replaced on the next write). */
   private async read(): Promise<Grant[]> {
-    const bytes = await ignoreMissing(readPolicyFile(this.opts.file));
+    const bytes = await this.readBytes();
     if (bytes === undefined) return [];
     const parsed = parsePolicyText(bytes, this.opts.file);
     if (!parsed.policy) {
@@ -290,6 +291,30 @@ export class GrantStore {
       }
     }
     return out;
+  }
+
+  /**
+   * The grants file's bytes, or undefined when there is none. The daemon started on a regular
+   * file of the user's (daemon/state-dir.ts); one put in its place since (a FIFO, a directory, a
+   * file too large) is refused with what to do, not passed on as an internal error.
+   */
+  private async readBytes(): Promise<Buffer | undefined> {
+    try {
+      return await ignoreMissing(readPolicyFile(this.opts.file));
+    } catch (err) {
+      const code = errnoCode(err);
+      const what =
+        code === 'ENOTREG' || code === 'EISDIR'
+          ? 'it is not a regular file'
+          : code === 'EFBIG'
+            ? 'it is larger than a policy file may be'
+            : `it cannot be read (${code ?? String(err)})`;
+      throw new RootsError(
+        'STATE_DIR_UNSAFE',
+        `the grants file ${this.opts.file} is unusable: ${what}. The daemon did not write it: move it away (mv ${shellQuote(this.opts.file)} ${shellQuote(`${this.opts.file}.bad`)}), and the next grant writes a new one.`,
+        { cause: err },
+      );
+    }
   }
 
   /** Write the grants file atomically, then apply it before answering. */

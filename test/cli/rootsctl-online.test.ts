@@ -293,3 +293,24 @@ void t.test('status says when the main policy file is gone', async (t) => {
   t.match(status.out, `(${config} does not exist: its roots and denies are gone)`);
   t.match(status.out, /fs +1 /, 'the grant remains');
 });
+
+void t.test(
+  'status says a main file with errors since start is not in force, not that it is gone',
+  async (t) => {
+    const dir = shortDir();
+    mkdirSync(join(dir, 'home/w'), { recursive: true });
+    const config = join(dir, 'p.yaml');
+    writeFileSync(config, 'version: 1\nservers:\n  fs:\n    roots: [~/w]\n');
+    const home = join(dir, 'home');
+    const d = await startDaemon(t, undefined, { dir, configFile: config, home });
+    const env = { HOME: home, MCP_ROOTS_SOCKET: d.socket };
+    t.equal((await rootsctl(['grant', 'fs', '~/w', '--for', '10m'], { env })).code, 0);
+    const status = await rootsctl(['status'], { env });
+    t.match(
+      status.out,
+      `(${config} has not loaded since start: its roots and denies are not in force)`,
+    );
+    t.notMatch(status.out, /does not exist/);
+    t.match(status.out, /fs +1 /, 'the grant serves');
+  },
+);

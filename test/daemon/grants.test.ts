@@ -1,5 +1,6 @@
 /** Temporary grants against a real daemon (docs/protocol.md grants/*). */
-import { mkdirSync, readFileSync, realpathSync, statSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import t from 'tap';
@@ -211,3 +212,50 @@ void t.test('SIGKILL while granting in a loop leaves a grants file that loads', 
     t.same(parsed.errors, [], `round ${round}: the grants file loads`);
   }
 });
+
+void t.test(
+  'a grants file replaced by what is not a file is refused by name, and the daemon serves on',
+  async (t) => {
+    const dir = shortDir();
+    tree(dir);
+    const d = await startDaemon(t, POLICY(dir), { dir });
+    const c = await d.connect();
+    await c.grant('fs', join(dir, 'dl'), { seconds: 600 });
+    const grants = join(d.stateDir, 'grants.yaml');
+    for (const [what, make] of [
+      ['a FIFO', () => execFileSync('mkfifo', [grants])],
+      ['a directory', () => mkdirSync(grants)],
+    ] as const) {
+      rmSync(grants, { recursive: true });
+      make();
+      const calls: (() => Promise<unknown>)[] = [
+        () => c.grants(),
+        () => c.grant('fs', join(dir, 'other'), { seconds: 60 }),
+      ];
+      for (const call of calls) {
+        await t.rejects(
+          call(),
+          {
+            code: 'STATE_DIR_UNSAFE',
+            message: `the grants file ${grants} is unusable: it is not a regular file. The daemon did not write it: move it away (mv ${grants} ${grants}.bad), and the next grant writes a new one.`,
+          },
+          `${what}: said, not an internal error`,
+        );
+      }
+      // Whether the removal was seen before the FIFO came decides whether the grant still
+      // serves; the policy's own root serves either way.
+      t.ok(
+        (await c.listRoots('fs')).roots.some(
+          (r) => r.uri === pathToFileURL(realpathSync(join(dir, 'base'))).href,
+        ),
+        `${what}: the daemon serves on`,
+      );
+    }
+    rmSync(grants, { recursive: true });
+    t.equal(
+      (await c.grant('fs', join(dir, 'other'), { seconds: 60 })).grant.readOnly,
+      false,
+      'moved away, the next grant writes a new file',
+    );
+  },
+);
