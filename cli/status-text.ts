@@ -38,7 +38,12 @@ export function statusText(s: DaemonStatus, home: string, lockdown: string): str
     );
   }
   for (const e of s.policy.errors) lines.push(`ERROR:    ${shown(e)}`);
-  if (s.policy.errors.length > 0) {
+  // The grants file fails closed (daemon/state.ts): none of its grants serve while it has errors.
+  const grantsErrors = s.policy.errors.filter((e) => e.file === s.policy.grants).length;
+  if (grantsErrors > 0) {
+    lines.push('          (no grants serve until the grants file is fixed or moved away)');
+  }
+  if (s.policy.errors.length > grantsErrors) {
     lines.push(
       neverValid(s)
         ? '          (no policy serves until this is fixed; a saved fix loads by itself)'

@@ -59,8 +59,9 @@ export class Daemon {
     },
   ): Promise<Daemon> {
     const { log } = deps;
-    // Before anything reads it: the grants file there is policy.
-    await ensureStateDir(options.stateDir, deps.uid);
+    // Before anything reads it: the grants file there is policy. From here on it is reached by the
+    // canonical path checked, never through the links `--state-dir` may have named.
+    const stateDir = await ensureStateDir(options.stateDir, deps.uid);
     const runtimeDir = dirname(options.socket);
     const status = statusCommand(options.socket, {
       env: deps.env,
@@ -70,8 +71,9 @@ export class Daemon {
     const state = new PolicyState({
       statusCommand: status,
       configFile: options.configFile,
-      grantsFile: grantsFile(options.stateDir),
-      stateDir: options.stateDir,
+      grantsFile: grantsFile(stateDir.path),
+      stateDir: stateDir.path,
+      verifyStateDir: stateDir.verify,
       runtimeDir,
       home: options.home,
       env: deps.env,
@@ -83,7 +85,7 @@ export class Daemon {
     const decisions =
       options.decisionLogBytes > 0
         ? new DecisionLog({
-            file: decisionLogFile(options.stateDir),
+            file: decisionLogFile(stateDir.path),
             maxBytes: options.decisionLogBytes,
             keep: DEFAULT_DECISION_LOG_KEEP,
             log,
@@ -98,7 +100,7 @@ export class Daemon {
       rescanMs: options.rescanMs,
       degradedRescanMs: options.degradedRescanMs,
       configFile: options.configFile,
-      grantsFile: grantsFile(options.stateDir),
+      grantsFile: grantsFile(stateDir.path),
       backend: deps.watchBackend,
     });
     state.watchFirst = (targets) => watcher.watchFirst(targets);
@@ -106,8 +108,9 @@ export class Daemon {
       await state.start();
       const grants = new GrantStore({
         state,
-        file: grantsFile(options.stateDir),
-        dir: options.stateDir,
+        file: grantsFile(stateDir.path),
+        dir: stateDir.path,
+        verifyStateDir: stateDir.verify,
         log,
         decisions,
         home: options.home,
@@ -175,6 +178,7 @@ export class Daemon {
       socket: this.options.socket,
       policy: {
         main: this.options.configFile,
+        grants: state.grantsFile,
         files: state.files,
         revision: state.revision,
         loadedAt: state.loadedAt.toISOString(),

@@ -11,7 +11,14 @@ import { shellQuote } from '../common/shell-quote.js';
 import { canonicalHome, tooWide } from '../common/too-wide.js';
 import { parseRfc3339, RFC3339_WANTED } from '../common/rfc3339.js';
 import type { Grant } from '../common/types.js';
-import { nodeFs, parsePolicyText, readPolicyFile, throughProc, toUri } from '../policies/index.js';
+import {
+  MAX_GRANT_SECONDS,
+  nodeFs,
+  parsePolicyText,
+  readPolicyFile,
+  throughProc,
+  toUri,
+} from '../policies/index.js';
 import type { GrantAddParams, Methods } from '../protocol/methods.js';
 import type { DecisionSink } from './decision-log.js';
 import type { PolicyState } from './state.js';
@@ -20,6 +27,8 @@ export interface GrantStoreOptions {
   state: PolicyState;
   file: string;
   dir: string;
+  /** Throws unless the state directory is still the one checked at start (daemon/state-dir.ts). */
+  verifyStateDir?: () => Promise<void>;
   log: Logger;
   decisions: DecisionSink;
   /** The user's home directory: a grant from a question may not hold it (common/too-wide.ts). */
@@ -33,8 +42,6 @@ type Handlers = Partial<{
 
 /** A grant lasts one hour unless asked otherwise. */
 export const DEFAULT_GRANT_SECONDS = 3600;
-/** Longer access belongs in the policy file: forever is not a grant. */
-export const MAX_GRANT_SECONDS = 30 * 86400;
 
 const HEADER = `# Temporary grants, written by mcp-rootsd when \`rootsctl grant\` asks.
 # Change them with \`rootsctl grant\` and \`rootsctl revoke\`; put lasting access in the policy file.
@@ -299,6 +306,7 @@ export class GrantStore {
    * file too large) is refused with what to do, not passed on as an internal error.
    */
   private async readBytes(): Promise<Buffer | undefined> {
+    await this.opts.verifyStateDir?.();
     try {
       return await ignoreMissing(readPolicyFile(this.opts.file));
     } catch (err) {
@@ -332,6 +340,8 @@ export class GrantStore {
       });
     }
     const text = HEADER + stringify({ version: 1, servers }, { lineWidth: 0 });
+    // Never into a directory that someone else put in the state directory's place.
+    await this.opts.verifyStateDir?.();
     await writeAtomically(this.opts.file, text);
     await this.opts.state.reload({ grants: true }, 'grants changed');
   }

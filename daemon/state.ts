@@ -46,6 +46,11 @@ export interface StateOptions {
   configFile: string;
   grantsFile: string;
   stateDir: string;
+  /**
+   * Throws unless the state directory and its grants file are still the ones checked at start
+   * (daemon/state-dir.ts): called before each load of the grants file.
+   */
+  verifyStateDir?: () => Promise<void>;
   runtimeDir: string;
   home: string;
   env: Record<string, string | undefined>;
@@ -171,6 +176,11 @@ export class PolicyState extends EventEmitter<StateEvents> {
     return this.loadCount;
   }
 
+  /** The grants file's path (in the state directory as checked at start). */
+  get grantsFile(): string {
+    return this.opts.grantsFile;
+  }
+
   /** What the last load of the policy's files, or of the grants file, looked at. */
   lastLook(group: 'policy' | 'grants'): LoadLook {
     return this.lastLooks[group];
@@ -254,11 +264,13 @@ export class PolicyState extends EventEmitter<StateEvents> {
         }
         if (what.grants) {
           const read: Fingerprint = new Map();
-          const loaded = await loadGrantsSource(this.opts.grantsFile, noted(loadCtx, read));
+          const loaded = await this.loadGrants(noted(loadCtx, read));
           this.lastLooks.grants = { files: read, globs: [], located: loaded.located };
           this.grantsErrors = loaded.errors;
-          if (loaded.errors.length === 0) this.grants = loaded;
-          else this.reportErrors(loaded.errors, 'grants');
+          // Fail closed: the daemon writes the grants file whole, so one that does not load is
+          // not its own, and a grant it cannot vouch for grants nothing (no "last good" grants).
+          this.grants = loaded.errors.length === 0 ? loaded : EMPTY;
+          if (loaded.errors.length > 0) this.reportErrors(loaded.errors, 'grants');
         }
       } finally {
         this.reading = undefined;
@@ -348,11 +360,21 @@ export class PolicyState extends EventEmitter<StateEvents> {
   setLockdown(on: boolean): Promise<void> {
     return this.enqueue(false, async () => {
       const file = join(this.opts.stateDir, LOCKDOWN_FILE);
-      if (on) {
-        await mkdir(this.opts.stateDir, { recursive: true, mode: 0o700 });
-        await writeFile(file, `${new Date(this.now()).toISOString()}\n`, { mode: 0o600 });
-      } else {
-        await rm(file, { force: true });
+      // Lockdown is the emergency stop: it takes effect whether or not it can be saved (a full
+      // disk, a state directory made read-only); only surviving a restart depends on the file.
+      if (on) this.lockdown = true;
+      try {
+        if (on) {
+          await mkdir(this.opts.stateDir, { recursive: true, mode: 0o700 });
+          await writeFile(file, `${new Date(this.now()).toISOString()}\n`, { mode: 0o600 });
+        } else {
+          await rm(file, { force: true });
+        }
+      } catch (err) {
+        if (!on) throw err;
+        this.opts.log.error(
+          `lockdown is on, but cannot be saved in ${file} (${errnoCode(err) ?? String(err)}): a restart would end it`,
+        );
       }
       this.lockdown = on;
       this.emit('lockdown', on);
@@ -545,6 +567,17 @@ export class PolicyState extends EventEmitter<StateEvents> {
   }
 
   /** What serves while the policy is invalid: the last good one, or none since start. */
+  /** The grants file, unless the state directory is no longer the one checked at start. */
+  private async loadGrants(ctx: PolicyContext): Promise<LoadedSources> {
+    try {
+      await this.opts.verifyStateDir?.();
+    } catch (err) {
+      const message = err instanceof Error ? err.message : String(err);
+      return { ...EMPTY, errors: [{ file: this.opts.grantsFile, line: 1, column: 1, message }] };
+    }
+    return loadGrantsSource(this.opts.grantsFile, ctx);
+  }
+
   private keeping(): string {
     return this.policyEverValid
       ? 'still serving the last good policy'
@@ -553,8 +586,9 @@ export class PolicyState extends EventEmitter<StateEvents> {
 
   private reportErrors(errors: PolicyError[], what: string): void {
     const first = errors[0]!;
+    const keeping = what === 'grants' ? 'no grants serve until it is fixed' : this.keeping();
     this.opts.log.error(
-      `${what} file invalid, ${this.keeping()}: ${first.file}:${first.line}:${first.column}: ${first.message}${errors.length > 1 ? ` (and ${errors.length - 1} more; see \`${this.statusCommand}\`)` : ''}`,
+      `${what} file invalid, ${keeping}: ${first.file}:${first.line}:${first.column}: ${first.message}${errors.length > 1 ? ` (and ${errors.length - 1} more; see \`${this.statusCommand}\`)` : ''}`,
     );
   }
 }

@@ -12,6 +12,7 @@ export { resolvePolicy, type ResolveOptions } from './resolve.js';
 export { limitFs, nodeFs, nodeFsSync, memoFs, noteReads, withReads } from './fs.js';
 export { openPolicyFile, readPolicyFile } from './read-policy-file.js';
 export { MAX_POLICY_BYTES } from './parse.js';
+export { MAX_GRANT_SECONDS } from './grants-shape.js';
 export {
   mapBounded,
   MAX_POLICY_FILES,

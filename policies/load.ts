@@ -2,6 +2,7 @@
 import { errnoCode } from '../common/errors.js';
 import type { PolicyError } from '../common/types.js';
 import { dirname } from 'node:path';
+import { grantsShapeErrors } from './grants-shape.js';
 import { expandPath, isGlob, policyDir, splitGlob } from './expand.js';
 import { limitFs } from './fs.js';
 import { expandGlob } from './glob.js';
@@ -134,6 +135,7 @@ export async function loadGrantsSource(
     for (const inc of f.include)
       out.errors.push(err(inc.pos, 'include: the grants file cannot include other files'));
     f.include = [];
+    out.errors.push(...grantsShapeErrors(f, ctx.now));
   }
   return out;
 }

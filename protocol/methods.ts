@@ -128,6 +128,8 @@ export interface DaemonStatus {
   policy: {
     /** The main policy file the daemon was started on (an addition; absent from older daemons). */
     main?: string;
+    /** The grants file (an addition; absent from older daemons). */
+    grants?: string;
     files: string[];
     revision: number;
     loadedAt: string;

@@ -237,7 +237,7 @@ void t.test(
           call(),
           {
             code: 'STATE_DIR_UNSAFE',
-            message: `the grants file ${grants} is unusable: it is not a regular file. The daemon did not write it: move it away (mv ${grants} ${grants}.bad), and the next grant writes a new one.`,
+            message: `the grants file ${grants} is unsafe: it is not a file, so another local user could grant servers any path. Remove it (rm -r ${grants}), or choose another --state-dir.`,
           },
           `${what}: said, not an internal error`,
         );
@@ -259,3 +259,90 @@ void t.test(
     );
   },
 );
+
+void t.test('lockdown takes effect even when it cannot be saved', async (t) => {
+  const dir = shortDir();
+  tree(dir);
+  const d = await startDaemon(t, POLICY(dir), { dir });
+  const c = await d.connect();
+  // Where the lockdown file goes, a directory: its write fails as on a full or read-only disk.
+  mkdirSync(join(d.stateDir, 'lockdown'));
+  t.same(await c.lockdown(true), { lockdown: true });
+  t.same((await c.listRoots('fs')).roots, [], 'every list is empty');
+  t.equal((await c.check('fs', join(dir, 'base/x'), 'read')).allowed, false);
+  t.ok(
+    d.logs.some((l) => /lockdown is on, but cannot be saved in .*lockdown \(EISDIR\)/.test(l)),
+    'the log says it would not survive a restart',
+  );
+});
+
+void t.test('a grants file that says more than a grant does grants nothing', async (t) => {
+  const dir = shortDir();
+  tree(dir);
+  const d = await startDaemon(t, POLICY(dir), { dir });
+  const c = await d.connect();
+  await c.grant('fs', join(dir, 'dl'), { seconds: 600 });
+  const file = join(d.stateDir, 'grants.yaml');
+  const good = readFileSync(file, 'utf8');
+  const base = pathToFileURL(realpathSync(join(dir, 'base'))).href;
+  const soon = new Date(Date.now() + 3600_000).toISOString();
+  const cases: [string, string, RegExp][] = [
+    [
+      'a grant for 2099',
+      `version: 1\nservers:\n  fs:\n    roots:\n      - {path: ${dir}/other, expires: "2099-01-01T00:00:00Z"}\n`,
+      /grants\.yaml:5:9: a grant may last at most 30 days; this one ends 2099-01-01T00:00:00.000Z/,
+    ],
+    [
+      'no expiry',
+      `version: 1\nservers:\n  fs:\n    roots:\n      - {path: ${dir}/other}\n`,
+      /grants\.yaml:5:9: a grant has an expires/,
+    ],
+    [
+      'a relative path',
+      `version: 1\nservers:\n  fs:\n    roots:\n      - {path: ~/other, expires: "${soon}"}\n`,
+      /grants\.yaml:5:16: a grant's path is absolute and canonical; "~\/other" is not/,
+    ],
+    [
+      'a path under /proc',
+      `version: 1\nservers:\n  fs:\n    roots:\n      - {path: /proc/self/root/etc, expires: "${soon}"}\n`,
+      /grants\.yaml:5:16: \/proc\/self\/root\/etc is under \/proc/,
+    ],
+    [
+      'a server pattern',
+      `version: 1\nservers:\n  "*":\n    roots:\n      - {path: ${dir}/other, expires: "${soon}"}\n`,
+      /grants\.yaml:3:3: a grant names one server exactly/,
+    ],
+    [
+      'a tool rule and a sandbox',
+      `version: 1\nservers:\n  fs:\n    sandbox: true\n    tools: {read_file: {paths: [path]}}\n    roots:\n      - {path: ${dir}/other, expires: "${soon}"}\n`,
+      /grants\.yaml:3:3: a grant holds roots only, not tools, sandbox/,
+    ],
+    [
+      'a deny',
+      `version: 1\ndeny: [${dir}/base]\nservers:\n  fs:\n    roots:\n      - {path: ${dir}/other, expires: "${soon}"}\n`,
+      /grants\.yaml:2:8: a grants file holds no deny/,
+    ],
+  ];
+  for (const [what, text, error] of cases) {
+    writeFileSync(file, text);
+    t.equal((await c.reload()).ok, false, `${what}: an error`);
+    const status = await c.status();
+    t.match(
+      status.policy.errors.map((e) => `${e.file}:${e.line}:${e.column}: ${e.message}`).join('\n'),
+      error,
+      what,
+    );
+    t.same(
+      (await c.listRoots('fs')).roots.map((r) => r.uri),
+      [base],
+      `${what}: none of it serves, nor the grant before it`,
+    );
+  }
+  writeFileSync(file, good);
+  t.equal((await c.reload()).ok, true);
+  t.equal(
+    (await c.listRoots('fs')).roots.length,
+    2,
+    'the file as the daemon wrote it serves again',
+  );
+});

@@ -10,11 +10,13 @@ import {
   existsSync,
   mkdirSync,
   mkdtempSync,
+  readFileSync,
   rmSync,
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import t, { type Test } from 'tap';
 import { RootsClient } from '../../protocol/client.js';
 import { bin } from '../helpers/bin.js';
@@ -173,7 +175,7 @@ void t.test('a state directory or grants file someone else can write', async (t)
   const shared = mkdtempSync(join(tmpdir(), 'mrs-'));
   t.teardown(() => rmSync(shared, { recursive: true, force: true }));
   chmodSync(shared, 0o1777);
-  const { args: base } = setup(owner);
+  const { args: base, socket } = setup(owner);
   const stateDir = join(shared, 'state');
   const args = [...base.slice(0, -1), stateDir];
   const grants = join(stateDir, 'grants.yaml');
@@ -241,6 +243,95 @@ void t.test('a state directory or grants file someone else can write', async (t)
     t.match(sticky.output(), /listening on/, 'sticky, as /tmp: only an entry’s owner renames it');
     await sticky.stop();
   });
+
+  await t.test('below a directory its group, not the owner’s alone, may write', async (t) => {
+    // The intruder's group may rename entries there as the intruder may: the state directory is
+    // refused as it is in a directory of theirs. The owner's own private group is the owner.
+    const group = join(shared, 'group');
+    const inside = join(group, 'state');
+    mkdirSync(inside, { recursive: true, mode: 0o700 });
+    chownSync(inside, owner.uid, owner.gid);
+    chownSync(group, 0, intruder.gid);
+    chmodSync(group, 0o2775);
+    const daemon = await spawnDaemonAs(owner, [...base.slice(0, -1), inside], t);
+    t.equal(await daemon.exited, 1, 'the daemon exits 1');
+    t.match(
+      daemon.output(),
+      `${group}, a directory above it, has mode 2775: group ${intruder.gid}, which is not yours alone, may write it`,
+    );
+    chownSync(group, owner.uid, owner.gid);
+    const own = await spawnDaemonAs(owner, [...base.slice(0, -1), inside], t);
+    t.match(own.output(), /listening on/, 'writable by the owner’s private group: served');
+    await own.stop();
+  });
+
+  await t.test('reached through a link of theirs, re-pointed while it runs', async (t) => {
+    // `--state-dir` goes through a link in a directory of the intruder's: at the start it leads
+    // to the owner's home; the intruder then points it at a directory of their own, grants and all.
+    const real = join(owner.home, 'real-state');
+    mkdirSync(real, { mode: 0o700 });
+    chownSync(real, owner.uid, owner.gid);
+    const theirs = join(shared, 'links');
+    t.equal(runAs(intruder, 'mkdir', ['-m', '0755', theirs]).status, 0);
+    const via = join(theirs, 'home');
+    t.equal(runAs(intruder, 'ln', ['-s', owner.home, via]).status, 0);
+    const evil = join(theirs, 'evil');
+    t.equal(runAs(intruder, 'mkdir', ['-p', '-m', '0700', join(evil, 'real-state')]).status, 0);
+    const plantedFile = join(evil, 'real-state', 'grants.yaml');
+    t.equal(nodeAs(intruder, writeScript(plantedFile, planted)).status, 0);
+    const daemon = await spawnDaemonAs(owner, [...base.slice(0, -1), join(via, 'real-state')], t);
+    t.match(daemon.output(), /listening on/);
+    const c = await RootsClient.connect({ socket, uid: owner.uid });
+    t.teardown(() => c.close());
+    await c.grant('fs', join(owner.home, 'project'), { seconds: 600, readOnly: true });
+    t.equal(runAs(intruder, 'ln', ['-sfn', evil, via]).status, 0);
+    await c.reload();
+    const roots = (await c.listRoots('fs')).roots.map((r) => r.uri);
+    t.notOk(roots.includes('file:///etc'), "the intruder's grants are never served");
+    t.same(roots, [pathToFileURL(join(owner.home, 'project')).href], 'the policy’s root, no more');
+    await c.grant('fs', join(owner.home, 'project'), { seconds: 60 });
+    t.equal(readFileSync(plantedFile, 'utf8'), planted, 'nothing is written in theirs');
+    t.match(
+      readFileSync(join(real, 'grants.yaml'), 'utf8'),
+      'project',
+      'but where it led at the start',
+    );
+    await daemon.stop();
+  });
+
+  await t.test('removed while it runs, and made again by the intruder', async (t) => {
+    // In a sticky directory only its owner (or a cleaner running as root) removes it; once gone,
+    // anyone may make one of that name.
+    const stateDir = join(shared, 'gone');
+    mkdirSync(stateDir, { mode: 0o700 });
+    chownSync(stateDir, owner.uid, owner.gid);
+    const daemon = await spawnDaemonAs(owner, [...base.slice(0, -1), stateDir], t);
+    t.match(daemon.output(), /listening on/);
+    const c = await RootsClient.connect({ socket, uid: owner.uid });
+    t.teardown(() => c.close());
+    await c.grant('fs', join(owner.home, 'project'), { seconds: 600, readOnly: true });
+    rmSync(stateDir, { recursive: true });
+    t.equal(runAs(intruder, 'mkdir', ['-m', '0755', stateDir]).status, 0);
+    t.equal(nodeAs(intruder, writeScript(join(stateDir, 'grants.yaml'), planted)).status, 0);
+    t.equal((await c.reload()).ok, false, 'the reload reports an error');
+    const roots = (await c.listRoots('fs')).roots.map((r) => r.uri);
+    t.notOk(roots.includes('file:///etc'), "the intruder's grants are never served");
+    const status = await c.status();
+    t.match(
+      status.policy.errors.map((e) => e.message).join('\n'),
+      `the state directory ${stateDir} is not the one the daemon started on (it was replaced)`,
+    );
+    await t.rejects(
+      c.grant('fs', join(owner.home, 'project'), { seconds: 60 }),
+      { code: 'STATE_DIR_UNSAFE' },
+      'no grant is written into their directory',
+    );
+    t.notOk(
+      readFileSync(join(stateDir, 'grants.yaml'), 'utf8').includes('project'),
+      'their file is left as it was',
+    );
+    await daemon.stop();
+  });
 });
 
 void t.test('another user cannot block the daemon by taking its lock name first', async (t) => {
@@ -270,3 +361,8 @@ void t.test('another user cannot block the daemon by taking its lock name first'
   t.match(daemon.output(), /listening on/, 'the daemon starts anyway');
   t.equal(daemon.child.exitCode, null);
 });
+
+/** A script that writes `text` to `file`, to be run as another user. */
+function writeScript(file: string, text: string): string {
+  return `import { writeFileSync } from 'node:fs'; writeFileSync(${JSON.stringify(file)}, ${JSON.stringify(text)});`;
+}
