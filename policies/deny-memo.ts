@@ -23,7 +23,7 @@
  * A change outside every root is no agent's; a rescan catches it.
  */
 import type { DenyAccess } from '../common/types.js';
-import { compileDeny, type DenyRule } from './deny.js';
+import { compileDeny, throughLoop, type DenyRule } from './deny.js';
 import { isGlob, splitGlob } from './expand.js';
 import { pathProbe } from './fs.js';
 import type { FsView, WatchPlan } from './model.js';
@@ -63,7 +63,8 @@ function keyOf(abs: string, access: DenyAccess, extra: DenyExtra): string {
 /** True when the rule's canonical form cannot differ from what `changed` leaves it. */
 function stillHolds(rule: DenyRule, abs: string, changed: string[]): boolean {
   if (abs.startsWith('**/')) return true;
-  if (rule.literal !== abs) return false;
+  // The loop may be gone by now, and the link fixing it lies above the path, not in `changed`.
+  if (rule.literal !== abs || throughLoop(rule)) return false;
   const fixed = isGlob(abs) ? splitGlob(abs).base : abs;
   if (isGlob(abs) && rule.base !== fixed) return false;
   return !changed.some((c) => isInsideOrEqual(abs, c) || isInsideOrEqual(fixed, c));

@@ -2,6 +2,7 @@
 import { sep } from 'node:path';
 import { DENY_GLOB, escapeGlob, globMatcher } from '../common/glob-dialect.js';
 import { linksOnTheWay } from '../common/links-on-the-way.js';
+import { errnoCode } from '../common/errors.js';
 import type { DenyAccess } from '../common/types.js';
 import { isGlob, splitGlob } from './expand.js';
 import type { FsView, Pos } from './model.js';
@@ -92,10 +93,10 @@ export async function compileDeny(
     }
     return rule;
   }
-  rule.literal = await canonicalizeLoose(fs, abs);
+  rule.literal = await canonicalOrWritten(fs, abs, rule);
   if (isGlob(abs)) {
     const { base, glob } = splitGlob(abs);
-    const canonBase = await canonicalizeLoose(fs, base);
+    const canonBase = await canonicalOrWritten(fs, base, rule);
     rule.base = canonBase;
     // The canonical base is a literal name: a `Tax {a,b}` or `[draft]` in it is no glob.
     rule.pattern = childPath(escapeGlob(canonBase), glob);
@@ -110,6 +111,30 @@ export async function compileDeny(
     }
   }
   return rule;
+}
+
+/** Rules compiled as written because a symlink loop left their path leading nowhere. */
+const looped = new WeakSet<DenyRule>();
+
+/** Whether `rule` was compiled as written past a symlink loop (a later look must compile it afresh). */
+export function throughLoop(rule: DenyRule): boolean {
+  return looped.has(rule);
+}
+
+/**
+ * Where `path` leads; as written when a symlink loop on the way (ELOOP) leaves it leading nowhere.
+ * Nothing can be opened through the loop, so the path as written is all the deny can cover; a
+ * throw here failed the whole resolution instead (a loop on `~/.config` failed every one, as the
+ * protected paths below it are compiled each time, and the daemon never followed the fix).
+ */
+async function canonicalOrWritten(fs: FsView, path: string, rule: DenyRule): Promise<string> {
+  try {
+    return await canonicalizeLoose(fs, path);
+  } catch (err) {
+    if (errnoCode(err) !== 'ELOOP') throw err;
+    looped.add(rule);
+    return path;
+  }
 }
 
 /** True when the rule matches the path itself (not its ancestors). */

@@ -180,7 +180,9 @@ async function loadFile(
           ? `${file} is a directory, not a policy file`
           : code === 'ENOTREG' || code === 'ENXIO'
             ? `${file} is not a regular file (a FIFO, device or socket cannot be a policy file)`
-            : `cannot read ${file} (${code ?? String(e)}); check its permissions`;
+            : code === 'ELOOP'
+              ? `cannot read ${file}: a symlink loop on its path (ELOOP); fix the link that leads back to itself`
+              : `cannot read ${file} (${code ?? String(e)}); check its permissions`;
     out.errors.push(
       from ? err(from, `include: ${what}`) : { file, line: 1, column: 1, message: what },
     );

@@ -146,17 +146,19 @@ export async function protectedRules(fs: FsView, input: ProtectedInput): Promise
         ...(opts.include ? { include: true } : {}),
       }),
     );
+  // Asked before any rule is compiled: a compile's rejection while this waited was unhandled.
+  const reals = await Promise.all(
+    // A file that vanished since loading (or now behind a symlink loop): its path is still
+    // protected below.
+    input.policyFiles.map((file) => fs.realpath(file).catch(() => undefined)),
+  );
   const dirs = new Set<string>();
-  for (const file of input.policyFiles) {
+  input.policyFiles.forEach((file, i) => {
     add(file, `${file} (a policy file)`);
     dirs.add(dirname(file));
-    try {
-      const real = await fs.realpath(file);
-      dirs.add(dirname(real));
-    } catch {
-      // a file that vanished since loading: its path is still protected above
-    }
-  }
+    const real = reals[i];
+    if (real !== undefined) dirs.add(dirname(real));
+  });
   // Not a deny in `_meta` (a broad base such as the home would be walked whole and watched by the
   // proxy): the sandbox learns of it as `_meta['mcp-roots/include']` (include-meta.ts), and
   // makes sure nothing it could match can be created or changed from inside.
