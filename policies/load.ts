@@ -238,6 +238,16 @@ async function loadFile(
       const look = await lookAtGlob(walk.globFs, expanded.path);
       out.globbed.push(look);
       if (look.literal) await loadFile(walk, expanded.path, inc.pos, false);
+      // Unlike a directory not made yet, a loop is a mistake: it loads nothing, silently else.
+      if (look.baseLoop) {
+        out.warnings.push(
+          err(
+            inc.pos,
+            `include: ${look.base} leads through a symlink loop (ELOOP); nothing it holds is ` +
+              'loaded until the link that leads back to itself is fixed',
+          ),
+        );
+      }
       for (const link of look.outsideBase) {
         out.warnings.push(
           err(
@@ -277,18 +287,22 @@ function ownStateError(file: string, from: Pos | undefined, own: OwnState): Poli
  */
 export async function lookAtGlob(fs: FsView, pattern: string): Promise<GlobLook> {
   const base = splitGlob(pattern).base;
-  const baseReal = await fs.realpath(base).catch(() => undefined);
+  let baseLoop = false;
+  const baseReal = await fs.realpath(base).catch((e: unknown) => {
+    baseLoop = errnoCode(e) === 'ELOOP';
+    return undefined;
+  });
   const literal = await fs.lstat(pattern).then(
     () => true,
     () => false,
   );
-  if (literal) return { pattern, literal, base, baseReal, matches: [], outsideBase: [] };
+  if (literal) return { pattern, literal, base, baseReal, baseLoop, matches: [], outsideBase: [] };
   const globbed = await expandGlob(fs, pattern, 'file');
   const matches = globbed.matches
     .map((m) => m.path)
     .sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
   const outsideBase = globbed.outsideBase.sort();
-  return { pattern, literal, base, baseReal, matches, outsideBase };
+  return { pattern, literal, base, baseReal, baseLoop, matches, outsideBase };
 }
 
 /** Whether two looks at one include glob found the same (`GlobLook`). */
@@ -299,6 +313,7 @@ export function sameGlobLook(a: GlobLook, b: GlobLook): boolean {
     a.pattern === b.pattern &&
     a.literal === b.literal &&
     a.baseReal === b.baseReal &&
+    a.baseLoop === b.baseLoop &&
     same(a.matches, b.matches) &&
     same(a.outsideBase, b.outsideBase)
   );

@@ -157,6 +157,8 @@ export interface GlobLook {
   /** The static directory the matches live under (`/etc/mcp/*.yaml` → `/etc/mcp`). */
   base: string;
   baseReal: string | undefined;
+  /** The directory lies behind a symlink loop (ELOOP): said, unlike a directory not made yet. */
+  baseLoop: boolean;
   matches: string[];
   outsideBase: string[];
 }

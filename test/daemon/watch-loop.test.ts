@@ -46,3 +46,31 @@ void t.test('a link loop on the way to the main file, then fixed', async (t) => 
   t.same((await c.status()).policy.errors, [], 'and the error cleared');
   t.equal(logCount(d, 'internal error'), 0, 'never an internal error');
 });
+
+void t.test(
+  "a link loop at an include glob's directory: a warning, then the fix loads",
+  async (t) => {
+    const { d, c, first } = await setup(t, ['a', 'b', 'inc'], (dir) => {
+      writeFileSync(join(dir, 'inc', 'x.yaml'), policy([`${dir}/b`]));
+      symlinkSync('conf.d', join(dir, 'conf.e'));
+      return policy([`${dir}/a`], 'include: ["conf.d/*.yaml"]\n');
+    });
+    t.same(uris(first), [uri(join(d.dir, 'a'))]);
+    // Missing, the directory is no mistake (a glob may match nothing yet); a loop is one, and
+    // looked the same as a missing directory, so that nothing was reloaded or said.
+    const loop = async () =>
+      (await c.status()).policy.warnings.filter((w) => /symlink loop/.test(w.message));
+    // Once the watches are planned for the include: a link made before is not seen as its own.
+    await waitFor(() => d.daemon.watcher.isIdle(), 30_000, 'the watcher idle');
+    symlinkSync('conf.e', join(d.dir, 'conf.d'));
+    await until('the warning in status', async () => (await loop()).length > 0);
+    t.match((await loop())[0], { file: d.config, line: 2, message: /conf\.d leads through/ });
+
+    const seen = await exactlyOne(c, () => {
+      symlinkSync('inc', join(d.dir, 'conf.e.new'));
+      renameSync(join(d.dir, 'conf.e.new'), join(d.dir, 'conf.e'));
+    });
+    t.same(uris(seen[0]!), [uri(join(d.dir, 'a')), uri(join(d.dir, 'b'))], 'the fix loads');
+    t.same(await loop(), [], 'and the warning is gone');
+  },
+);
