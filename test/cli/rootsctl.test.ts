@@ -207,7 +207,7 @@ void t.test(
     mkdirSync(join(dir, 'state/mcp-roots'), { recursive: true });
     writeFileSync(
       join(dir, 'state/mcp-roots/grants.yaml'),
-      'version: 1\nservers:\n  fs:\n    roots:\n      - {path: ~/docs, expires: 2099-01-01T00:00:00Z}\n',
+      `version: 1\nservers:\n  fs:\n    roots:\n      - {path: ${home}/docs, expires: ${new Date(Date.now() + 86400_000).toISOString()}}\n`,
     );
     t.same(await rootsctl(['validate', config], { env }), {
       code: 0,

@@ -69,7 +69,7 @@ void t.test('a grants file deleted right after a grant wrote it: the grant goes'
   // What daemon/grants.ts does for a grant: write the file, load it.
   writeFileSync(
     s.grantsFile,
-    `version: 1\nservers:\n  fs:\n    roots:\n      - path: "${join(s.dir, 'b')}"\n        expires: 2099-01-01T00:00:00Z\n`,
+    `version: 1\nservers:\n  fs:\n    roots:\n      - path: "${join(s.dir, 'b')}"\n        expires: ${new Date(Date.now() + 86400_000).toISOString()}\n`,
   );
   await s.state.reload({ grants: true }, 'grants changed');
   t.same(s.roots(), [join(s.dir, 'a'), join(s.dir, 'b')], 'granted');

@@ -82,7 +82,7 @@ async function beforeSentinel(
   const marked = waitForList(c, (u) => u.includes(mark));
   writeFileSync(
     file,
-    `version: 1\nservers:\n  fs:\n    roots:\n      - {path: "${join(d.dir, SENTINEL)}", expires: 2099-01-01T00:00:00Z}\n`,
+    `version: 1\nservers:\n  fs:\n    roots:\n      - {path: "${join(d.dir, SENTINEL)}", expires: ${new Date(Date.now() + 86400_000).toISOString()}}\n`,
   );
   const withMark = await marked;
   const unmarked = waitForList(c, (u) => !u.includes(mark));
