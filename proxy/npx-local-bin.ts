@@ -6,8 +6,8 @@
  * while the npm package of that name is someone else's), so the proxy looks where npx looks.
  */
 import { lstat, realpath, stat } from 'node:fs/promises';
-import { dirname, join, sep } from 'node:path';
-import { isInsideOrEqual } from '../common/segments.js';
+import { dirname, join, relative, sep } from 'node:path';
+import { isInsideOrEqual, isStrictlyInside } from '../common/segments.js';
 
 /** The `node_modules/.bin/NAME` npx would run from `cwd`, or undefined. */
 export async function localBin(name: string, cwd: string): Promise<string | undefined> {
@@ -26,17 +26,21 @@ export async function localBin(name: string, cwd: string): Promise<string | unde
 }
 
 /**
- * The file `bin` (found by `localBin`) leads to, if it stays in the `node_modules` it was found
- * in, as npm's own bin links do; else undefined. The working directory may be a root the server
- * wrote in an earlier session: a link it made there must not choose a file elsewhere for the
- * sandbox to show (the rule program.ts keeps for a `node_modules` that is a link).
+ * The file `bin` (found by `localBin`) leads to, if it stays in a package of the `node_modules`
+ * it was found in, as npm's own bin links do; else undefined. The working directory may be a root
+ * the server wrote in an earlier session: a link it made there must not choose a file elsewhere
+ * for the sandbox to show (the rule program.ts keeps for a `node_modules` that is a link).
  */
 export async function localBinTarget(bin: string): Promise<string | undefined> {
   const modules = dirname(dirname(bin));
   try {
     if (!(await lstat(modules)).isDirectory()) return undefined;
     const [file, inside] = [await realpath(bin), await realpath(modules)];
-    return file.startsWith(inside + sep) ? file : undefined;
+    if (!isStrictlyInside(file, inside)) return undefined;
+    // Inside a package there (NAME/..., @scope/NAME/...), where npm's links lead: the package the
+    // sandbox then shows is that one (program.ts looks no higher), not the project around it.
+    const [first, ...rest] = relative(inside, file).split(sep);
+    return rest.length > (first!.startsWith('@') ? 1 : 0) ? file : undefined;
   } catch {
     return undefined;
   }

@@ -10,6 +10,7 @@ import { access, readdir, readFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import type { Launch } from './launch.js';
 import { findOnPath } from '../common/find-on-path.js';
+import { cacheEntryRefusal } from './npx-cache-entry.js';
 import { localBin, localBinTarget, writtenBy } from './npx-local-bin.js';
 import { compareVersions, parseVersion, wanted, type Version } from './npx-version.js';
 import type { ProgramContext } from './program.js';
@@ -31,9 +32,11 @@ interface Found {
   /** Undefined when package.json's version is not one (then no version or range matches it). */
   parsed: Version | undefined;
   bin: string;
+  /** Why this copy may not run (it is still counted, so that it is never passed over unsaid). */
+  refused: string | undefined;
 }
 
-async function cached(cache: string, name: string): Promise<Found[]> {
+async function cached(cache: string, name: string, serverOwn: readonly string[]): Promise<Found[]> {
   let entries: string[];
   try {
     entries = await readdir(join(cache, '_npx'));
@@ -42,7 +45,8 @@ async function cached(cache: string, name: string): Promise<Found[]> {
   }
   const out: Found[] = [];
   for (const e of entries) {
-    const dir = join(cache, '_npx', e, 'node_modules', name);
+    const entry = join(cache, '_npx', e);
+    const dir = join(entry, 'node_modules', name);
     try {
       const pkg = JSON.parse(await readFile(join(dir, 'package.json'), 'utf8')) as {
         version?: string;
@@ -52,7 +56,11 @@ async function cached(cache: string, name: string): Promise<Found[]> {
       const bin = bins[basename(name)] ?? Object.values(bins)[0];
       const version = pkg.version ?? '0';
       if (bin !== undefined) {
-        out.push({ dir, version, parsed: parseVersion(version), bin: join(dir, bin) });
+        const refused = await cacheEntryRefusal(
+          { cache, entry, dir, bin, pkg: `${name}@${version}` },
+          serverOwn,
+        );
+        out.push({ dir, version, parsed: parseVersion(version), bin: join(dir, bin), refused });
       }
     } catch {
       // not in this entry
@@ -61,16 +69,23 @@ async function cached(cache: string, name: string): Promise<Found[]> {
   return out;
 }
 
-/** The newest of `found` (those whose version is not one count as oldest). */
-function newest(found: readonly Found[]): Found | undefined {
-  const order = (a: Found, b: Found): number =>
-    a.parsed === undefined || b.parsed === undefined
-      ? (a.parsed === undefined ? 0 : 1) - (b.parsed === undefined ? 0 : 1)
-      : compareVersions(a.parsed, b.parsed);
-  return found.reduce<Found | undefined>(
+/** Newer than (> 0), older than (< 0) or the same version as (0): no version counts as oldest. */
+const order = (a: Found, b: Found): number =>
+  a.parsed === undefined || b.parsed === undefined
+    ? (a.parsed === undefined ? 0 : 1) - (b.parsed === undefined ? 0 : 1)
+    : compareVersions(a.parsed, b.parsed);
+
+/**
+ * The copies of the newest version in `found`. More than one is a choice npx makes by the spec's
+ * hash, which the proxy cannot repeat: taking the first by directory name would let a copy named
+ * to sort first (`_npx/0aa`) win, so the caller refuses instead.
+ */
+function newest(found: readonly Found[]): Found[] {
+  const best = found.reduce<Found | undefined>(
     (a, f) => (a === undefined || order(f, a) > 0 ? f : a),
     undefined,
   );
+  return best === undefined ? [] : found.filter((f) => order(f, best) === 0);
 }
 
 /** A word as the shell reads it back: `pkg@^1` stays, `pkg@>=1 <2` is quoted. */
@@ -113,7 +128,7 @@ export async function resolveNpx(
     }
     if (file === undefined) {
       return {
-        problem: `npx ${spec} runs the command ${local}, which leads out of its node_modules (or that node_modules is a link): the sandbox does not follow such a link, which a server may have made. Name the file it leads to instead (node /path/to/it, or the path itself). ${spec} names that command, not a package: installing the npm package named ${spec} would run other code`,
+        problem: `npx ${spec} runs the command ${local}, which leads out of its node_modules or to no package in it (or that node_modules is a link): the sandbox does not follow such a link, which a server may have made. Name the file it leads to instead (node /path/to/it, or the path itself). ${spec} names that command, not a package: installing the npm package named ${spec} would run other code`,
       };
     }
     try {
@@ -142,7 +157,7 @@ export async function resolveNpx(
     };
   }
   const cache = ctx.env.npm_config_cache ?? join(ctx.home, '.npm');
-  const all = await cached(cache, name);
+  const all = await cached(cache, name, serverOwn);
   const want = wanted(version);
   if (want.kind === 'tag' || want.kind === 'other') {
     const what =
@@ -155,13 +170,21 @@ export async function resolveNpx(
   }
   // No version, or `latest`: the registry's latest is a release unless the package has none.
   const releases = all.filter((f) => f.parsed?.pre.length === 0);
-  const best = newest(
+  const copies = newest(
     want.kind === 'newest'
       ? releases.length > 0
         ? releases
         : all
       : all.filter((f) => f.parsed !== undefined && want.test(f.parsed)),
   );
+  const best = copies[0];
+  const refused = copies.find((f) => f.refused !== undefined);
+  if (refused !== undefined) return { problem: `npx ${spec}: ${refused.refused!}` };
+  if (copies.length > 1) {
+    return {
+      problem: `npx ${spec}: npx's cache holds ${name} ${best!.version} more than once (${copies.map((f) => f.dir).join(', ')}), and which of them npx would run depends on how each was installed, which the proxy cannot tell: the copy whose directory sorts first could be anyone's. Remove all but one of those _npx directories (or all of npx's cache, ${join(cache, '_npx')}, which npx fills again) and cache it again with  (cd ~ && npx -y -p ${shellWord(spec)} true)`,
+    };
+  }
   const node = await findOnPath('node', ctx.env, ctx.cwd);
   if (best === undefined || node === undefined) {
     const bare = version === undefined && !name.includes('/');

@@ -9,6 +9,7 @@ import { access, open, realpath, stat } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, resolve, sep } from 'node:path';
 import { existsSync, lstatSync } from 'node:fs';
 import { findOnPath } from '../common/find-on-path.js';
+import { isInsideOrEqual } from '../common/segments.js';
 import { tooWide } from '../common/too-wide.js';
 
 /** Where to look things up. */
@@ -18,6 +19,8 @@ export interface ProgramContext {
   home: string;
   /** Told of what the server may need and is not shown (the proxy's log warns of it). */
   leftOut?: (message: string) => void;
+  /** Canonical paths the server may write (sandbox-mounts.ts serverWritable). */
+  serverOwn?: readonly string[];
 }
 
 async function real(p: string): Promise<string | undefined> {
@@ -79,6 +82,15 @@ function isLink(p: string): boolean {
   }
 }
 
+/** `node_modules/NAME` or `node_modules/@scope/NAME`: a package as npm installs one. */
+function isInstalledPackage(d: string): boolean {
+  const up = basename(dirname(d));
+  return (
+    up === 'node_modules' ||
+    (up.startsWith('@') && basename(dirname(dirname(d))) === 'node_modules')
+  );
+}
+
 /**
  * The directories a script needs: its package and every `node_modules` it may resolve from. A
  * `node_modules` that is a link is not followed (below); it is told of, since a server that cannot
@@ -87,6 +99,11 @@ function isLink(p: string): boolean {
 function packageDirs(file: string, ctx: ProgramContext): string[] {
   const out: string[] = [];
   let pkgRoot: string | undefined;
+  // The package is looked for no higher than the package in node_modules the file lies in, nor
+  // than a place the server may write that holds it: a `package.json` above would show a whole
+  // directory (a home, a project) for a file the server left at the top of its root.
+  const own = ctx.serverOwn?.find((o) => isInsideOrEqual(file, o));
+  let sealed = false;
   for (let d = dirname(file); ; d = dirname(d)) {
     const modules = join(d, 'node_modules');
     if (isLink(modules) && !tooWide(d, ctx.home)) {
@@ -100,6 +117,8 @@ function packageDirs(file: string, ctx: ProgramContext): string[] {
     if (basename(d) === 'node_modules') out.push(d);
     else if (
       pkgRoot === undefined &&
+      !sealed &&
+      (own === undefined || isInsideOrEqual(d, own)) &&
       existsSync(join(d, 'package.json')) &&
       !tooWide(d, ctx.home)
     ) {
@@ -110,6 +129,7 @@ function packageDirs(file: string, ctx: ProgramContext): string[] {
     } else if (isRealDir(join(d, 'node_modules')) && !tooWide(d, ctx.home)) {
       out.push(join(d, 'node_modules'));
     }
+    if (isInstalledPackage(d)) sealed = true;
     if (dirname(d) === d) break;
   }
   out.push(pkgRoot ?? file);

@@ -430,6 +430,7 @@ export async function sandboxMounts(input: {
   const program = (
     await programPaths(input.launch.command, input.launch.args, {
       ...input.program,
+      serverOwn: itsOwn,
       ...(input.leftOut === undefined ? {} : { leftOut: input.leftOut }),
     })
   ).filter((p) => !system.some((s) => s.kind !== 'symlink' && inside(p, s.path)));

@@ -204,6 +204,8 @@ void t.test('a program is found through PATH, its interpreter and its package', 
     const p = join(cache, '_npx', hash, 'node_modules', '@x/srv');
     mkdirSync(p, { recursive: true });
     writeFileSync(join(p, 'package.json'), JSON.stringify({ version, bin: { srv: 'cli.js' } }));
+    // The bin must be there: one that leads to no file inside its package is refused.
+    writeFileSync(join(p, 'cli.js'), '');
   }
   const npxCtx = { env: { PATH: '/usr/bin', npm_config_cache: cache }, cwd: dir, home };
   const launch = (args: string[]) => ({ command: 'npx', args, env: [] });
