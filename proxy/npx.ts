@@ -5,6 +5,7 @@
  * does first, npx-local-bin.ts), else the package from npx's cache, its bin started with Node;
  * the sandbox then shows those files read-only (program.ts).
  */
+import { createHash } from 'node:crypto';
 import { constants } from 'node:fs';
 import { access, readdir, readFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
@@ -27,6 +28,8 @@ export function parseSpec(spec: string): { name: string; version: string | undef
 }
 
 interface Found {
+  /** The `_npx/HASH` directory it was installed in. */
+  entry: string;
   dir: string;
   version: string;
   /** Undefined when package.json's version is not one (then no version or range matches it). */
@@ -60,7 +63,14 @@ async function cached(cache: string, name: string, serverOwn: readonly string[])
           { cache, entry, dir, bin, pkg: `${name}@${version}` },
           serverOwn,
         );
-        out.push({ dir, version, parsed: parseVersion(version), bin: join(dir, bin), refused });
+        out.push({
+          entry,
+          dir,
+          version,
+          parsed: parseVersion(version),
+          bin: join(dir, bin),
+          refused,
+        });
       }
     } catch {
       // not in this entry
@@ -76,9 +86,18 @@ const order = (a: Found, b: Found): number =>
     : compareVersions(a.parsed, b.parsed);
 
 /**
- * The copies of the newest version in `found`. More than one is a choice npx makes by the spec's
- * hash, which the proxy cannot repeat: taking the first by directory name would let a copy named
- * to sort first (`_npx/0aa`) win, so the caller refuses instead.
+ * The `_npx` directory npx itself installs `spec` in: the first 16 hex digits of the SHA-512 of
+ * the package specs as written, sorted and joined by newlines (libnpmexec's cacheInstallDir; npx
+ * records them in that directory's package.json, `_npx.packages`). One spec here.
+ */
+export function npxInstallDir(cache: string, spec: string): string {
+  return join(cache, '_npx', createHash('sha512').update(spec).digest('hex').slice(0, 16));
+}
+
+/**
+ * The copies of the newest version in `found`. More than one (npx caches `PKG` and `PKG@latest`
+ * apart) is settled by the directory npx installs this very spec in; taking the first by name
+ * instead would let a copy named to sort first (`_npx/0aa`) win, so without it the caller refuses.
  */
 function newest(found: readonly Found[]): Found[] {
   const best = found.reduce<Found | undefined>(
@@ -177,12 +196,14 @@ export async function resolveNpx(
         : all
       : all.filter((f) => f.parsed !== undefined && want.test(f.parsed)),
   );
-  const best = copies[0];
-  const refused = copies.find((f) => f.refused !== undefined);
+  const own = copies.filter((f) => f.entry === npxInstallDir(cache, spec));
+  const chosen = copies.length > 1 && own.length === 1 ? own : copies;
+  const best = chosen[0];
+  const refused = chosen.find((f) => f.refused !== undefined);
   if (refused !== undefined) return { problem: `npx ${spec}: ${refused.refused!}` };
-  if (copies.length > 1) {
+  if (chosen.length > 1) {
     return {
-      problem: `npx ${spec}: npx's cache holds ${name} ${best!.version} more than once (${copies.map((f) => f.dir).join(', ')}), and which of them npx would run depends on how each was installed, which the proxy cannot tell: the copy whose directory sorts first could be anyone's. Remove all but one of those _npx directories (or all of npx's cache, ${join(cache, '_npx')}, which npx fills again) and cache it again with  (cd ~ && npx -y -p ${shellWord(spec)} true)`,
+      problem: `npx ${spec}: npx's cache holds ${name} ${best!.version} more than once (${copies.map((f) => f.dir).join(', ')}), and which of them npx would run depends on how each was installed, and none is where npx installs this spec (${npxInstallDir(cache, spec)}): the copy whose directory sorts first could be anyone's. Remove all but one of those _npx directories (or all of npx's cache, ${join(cache, '_npx')}, which npx fills again) and cache it again with  (cd ~ && npx -y -p ${shellWord(spec)} true)`,
     };
   }
   const node = await findOnPath('node', ctx.env, ctx.cwd);

@@ -8,10 +8,10 @@
  * real bwrap.
  */
 import { chmodSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import t from 'tap';
-import { resolveNpx } from '../../proxy/npx.js';
+import { npxInstallDir, resolveNpx } from '../../proxy/npx.js';
 import { programPaths } from '../../proxy/program.js';
 import { startDaemon } from '../helpers/daemon.js';
 import { HOSTILE_SERVER, proxiedTransport } from '../helpers/proxied-server.js';
@@ -136,6 +136,37 @@ void t.test('two copies of the chosen version: refused as ambiguous, naming both
     await resolveNpx(launch(['@x/srv@1.0.0']), context(dir, cache)),
     { launch: { args: [join(cache, '_npx/aaa/node_modules/@x/srv/cli.mjs')] } },
     'another version is still found',
+  );
+});
+
+void t.test('two copies of one version, one where npx installs the spec: that one', async (t) => {
+  // npx caches `PKG` and `PKG@latest` in two directories, often at the same version (as on any
+  // machine that ran both): the one npx installs this very spec in is the one it runs.
+  const dir = ownedShortDir(t);
+  const cache = join(dir, 'npm');
+  const hashOf = (spec: string) => basename(npxInstallDir(cache, spec));
+  t.equal(
+    hashOf('@modelcontextprotocol/server-memory'),
+    '15b07286cbcc3329',
+    "npx's own directory for a spec, as npm 10 names it",
+  );
+  const bare = cachedServer(cache, hashOf('@x/srv'), '1.10.0');
+  const latest = cachedServer(cache, hashOf('@x/srv@latest'), '1.10.0');
+  cachedServer(cache, '0aa', '1.10.0');
+  for (const [spec, dirOf] of [
+    ['@x/srv', bare],
+    ['@x/srv@latest', latest],
+  ] as const) {
+    t.match(
+      await resolveNpx(launch(['-y', spec]), context(dir, cache)),
+      { launch: { args: [join(dirOf, 'cli.mjs')] } },
+      spec,
+    );
+  }
+  t.match(
+    await resolveNpx(launch(['@x/srv@1.10.0']), context(dir, cache)),
+    { problem: /more than once .* none is where npx installs this spec/ },
+    'a spec whose own directory holds none of them: still refused',
   );
 });
 
