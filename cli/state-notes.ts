@@ -25,13 +25,20 @@ export async function daemonStateNotes(
   socket: string | undefined,
 ): Promise<string> {
   const { lockdown, policy } = await client.status();
-  const n = policy.errors.length;
+  // The grants file fails closed (daemon/state.ts): its errors mean no grants, not old ones.
+  const inGrants = policy.errors.filter((e) => e.file === policy.grants).length;
+  const n = policy.errors.length - inGrants;
+  const shows = (k: number) => `\`${ctl(io, 'status', socket)}\` shows ${k === 1 ? 'it' : 'them'}`;
   // No file in force at all is another answer (backend.ts `noPolicy`).
   const refused =
     n > 0 && policy.files.length > 0
-      ? `NOTE: the policy on disk has ${n} error${n === 1 ? '' : 's'}, so mcp-rootsd keeps serving the last valid policy, which this answer is from; \`${ctl(io, 'status', socket)}\` shows ${n === 1 ? 'it' : 'them'}.\n`
+      ? `NOTE: the policy on disk has ${n} error${n === 1 ? '' : 's'}, so mcp-rootsd keeps serving the last valid policy, which this answer is from; ${shows(n)}.\n`
       : '';
-  return (lockdown ? lockdownLine(io, socket) : '') + refused;
+  const noGrants =
+    inGrants > 0
+      ? `NOTE: the grants file has ${inGrants} error${inGrants === 1 ? '' : 's'}, so none of its grants serve; ${shows(inGrants)}.\n`
+      : '';
+  return (lockdown ? lockdownLine(io, socket) : '') + refused + noGrants;
 }
 
 /**

@@ -48,7 +48,7 @@ export class Daemon {
 
   /** Load the policy, take the socket, start watching. Fails only when it cannot serve at all. */
   static async start(
-    options: DaemonOptions,
+    given: DaemonOptions,
     deps: {
       log: Logger;
       env: Record<string, string | undefined>;
@@ -61,7 +61,9 @@ export class Daemon {
     const { log } = deps;
     // Before anything reads it: the grants file there is policy. From here on it is reached by the
     // canonical path checked, never through the links `--state-dir` may have named.
-    const stateDir = await ensureStateDir(options.stateDir, deps.uid);
+    const stateDir = await ensureStateDir(given.stateDir, deps.uid);
+    // The socket pointer, the decision log `status` names: each there too.
+    const options = { ...given, stateDir: stateDir.path };
     const runtimeDir = dirname(options.socket);
     const status = statusCommand(options.socket, {
       env: deps.env,
@@ -89,6 +91,7 @@ export class Daemon {
             maxBytes: options.decisionLogBytes,
             keep: DEFAULT_DECISION_LOG_KEEP,
             log,
+            verifyDir: stateDir.verify,
           })
         : NO_DECISIONS;
     recordStateDecisions(state, decisions);

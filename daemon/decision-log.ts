@@ -21,6 +21,11 @@ export interface DecisionLogOptions {
   /** Rotated files kept beside the current one (`.1` newest … `.keep` oldest). */
   keep: number;
   log: Logger;
+  /**
+   * Throws unless the state directory is still the one checked at start (daemon/state-dir.ts):
+   * what was allowed and refused is not written into a directory put in its place.
+   */
+  verifyDir?: () => Promise<void>;
   now?: () => number;
 }
 
@@ -132,6 +137,7 @@ export class DecisionLog implements DecisionSink {
   }
 
   private async openFile(): Promise<void> {
+    await this.opts.verifyDir?.();
     await mkdir(dirname(this.opts.file), { recursive: true, mode: 0o700 });
     const handle = await open(this.opts.file, OPEN_FLAGS, 0o600);
     try {

@@ -8,6 +8,7 @@ import { stringify } from 'yaml';
 import { errnoCode, ignoreMissing, RootsError } from '../common/errors.js';
 import { SerialQueue } from '../common/serial-queue.js';
 import { shellQuote } from '../common/shell-quote.js';
+import { isGlob } from '../common/glob-dialect.js';
 import { canonicalHome, tooWide } from '../common/too-wide.js';
 import { parseRfc3339, RFC3339_WANTED } from '../common/rfc3339.js';
 import type { Grant } from '../common/types.js';
@@ -176,6 +177,14 @@ export class GrantStore {
           `${canonical} is / or holds the home directory: too much to grant from a question; if it is meant, run rootsctl grant`,
         );
       }
+    }
+    if (isGlob(canonical)) {
+      // The grants file is a policy file, where a path that does not exist literally is a
+      // pattern: once this directory were gone, the grant would match others.
+      throw new RootsError(
+        'GRANT_DENIED',
+        `${canonical} has a name that reads as a pattern (*, ?, [...] or {a,b}), which the grants file would match against other names once it is gone; grant a parent directory instead`,
+      );
     }
     if (canonical.includes('$')) {
       // The grants file is a policy file, where $ starts a variable: such a path cannot be written there.

@@ -19,9 +19,12 @@ export async function privateGroup(gid: number, uid: number): Promise<boolean> {
   const me = users.find((u) => u.uid === uid);
   if (me === undefined || me.gid !== gid) return false;
   if (users.some((u) => u.gid === gid && u.uid !== uid)) return false;
-  const entry = fields(group).find((f) => Number(f[2]) === gid);
-  if (entry === undefined) return false;
-  return (entry[3] ?? '').split(',').every((member) => member === '' || member === me.name);
+  // Every entry with that gid: a second group name may share it (groupadd -o), with members.
+  const entries = fields(group).filter((f) => Number(f[2]) === gid);
+  if (entries.length === 0) return false;
+  return entries.every((entry) =>
+    (entry[3] ?? '').split(',').every((member) => member === '' || member === me.name),
+  );
 }
 
 /** The colon-separated fields of each line of a passwd-style file (comments and blanks skipped). */

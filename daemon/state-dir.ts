@@ -46,7 +46,14 @@ export async function ensureStateDir(dir: string, uid: number): Promise<StateDir
   await checkAncestors(dir, path, uid);
   const verify = async (): Promise<void> => {
     const now = await ignoreMissing(lstat(path));
-    if (now === undefined || now.dev !== first.dev || now.ino !== first.ino) {
+    // An inode number is reused at once for a directory made after one was removed; its birth
+    // time (where the file system keeps one) is not.
+    if (
+      now === undefined ||
+      now.dev !== first.dev ||
+      now.ino !== first.ino ||
+      now.birthtimeMs !== first.birthtimeMs
+    ) {
       throw new RootsError(
         'STATE_DIR_UNSAFE',
         `the state directory ${path} is not the one the daemon started on (it was ${now === undefined ? 'removed' : 'replaced'}), so its grants are not used. Restart the daemon (systemctl --user restart mcp-rootsd) to check and use the directory there now.`,

@@ -364,6 +364,8 @@ export class PolicyState extends EventEmitter<StateEvents> {
       // disk, a state directory made read-only); only surviving a restart depends on the file.
       if (on) this.lockdown = true;
       try {
+        // Not into a directory put in the state directory's place (daemon/state-dir.ts).
+        await this.opts.verifyStateDir?.();
         if (on) {
           await mkdir(this.opts.stateDir, { recursive: true, mode: 0o700 });
           await writeFile(file, `${new Date(this.now()).toISOString()}\n`, { mode: 0o600 });

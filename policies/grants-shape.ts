@@ -4,6 +4,7 @@
  * `MAX_GRANT_SECONDS` away. Anything else in it (a deny, a tool rule, a sandbox, a glob, a grant
  * for 2099) was not written by a grant, so it is an error, and the file grants nothing.
  */
+import { isGlob } from '../common/glob-dialect.js';
 import { isInsideOrEqual } from '../common/segments.js';
 import type { PolicyError } from '../common/types.js';
 import type { ParsedPolicyFile, Pos } from './model.js';
@@ -45,7 +46,11 @@ export function grantsShapeErrors(file: ParsedPolicyFile, now: number): PolicyEr
         add(root.pathPos, `a grant's path is absolute and canonical; "${path}" is not; ${PUT_IT}`);
       } else if (isInsideOrEqual(path, '/proc')) {
         add(root.pathPos, `${path} is under /proc, which no grant may name; ${PUT_IT}`);
+      } else if (isGlob(path)) {
+        // Taken literally only while such a directory exists: gone, it would match others.
+        add(root.pathPos, `a grant's path is no pattern; "${path}" reads as one; ${PUT_IT}`);
       }
+      if (root.kind !== undefined) add(root.pos, `a grant holds no kind; ${PUT_IT}`);
       if (root.expires === undefined) {
         add(root.pos, `a grant has an expires; ${PUT_IT}`);
       } else if (root.expires - now > MAX_GRANT_SECONDS * 1000 + CLOCK_SLACK_MS) {

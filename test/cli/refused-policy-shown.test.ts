@@ -44,3 +44,26 @@ void t.test('a refused policy on disk is named wherever roots are shown', async 
   t.equal((await ctl('reload')).code, 0, 'fixed');
   t.notMatch((await ctl('list', 'fs')).out, 'NOTE', 'nothing said once it is fixed');
 });
+
+void t.test('a grants file with an error is named too, as granting nothing', async (t) => {
+  const dir = shortDir();
+  const w = join(dir, 'w');
+  mkdirSync(w);
+  const d = await startDaemon(t, `version: 1\nservers:\n  fs:\n    roots:\n      - path: ${w}\n`, {
+    dir,
+  });
+  const env = { HOME: join(dir, 'home') };
+  const ctl = (...argv: string[]) => rootsctl(['--socket', d.socket, ...argv], { env });
+  writeFileSync(join(d.stateDir, 'grants.yaml'), 'version: 1\nservers: [oops\n');
+  t.equal((await ctl('reload')).code, 1, 'the grants file is refused');
+  const r = await ctl('list', 'fs');
+  t.equal(
+    r.out.split('\n')[0],
+    `NOTE: the grants file has 1 error, so none of its grants serve; \`rootsctl --socket ${d.socket} status\` shows it.`,
+  );
+  t.notMatch(r.out, 'last valid policy', 'the policy itself is fine');
+  t.match(
+    (await ctl('status')).out,
+    '(no grants serve until the grants file is fixed or moved away)',
+  );
+});

@@ -318,6 +318,16 @@ void t.test('a grants file that says more than a grant does grants nothing', asy
       /grants\.yaml:3:3: a grant holds roots only, not tools, sandbox/,
     ],
     [
+      'a pattern for a path',
+      `version: 1\nservers:\n  fs:\n    roots:\n      - {path: "${dir}/o[t]her", expires: "${soon}"}\n`,
+      /grants\.yaml:5:16: a grant's path is no pattern; ".*o\[t\]her" reads as one/,
+    ],
+    [
+      'a kind',
+      `version: 1\nservers:\n  fs:\n    roots:\n      - {path: ${dir}/other, kind: any, expires: "${soon}"}\n`,
+      /grants\.yaml:5:9: a grant holds no kind/,
+    ],
+    [
       'a deny',
       `version: 1\ndeny: [${dir}/base]\nservers:\n  fs:\n    roots:\n      - {path: ${dir}/other, expires: "${soon}"}\n`,
       /grants\.yaml:2:8: a grants file holds no deny/,
@@ -345,4 +355,24 @@ void t.test('a grants file that says more than a grant does grants nothing', asy
     2,
     'the file as the daemon wrote it serves again',
   );
+});
+
+void t.test('a directory whose name reads as a pattern is not granted', async (t) => {
+  // Gone, `w[1]` in the grants file would match `w1`, and `{a,b}` both a and b.
+  const dir = shortDir();
+  tree(dir);
+  for (const name of ['w[1]', '{base,other}', 'p*', 'q?']) mkdirSync(join(dir, name));
+  const d = await startDaemon(t, POLICY(dir), { dir });
+  const c = await d.connect();
+  for (const name of ['w[1]', '{base,other}', 'p*', 'q?']) {
+    await t.rejects(
+      c.grant('fs', join(dir, name), { seconds: 600 }),
+      {
+        code: 'GRANT_DENIED',
+        message: /has a name that reads as a pattern .*grant a parent directory instead/,
+      },
+      name,
+    );
+  }
+  t.same((await c.grants()).grants, [], 'nothing was granted');
 });

@@ -20,6 +20,7 @@ import { pathToFileURL } from 'node:url';
 import t, { type Test } from 'tap';
 import { RootsClient } from '../../protocol/client.js';
 import { bin } from '../helpers/bin.js';
+import { waitFor } from '../helpers/poll.js';
 import { lockName } from '../../protocol/socket-path.js';
 import {
   asUser,
@@ -263,6 +264,19 @@ void t.test('a state directory or grants file someone else can write', async (t)
     const own = await spawnDaemonAs(owner, [...base.slice(0, -1), inside], t);
     t.match(own.output(), /listening on/, 'writable by the owner’s private group: served');
     await own.stop();
+    // A second group name with the owner's gid (groupadd -o) and the intruder in it: the gid is
+    // shared after all.
+    const alias = `mra${intruder.name.slice(-8)}`;
+    t.equal(spawnSync('groupadd', ['-o', '-g', String(owner.gid), alias]).status, 0);
+    // -f: the gid is the owner's primary group's, which groupdel otherwise will not remove.
+    t.teardown(() => {
+      const r = spawnSync('groupdel', ['-f', alias], { encoding: 'utf8' });
+      if (r.status !== 0) throw new Error(`groupdel -f ${alias} failed: ${r.stderr}`);
+    });
+    t.equal(spawnSync('usermod', ['-aG', alias, intruder.name]).status, 0);
+    const aliased = await spawnDaemonAs(owner, [...base.slice(0, -1), inside], t);
+    t.equal(await aliased.exited, 1, 'a gid another group name shares with the intruder: refused');
+    t.match(aliased.output(), /which is not yours alone, may write it/);
   });
 
   await t.test('reached through a link of theirs, re-pointed while it runs', async (t) => {
@@ -296,6 +310,11 @@ void t.test('a state directory or grants file someone else can write', async (t)
       'project',
       'but where it led at the start',
     );
+    t.equal(
+      (await c.status()).decisionLog,
+      join(real, 'decisions.jsonl'),
+      'the decision log is named where it is',
+    );
     await daemon.stop();
   });
 
@@ -310,8 +329,10 @@ void t.test('a state directory or grants file someone else can write', async (t)
     const c = await RootsClient.connect({ socket, uid: owner.uid });
     t.teardown(() => c.close());
     await c.grant('fs', join(owner.home, 'project'), { seconds: 600, readOnly: true });
+    // The grant's record open, so that its first write does not make the directory again.
+    await waitFor(() => existsSync(join(stateDir, 'decisions.jsonl')), 30_000, 'the decision log');
     rmSync(stateDir, { recursive: true });
-    t.equal(runAs(intruder, 'mkdir', ['-m', '0755', stateDir]).status, 0);
+    t.equal(runAs(intruder, 'mkdir', ['-m', '0777', stateDir]).status, 0);
     t.equal(nodeAs(intruder, writeScript(join(stateDir, 'grants.yaml'), planted)).status, 0);
     t.equal((await c.reload()).ok, false, 'the reload reports an error');
     const roots = (await c.listRoots('fs')).roots.map((r) => r.uri);
@@ -319,7 +340,10 @@ void t.test('a state directory or grants file someone else can write', async (t)
     const status = await c.status();
     t.match(
       status.policy.errors.map((e) => e.message).join('\n'),
-      `the state directory ${stateDir} is not the one the daemon started on (it was replaced)`,
+      // Or, where the file system keeps no birth time and the inode number was reused, its owner.
+      new RegExp(
+        `the state directory ${stateDir} (is not the one the daemon started on \\(it was replaced\\)|is unsafe: it is owned by uid ${intruder.uid})`,
+      ),
     );
     await t.rejects(
       c.grant('fs', join(owner.home, 'project'), { seconds: 60 }),
@@ -330,6 +354,9 @@ void t.test('a state directory or grants file someone else can write', async (t)
       readFileSync(join(stateDir, 'grants.yaml'), 'utf8').includes('project'),
       'their file is left as it was',
     );
+    t.same(await c.lockdown(true), { lockdown: true }, 'lockdown still takes effect');
+    t.same((await c.listRoots('fs')).roots, []);
+    t.notOk(existsSync(join(stateDir, 'lockdown')), 'but is not written into their directory');
     await daemon.stop();
   });
 });
