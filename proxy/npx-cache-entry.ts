@@ -21,11 +21,12 @@ export async function cacheEntryRefusal(
 ): Promise<string | undefined> {
   const [cache, entry, dir] = await Promise.all([real(at.cache), real(at.entry), real(at.dir)]);
   const file = await real(join(at.dir, at.bin));
-  // A writable path inside the entry counts too: the package's own node_modules, say.
+  // A writable path inside the cache counts too: the package's own node_modules, say, or npm's
+  // store of downloads (_cacache), from which the next `npx -y` outside the sandbox installs.
   const own = serverOwn.find(
     (o) =>
       [cache, entry, dir, file].some((p) => p !== undefined && isInsideOrEqual(p, o)) ||
-      (entry !== undefined && isInsideOrEqual(o, entry)),
+      (cache !== undefined && isInsideOrEqual(o, cache)),
   );
   if (own !== undefined) {
     return `its copy in npx's cache, ${at.dir}, lies where the server may write (${own}: a root, or a sandbox.write path, and the cache overlap): a package it left there would choose what runs and what the sandbox shows. Keep npm's cache (${at.cache}) out of the server's roots and sandbox.write paths (npm_config_cache names another), or name the program in the command instead (node /path/to/its/package/dist/index.js)`;

@@ -152,13 +152,16 @@ export async function programPaths(
     if (p === undefined || depth > 3) return;
     const r = await real(p);
     if (r === undefined) return;
-    // An interpreter is a file the kernel can execute, not a directory or a secret.
-    if (depth > 0 && run && !(await isExecutableFile(r))) return;
+    // What the kernel runs (the command, an interpreter) is an executable file, not a directory
+    // or a secret.
+    if (run && !(await isExecutableFile(r))) return;
     out.push(r);
     if (isNode(r)) {
-      // A Node outside the system (nvm, volta, a tarball): its prefix holds its own modules.
+      // A Node outside the system (nvm, volta, a tarball): its prefix holds its own modules. Not
+      // one the server may have left where it writes: its "prefix" would be whatever lies above.
       const prefix = dirname(dirname(r));
-      if (!tooWide(prefix, ctx.home)) out.push(prefix);
+      const planted = ctx.serverOwn?.some((o) => isInsideOrEqual(r, o)) === true;
+      if (!planted && !tooWide(prefix, ctx.home)) out.push(prefix);
       return;
     }
     const line = await shebang(r);

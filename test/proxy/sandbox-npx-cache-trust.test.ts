@@ -205,6 +205,40 @@ void t.test("a script's package is looked for no higher than its root or package
   });
 });
 
+void t.test('a node the server left where it writes shows nothing above it', async (t) => {
+  // On the server's PATH (its root, or `.` with its working directory there), a file named
+  // node: taken for an installed Node, its "prefix" would be the directory above the root.
+  const dir = ownedShortDir(t);
+  const root = join(dir, 'root');
+  mkdirSync(root);
+  writeFileSync(join(root, 'node'), '#!/bin/sh\n', { mode: 0o755 });
+  const ctx = { ...context(dir, join(dir, 'npm')), env: { PATH: root }, home: '/nonexistent-home' };
+  t.ok(
+    (await programPaths('node', [], ctx)).includes(dir),
+    'taken for a Node, the prefix is shown',
+  );
+  t.same(
+    await programPaths('node', [], { ...ctx, serverOwn: [root] }),
+    [join(root, 'node')],
+    'left where the server writes: only the file itself',
+  );
+  // A command that is a directory (a link the server made) is nothing to run, nor to show.
+  mkdirSync(join(dir, 'secret'));
+  symlinkSync(join(dir, 'secret'), join(dir, 'bin-node'));
+  t.same(await programPaths(join(dir, 'bin-node'), [], ctx), [], 'a directory is not shown');
+});
+
+void t.test("a writable path anywhere in npx's cache refuses its copies", async (t) => {
+  // npm's store of downloads: the next `npx -y` outside the sandbox installs from it.
+  const dir = ownedShortDir(t);
+  const cache = join(dir, 'npm');
+  cachedServer(cache, 'aaa', '1.0.0');
+  mkdirSync(join(cache, '_cacache'));
+  t.match(await resolveNpx(launch(['@x/srv']), context(dir, cache), [join(cache, '_cacache')]), {
+    problem: /lies where the server may write \(.*_cacache:/,
+  });
+});
+
 void t.test('sandboxed under bwrap: a planted higher version in a cache in the root', async (t) => {
   const dir = ownedShortDir(t);
   const cache = join(dir, 'root/npm');
