@@ -71,7 +71,10 @@ export class GrantStore {
   private pruneAt: number | undefined = 0;
 
   private schedulePrune(): void {
-    void this.queue.run(() => this.pruneExpired());
+    // A grants file that cannot be read is reported by the load that serves it (daemon/state.ts).
+    this.queue
+      .run(() => this.pruneExpired())
+      .catch((err: unknown) => this.opts.log.debug(`grants not pruned: ${String(err)}`));
   }
 
   /** Rewrite the grants file without its expired grants, if it has any. */

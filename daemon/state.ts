@@ -568,7 +568,6 @@ export class PolicyState extends EventEmitter<StateEvents> {
     this.emit('changed', this.revision, changes);
   }
 
-  /** What serves while the policy is invalid: the last good one, or none since start. */
   /** The grants file, unless the state directory is no longer the one checked at start. */
   private async loadGrants(ctx: PolicyContext): Promise<LoadedSources> {
     try {
@@ -580,6 +579,7 @@ export class PolicyState extends EventEmitter<StateEvents> {
     return loadGrantsSource(this.opts.grantsFile, ctx);
   }
 
+  /** What serves while the policy is invalid: the last good one, or none since start. */
   private keeping(): string {
     return this.policyEverValid
       ? 'still serving the last good policy'
