@@ -42,7 +42,9 @@ export function grantsShapeErrors(file: ParsedPolicyFile, now: number): PolicyEr
     }
     for (const root of block.roots) {
       const { path } = root;
-      if (!path.startsWith('/') || normalizeLexically(path) !== path) {
+      if (!path.startsWith('/') || normalizeLexically(path) !== path || path.includes('$')) {
+        // `$` starts a variable, which the daemon never writes (grants/add refuses it): checked
+        // as written, `/$P/self` would pass, and be /proc/self once expanded.
         add(root.pathPos, `a grant's path is absolute and canonical; "${path}" is not; ${PUT_IT}`);
       } else if (isInsideOrEqual(path, '/proc')) {
         add(root.pathPos, `${path} is under /proc, which no grant may name; ${PUT_IT}`);

@@ -136,6 +136,17 @@ function packageDirs(file: string, ctx: ProgramContext): string[] {
   return out;
 }
 
+/** Whether `path` (found as written; `canonical` where it leads) lies where the server writes. */
+async function writable(
+  path: string,
+  canonical: string,
+  serverOwn: readonly string[] | undefined,
+): Promise<boolean> {
+  if (serverOwn === undefined || serverOwn.length === 0) return false;
+  const places = [canonical, resolve(path), (await real(dirname(resolve(path)))) ?? dirname(path)];
+  return serverOwn.some((own) => places.some((p) => isInsideOrEqual(p, own)));
+}
+
 /** The paths the command runs from (canonical, existing; duplicates and nested ones removed). */
 export async function programPaths(
   command: string,
@@ -156,16 +167,19 @@ export async function programPaths(
     // or a secret.
     if (run && !(await isExecutableFile(r))) return;
     out.push(r);
+    // A file the server may have left where it writes (there, or a link there to elsewhere)
+    // chooses nothing the sandbox shows: not a Node "prefix" (whatever lies above it), not what
+    // its `#!` line names (any file or project of the user's). It is shown itself, and what it
+    // needs from outside must be given by sandbox.read.
+    const planted = await writable(p, r, ctx.serverOwn);
     if (isNode(r)) {
-      // A Node outside the system (nvm, volta, a tarball): its prefix holds its own modules. Not
-      // one the server may have left where it writes: its "prefix" would be whatever lies above.
+      // A Node outside the system (nvm, volta, a tarball): its prefix holds its own modules.
       const prefix = dirname(dirname(r));
-      const planted = ctx.serverOwn?.some((o) => isInsideOrEqual(r, o)) === true;
       if (!planted && !tooWide(prefix, ctx.home)) out.push(prefix);
       return;
     }
     const line = await shebang(r);
-    if (line !== undefined && run) {
+    if (line !== undefined && run && !planted) {
       const [interp, ...rest] = line;
       const viaEnv = basename(interp!) === 'env' ? rest.find((w) => !w.startsWith('-')) : undefined;
       const found = viaEnv === undefined ? interp : await findOnPath(viaEnv, ctx.env, ctx.cwd);

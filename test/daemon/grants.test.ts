@@ -318,6 +318,11 @@ void t.test('a grants file that says more than a grant does grants nothing', asy
       /grants\.yaml:3:3: a grant holds roots only, not tools, sandbox/,
     ],
     [
+      'a variable in a path',
+      `version: 1\nservers:\n  fs:\n    roots:\n      - {path: "/$P/self", expires: "${soon}"}\n`,
+      /grants\.yaml:5:16: a grant's path is absolute and canonical; "\/\$P\/self" is not/,
+    ],
+    [
       'a pattern for a path',
       `version: 1\nservers:\n  fs:\n    roots:\n      - {path: "${dir}/o[t]her", expires: "${soon}"}\n`,
       /grants\.yaml:5:16: a grant's path is no pattern; ".*o\[t\]her" reads as one/,

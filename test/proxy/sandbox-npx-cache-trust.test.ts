@@ -228,6 +228,37 @@ void t.test('a node the server left where it writes shows nothing above it', asy
   t.same(await programPaths(join(dir, 'bin-node'), [], ctx), [], 'a directory is not shown');
 });
 
+void t.test('a command the server left where it writes chooses nothing shown', async (t) => {
+  // Its `#!` line, or a link named node, could otherwise name any project or Node install of the
+  // user's, to be shown read-only to the server.
+  const dir = ownedShortDir(t);
+  const w = join(dir, 'w');
+  const project = join(dir, 'secretproj');
+  mkdirSync(join(project, 'scripts'), { recursive: true });
+  mkdirSync(w);
+  writeFileSync(join(project, 'package.json'), '{}');
+  writeFileSync(join(project, 'scripts/tool.sh'), '#!/bin/sh\n', { mode: 0o755 });
+  writeFileSync(join(w, 'server.sh'), `#!${project}/scripts/tool.sh\n`, { mode: 0o755 });
+  mkdirSync(join(dir, 'nv/bin'), { recursive: true });
+  writeFileSync(join(dir, 'nv/bin/node'), '#!/bin/sh\n', { mode: 0o755 });
+  symlinkSync(join(dir, 'nv/bin/node'), join(w, 'node2'));
+  const ctx = { ...context(dir, join(dir, 'npm')), home: '/nonexistent-home' };
+  t.ok(
+    (await programPaths(join(w, 'server.sh'), [], ctx)).includes(project),
+    'elsewhere, its #! line is followed',
+  );
+  t.same(
+    await programPaths(join(w, 'server.sh'), [], { ...ctx, serverOwn: [w] }),
+    [join(w, 'server.sh')],
+    'where the server writes, not',
+  );
+  t.same(
+    await programPaths(join(w, 'node2'), [], { ...ctx, serverOwn: [w] }),
+    [join(dir, 'nv/bin/node')],
+    'a link there named node: no prefix of where it leads',
+  );
+});
+
 void t.test("a writable path anywhere in npx's cache refuses its copies", async (t) => {
   // npm's store of downloads: the next `npx -y` outside the sandbox installs from it.
   const dir = ownedShortDir(t);
