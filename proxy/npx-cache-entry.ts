@@ -5,11 +5,10 @@
  * choose what runs next start), and not a bin that leads out of its package (`"bin":
  * "../../../.ssh/id_rsa"`, or a link to a directory), which would show that path to the server.
  */
-import { realpath, stat } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { isInsideOrEqual, isStrictlyInside } from '../common/segments.js';
-
-const real = (p: string): Promise<string | undefined> => realpath(p).catch(() => undefined);
+import { real } from './written-by.js';
 
 /**
  * Why the cached package `dir` (in `entry`, `_npx/HASH` of `cache`; `pkg` is name@version) may not

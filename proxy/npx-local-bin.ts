@@ -7,7 +7,7 @@
  */
 import { lstat, realpath, stat } from 'node:fs/promises';
 import { dirname, join, relative, sep } from 'node:path';
-import { isInsideOrEqual, isStrictlyInside } from '../common/segments.js';
+import { isStrictlyInside } from '../common/segments.js';
 
 /** The `node_modules/.bin/NAME` npx would run from `cwd`, or undefined. */
 export async function localBin(name: string, cwd: string): Promise<string | undefined> {
@@ -44,18 +44,4 @@ export async function localBinTarget(bin: string): Promise<string | undefined> {
   } catch {
     return undefined;
   }
-}
-
-/**
- * The path of `serverOwn` (canonical paths the server may write) that holds `bin`'s directory or
- * the file it leads to, or undefined.
- */
-export async function writtenBy(
-  bin: string,
-  serverOwn: readonly string[],
-): Promise<string | undefined> {
-  const places = [await realpath(dirname(bin)).catch(() => dirname(bin))];
-  const file = await realpath(bin).catch(() => undefined);
-  if (file !== undefined) places.push(file);
-  return serverOwn.find((own) => places.some((p) => isInsideOrEqual(p, own)));
 }

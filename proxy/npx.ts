@@ -12,7 +12,8 @@ import { basename, join } from 'node:path';
 import type { Launch } from './launch.js';
 import { findOnPath } from '../common/find-on-path.js';
 import { cacheEntryRefusal } from './npx-cache-entry.js';
-import { localBin, localBinTarget, writtenBy } from './npx-local-bin.js';
+import { localBin, localBinTarget } from './npx-local-bin.js';
+import { writtenBy } from './written-by.js';
 import { compareVersions, parseVersion, wanted, type Version } from './npx-version.js';
 import type { ProgramContext } from './program.js';
 

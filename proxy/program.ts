@@ -5,12 +5,13 @@
  * to what npx would run before this, in npx.ts.)
  */
 import { constants } from 'node:fs';
-import { access, open, realpath, stat } from 'node:fs/promises';
+import { access, open, stat } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, resolve, sep } from 'node:path';
 import { existsSync, lstatSync } from 'node:fs';
 import { findOnPath } from '../common/find-on-path.js';
 import { isInsideOrEqual } from '../common/segments.js';
 import { tooWide } from '../common/too-wide.js';
+import { real, writtenBy } from './written-by.js';
 
 /** Where to look things up. */
 export interface ProgramContext {
@@ -21,14 +22,6 @@ export interface ProgramContext {
   leftOut?: (message: string) => void;
   /** Canonical paths the server may write (sandbox-mounts.ts serverWritable). */
   serverOwn?: readonly string[];
-}
-
-async function real(p: string): Promise<string | undefined> {
-  try {
-    return await realpath(p);
-  } catch {
-    return undefined;
-  }
 }
 
 /** The interpreter line of a script (`#!/usr/bin/env node` gives ['/usr/bin/env', 'node']). */
@@ -136,17 +129,6 @@ function packageDirs(file: string, ctx: ProgramContext): string[] {
   return out;
 }
 
-/** Whether `path` (found as written; `canonical` where it leads) lies where the server writes. */
-async function writable(
-  path: string,
-  canonical: string,
-  serverOwn: readonly string[] | undefined,
-): Promise<boolean> {
-  if (serverOwn === undefined || serverOwn.length === 0) return false;
-  const places = [canonical, resolve(path), (await real(dirname(resolve(path)))) ?? dirname(path)];
-  return serverOwn.some((own) => places.some((p) => isInsideOrEqual(p, own)));
-}
-
 /** The paths the command runs from (canonical, existing; duplicates and nested ones removed). */
 export async function programPaths(
   command: string,
@@ -171,7 +153,7 @@ export async function programPaths(
     // chooses nothing the sandbox shows: not a Node "prefix" (whatever lies above it), not what
     // its `#!` line names (any file or project of the user's). It is shown itself, and what it
     // needs from outside must be given by sandbox.read.
-    const planted = await writable(p, r, ctx.serverOwn);
+    const planted = (await writtenBy(p, ctx.serverOwn)) !== undefined;
     if (isNode(r)) {
       // A Node outside the system (nvm, volta, a tarball): its prefix holds its own modules.
       const prefix = dirname(dirname(r));

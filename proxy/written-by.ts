@@ -1,0 +1,26 @@
+/**
+ * Whether a file the proxy is about to run or show lies where the server may write: there, or
+ * reached through a link there. Such a file may be the server's own work from an earlier
+ * session, so it must not choose what the sandbox shows (program.ts, npx.ts).
+ */
+import { realpath } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
+import { isInsideOrEqual } from '../common/segments.js';
+
+/** `realpath`, or undefined where it fails (missing, a loop, no permission). */
+export const real = (p: string): Promise<string | undefined> => realpath(p).catch(() => undefined);
+
+/**
+ * The path of `serverOwn` (canonical paths the server may write) that holds `path` as written,
+ * its directory where it leads, or the file it leads to; or undefined.
+ */
+export async function writtenBy(
+  path: string,
+  serverOwn: readonly string[] | undefined,
+): Promise<string | undefined> {
+  if (serverOwn === undefined || serverOwn.length === 0) return undefined;
+  const written = resolve(path);
+  const [dir, file] = await Promise.all([real(dirname(written)), real(written)]);
+  const places = [written, dir ?? dirname(written), ...(file === undefined ? [] : [file])];
+  return serverOwn.find((own) => places.some((p) => isInsideOrEqual(p, own)));
+}
