@@ -1,8 +1,7 @@
-/** How the daemon watches a directory: its own entries, chokidar to a depth, or a whole tree. */
+/** How the daemon watches a directory: its own entries, a tree to a depth, or a whole tree. */
 import { realpath, stat } from 'node:fs/promises';
 import { sep } from 'node:path';
 import { errnoCode } from '../common/errors.js';
-import { watchToDepth } from './watch-depth.js';
 import { TREE_WATCH_CAP, TreeTooLarge, watchTree } from './watch-tree.js';
 import {
   watchEntries,
@@ -65,7 +64,7 @@ function respell(real: string, given: string): (path: string) => string {
   return (p) => (p === real ? given : p.startsWith(real + sep) ? given + p.slice(real.length) : p);
 }
 
-/** One `fs.watch` for a directory's own entries; chokidar deeper; a tree for `**` (watch-tree.ts). */
+/** One `fs.watch` for a directory's own entries; a tree (watch-tree.ts) to a depth, or for `**`. */
 export const defaultBackend: WatchBackend = {
   async dir(path, depth, onEvent, onError, enters) {
     // Watch the canonical directory so that a symlinked one is watched inside, not as a link.
@@ -77,10 +76,17 @@ export const defaultBackend: WatchBackend = {
     }
     // A directory's own entries need one inotify watch, not chokidar's walk of every entry.
     if (depth === 0) return watchEntries(real, path, onEvent, onError);
-    // chokidar deeper, loaded on first use (watch-depth.ts): most policies need no such watch.
+    // Deeper, one watch per directory the glob could enter, to its depth. No cap: each such
+    // directory is one the glob may match below, and past the user's inotify allowance the
+    // watch is degraded to rescans like any other (ENOSPC).
     const name = respell(real, path);
-    const isSetupError = (err: Error) => degradeCode(err) !== undefined;
-    return watchToDepth({ real, depth, name, enters, isSetupError }, onEvent, onError);
+    return watchTree(real, (e) => onEvent({ ...e, path: name(e.path) }), onError, {
+      ignore: [],
+      depth,
+      enters,
+      cap: Infinity,
+      onOverflow: () => {},
+    });
   },
 
   recursive: (path, ignore, onEvent, onError) =>

@@ -16,7 +16,7 @@ export interface Watch {
   path: string;
   /** Where `path` led when the plan was made: the directory the watch follows. */
   real: string;
-  /** Levels below `path` (its own entries, or chokidar deeper), or 'recursive' (watch-tree.ts). */
+  /** Levels below `path` (its own entries, or a tree to that depth), or 'recursive' (watch-tree.ts). */
   depth: number | 'recursive';
   /** For a depth-limited watch: the globs that decide which directories below are watched. */
   globs?: string[];

@@ -5,6 +5,13 @@
  * was the whole of a `dir/**\/x` mkdir's latency; here an event is reported as soon as the new
  * subtree is watched.
  *
+ * The same tree, cut to a depth and to the directories a glob could enter (`depth`, `enters`),
+ * is the watch of a glob below its base (`base/keep*\/src/*`). chokidar did that before, and
+ * dropped an `fs.watch` it had just made when it was closed in the moment between making it and
+ * keeping it: nothing closed that watch again, it held the daemon's process open, and a later
+ * watcher of the same path shared it (chokidar shares one per path in a process). Here every
+ * watch is in `watched` the turn it is made, so a close closes it.
+ *
  * A new directory is watched before it is reported: its own watch is set, then it is read, and
  * every directory found in it is watched the same way, so whatever `mkdir -p a/b/c` made before
  * a watch was in place is found by the reading, and whatever it makes after is reported by the
@@ -62,6 +69,10 @@ export interface TreeOptions {
   cap?: number;
   /** The tree grew past the cap after the start; the handle stops reporting. */
   onOverflow: () => void;
+  /** Levels below the root watched: a directory `depth` levels down is, one below it is not. */
+  depth?: number;
+  /** Whether a directory below the root (its names, one per level) is watched; undefined: all. */
+  enters?: (names: readonly string[]) => boolean;
 }
 
 interface Watched {
@@ -104,6 +115,13 @@ export async function watchTree(
   let closed = false;
   let overflowed = false;
   const child = (dir: string, name: string) => (dir === '/' ? `/${name}` : `${dir}/${name}`);
+  const depth = opts.depth ?? Infinity;
+  /** Whether `dir` (the root, or a directory under it) is within the depth and entered. */
+  const admitted = (dir: string): boolean => {
+    if (dir === root) return true;
+    const names = dir.slice(root === '/' ? 1 : root.length + 1).split('/');
+    return names.length <= depth && (opts.enters?.(names) ?? true);
+  };
 
   const closeAll = () => {
     for (const w of watched.values()) w.watcher.close();
@@ -124,7 +142,7 @@ export async function watchTree(
 
   /** Watch one directory; the directories in it, to be watched next. */
   const watchOne = async (dir: string): Promise<string[]> => {
-    if (closed || overflowed || watched.has(dir)) return [];
+    if (closed || overflowed || watched.has(dir) || !admitted(dir)) return [];
     if (watched.size >= cap) throw new TreeTooLarge(root, cap);
     let watcher: FSWatcher;
     try {

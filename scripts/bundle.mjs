@@ -84,9 +84,7 @@ async function commonJsBin(dir, entry, bin, head, extra = {}) {
  * README and hints give in a clone) a link to it. The tests start the daemon hundreds of times:
  * from an ES module bundle a start to its socket cost about 330 M instructions (376 M with the
  * demo policy), from this CommonJS one 322 M (366 M), as Node's ES module loader is never loaded.
- * CommonJS has no chunks: chokidar, loaded only for a depth-limited watch, is in the same file,
- * compiled only when first imported (esbuild wraps it in a function). @parcel/watcher stays
- * outside (a native module, loaded only for `**` globs). The modules that find files beside
+ * @parcel/watcher stays outside (a native module, loaded only for large `**` trees). The modules that find files beside
  * themselves (the package's version, `lazy-crypto`'s `createRequire`) get the bundle's URL. It
  * begins with the launcher's lines too: not for its start, once a login, but for its memory, as
  * the certificates Node 20 parses at start stay resident for the daemon's whole life.

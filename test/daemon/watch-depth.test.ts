@@ -1,16 +1,17 @@
 /**
- * The depth-limited watch (daemon/watch-depth.ts) opens itself afresh when a directory it enters
- * is renamed. A burst of renames used to start two openings at once: the second began while the
- * first was opening, the first's watcher was never closed, and its stale `fs.watch` of a
- * replaced directory was then shared by every later opening (chokidar shares one per path in a
- * process). A match made in the directory swapped in was then never seen: the daemon's swap
- * test failed about one run in eight.
+ * The depth-limited watch (a glob below its base, `base/keep*\/src/*`): the tree of watch-tree.ts
+ * cut to the glob's depth and to the directories it could enter. chokidar did this before, and
+ * its faults are the cases here: a burst of swaps left a stale `fs.watch` of a replaced
+ * directory shared by later watches; a directory moved away and back stayed unwatched; a watch
+ * closed in the moment after it made an `fs.watch` dropped that `fs.watch`, which then held the
+ * process open (the daemon's tests hung at their end about one run in fifty); and each file under
+ * the base took an inotify watch of its own.
  */
 import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
-import { watchToDepth } from '../../daemon/watch-depth.js';
-import type { WatchEvent } from '../../daemon/watch-dir.js';
+import { defaultBackend } from '../../daemon/watch-backend.js';
+import type { WatchEvent, WatchHandle } from '../../daemon/watch-dir.js';
 import { poll, waitFor } from '../helpers/poll.js';
 import { ownedShortDir } from '../helpers/proxy.js';
 import { wrapWatch } from '../helpers/watch-fault.js';
@@ -23,21 +24,17 @@ const fsWatches = () =>
 async function watchKeep(base: string) {
   const events: WatchEvent[] = [];
   const errors: Error[] = [];
-  const handle = await watchToDepth(
-    {
-      real: base,
-      depth: 2,
-      name: (p) => p,
-      enters: (names) => names[0]!.startsWith('keep'),
-      isSetupError: () => false,
-    },
+  const handle = await defaultBackend.dir(
+    base,
+    2,
     (e) => events.push(e),
     (err) => errors.push(err),
+    (names) => names[0]!.startsWith('keep'),
   );
   return { events, errors, handle };
 }
 
-void t.test('bursts of swaps open the watch one at a time and leave nothing open', async (t) => {
+void t.test('bursts of swaps leave the newcomer watched and nothing open', async (t) => {
   const base = join(ownedShortDir(t), 'base');
   mkdirSync(join(base, 'keep1/src/x'), { recursive: true });
   mkdirSync(join(base, 'other/src'), { recursive: true });
@@ -50,66 +47,61 @@ void t.test('bursts of swaps open the watch one at a time and leave nothing open
       renameSync(join(base, 'other'), join(base, 'keep1'));
       renameSync(join(base, 'tmp'), join(base, 'other'));
     }
-    // Past the gap between openings, so that the next burst's opening starts at once.
     await new Promise((r) => setTimeout(r, 150));
     const made = join(base, `keep1/src/n${round}`);
     const from = events.length;
     mkdirSync(made);
-    // Reported by name, or by a look at the whole base (the watch opened afresh after the mkdir
-    // found it in its first scan, which reports nothing by name), as the daemon takes either.
     await waitFor(
-      () => events.slice(from).some((e) => e.path === made || e.path === base),
+      () => events.slice(from).some((e) => e.path === made),
       10_000,
       `round ${round}: a directory made in the one swapped in is reported`,
     );
   }
   await handle.close();
-  // Handles close asynchronously after the watcher's close resolves.
   await poll(() => fsWatches() === before, 2_000);
   t.equal(fsWatches(), before, 'no fs.watch is left open once the watch is closed');
   t.same(errors, [], 'no error');
 });
 
-void t.test('a watch opened afresh while its directory was away never goes silent', async (t) => {
-  // The opening afresh (after a rename of a directory it enters) found the directory gone, and
-  // looked for it; it came back as the same inode (moved away and back), so the look took it
-  // for the one still watched, and nothing watched it any more. It must report the failure (the
-  // daemon opens a watch afresh) or go on reporting what is made in it.
-  for (let round = 1; round <= 4; round++) {
-    const dir = ownedShortDir(t);
-    const base = join(dir, 'base');
+void t.test('closed in the moment after any watch is made, it leaves none open', async (t) => {
+  // The close lands after an `fs.watch` is made and before the code that made it resumes (a
+  // microtask later): chokidar dropped that watch there. Tried at each watch a growth makes.
+  const made = ['keep2/src', 'keep3/src', 'keep4/src'];
+  /** The handle to close after the `at`-th watch made from now on. */
+  let armed: { handle: WatchHandle; at: number; seen: number } | undefined;
+  const closed: { closing?: Promise<void> } = {};
+  /** Read through a call: the flow analysis cannot see the hook assign it. */
+  const closing = () => closed.closing;
+  wrapWatch(t, {
+    after: () => {
+      if (armed === undefined || ++armed.seen !== armed.at) return;
+      const { handle } = armed;
+      armed = undefined;
+      queueMicrotask(() => {
+        closed.closing = handle.close();
+      });
+    },
+  });
+  for (let at = 1; at <= made.length * 2; at++) {
+    const base = join(ownedShortDir(t), 'base');
     mkdirSync(join(base, 'keep1/src'), { recursive: true });
-    const { events, errors, handle } = await watchKeep(base);
-    const reopened = async (from: number) =>
-      waitFor(() => events.slice(from).some((e) => e.path === base), 10_000, 'an opening');
-    // The first opening afresh comes at once; the next waits out the gap after it.
-    let from = events.length;
-    renameSync(join(base, 'keep1'), join(base, 'keep2'));
-    await reopened(from);
-    from = events.length;
-    renameSync(join(base, 'keep2'), join(base, 'keep3'));
-    await waitFor(() => events.length > from, 10_000, 'the rename seen');
-    await new Promise((r) => setTimeout(r, 20));
-    renameSync(base, join(dir, 'away'));
-    await new Promise((r) => setTimeout(r, 400));
-    renameSync(join(dir, 'away'), base);
-    await new Promise((r) => setTimeout(r, 300));
-    const made = join(base, 'keep3/src/n');
-    from = events.length;
-    mkdirSync(made);
-    await waitFor(
-      () => errors.length > 0 || events.slice(from).some((e) => e.path === made || e.path === base),
-      10_000,
-      `round ${round}: the failed opening reported, or the directory made seen`,
-    );
-    await handle.close();
+    const before = fsWatches();
+    const { handle } = await watchKeep(base);
+    closed.closing = undefined;
+    armed = { handle, at, seen: 0 };
+    for (const m of made) mkdirSync(join(base, m), { recursive: true });
+    await waitFor(() => closing() !== undefined, 10_000, `watch ${at} made, and closed`);
+    await closing();
+    await poll(() => fsWatches() === before, 2_000);
+    t.equal(fsWatches(), before, `closed after watch ${at}: no fs.watch left open`);
   }
 });
 
 void t.test('the directory moved away and back is watched again', async (t) => {
-  // chokidar, finding the directory it watches gone, drops its watches of it and keeps none
-  // when it comes back; the same inode back at the path was taken for a watch still in place.
-  // Away for a moment, then long enough for chokidar to look, in turns.
+  // chokidar, finding the directory it watches gone, dropped its watches of it and kept none
+  // when it came back; the same inode back at the path was taken for a watch still in place.
+  // Now it is either still watched (back before the watch looked) or reported lost (the daemon
+  // then plans the watch afresh). Away for a moment, then long enough for the watch to look.
   for (const away of [0, 50, 300, 0, 300]) {
     const dir = ownedShortDir(t);
     const base = join(dir, 'base');
@@ -118,27 +110,25 @@ void t.test('the directory moved away and back is watched again', async (t) => {
     renameSync(base, join(dir, 'away'));
     if (away > 0) await new Promise((r) => setTimeout(r, away));
     renameSync(join(dir, 'away'), base);
-    // Past the opening afresh (which reports the whole directory), so that only an event
-    // naming it can report what is made next.
     await new Promise((r) => setTimeout(r, 500));
     const made = join(base, 'keep1/src/n');
     const from = events.length;
     mkdirSync(made);
     await waitFor(
-      () => events.slice(from).some((e) => e.path === made),
+      () => errors.length > 0 || events.slice(from).some((e) => e.path === made),
       5_000,
-      `away ${away} ms: a directory made in it afterwards reported`,
+      `away ${away} ms: a directory made in it afterwards reported, or the watch reported lost`,
     );
-    t.same(errors, [], 'no error');
+    t.match(errors, errors.length ? [{ code: 'ENOENT' }] : [], 'lost only as gone');
     await handle.close();
   }
 });
 
 void t.test('a directory swapped while the watch is being set is watched', async (t) => {
-  // chokidar lists a directory, watches it, then sets up what is below it: a swap of `keep1`
-  // just before any of the three watches is set is seen, by the watch of the new `keep1` (set
-  // by its path afterwards) or by the watch of `base` (set before). A chokidar that watched a
-  // directory after what is below it would leave the watch below on the old `keep1` here.
+  // A swap of `keep1` just before any of the three watches is set is seen, by the watch of the
+  // new `keep1` (set by its path afterwards) or by the watch of `base` (set before). A watch that
+  // set what is below a directory before the directory's own would leave the watch below on the
+  // old `keep1` here.
   let base = '';
   let when = '';
   let swapped = false;
@@ -157,14 +147,12 @@ void t.test('a directory swapped while the watch is being set is watched', async
     swapped = false;
     when = at === '' ? base : join(base, at);
     const { events, errors, handle } = await watchKeep(base);
-    // Any opening afresh reports the whole directory: past it, only an event naming the new
-    // directory reports it.
     await new Promise((r) => setTimeout(r, 500));
     const made = join(base, 'keep1/src/n');
     const from = events.length;
     mkdirSync(made);
     await waitFor(
-      () => events.slice(from).some((e) => e.path === made || e.path === base),
+      () => events.slice(from).some((e) => e.path === made),
       5_000,
       `swapped as ${at || 'base'} was being watched: a directory made in the new keep1 reported`,
     );
@@ -177,7 +165,7 @@ void t.test('a directory swapped while the watch is being set is watched', async
 void t.test(
   'files under the base take no watch of their own, and are still reported',
   async (t) => {
-    // chokidar gives each file an inotify watch of its own: 100,000 files made under a base took
+    // chokidar gave each file an inotify watch of its own: 100,000 files made under a base took
     // as many of the user's watches (the same limit every program of the user shares).
     const base = join(ownedShortDir(t), 'base');
     mkdirSync(join(base, 'keep1/src'), { recursive: true });

@@ -108,9 +108,9 @@ async function keepAndOther(t: Test) {
 }
 
 void t.test('a directory swapped in under a watched name is watched', async (t) => {
-  // chokidar follows a watched directory by its inode: renamed away and replaced by one it never
-  // entered (a swap faster than it re-reads), the name was watched through the old inode and
-  // the newcomer not at all, so matches made in it later never appeared.
+  // A watch follows its directory by its inode: renamed away and replaced by one never entered
+  // (a swap faster than a re-read), the name was watched through the old inode and the newcomer
+  // not at all, so matches made in it later never appeared.
   const { base, names } = await keepAndOther(t);
   for (let round = 1; round <= 5; round++) {
     // The swap, three renames back to back; then a match made in the newcomer.

@@ -4,14 +4,14 @@
  * there a moment later (a stand-in removed and the original moved back, before the full look):
  * nothing made there was seen again until the rescan. Now each backend either watches what
  * stands there afresh or reports itself lost (the daemon then plans the watch again): the
- * per-directory watch (watch-dir.ts), the tree (watch-tree.ts), the depth-limited one
- * (watch-depth.ts).
+ * per-directory watch (watch-dir.ts), the tree (watch-tree.ts), and the tree cut to a depth
+ * (watch-backend.ts).
  */
 import { mkdirSync, renameSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import { watchEntries, type WatchEvent } from '../../daemon/watch-dir.js';
-import { watchToDepth } from '../../daemon/watch-depth.js';
+import { defaultBackend } from '../../daemon/watch-backend.js';
 import { watchTree } from '../../daemon/watch-tree.js';
 import { waitFor } from '../helpers/poll.js';
 import { ownedShortDir } from '../helpers/proxy.js';
@@ -29,15 +29,7 @@ const BACKENDS: [string, Open][] = [
     (dir, onEvent, onError) =>
       watchTree(dir, onEvent, onError, { ignore: [], onOverflow: () => {} }),
   ],
-  [
-    'depth-limited',
-    (dir, onEvent, onError) =>
-      watchToDepth(
-        { real: dir, depth: 1, name: (p) => p, enters: undefined, isSetupError: () => false },
-        onEvent,
-        onError,
-      ),
-  ],
+  ['depth-limited', (dir, onEvent, onError) => defaultBackend.dir(dir, 1, onEvent, onError)],
 ];
 
 for (const [name, open] of BACKENDS) {
