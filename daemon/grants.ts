@@ -112,8 +112,9 @@ export class GrantStore {
       'grants/list': () => this.queue.run(async () => ({ grants: await this.read() })),
       'grants/revoke': (params) => this.queue.run(() => this.revoke(params.server, params.path)),
       'policy/lockdown': async (params) => {
-        await this.opts.state.setLockdown(params.on);
-        return { lockdown: this.opts.state.lockdown };
+        const notice = await this.opts.state.setLockdown(params.on);
+        const lockdown = this.opts.state.lockdown;
+        return notice === undefined ? { lockdown } : { lockdown, notice };
       },
     };
   }

@@ -4,7 +4,7 @@ import { EventEmitter } from 'node:events';
 import { readFile, rm, writeFile, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from './logger.js';
-import { errnoCode, ignoreMissing } from '../common/errors.js';
+import { errnoCode, ignoreMissing, RootsError } from '../common/errors.js';
 import { SerialQueue } from '../common/serial-queue.js';
 import {
   confinementOnly,
@@ -357,8 +357,10 @@ export class PolicyState extends EventEmitter<StateEvents> {
   }
 
   /** Turn lockdown on or off; it survives restarts (a file in the state directory). */
-  setLockdown(on: boolean): Promise<void> {
+  /** Turn lockdown on or off; on, it says (in the result) when it could not be saved. */
+  setLockdown(on: boolean): Promise<string | undefined> {
     return this.enqueue(false, async () => {
+      let unsaved: string | undefined;
       const file = join(this.opts.stateDir, LOCKDOWN_FILE);
       // Lockdown is the emergency stop: it takes effect whether or not it can be saved (a full
       // disk, a state directory made read-only); only surviving a restart depends on the file.
@@ -373,10 +375,16 @@ export class PolicyState extends EventEmitter<StateEvents> {
           await rm(file, { force: true });
         }
       } catch (err) {
-        if (!on) throw err;
-        this.opts.log.error(
-          `lockdown is on, but cannot be saved in ${file} (${errnoCode(err) ?? String(err)}): a restart would end it`,
-        );
+        if (!on) {
+          if (err instanceof RootsError) throw err;
+          throw new RootsError(
+            'INTERNAL',
+            `cannot remove the lockdown mark ${file} (${errnoCode(err) ?? String(err)}), so lockdown stays on: remove it by hand, then unlock again`,
+            { cause: err },
+          );
+        }
+        unsaved = `lockdown is on, but cannot be saved in ${file} (${errnoCode(err) ?? String(err)}): a restart would end it`;
+        this.opts.log.error(unsaved);
       }
       this.lockdown = on;
       this.emit('lockdown', on);
@@ -384,6 +392,7 @@ export class PolicyState extends EventEmitter<StateEvents> {
         on ? 'lockdown on: every list is empty, every access refused' : 'lockdown off',
       );
       this.diff();
+      return unsaved;
     });
   }
 

@@ -176,7 +176,8 @@ export interface Methods {
   'grants/add': { params: GrantAddParams; result: { grant: Grant; notice?: string } };
   'grants/list': { params: EmptyObject; result: { grants: Grant[] } };
   'grants/revoke': { params: GrantRevokeParams; result: { revoked: number } };
-  'policy/lockdown': { params: { on: boolean }; result: { lockdown: boolean } };
+  /** `notice`: lockdown is on but could not be saved, so a restart would end it (an addition). */
+  'policy/lockdown': { params: { on: boolean }; result: { lockdown: boolean; notice?: string } };
   'log/ask': { params: LogAskParams; result: EmptyObject };
 }
 

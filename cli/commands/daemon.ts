@@ -7,6 +7,7 @@ import { emit, EXIT, type ExitCode, type Io } from '../io.js';
 import { lockdownLine } from '../state-notes.js';
 import type { Options } from '../options.js';
 import { neverValid, statusText } from '../status-text.js';
+import { inLine } from '../terminal-text.js';
 
 /** `rootsctl status`: exit 1 while the policy on disk has errors. */
 export function status(io: Io, _args: string[], opts: Options): Promise<ExitCode> {
@@ -40,7 +41,8 @@ function setLockdown(on: boolean) {
       const result = await client.lockdown(on);
       emit(io, opts.json ?? false, result, (r) =>
         r.lockdown
-          ? `lockdown on: every server has no roots and every access is refused. \`${ctl(io, 'unlock', opts.socket)}\` ends it.\n`
+          ? `lockdown on: every server has no roots and every access is refused. \`${ctl(io, 'unlock', opts.socket)}\` ends it.\n` +
+            (typeof r.notice === 'string' ? `note: ${inLine(r.notice)}\n` : '')
           : 'lockdown off: the policy applies again.\n',
       );
       return EXIT.ok;

@@ -6,6 +6,7 @@ import { pathToFileURL } from 'node:url';
 import t from 'tap';
 import { parsePolicyText } from '../../policies/index.js';
 import { RootsClient } from '../../protocol/client.js';
+import { rootsctl } from '../helpers/cli.js';
 import { nextEvent, shortDir, startDaemon } from '../helpers/daemon.js';
 import { waitFor } from '../helpers/poll.js';
 import { spawnDaemon } from '../helpers/spawn-daemon.js';
@@ -267,13 +268,32 @@ void t.test('lockdown takes effect even when it cannot be saved', async (t) => {
   const c = await d.connect();
   // Where the lockdown file goes, a directory: its write fails as on a full or read-only disk.
   mkdirSync(join(d.stateDir, 'lockdown'));
-  t.same(await c.lockdown(true), { lockdown: true });
+  t.match(await c.lockdown(true), {
+    lockdown: true,
+    notice:
+      /^lockdown is on, but cannot be saved in .*lockdown \(EISDIR\): a restart would end it$/,
+  });
   t.same((await c.listRoots('fs')).roots, [], 'every list is empty');
   t.equal((await c.check('fs', join(dir, 'base/x'), 'read')).allowed, false);
   t.ok(
     d.logs.some((l) => /lockdown is on, but cannot be saved in .*lockdown \(EISDIR\)/.test(l)),
     'the log says it would not survive a restart',
   );
+  const said = await rootsctl(['--socket', d.socket, 'lockdown']);
+  t.match(
+    said.out,
+    /\nnote: lockdown is on, but cannot be saved in .*: a restart would end it\n$/,
+    'and so does rootsctl',
+  );
+  await t.rejects(
+    c.lockdown(false),
+    {
+      message:
+        /^cannot remove the lockdown mark .*lockdown \(.*\), so lockdown stays on: remove it by hand, then unlock again$/,
+    },
+    'an unlock that cannot remove the mark says so',
+  );
+  t.equal((await c.status()).lockdown, true, 'and lockdown stays on');
 });
 
 void t.test('a grants file that says more than a grant does grants nothing', async (t) => {
