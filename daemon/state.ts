@@ -356,8 +356,10 @@ export class PolicyState extends EventEmitter<StateEvents> {
     return this.askedSettled && !(next !== undefined && this.now() >= next);
   }
 
-  /** Turn lockdown on or off; it survives restarts (a file in the state directory). */
-  /** Turn lockdown on or off; on, it says (in the result) when it could not be saved. */
+  /**
+   * Turn lockdown on or off; it survives restarts (a file in the state directory). Turned on
+   * when the file cannot be written, it resolves with the notice that says so.
+   */
   setLockdown(on: boolean): Promise<string | undefined> {
     return this.enqueue(false, async () => {
       let unsaved: string | undefined;
@@ -375,15 +377,19 @@ export class PolicyState extends EventEmitter<StateEvents> {
           await rm(file, { force: true });
         }
       } catch (err) {
+        // A refused state directory says why in its own words; a system error by its code.
+        const why = err instanceof RootsError ? err.message : (errnoCode(err) ?? String(err));
+        if (!on && err instanceof RootsError) {
+          throw new RootsError(err.code, `lockdown stays on: ${err.message}`, { cause: err });
+        }
         if (!on) {
-          if (err instanceof RootsError) throw err;
           throw new RootsError(
             'INTERNAL',
-            `cannot remove the lockdown mark ${file} (${errnoCode(err) ?? String(err)}), so lockdown stays on: remove it by hand, then unlock again`,
+            `cannot remove the lockdown mark ${file} (${why}), so lockdown stays on: remove it by hand, then unlock again`,
             { cause: err },
           );
         }
-        unsaved = `lockdown is on, but cannot be saved in ${file} (${errnoCode(err) ?? String(err)}): a restart would end it`;
+        unsaved = `lockdown is on, but cannot be saved in ${file} (${why}): a restart would end it`;
         this.opts.log.error(unsaved);
       }
       this.lockdown = on;

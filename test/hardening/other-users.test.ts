@@ -354,9 +354,24 @@ void t.test('a state directory or grants file someone else can write', async (t)
       readFileSync(join(stateDir, 'grants.yaml'), 'utf8').includes('project'),
       'their file is left as it was',
     );
-    t.same(await c.lockdown(true), { lockdown: true }, 'lockdown still takes effect');
+    t.match(
+      await c.lockdown(true),
+      {
+        lockdown: true,
+        notice: new RegExp(
+          `^lockdown is on, but cannot be saved in ${stateDir}/lockdown \\(the state directory ${stateDir} (is not|is unsafe)[^]*\\): a restart would end it$`,
+        ),
+      },
+      'lockdown still takes effect, and says it cannot be saved',
+    );
     t.same((await c.listRoots('fs')).roots, []);
     t.notOk(existsSync(join(stateDir, 'lockdown')), 'but is not written into their directory');
+    await t.rejects(
+      c.lockdown(false),
+      { code: 'STATE_DIR_UNSAFE', message: /^lockdown stays on: the state directory / },
+      'an unlock is refused until the daemon is restarted',
+    );
+    t.equal((await c.status()).lockdown, true, 'and lockdown stays on');
     await daemon.stop();
   });
 });
