@@ -53,7 +53,10 @@ export function list(io: Io, [server]: string[], opts: Options): Promise<ExitCod
     showNote(io, json, await backend.stateNotes());
     const explained = await backend.explain(server!);
     await noteCatchAll(io, backend, explained);
-    if (result.roots.length > 0 || explained.rules.some((r) => r.kind === 'root')) {
+    // Named by an entry (even one with no roots, or only denies): its list, empty or not, is
+    // the answer. Only a name no entry covers is the likely typo.
+    const named = explained.declared || explained.coveredBy !== undefined;
+    if (result.roots.length > 0 || named || explained.rules.some((r) => r.kind === 'root')) {
       emit(io, json, result, (r) => rootsTable(server!, r.roots, homeDir(io.env), Date.now()));
       return EXIT.ok;
     }

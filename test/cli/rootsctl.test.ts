@@ -304,6 +304,19 @@ void t.test(
       { code: 0, out: 'notes has no roots.\n', err: '' },
       'an entry that yields nothing is a plain empty list',
     );
+    // An entry with no roots, or only denies, names the server: a plain empty list, not a typo.
+    const three = join(dir, 'three.yaml');
+    writeFileSync(
+      three,
+      'version: 1\nservers:\n  empty:\n    roots: []\n  denied:\n    deny: [~/secret]\n',
+    );
+    for (const server of ['empty', 'denied']) {
+      t.same(
+        await rootsctl(['list', server, '--config', three], { env }),
+        { code: 0, out: `${server} has no roots.\n`, err: '' },
+        `an entry for ${server} with no roots is named`,
+      );
+    }
     const json = await rootsctl(['list', 'nosuch', '--config', two, '--json'], { env });
     t.same(
       JSON.parse(json.out),
