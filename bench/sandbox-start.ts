@@ -56,6 +56,7 @@ const input = (sandbox: boolean): PlanInput => ({
   roots,
   launch: undefined,
   sandbox: undefined,
+  writers: [],
   env: process.env,
   home: homedir(),
   cwd: process.cwd(),

@@ -103,6 +103,24 @@ export interface ExplainResult {
   sandbox?: SandboxRule;
   /** The policy's `ask:` for this server (absent from daemons that predate it: never ask). */
   ask?: AskRule;
+  /** Asked for (`writers: true`): what the policy lets other servers write (`Writer`). */
+  writers?: Writer[];
+}
+
+/**
+ * A path another entry of the policy may write: a writable root (a grant's too) or a
+ * `sandbox.write` path of a block that names, or may match, a server other than the one asked
+ * about. A sandboxed server's program must not lie there: another server could change the code
+ * it runs (proxy/program-writers.ts).
+ */
+export interface Writer {
+  /** Canonical for a root; as the policy expands it for a `sandbox.write` path. */
+  path: string;
+  /** The block's server name or pattern (`'*'` for every server). */
+  by: string;
+  /** The policy file and line of the block. */
+  file: string;
+  line: number;
 }
 
 /** How the proxy starts a server (`servers.<name>.launch`), placeholders not yet expanded. */

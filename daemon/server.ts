@@ -80,7 +80,10 @@ export class RootsServer {
     // An edit of a server's launch, sandbox, tools or ask alone changes no list: say so apart.
     deps.state.on('resolved', (resolved) => {
       for (const server of this.rules.changed(resolved)) {
-        deps.log.info(`rules changed for ${server} (launch, sandbox, tools or ask)`, { server });
+        deps.log.info(
+          `rules changed for ${server} (launch, sandbox, tools, ask or what others may write)`,
+          { server },
+        );
         for (const client of this.subscribers.get(server) ?? []) {
           client.connection.notify('notifications/policy/rules_changed', { server });
         }
@@ -187,7 +190,8 @@ export class RootsServer {
     });
     c.onRequest('policy/explain', async (params) => {
       await state.fresh();
-      return state.explain(params.server);
+      if (params.writers === true) this.rules.askedWriters(state.resolved, params.server);
+      return state.explain(params.server, params.writers ?? false);
     });
     c.onRequest('policy/reload', async () => {
       const { ok } = await state.reload(

@@ -450,7 +450,7 @@ export class PolicyState extends EventEmitter<StateEvents> {
     return this.current.check(server, path, access);
   }
 
-  explain(server: string): ExplainResult {
+  explain(server: string, writers = false): ExplainResult {
     // The tool rules ride along for mcp-roots-proxy's enforcement (docs/protocol.md, policy/explain).
     const result = {
       ...this.current.explain(server),
@@ -458,6 +458,8 @@ export class PolicyState extends EventEmitter<StateEvents> {
       // How the proxy starts the server, and in which sandbox (README, Sandboxing).
       ...this.current.launch(server),
       ...coverageOf([...this.base.files, ...this.grants.files], server),
+      // Kept under lockdown too: what other servers wrote before it is still there.
+      ...(writers && { writers: this.current.writers(server) }),
     };
     if (!this.lockdown) return result;
     // Nothing at all: no roots, and no `sandbox.read` or `write` path (the sandbox stays).

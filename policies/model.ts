@@ -7,6 +7,7 @@ import type {
   PolicyError,
   Root,
   ToolRule,
+  Writer,
 } from '../common/types.js';
 
 /** Where a YAML node stands: absolute file path, 1-based line and column. */
@@ -228,4 +229,6 @@ export interface ResolvedPolicy {
   launch(server: string): Pick<ExplainResult, 'launch' | 'sandbox'>;
   /** The server's `ask:`, as `policy/explain` gives it. */
   ask(server: string): AskRule;
+  /** What other entries let other servers write, as `policy/explain` gives it (`writers: true`). */
+  writers(server: string): Writer[];
 }

@@ -9,6 +9,7 @@ import type {
   PolicyError,
   Root,
   ToolRule,
+  Writer,
 } from '../common/types.js';
 import { checkAccess } from './check-access.js';
 import { covers, describeRule, type DenyRule } from './deny.js';
@@ -154,9 +155,45 @@ export class Resolution implements ResolvedPolicy {
 
   private readonly order = new Map<Block, number>();
 
+  /**
+   * What every block that names, or may match, a server other than `server` lets it write: its
+   * writable roots and its `sandbox.write` paths. A block of `server`'s own name is left out (what
+   * a server may write itself, it can change for itself only); a pattern's block is counted, as
+   * it matches other names too. Denies are not taken off: a write-deny stops a checked tool call,
+   * not the server's own process, so the whole root counts.
+   */
+  writers(server: string): Writer[] {
+    this.everyWriter ??= this.blocks.flatMap((b) => this.writersOf(b));
+    return this.everyWriter
+      .filter((w) => !w.exact || w.by !== server)
+      .map(({ exact: _exact, ...w }) => w);
+  }
+
+  /** Every block's writers, built once per resolution (a sandboxed server's push compares them). */
+  private everyWriter: (Writer & { exact: boolean })[] | undefined;
+
+  private writersOf(b: Block): (Writer & { exact: boolean })[] {
+    const pattern = b.block.pattern;
+    const exact = !hasWildcard(pattern);
+    const where = {
+      by: exact ? unescapeStars(pattern) : pattern,
+      exact,
+      file: b.block.pos.file,
+      line: b.block.pos.line,
+    };
+    const paths = new Set<string>();
+    for (const info of this.viewOf([b]).info) if (!info.readOnly) paths.add(info.canonical);
+    for (const path of launchRules([b], this.ctx).sandbox?.write ?? []) paths.add(path);
+    return [...paths].map((path) => ({ path, ...where }));
+  }
+
   /** Names that match the same blocks share one view, so invented names cannot grow memory. */
   private view(server: string): ServerView {
-    const blocks = this.matching(server);
+    return this.viewOf(this.matching(server));
+  }
+
+  /** The view of these blocks (in file order), built once per resolution. */
+  private viewOf(blocks: Block[]): ServerView {
     const key = this.viewKey(blocks);
     let v = this.views.get(key);
     if (!v) {

@@ -295,9 +295,12 @@ export class RootsClient extends EventEmitter<ClientEvents> {
     });
   }
 
-  /** `policy/explain`: every rule that applies to `server` and what it yielded. */
-  explain(server: string): Promise<ExplainResult> {
-    return this.request('policy/explain', { server });
+  /**
+   * `policy/explain`: every rule that applies to `server` and what it yielded; with `writers`,
+   * what the policy lets other servers write too.
+   */
+  explain(server: string, opts: { writers?: boolean } = {}): Promise<ExplainResult> {
+    return this.request('policy/explain', opts.writers ? { server, writers: true } : { server });
   }
 
   /** `daemon/status`. */

@@ -38,6 +38,12 @@ export interface ServerParams {
   server: string;
 }
 
+/** Params of `policy/explain`. */
+export interface ExplainParams extends ServerParams {
+  /** Add `writers`: what other servers may write (the proxy asks, for a sandboxed server). */
+  writers?: boolean;
+}
+
 /** Params of `roots/list`. */
 export interface ListRootsParams extends ServerParams {
   subscribe?: boolean;
@@ -170,7 +176,7 @@ export interface Methods {
   'roots/subscribe': { params: ServerParams; result: { revision: number } };
   'roots/unsubscribe': { params: ServerParams; result: EmptyObject };
   'roots/check': { params: CheckParams; result: CheckResult };
-  'policy/explain': { params: ServerParams; result: ExplainResult };
+  'policy/explain': { params: ExplainParams; result: ExplainResult };
   'policy/reload': { params: EmptyObject; result: ReloadResult };
   'daemon/status': { params: EmptyObject; result: DaemonStatus };
   'grants/add': { params: GrantAddParams; result: { grant: Grant; notice?: string } };

@@ -203,7 +203,8 @@ export const paramValidators: Validators = {
   },
   'policy/explain'(params) {
     const m = 'policy/explain';
-    return { server: server(m, fieldsOf(m, params)) };
+    const p = fieldsOf(m, params);
+    return withOptional({ server: server(m, p) }, 'writers', optionalBoolean(m, p, 'writers'));
   },
   'policy/reload': noParams('policy/reload'),
   'daemon/status': noParams('daemon/status'),

@@ -11,6 +11,7 @@ import type {
   Root,
   SandboxRule,
   ToolRule,
+  Writer,
 } from '../common/types.js';
 import { RootsClient } from '../protocol/client.js';
 import { DEFAULT_MAX_LINE_BYTES } from '../protocol/framer.js';
@@ -39,6 +40,8 @@ export interface DaemonLinkOptions {
   allowUnknownServer?: boolean;
   /** How messages name rootsctl and mcp-rootsd (default: the bare names). */
   commands?: HintCommands;
+  /** `--sandbox`: the server runs sandboxed whatever the policy says (`writers` are asked for). */
+  sandboxed?: boolean;
 }
 
 /** What changed with a new list; `reconnected` on the first list of a new connection. */
@@ -72,6 +75,11 @@ export class DaemonLink extends EventEmitter<DaemonLinkEvents> {
   sandbox: SandboxRule | undefined;
   /** The policy's `ask:` for the server (from `policy/explain`); never asking until known. */
   ask: AskRule = { outside: false, write: false };
+  /**
+   * For a sandboxed server: what the policy lets other servers write (`policy/explain`'s
+   * `writers`); undefined until known, or from a daemon that does not give it.
+   */
+  writers: Writer[] | undefined;
   /**
    * How the policy covers this server: undefined until the daemon has answered; a name nothing
    * or only `'*'` covers comes with the names the policy has (a typo in `--server` is likely).
@@ -268,25 +276,31 @@ export class DaemonLink extends EventEmitter<DaemonLinkEvents> {
   private async refreshTools(client: RootsClient, connecting = false): Promise<void> {
     const asked = ++this.explained;
     try {
-      const explained = await client.explain(this.options.server);
+      // A sandboxed server's start needs what other servers may write (launch-plan.ts); the
+      // policy may ask for the sandbox only in this answer, and then it is asked again.
+      const server = this.options.server;
+      const sandboxed = this.options.sandboxed === true || this.sandbox !== undefined;
+      let explained = await client.explain(server, { writers: sandboxed });
+      if (!sandboxed && explained.sandbox !== undefined)
+        explained = await client.explain(server, { writers: true });
       // Two answers can cross: an older one must not undo a newer one.
       if (asked !== this.explained) return;
-      const before = [this.launch, this.sandbox, this.tools, this.ask].map((x) =>
-        JSON.stringify(x),
-      );
+      const rules = () => [this.launch, this.sandbox, this.tools, this.ask, this.writers];
+      const before = rules().map((x) => JSON.stringify(x));
       this.tools = explained.tools ?? {};
       this.launch = explained.launch;
       this.sandbox = explained.sandbox;
       this.ask = explained.ask ?? { outside: false, write: false };
-      const after = [this.launch, this.sandbox, this.tools, this.ask].map((x) => JSON.stringify(x));
-      const changed = ['launch', 'sandbox', 'tools', 'ask'].filter(
+      this.writers = explained.writers;
+      const after = rules().map((x) => JSON.stringify(x));
+      const changed = ['launch', 'sandbox', 'tools', 'ask', 'writers'].filter(
         (_, i) => before[i] !== after[i],
       );
       if (!connecting && changed.length > 0) {
         this.log.debug(
           `the policy's rules for ${this.options.server} changed: ${changed.join(', ')}`,
         );
-        if (changed.includes('launch') || changed.includes('sandbox')) this.emit('rules');
+        if (['launch', 'sandbox', 'writers'].some((r) => changed.includes(r))) this.emit('rules');
       }
       if (isDeclared(explained) && explained.coveredBy !== 'catch-all') {
         this.named = { kind: 'named' };

@@ -3,7 +3,7 @@
  * the server's current roots: a process to start, a reason to wait for roots, or a reason never
  * to start (then the host is told why). Two plans with the same `key` start the same process.
  */
-import type { LaunchRule, Root, SandboxRule } from '../common/types.js';
+import type { LaunchRule, Root, SandboxRule, Writer } from '../common/types.js';
 import {
   expandLaunch,
   hasPlaceholders,
@@ -12,6 +12,7 @@ import {
   type LaunchTemplate,
 } from './launch.js';
 import { resolveNpx } from './npx.js';
+import { programWriterProblem } from './program-writers.js';
 import type { ProxyOptions } from './options.js';
 import { sandboxMounts, serverWritable } from './sandbox-mounts.js';
 import type { SandboxSupport } from './sandbox-probe.js';
@@ -49,6 +50,8 @@ export interface PlanInput {
   roots: readonly Root[] | undefined;
   launch: LaunchRule | undefined;
   sandbox: SandboxRule | undefined;
+  /** What the policy lets other servers write; undefined while not known (a sandbox then waits). */
+  writers: readonly Writer[] | undefined;
   /** The proxy's environment (the server's, less what the sandbox removes). */
   env: Readonly<Record<string, string | undefined>>;
   home: string;
@@ -140,6 +143,16 @@ export async function planLaunch(input: PlanInput): Promise<LaunchPlan> {
   } catch (err) {
     return { kind: 'refuse', reason: `cannot lay out the sandbox: ${(err as Error).message}` };
   }
+  // Known whenever the roots are, from a daemon that gives it (daemon-link.ts).
+  if (input.writers === undefined) {
+    return {
+      kind: 'refuse',
+      reason:
+        'the server runs only in a sandbox, and mcp-rootsd did not say which paths other servers may write (an mcp-rootsd older than this proxy? restart it), so whether another server could change its program is unknown. It was not started',
+    };
+  }
+  const overlap = await programWriterProblem(mounts.program, input.writers);
+  if (overlap !== undefined) return { kind: 'refuse', reason: overlap };
   // One layout for bwrap's arguments and for the check of what they mounted (sandbox-start.ts).
   const layout = sandboxLayout(mounts);
   const spawn: SpawnSpec = {

@@ -49,6 +49,7 @@ export async function runProxy(options: ProxyOptions, io: ProxyIo): Promise<numb
     env: io.env,
     clientInfo: { name: 'mcp-roots-proxy', version: `${version} (server ${options.server})` },
     allowUnknownServer: options.allowUnknownServer,
+    sandboxed: options.sandbox,
     commands: hintCommands(io.env, options.socket),
     log,
   });
@@ -59,6 +60,7 @@ export async function runProxy(options: ProxyOptions, io: ProxyIo): Promise<numb
     roots: link.roots,
     launch: link.launch,
     sandbox: link.sandbox,
+    writers: link.writers,
     env: io.env,
     home: io.env.HOME ?? homedir(),
     cwd: process.cwd(),

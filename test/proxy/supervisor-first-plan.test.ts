@@ -30,6 +30,7 @@ function supervised(onPlan: (n: number, s: Supervisor) => void = () => {}) {
     roots: [{ uri: 'file:///w', name: 'w', _meta: { 'mcp-roots/readOnly': false } }],
     launch: undefined,
     sandbox: undefined,
+    writers: [],
     env: { PATH: process.env.PATH },
     home: '/nonexistent',
     cwd: process.cwd(),

@@ -1,0 +1,166 @@
+/**
+ * A sandboxed server's program where another server may write. The sandbox showed the program
+ * read-only to the server itself, but the file is what runs: a filesystem server with the
+ * project writable could leave code in another server's program there, which that server then
+ * ran with its own roots, network and grants. Now the daemon says what the policy lets other
+ * servers write (`policy/explain` with `writers`), and the proxy refuses such a start, whoever
+ * the writer is: a server's own block, a pattern or `'*'`, a grant, a `sandbox.write` path.
+ * Real daemon, real proxy, real bwrap.
+ */
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import t, { type Test } from 'tap';
+import { startDaemon } from '../helpers/daemon.js';
+import { HOSTILE_SERVER, proxiedTransport, startProxied } from '../helpers/proxied-server.js';
+import { waitFor } from '../helpers/poll.js';
+import { ownedShortDir } from '../helpers/proxy.js';
+import { fixtureServer } from '../helpers/repo.js';
+
+/** A project holding a server's program (a copy of the hostile fixture), and a notes directory. */
+function layout(t: Test) {
+  const dir = ownedShortDir(t);
+  const tool = join(dir, 'proj/tool');
+  mkdirSync(tool, { recursive: true });
+  // A package: the sandbox shows its directory, which holds the module beside it.
+  writeFileSync(join(tool, 'package.json'), '{"name": "tool", "type": "module"}');
+  writeFileSync(join(tool, 'server.mjs'), readFileSync(HOSTILE_SERVER));
+  writeFileSync(join(tool, 'parent-watch.mjs'), readFileSync(fixtureServer('parent-watch.mjs')));
+  mkdirSync(join(dir, 'notes'));
+  mkdirSync(join(dir, 'other'));
+  return { dir, program: join(tool, 'server.mjs') };
+}
+
+/** `tool`'s block: read-only notes, sandboxed. */
+const toolBlock = (dir: string) =>
+  `  tool:\n    roots: [{path: ${dir}/notes, readOnly: true}]\n    sandbox: true\n`;
+
+/** Start `tool` on its program; the error the host gets, or undefined once it started. */
+async function tryStart(t: Test, socket: string, program: string, proxyArgs: string[] = []) {
+  const started = proxiedTransport({
+    server: 'tool',
+    socket,
+    proxyArgs,
+    command: [process.execPath, program],
+  });
+  const host = new Client({ name: 'test-host', version: '0' }, { capabilities: {} });
+  t.teardown(() => host.close());
+  try {
+    await host.connect(started.transport);
+    return undefined;
+  } catch {
+    return started.stderr();
+  }
+}
+
+void t.test('another server writing the program stops its start', async (t) => {
+  const { dir, program } = layout(t);
+  const policy = (fsRoot: string) =>
+    `version: 1\nservers:\n  fs:\n    roots: [${fsRoot}]\n${toolBlock(dir)}`;
+  const d = await startDaemon(t, policy(`{path: ${dir}/proj}`), { dir });
+  const c = await d.connect();
+
+  const explained = await c.explain('tool', { writers: true });
+  t.match(
+    explained.writers,
+    [{ path: `${dir}/proj`, by: 'fs', file: d.config, line: 3 }],
+    'the daemon names what fs may write, and where the policy says so',
+  );
+  t.notOk((await c.explain('tool')).writers, 'only when asked');
+
+  const refused = await tryStart(t, d.socket, program);
+  t.ok(refused !== undefined, 'the server is not started');
+  t.match(
+    refused,
+    new RegExp(
+      `the server's program includes ${dir}/proj/tool, and the policy's entry "fs" \\(${d.config}:3\\) lets another server write ${dir}/proj, which overlaps it`,
+    ),
+    'and the proxy says which server may write it, and how to fix it',
+  );
+  t.match(refused, /make that path read-only for "fs" \(readOnly: true\)/);
+
+  // Read-only for fs: the same start goes ahead, sandboxed.
+  d.writePolicy(policy(`{path: ${dir}/proj, readOnly: true}`));
+  t.equal((await c.reload()).ok, true);
+  const server = await startProxied(t, {
+    server: 'tool',
+    socket: d.socket,
+    command: [process.execPath, program],
+  });
+  t.match(server.stderr(), /in its sandbox/, 'started once no other server may write it');
+
+  // Writable for fs again while it runs: the running server is stopped, not kept.
+  d.writePolicy(policy(`{path: ${dir}/proj}`));
+  t.equal((await c.reload()).ok, true);
+  await waitFor(
+    () => /the server is not started: the server's program includes/.test(server.stderr()),
+    20_000,
+    'the running server stopped',
+  );
+});
+
+void t.test('every kind of writer counts; the server itself does not', async (t) => {
+  const { dir, program } = layout(t);
+  const cases: [string, string, RegExp][] = [
+    [
+      'a pattern',
+      `  'f*':\n    roots: [{path: ${dir}/proj}]\n`,
+      /entry "f\*" .* lets another server write/,
+    ],
+    [
+      "'*'",
+      `  '*':\n    roots: [{path: ${dir}/proj/tool}]\n`,
+      /entry "\*" .* lets every server write/,
+    ],
+    [
+      'a sandbox.write path',
+      `  fs:\n    roots: []\n    sandbox: {write: [${dir}/proj/tool/server.mjs]}\n`,
+      /entry "fs"/,
+    ],
+    [
+      'a writable path inside a directory the program is shown by',
+      `  fs:\n    roots: [{path: ${dir}/proj/tool/sub}]\n`,
+      /entry "fs"/,
+    ],
+  ];
+  mkdirSync(join(dir, 'proj/tool/sub'));
+  /** A daemon of its own, in a directory of its own, on this policy. */
+  let n = 0;
+  const daemon = (servers: string) => {
+    const own = join(dir, `d${++n}`);
+    mkdirSync(own);
+    return startDaemon(t, `version: 1\nservers:\n${servers}`, { dir: own });
+  };
+  for (const [what, block, said] of cases) {
+    const d = await daemon(`${block}${toolBlock(dir)}`);
+    const refused = await tryStart(t, d.socket, program);
+    t.match(refused, said, `${what}: refused`);
+    await d.close();
+  }
+
+  // A grant to another server, with nothing in the policy file.
+  const d = await daemon(toolBlock(dir));
+  const c = await d.connect();
+  await c.grant('fs', join(dir, 'proj'), { seconds: 600 });
+  t.match(await tryStart(t, d.socket, program), /entry "fs" \(.*grants\.yaml:\d+\)/, 'a grant');
+  // Read-only, it writes nothing.
+  await c.revoke('fs', join(dir, 'proj'));
+  await c.grant('fs', join(dir, 'proj'), { seconds: 600, readOnly: true });
+  t.equal(await tryStart(t, d.socket, program), undefined, 'a read-only grant: started');
+
+  // The server's own writable root holding its program: it can change only its own code.
+  await d.close();
+  const own = await daemon(`  tool:\n    roots: [{path: ${dir}/proj}]\n    sandbox: true\n`);
+  t.equal(await tryStart(t, own.socket, program), undefined, 'its own root: started');
+});
+
+void t.test('--sandbox on the command line asks for the writers too', async (t) => {
+  const { dir, program } = layout(t);
+  const d = await startDaemon(
+    t,
+    `version: 1\nservers:\n  fs:\n    roots: [{path: ${dir}/proj}]\n  tool:\n    roots: [{path: ${dir}/notes}]\n`,
+    { dir },
+  );
+  t.match(await tryStart(t, d.socket, program, ['--sandbox']), /entry "fs"/, 'refused');
+  t.equal(await tryStart(t, d.socket, program), undefined, 'unsandboxed, nothing is checked');
+});
