@@ -41,7 +41,8 @@ export type LaunchPlan =
       notes?: string[];
     }
   | { kind: 'wait'; reason: string }
-  | { kind: 'refuse'; reason: string };
+  /** `overlap`: another server may write the program (program-writers.ts). */
+  | { kind: 'refuse'; reason: string; overlap?: true };
 
 /** What the plan is made from: fixed options, and the daemon's view when it has one. */
 export interface PlanInput {
@@ -151,8 +152,8 @@ export async function planLaunch(input: PlanInput): Promise<LaunchPlan> {
         'the server runs only in a sandbox, and mcp-rootsd did not say which paths other servers may write (an mcp-rootsd older than this proxy? restart it), so whether another server could change its program is unknown. It was not started',
     };
   }
-  const overlap = await programWriterProblem(mounts.program, input.writers);
-  if (overlap !== undefined) return { kind: 'refuse', reason: overlap };
+  const overlap = await programWriterProblem(mounts, input.writers);
+  if (overlap !== undefined) return { kind: 'refuse', reason: overlap, overlap: true };
   // One layout for bwrap's arguments and for the check of what they mounted (sandbox-start.ts).
   const layout = sandboxLayout(mounts);
   const spawn: SpawnSpec = {

@@ -22,6 +22,11 @@ export interface ProgramContext {
   leftOut?: (message: string) => void;
   /** Canonical paths the server may write (sandbox-mounts.ts serverWritable). */
   serverOwn?: readonly string[];
+  /**
+   * Told of each file of the program as the command line names it (before links are followed):
+   * the sandbox runs it by that name, so a link on the way is followed again at the start.
+   */
+  given?: (path: string) => void;
 }
 
 /** The interpreter line of a script (`#!/usr/bin/env node` gives ['/usr/bin/env', 'node']). */
@@ -143,6 +148,7 @@ export async function programPaths(
    */
   const addFile = async (p: string | undefined, depth: number, run: boolean): Promise<void> => {
     if (p === undefined || depth > 3) return;
+    ctx.given?.(p);
     const r = await real(p);
     if (r === undefined) return;
     // What the kernel runs (the command, an interpreter) is an executable file, not a directory

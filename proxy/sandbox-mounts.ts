@@ -427,10 +427,12 @@ export async function sandboxMounts(input: {
     }
     pinned.push(...ancestors(socket));
   }
+  const programGiven: string[] = [];
   const program = (
     await programPaths(input.launch.command, input.launch.args, {
       ...input.program,
       serverOwn: itsOwn,
+      given: (p) => programGiven.push(p),
       ...(input.leftOut === undefined ? {} : { leftOut: input.leftOut }),
     })
   ).filter((p) => !system.some((s) => s.kind !== 'symlink' && inside(p, s.path)));
@@ -444,6 +446,7 @@ export async function sandboxMounts(input: {
     roots,
     write,
     program,
+    programGiven,
     hidden,
     readOnly,
     pinned,

@@ -67,6 +67,11 @@ export interface SandboxMounts {
   write: string[];
   /** The server's own program (interpreter, script, package), read-only over everything else. */
   program: string[];
+  /**
+   * Not mounted: the program's files as the command line names them, which the start follows
+   * again (a link on the way); program-writers.ts checks them too.
+   */
+  programGiven: string[];
   /** Denied paths inside what is visible: directories become empty, files unreadable. */
   hidden: { path: string; dir: boolean }[];
   /** Protected and write-denied paths inside what is visible: read-only. */

@@ -136,6 +136,12 @@ export class Supervisor {
   /** Where the sandbox's extra paths led at their first layout in this session. */
   private readonly sandboxPins = new Map<string, string>();
   /**
+   * Why another server could write the program at some moment of this session (a grant, an
+   * edit, since taken back): the code may have been changed meanwhile, so it is not started
+   * again in this session, whatever the policy says now.
+   */
+  private programExposed: string | undefined;
+  /**
    * The sandbox rule of the last plan that wanted a sandbox. A session that started sandboxed
    * stays so: a policy that stops naming the server (its block removed, its file deleted) would
    * otherwise start it again with all of the user's access, the opposite of what removing it
@@ -226,7 +232,16 @@ export class Supervisor {
       ...extras.flatMap((e) => (e.writable ? [e.path] : [])),
     ];
     const reach = { roots: input.roots ?? [], sandbox: input.sandbox, writes };
-    return { plan: await planLaunch(input), denials, reach };
+    let plan = await planLaunch(input);
+    if (plan.kind === 'refuse' && plan.overlap === true) {
+      this.programExposed ??= plan.reason.split(': another server could')[0];
+    } else if (plan.kind === 'start' && plan.sandboxed && this.programExposed !== undefined) {
+      plan = {
+        kind: 'refuse',
+        reason: `another server could write this server's program earlier in this session (${this.programExposed}), and may have changed it since, so it is not started again in this session: check the program, then start a new session`,
+      };
+    }
+    return { plan, denials, reach };
   }
 
   /**

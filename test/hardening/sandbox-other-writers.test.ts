@@ -7,7 +7,7 @@
  * the writer is: a server's own block, a pattern or `'*'`, a grant, a `sandbox.write` path.
  * Real daemon, real proxy, real bwrap.
  */
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import t, { type Test } from 'tap';
@@ -73,7 +73,7 @@ void t.test('another server writing the program stops its start', async (t) => {
   t.match(
     refused,
     new RegExp(
-      `the server's program includes ${dir}/proj/tool, and the policy's entry "fs" \\(${d.config}:3\\) lets another server write ${dir}/proj, which overlaps it`,
+      `the server's program includes ${program}, and the policy's entry "fs" \\(${d.config}:3\\) lets another server write ${dir}/proj, which overlaps it`,
     ),
     'and the proxy says which server may write it, and how to fix it',
   );
@@ -163,4 +163,56 @@ void t.test('--sandbox on the command line asks for the writers too', async (t) 
   );
   t.match(await tryStart(t, d.socket, program, ['--sandbox']), /entry "fs"/, 'refused');
   t.equal(await tryStart(t, d.socket, program), undefined, 'unsandboxed, nothing is checked');
+});
+
+void t.test('the program named through a link where another server writes', async (t) => {
+  // The start runs the program by the name the command line gives: a link on the way, in a
+  // directory another server writes, could be re-pointed to its own code after the check.
+  const { dir } = layout(t);
+  mkdirSync(join(dir, 'fsw'));
+  symlinkSync(join(dir, 'proj/tool'), join(dir, 'fsw/link'));
+  const d = await startDaemon(
+    t,
+    `version: 1\nservers:\n  fs:\n    roots: [{path: ${dir}/fsw}]\n${toolBlock(dir)}`,
+    { dir },
+  );
+  t.match(
+    await tryStart(t, d.socket, join(dir, 'fsw/link/server.mjs')),
+    `the server's program includes ${dir}/fsw/link/server.mjs, and the policy's entry "fs"`,
+    'refused, naming the path as given',
+  );
+  t.equal(
+    await tryStart(t, d.socket, join(dir, 'proj/tool/server.mjs')),
+    undefined,
+    'by its own path it starts',
+  );
+});
+
+void t.test('a program another server could write once is not started again', async (t) => {
+  // A grant to another server while the session runs stops the server; once revoked, the code
+  // may have been changed meanwhile: not restarted in this session, started in a new one.
+  const { dir, program } = layout(t);
+  const d = await startDaemon(t, `version: 1\nservers:\n${toolBlock(dir)}`, { dir });
+  const c = await d.connect();
+  const server = await startProxied(t, {
+    server: 'tool',
+    socket: d.socket,
+    command: [process.execPath, program],
+  });
+  await c.grant('fs', join(dir, 'proj'), { seconds: 600 });
+  await waitFor(
+    () => /the server is not started: the server's program includes/.test(server.stderr()),
+    20_000,
+    'stopped by the grant',
+  );
+  await c.revoke('fs', join(dir, 'proj'));
+  await waitFor(
+    () =>
+      /the server is not started: another server could write this server's program earlier in this session \(the server's program includes .*"fs".*\), and may have changed it since/.test(
+        server.stderr(),
+      ),
+    20_000,
+    'not started again once revoked',
+  );
+  t.equal(await tryStart(t, d.socket, program), undefined, 'a new session starts it');
 });

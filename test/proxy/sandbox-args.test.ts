@@ -21,6 +21,7 @@ const MOUNTS: SandboxMounts = {
   ],
   write: ['/w/cache'],
   program: ['/w/rw/node_modules'],
+  programGiven: [],
   hidden: [
     { path: '/w/rw/secret', dir: true },
     { path: '/w/rw/.env', dir: false },
