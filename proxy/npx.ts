@@ -11,6 +11,7 @@ import { access, readdir, readFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import type { Launch } from './launch.js';
 import { findOnPath } from '../common/find-on-path.js';
+import { npmCacheDir } from './npm-cache.js';
 import { cacheEntryRefusal } from './npx-cache-entry.js';
 import { localBin, localBinTarget } from './npx-local-bin.js';
 import { writtenBy } from './written-by.js';
@@ -176,7 +177,7 @@ export async function resolveNpx(
       problem: `${JSON.stringify(spec)} does not name an npm package (name, or @scope/name)`,
     };
   }
-  const cache = ctx.env.npm_config_cache ?? join(ctx.home, '.npm');
+  const cache = await npmCacheDir(ctx.env, ctx.home, ctx.cwd);
   const all = await cached(cache, name, serverOwn);
   const want = wanted(version);
   if (want.kind === 'tag' || want.kind === 'other') {

@@ -105,6 +105,38 @@ void t.test('a version or tag in the spec picks the cached copy it allows', asyn
   t.notMatch(next, { problem: /-p @x\/srv@next/ });
 });
 
+void t.test("npx's cache is found where npm would look", async (t) => {
+  // npm reads npm_config_* in any case, and `cache=` from the user's npmrc: looking only at
+  // `npm_config_cache` and ~/.npm, the proxy told a user with either that nothing was cached.
+  const dir = ownedShortDir(t);
+  const { cache, bin } = fakeCache(dir);
+  const home = join(dir, 'h');
+  mkdirSync(home);
+  const at = async (env: Record<string, string>) =>
+    resolveNpx(launch(['@x/srv@1.0.0']), { env: { PATH: '/usr/bin', ...env }, cwd: dir, home });
+  t.match(await at({ NPM_CONFIG_CACHE: cache }), { launch: { args: [bin('aaa')] } }, 'upper case');
+  t.match(
+    await at({ npm_config_cache: join(dir, 'elsewhere'), NPM_CONFIG_CACHE: cache }),
+    { launch: { args: [bin('aaa')] } },
+    'the last one set wins, as in npm',
+  );
+  writeFileSync(join(home, '.npmrc'), `registry=https://example.invalid/\ncache = "${cache}"\n`);
+  t.match(await at({}), { launch: { args: [bin('aaa')] } }, "the user's npmrc");
+  writeFileSync(join(home, '.npmrc'), 'cache=${NPMDIR}/npm\n');
+  t.match(await at({ NPMDIR: dir }), { launch: { args: [bin('aaa')] } }, 'a variable in it');
+  writeFileSync(join(dir, 'other.npmrc'), 'cache=~/../npm\n');
+  t.match(
+    await at({ NPM_CONFIG_USERCONFIG: join(dir, 'other.npmrc') }),
+    { launch: { args: [bin('aaa')] } },
+    'npm_config_userconfig, with ~',
+  );
+  t.match(
+    await at({ npm_config_cache: join(dir, 'empty') }),
+    { problem: new RegExp(`not in npx's cache \\(${dir}/empty/_npx\\)`) },
+    'the environment before the npmrc',
+  );
+});
+
 void t.test("npx NAME runs the project's command NAME, as npx does", async (t) => {
   const dir = ownedShortDir(t);
   const project = join(dir, 'project');
