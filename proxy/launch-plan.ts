@@ -152,7 +152,16 @@ export async function planLaunch(input: PlanInput): Promise<LaunchPlan> {
         'the server runs only in a sandbox, and mcp-rootsd did not say which paths other servers may write (an mcp-rootsd older than this proxy? restart it), so whether another server could change its program is unknown. It was not started',
     };
   }
-  const overlap = await programWriterProblem(mounts, input.writers);
+  const overlap = await programWriterProblem(
+    {
+      program: mounts.programCheck.shown,
+      programGiven: mounts.programCheck.given,
+      args: direct.launch.args,
+      env,
+      cwd: program.cwd,
+    },
+    input.writers,
+  );
   if (overlap !== undefined) return { kind: 'refuse', reason: overlap, overlap: true };
   // One layout for bwrap's arguments and for the check of what they mounted (sandbox-start.ts).
   const layout = sandboxLayout(mounts);

@@ -6,14 +6,42 @@
  * write itself is its own affair (program.ts keeps such a file from choosing what is shown); what
  * others may write is refused here, before anything starts. The daemon says what the policy lets
  * other servers write (`policy/explain`'s `writers`, policies/resolution.ts).
+ *
+ * What counts as the program: the files the sandbox shows as it (its interpreter, script,
+ * package, the `node_modules` it loads from, and where their links lead), every file the
+ * command line names (an argument, an option's `=value`, a `file:` URL, and the same in
+ * `NODE_OPTIONS`: `--import`, `--env-file`, a Python or shell script), and every link on the way
+ * to those as named (the start follows them again, after this check). What the server then
+ * chooses to run from its own roots is the policy's to allow: a root shared with a server that
+ * writes it is shared data (docs/security.md).
  */
+import { lstat, readdir, readlink, stat } from 'node:fs/promises';
+import { basename, isAbsolute, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { Writer } from '../common/types.js';
 import { isInsideOrEqual } from '../common/segments.js';
-import { real, writtenBy } from './written-by.js';
+import { SYSTEM_PATHS } from './sandbox.js';
+import { real } from './written-by.js';
+
+const SYSTEM_DIRS = SYSTEM_PATHS.map(([path]) => path);
+
+/** What the start runs, as the sandbox's layout and the command line say. */
+export interface ProgramToCheck {
+  /**
+   * The program's paths as the sandbox shows them (canonical): each one, also those inside
+   * another and those in system directories.
+   */
+  program: readonly string[];
+  /** The program's files as the command line names them, before links are followed. */
+  programGiven: readonly string[];
+  args: readonly string[];
+  env: Readonly<Record<string, string | undefined>>;
+  cwd: string;
+}
 
 /** Why the program cannot start, or undefined when no other server may write any part of it. */
 export async function programWriterProblem(
-  program: { program: readonly string[]; programGiven: readonly string[] },
+  p: ProgramToCheck,
   writers: readonly Writer[],
 ): Promise<string | undefined> {
   if (writers.length === 0) return undefined;
@@ -21,23 +49,33 @@ export async function programWriterProblem(
   const places = await Promise.all(
     writers.map(async (w) => ({ w, paths: unique([w.path, await real(w.path)]) })),
   );
-  const writerOf = (path: string) => places.find((pl) => pl.paths.includes(path))!.w;
-  // The files as the command line names them: the start follows a link on the way again, so a
-  // link in a directory another server writes could be re-pointed after this check.
-  const every = places.flatMap((pl) => pl.paths);
-  for (const p of program.programGiven) {
-    const hit = await writtenBy(p, every);
-    if (hit !== undefined) return problem(p, writerOf(hit));
+  /** The writer whose path holds `path`, or one inside it when `both`. */
+  const writerOf = (path: string, both: boolean) =>
+    places.find(({ paths }) =>
+      paths.some((o) => isInsideOrEqual(path, o) || (both && isInsideOrEqual(o, path))),
+    )?.w;
+
+  // Named: as written, every link on the way (its own place), and where it leads.
+  const named = unique([...p.programGiven, ...(await namedFiles(p.args, p.env, p.cwd))]);
+  for (const file of named) {
+    for (const at of [file, ...(await linksOnTheWay(file)), await real(file)]) {
+      const w = at === undefined ? undefined : writerOf(at, false);
+      if (w !== undefined) return problem(file, w);
+    }
   }
-  for (const p of program.program) {
-    const shown = unique([p, await real(p)]);
-    for (const { w, paths } of places) {
-      // The program inside the writable path, or a writable path inside a directory shown as
-      // part of the program (its node_modules, say).
-      const hit = shown.some((s) =>
-        paths.some((o) => isInsideOrEqual(s, o) || isInsideOrEqual(o, s)),
-      );
-      if (hit) return problem(p, w);
+  // Shown: inside a writer's path, or holding one (its node_modules, say); and a package linked
+  // into a shown node_modules (npm link, workspaces), which the sandbox follows too.
+  for (const shown of p.program) {
+    // A system directory itself (a system Node's prefix, `/usr`) is shown for what it holds,
+    // not as code: only a writer path it lies in counts, not one somewhere below it.
+    const whole = !SYSTEM_DIRS.some((s) => isInsideOrEqual(s, shown));
+    const w = writerOf(shown, whole);
+    if (w !== undefined) return problem(shown, w);
+    const modules = basename(shown) === 'node_modules' ? shown : join(shown, 'node_modules');
+    for (const link of await linkedPackages(modules)) {
+      const target = await real(link);
+      const lw = target === undefined ? undefined : writerOf(target, true);
+      if (lw !== undefined) return problem(link, lw);
     }
   }
   return undefined;
@@ -54,6 +92,86 @@ function problem(p: string, w: Writer): string {
   );
 }
 
-const unique = (paths: (string | undefined)[]): string[] => [
-  ...new Set(paths.filter((p): p is string => p !== undefined)),
+/**
+ * The existing regular files the command line names: each argument, the value of each
+ * `--option=value`, a `file:` URL, and the words of `NODE_OPTIONS` alike. A data file named
+ * there counts too: what a program reads at start (a config, an env file) steers what it runs.
+ */
+async function namedFiles(
+  args: readonly string[],
+  env: Readonly<Record<string, string | undefined>>,
+  cwd: string,
+): Promise<string[]> {
+  const words = [...args, ...(env.NODE_OPTIONS ?? '').split(/\s+/).filter((w) => w !== '')];
+  const out: string[] = [];
+  for (const word of words) {
+    const eq = word.startsWith('-') ? word.indexOf('=') : -1;
+    for (const value of eq > 0 ? [word.slice(eq + 1)] : [word]) {
+      const path = asPath(value, cwd);
+      if (path !== undefined && (await isFile(path))) out.push(path);
+    }
+  }
+  return out;
+}
+
+function asPath(value: string, cwd: string): string | undefined {
+  if (value.startsWith('file:')) {
+    try {
+      return fileURLToPath(value);
+    } catch {
+      return undefined;
+    }
+  }
+  return value === '' || value.startsWith('-') ? undefined : resolve(cwd, value);
+}
+
+const isFile = (p: string) =>
+  stat(p).then(
+    (s) => s.isFile(),
+    () => false,
+  );
+
+/**
+ * The links met on the way to `path` (absolute), each by its own path with the links before it
+ * resolved: where each lies is where someone could re-point it.
+ */
+export async function linksOnTheWay(path: string): Promise<string[]> {
+  const out: string[] = [];
+  let rest = path.split('/').filter((s) => s !== '');
+  let at = '/';
+  for (let hops = 0; rest.length > 0;) {
+    const next = join(at, rest.shift()!);
+    const st = await lstat(next).catch(() => undefined);
+    if (st === undefined) return out;
+    if (!st.isSymbolicLink()) {
+      at = next;
+      continue;
+    }
+    if (++hops > 40) return out; // a loop: nothing runs through it
+    out.push(next);
+    const target = await readlink(next);
+    if (isAbsolute(target)) at = '/';
+    rest = [...target.split('/').filter((s) => s !== ''), ...rest];
+  }
+  return out;
+}
+
+/** The links among a `node_modules`' packages (`dep`, `@scope/dep`): linked packages. */
+async function linkedPackages(modules: string): Promise<string[]> {
+  const out: string[] = [];
+  const entries = await readdir(modules, { withFileTypes: true }).catch(() => []);
+  for (const e of entries) {
+    const p = join(modules, e.name);
+    if (e.isSymbolicLink()) out.push(p);
+    else if (e.isDirectory() && e.name.startsWith('@')) {
+      for (const s of await readdir(p, { withFileTypes: true }).catch(() => [])) {
+        if (s.isSymbolicLink()) out.push(join(p, s.name));
+      }
+    }
+  }
+  return out;
+}
+
+const unique = <T>(items: (T | undefined)[]): T[] => [
+  ...new Set(items.filter((p): p is T => p !== undefined)),
 ];

@@ -27,6 +27,8 @@ export interface ProgramContext {
    * the sandbox runs it by that name, so a link on the way is followed again at the start.
    */
   given?: (path: string) => void;
+  /** Told of every path of the program, before those inside another are dropped. */
+  every?: (paths: readonly string[]) => void;
 }
 
 /** The interpreter line of a script (`#!/usr/bin/env node` gives ['/usr/bin/env', 'node']). */
@@ -195,6 +197,7 @@ export async function programPaths(
       break;
     }
   }
+  ctx.every?.(out);
   return minimal(out);
 }
 

@@ -427,15 +427,18 @@ export async function sandboxMounts(input: {
     }
     pinned.push(...ancestors(socket));
   }
-  const programGiven: string[] = [];
-  const program = (
-    await programPaths(input.launch.command, input.launch.args, {
-      ...input.program,
-      serverOwn: itsOwn,
-      given: (p) => programGiven.push(p),
-      ...(input.leftOut === undefined ? {} : { leftOut: input.leftOut }),
-    })
-  ).filter((p) => !system.some((s) => s.kind !== 'symlink' && inside(p, s.path)));
+  const given: string[] = [];
+  let shown: readonly string[] = [];
+  const minimal = await programPaths(input.launch.command, input.launch.args, {
+    ...input.program,
+    serverOwn: itsOwn,
+    given: (p) => given.push(p),
+    every: (paths) => (shown = paths),
+    ...(input.leftOut === undefined ? {} : { leftOut: input.leftOut }),
+  });
+  const program = minimal.filter(
+    (p) => !system.some((s) => s.kind !== 'symlink' && inside(p, s.path)),
+  );
   // A nested root, an extra path and the program are where they are by their full path.
   for (const p of [...roots.map((r) => r.path), ...ruleRead, ...write, ...program])
     pinned.push(...ancestors(p));
@@ -446,7 +449,7 @@ export async function sandboxMounts(input: {
     roots,
     write,
     program,
-    programGiven,
+    programCheck: { shown: [...shown], given },
     hidden,
     readOnly,
     pinned,

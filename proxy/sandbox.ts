@@ -68,10 +68,11 @@ export interface SandboxMounts {
   /** The server's own program (interpreter, script, package), read-only over everything else. */
   program: string[];
   /**
-   * Not mounted: the program's files as the command line names them, which the start follows
-   * again (a link on the way); program-writers.ts checks them too.
+   * Not mounted, for program-writers.ts: the program's paths before the system directories were
+   * taken out of `program`, and its files as the command line names them (the start follows a
+   * link on the way again).
    */
-  programGiven: string[];
+  programCheck: { shown: string[]; given: string[] };
   /** Denied paths inside what is visible: directories become empty, files unreadable. */
   hidden: { path: string; dir: boolean }[];
   /** Protected and write-denied paths inside what is visible: read-only. */

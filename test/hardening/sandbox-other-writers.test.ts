@@ -7,8 +7,8 @@
  * the writer is: a server's own block, a pattern or `'*'`, a grant, a `sandbox.write` path.
  * Real daemon, real proxy, real bwrap.
  */
-import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import t, { type Test } from 'tap';
 import { startDaemon } from '../helpers/daemon.js';
@@ -36,12 +36,17 @@ const toolBlock = (dir: string) =>
   `  tool:\n    roots: [{path: ${dir}/notes, readOnly: true}]\n    sandbox: true\n`;
 
 /** Start `tool` on its program; the error the host gets, or undefined once it started. */
-async function tryStart(t: Test, socket: string, program: string, proxyArgs: string[] = []) {
+async function tryStart(
+  t: Test,
+  socket: string,
+  program: string | string[],
+  proxyArgs: string[] = [],
+) {
   const started = proxiedTransport({
     server: 'tool',
     socket,
     proxyArgs,
-    command: [process.execPath, program],
+    command: typeof program === 'string' ? [process.execPath, program] : program,
   });
   const host = new Client({ name: 'test-host', version: '0' }, { capabilities: {} });
   t.teardown(() => host.close());
@@ -215,4 +220,71 @@ void t.test('a program another server could write once is not started again', as
     'not started again once revoked',
   );
   t.equal(await tryStart(t, d.socket, program), undefined, 'a new session starts it');
+});
+
+void t.test('whatever the command line names, links and linked packages count', async (t) => {
+  // A third attacker pass: only the script the proxy took for the program was checked. An
+  // option's `=value`, a `file:` URL, NODE_OPTIONS, an option whose value was taken for the
+  // script, another interpreter's script, a package linked into node_modules, a link in the
+  // middle of the path, and a package under a system directory all ran another server's code.
+  const { dir, program } = layout(t);
+  const shared = join(dir, 'shared');
+  mkdirSync(join(shared, 'dep'), { recursive: true });
+  for (const f of ['evil.mjs', 'evil.cjs', 'x.mjs']) writeFileSync(join(shared, f), '');
+  writeFileSync(join(shared, 'evil.sh'), 'exit 0\n');
+  writeFileSync(join(shared, 'dep/package.json'), '{"name": "dep"}');
+  const npm = join(dirname(dirname(process.execPath)), 'lib/node_modules/npm');
+  const d = await startDaemon(
+    t,
+    `version: 1\nservers:\n  fs:\n    roots: [{path: ${shared}}, {path: ${npm}/lib}]\n` +
+      `  tool:\n    roots: [{path: ${shared}, readOnly: true}]\n    sandbox: true\n`,
+    { dir },
+  );
+  /** Refused, naming `named` (a path, or a pattern of one) as the part another server writes. */
+  const refused = async (what: string, command: string[], named: string, proxyArgs?: string[]) =>
+    t.match(
+      await tryStart(t, d.socket, command, proxyArgs),
+      new RegExp(`the server's program includes ${named}, and the policy's entry "fs"`),
+      what,
+    );
+  const node = process.execPath;
+  t.equal(await tryStart(t, d.socket, program), undefined, 'the clean program starts');
+  await refused('--import=', [node, `--import=${shared}/evil.mjs`, program], `${shared}/evil.mjs`);
+  await refused(
+    'a file: URL',
+    [node, '--import', `file://${shared}/evil.mjs`, program],
+    `${shared}/evil.mjs`,
+  );
+  await refused(
+    'after an unknown option',
+    [node, '--title', 'foo', `${shared}/x.mjs`],
+    `${shared}/x.mjs`,
+  );
+  await refused('NODE_OPTIONS', [node, program], `${shared}/evil.cjs`, [
+    '--env',
+    `NODE_OPTIONS=--require ${shared}/evil.cjs`,
+  ]);
+  await refused('a shell script', ['sh', `${shared}/evil.sh`], `${shared}/evil.sh`);
+
+  mkdirSync(join(dir, 'proj/tool/node_modules'));
+  symlinkSync(join(shared, 'dep'), join(dir, 'proj/tool/node_modules/dep'));
+  await refused('a linked package', [node, program], join(dir, 'proj/tool/node_modules/dep'));
+  rmSync(join(dir, 'proj/tool/node_modules/dep'));
+
+  // x/L -> shared/L2 -> proj: the link in the middle lies where fs writes.
+  mkdirSync(join(dir, 'x'));
+  symlinkSync(join(dir, 'proj'), join(shared, 'L2'));
+  symlinkSync(join(shared, 'L2'), join(dir, 'x/L'));
+  await refused(
+    'a link in the middle',
+    [node, join(dir, 'x/L/tool/server.mjs')],
+    join(dir, 'x/L/tool/server.mjs'),
+  );
+
+  // The package, or the node_modules it lies in.
+  await refused(
+    'under a system directory',
+    [node, join(npm, 'bin/npm-cli.js'), '--version'],
+    `${dirname(npm)}(/npm)?`,
+  );
 });

@@ -21,7 +21,7 @@ const MOUNTS: SandboxMounts = {
   ],
   write: ['/w/cache'],
   program: ['/w/rw/node_modules'],
-  programGiven: [],
+  programCheck: { shown: [], given: [] },
   hidden: [
     { path: '/w/rw/secret', dir: true },
     { path: '/w/rw/.env', dir: false },
