@@ -10,10 +10,11 @@
  * What counts as the program: the files the sandbox shows as it (its interpreter, script,
  * package, the `node_modules` it loads from, and where their links lead), every file the
  * command line names (an argument, an option's `=value`, a `file:` URL, and the same in
- * `NODE_OPTIONS`: `--import`, `--env-file`, a Python or shell script), and every link on the way
- * to those as named (the start follows them again, after this check). What the server then
- * chooses to run from its own roots is the policy's to allow: a root shared with a server that
- * writes it is shared data (docs/security.md).
+ * `NODE_OPTIONS`: `--import`, `--env-file`, a Python or shell script), the paths the
+ * environment gives the loaders (`LD_PRELOAD`, `NODE_PATH` ...), and every link on the way to
+ * those as named (the start follows them again, after this check). What the server then chooses
+ * to run from its own roots is the policy's to allow: a root shared with a server that writes it
+ * is shared data (docs/security.md).
  */
 import { lstat, readdir, readlink, stat } from 'node:fs/promises';
 import { basename, isAbsolute, join, resolve } from 'node:path';
@@ -62,6 +63,14 @@ export async function programWriterProblem(
       const w = at === undefined ? undefined : writerOf(at, false);
       if (w !== undefined) return problem(file, w);
     }
+  }
+  // Where the environment tells the loaders to look (LD_PRELOAD, NODE_PATH, PYTHONPATH ...): a
+  // file or directory there, or one holding a writer's path, is code the start may load.
+  for (const path of loaderPaths(p.env, p.cwd)) {
+    const resolved = await real(path);
+    let w = writerOf(path, true) ?? (resolved === undefined ? undefined : writerOf(resolved, true));
+    for (const link of await linksOnTheWay(path)) w ??= writerOf(link, false);
+    if (w !== undefined) return problem(path, w);
   }
   // Shown: inside a writer's path, or holding one (its node_modules, say); and a package linked
   // into a shown node_modules (npm link, workspaces), which the sandbox follows too.
@@ -123,6 +132,34 @@ function asPath(value: string, cwd: string): string | undefined {
     }
   }
   return value === '' || value.startsWith('-') ? undefined : resolve(cwd, value);
+}
+
+/** Variables whose paths a dynamic loader or an interpreter loads code from at start. */
+const LOADER_VARIABLES = [
+  'LD_PRELOAD',
+  'LD_LIBRARY_PATH',
+  'LD_AUDIT',
+  'NODE_PATH',
+  'PYTHONPATH',
+  'PYTHONSTARTUP',
+  'PYTHONHOME',
+  'PERL5LIB',
+  'PERL5OPT',
+  'RUBYLIB',
+  'RUBYOPT',
+  'BASH_ENV',
+  'ENV',
+];
+
+/** The paths those variables name (split at `:` and white space), absolute. */
+function loaderPaths(env: Readonly<Record<string, string | undefined>>, cwd: string): string[] {
+  const out: string[] = [];
+  for (const name of LOADER_VARIABLES) {
+    for (const word of (env[name] ?? '').split(/[:\s]+/)) {
+      if (word !== '' && !word.startsWith('-')) out.push(resolve(cwd, word));
+    }
+  }
+  return out;
 }
 
 const isFile = (p: string) =>

@@ -265,6 +265,11 @@ void t.test('whatever the command line names, links and linked packages count', 
     `NODE_OPTIONS=--require ${shared}/evil.cjs`,
   ]);
   await refused('a shell script', ['sh', `${shared}/evil.sh`], `${shared}/evil.sh`);
+  await refused('NODE_PATH', [node, program], shared, ['--env', `NODE_PATH=${shared}`]);
+  await refused('LD_PRELOAD', [node, program], `${shared}/evil.cjs`, [
+    '--env',
+    `LD_PRELOAD=${shared}/evil.cjs`,
+  ]);
 
   mkdirSync(join(dir, 'proj/tool/node_modules'));
   symlinkSync(join(shared, 'dep'), join(dir, 'proj/tool/node_modules/dep'));
