@@ -7,7 +7,7 @@
  * the writer is: a server's own block, a pattern or `'*'`, a grant, a `sandbox.write` path.
  * Real daemon, real proxy, real bwrap.
  */
-import { mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import t, { type Test } from 'tap';
@@ -15,6 +15,7 @@ import { startDaemon } from '../helpers/daemon.js';
 import { HOSTILE_SERVER, proxiedTransport, startProxied } from '../helpers/proxied-server.js';
 import { waitFor } from '../helpers/poll.js';
 import { ownedShortDir } from '../helpers/proxy.js';
+import { programWriterProblem } from '../../proxy/program-writers.js';
 import { fixtureServer } from '../helpers/repo.js';
 
 /** A project holding a server's program (a copy of the hostile fixture), and a notes directory. */
@@ -233,10 +234,15 @@ void t.test('whatever the command line names, links and linked packages count', 
   for (const f of ['evil.mjs', 'evil.cjs', 'x.mjs']) writeFileSync(join(shared, f), '');
   writeFileSync(join(shared, 'evil.sh'), 'exit 0\n');
   writeFileSync(join(shared, 'dep/package.json'), '{"name": "dep"}');
-  const npm = join(dirname(dirname(process.execPath)), 'lib/node_modules/npm');
+  // A Node package under a system directory: Debian's Node keeps npm there (so does this
+  // project's CI machine, whichever Node runs the tests); a Node of its own prefix may not.
+  const npm = [
+    '/usr/lib/node_modules/npm',
+    join(dirname(dirname(process.execPath)), 'lib/node_modules/npm'),
+  ].find((p) => existsSync(join(p, 'bin/npm-cli.js')));
   const d = await startDaemon(
     t,
-    `version: 1\nservers:\n  fs:\n    roots: [{path: ${shared}}, {path: ${npm}/lib}]\n` +
+    `version: 1\nservers:\n  fs:\n    roots: [{path: ${shared}}${npm === undefined ? '' : `, {path: ${npm}/lib}`}]\n` +
       `  tool:\n    roots: [{path: ${shared}, readOnly: true}]\n    sandbox: true\n`,
     { dir },
   );
@@ -286,10 +292,38 @@ void t.test('whatever the command line names, links and linked packages count', 
     join(dir, 'x/L/tool/server.mjs'),
   );
 
-  // The package, or the node_modules it lies in.
-  await refused(
-    'under a system directory',
-    [node, join(npm, 'bin/npm-cli.js'), '--version'],
-    `${dirname(npm)}(/npm)?`,
+  // The package, or the node_modules it lies in. Where no such package exists, the test below
+  // checks the same rule on the paths alone.
+  if (npm === undefined) t.comment('no npm under a system directory here: see the next test');
+  else {
+    await refused(
+      'under a system directory',
+      [node, join(npm, 'bin/npm-cli.js'), '--version'],
+      `${dirname(npm)}(/npm)?`,
+    );
+  }
+});
+
+void t.test('a program path under a system directory is checked like any other', async (t) => {
+  // The system directories are mounted whole, so the program's paths there were dropped before
+  // the check: a package in /usr/lib/node_modules whose lib another server writes went ahead.
+  const fs = { by: 'fs', file: '/p.yaml', line: 3 };
+  const check = (shown: string[], writer: string) =>
+    programWriterProblem({ program: shown, programGiven: [], args: [], env: {}, cwd: '/' }, [
+      { path: writer, ...fs },
+    ]);
+  t.match(
+    await check(
+      ['/usr/bin/node', '/usr', '/usr/lib/node_modules/x'],
+      '/usr/lib/node_modules/x/lib',
+    ),
+    /^the server's program includes \/usr\/lib\/node_modules\/x, and the policy's entry "fs" \(\/p\.yaml:3\)/,
+    'a package there, holding a writer path',
   );
+  t.equal(
+    await check(['/usr/bin/node', '/usr'], '/usr/lib/node_modules/x/lib'),
+    undefined,
+    'a system directory itself is not code: a writer somewhere below it is not in the program',
+  );
+  t.match(await check(['/usr'], '/'), /program includes \/usr,/, 'but one above it is');
 });
