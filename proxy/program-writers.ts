@@ -16,7 +16,7 @@
  * to run from its own roots is the policy's to allow: a root shared with a server that writes it
  * is shared data (docs/security.md).
  */
-import { lstat, readdir, readlink, stat } from 'node:fs/promises';
+import { lstat, readdir, readFile, readlink, stat } from 'node:fs/promises';
 import { basename, isAbsolute, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Writer } from '../common/types.js';
@@ -111,16 +111,40 @@ async function namedFiles(
   env: Readonly<Record<string, string | undefined>>,
   cwd: string,
 ): Promise<string[]> {
-  const words = [...args, ...(env.NODE_OPTIONS ?? '').split(/\s+/).filter((w) => w !== '')];
+  const words = [...args, ...splitWords(env.NODE_OPTIONS)];
   const out: string[] = [];
-  for (const word of words) {
+  for (let i = 0; i < words.length; i++) {
+    const word = words[i]!;
     const eq = word.startsWith('-') ? word.indexOf('=') : -1;
-    for (const value of eq > 0 ? [word.slice(eq + 1)] : [word]) {
-      const path = asPath(value, cwd);
-      if (path !== undefined && (await isFile(path))) out.push(path);
+    const value = eq > 0 ? word.slice(eq + 1) : word;
+    const path = asPath(value, cwd);
+    if (path === undefined) continue;
+    // As Node resolves `--require FILE`: the name, or with an extension, or a directory's index.
+    for (const candidate of [path, ...NODE_SUFFIXES.map((x) => path + x)]) {
+      if (!(await isFile(candidate))) continue;
+      out.push(candidate);
+      // An env file's NODE_OPTIONS (`--env-file`) is read by Node as the environment's is.
+      if (words[eq > 0 ? i : i - 1]?.startsWith('--env-file') === true)
+        words.push(...splitWords(await envFileNodeOptions(candidate)));
+      break;
     }
   }
   return out;
+}
+
+const NODE_SUFFIXES = ['.js', '.cjs', '.mjs', '.json', '.node', '/index.js', '/index.cjs'];
+
+const splitWords = (text: string | undefined) => (text ?? '').split(/\s+/).filter((w) => w !== '');
+
+/** `NODE_OPTIONS=...` of an env file, unquoted; the last one wins. */
+async function envFileNodeOptions(file: string): Promise<string | undefined> {
+  const text = await readFile(file, 'utf8').catch(() => '');
+  let value: string | undefined;
+  for (const line of text.split(/\r?\n/)) {
+    const m = /^\s*(?:export\s+)?NODE_OPTIONS\s*=\s*(.*?)\s*$/.exec(line);
+    if (m) value = m[1]!.replace(/^(["'])(.*)\1$/, '$2');
+  }
+  return value;
 }
 
 function asPath(value: string, cwd: string): string | undefined {

@@ -271,6 +271,23 @@ void t.test('whatever the command line names, links and linked packages count', 
     `NODE_OPTIONS=--require ${shared}/evil.cjs`,
   ]);
   await refused('a shell script', ['sh', `${shared}/evil.sh`], `${shared}/evil.sh`);
+  // Fourth pass: a name Node completes (`.js`, `.cjs`, `/index.js` ...), and an env file's own
+  // NODE_OPTIONS.
+  await refused(
+    '--require= without extension',
+    [node, `--require=${shared}/evil`, program],
+    `${shared}/evil\\.c?js`,
+  );
+  await refused('NODE_OPTIONS without extension', [node, program], `${shared}/evil\\.c?js`, [
+    '--env',
+    `NODE_OPTIONS=--require ${shared}/evil`,
+  ]);
+  writeFileSync(join(dir, 'proj/tool/envf'), `NODE_OPTIONS="--require ${shared}/evil.cjs"\n`);
+  await refused(
+    "an env file's NODE_OPTIONS",
+    [node, `--env-file=${join(dir, 'proj/tool/envf')}`, program],
+    `${shared}/evil\\.cjs`,
+  );
   await refused('NODE_PATH', [node, program], shared, ['--env', `NODE_PATH=${shared}`]);
   await refused('LD_PRELOAD', [node, program], `${shared}/evil.cjs`, [
     '--env',
