@@ -113,6 +113,8 @@ async function namedFiles(
 ): Promise<string[]> {
   const words = [...args, ...splitWords(env.NODE_OPTIONS)];
   const out: string[] = [];
+  /** Env files read: each once, so that one naming itself ends. */
+  const read = new Set<string>();
   for (let i = 0; i < words.length; i++) {
     const word = words[i]!;
     const eq = word.startsWith('-') ? word.indexOf('=') : -1;
@@ -124,8 +126,10 @@ async function namedFiles(
       if (!(await isFile(candidate))) continue;
       out.push(candidate);
       // An env file's NODE_OPTIONS (`--env-file`) is read by Node as the environment's is.
-      if (words[eq > 0 ? i : i - 1]?.startsWith('--env-file') === true)
+      if (words[eq > 0 ? i : i - 1]?.startsWith('--env-file') === true && !read.has(candidate)) {
+        read.add(candidate);
         words.push(...splitWords(await envFileNodeOptions(candidate)));
+      }
       break;
     }
   }

@@ -288,6 +288,14 @@ void t.test('whatever the command line names, links and linked packages count', 
     [node, `--env-file=${join(dir, 'proj/tool/envf')}`, program],
     `${shared}/evil\\.cjs`,
   );
+  // One naming itself is read once: refused, not a proxy that never ends.
+  const envf = join(dir, 'proj/tool/envf');
+  writeFileSync(envf, `NODE_OPTIONS="--env-file=${envf} --require ${shared}/evil.cjs"\n`);
+  await refused(
+    'an env file naming itself',
+    [node, `--env-file=${envf}`, program],
+    `${shared}/evil\\.cjs`,
+  );
   await refused('NODE_PATH', [node, program], shared, ['--env', `NODE_PATH=${shared}`]);
   await refused('LD_PRELOAD', [node, program], `${shared}/evil.cjs`, [
     '--env',
