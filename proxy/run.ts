@@ -117,11 +117,14 @@ export async function runProxy(options: ProxyOptions, io: ProxyIo): Promise<numb
 
   // The session ends when the server that runs now closes its output (a replaced one does not).
   await new Promise<void>((resolve) => proxy.once('serverClosed', resolve));
+  // Taken now: a host that leaves once told the server went away (an SDK closes its side when
+  // `initialize` fails) did not end it, and the hint below is for that host's person.
+  const onItsOwn = !asked;
   supervisor.stop();
   const status = (await supervisor.process?.status) ?? 0;
   for (const s of FORWARDED_SIGNALS) process.off(s, forward);
   // A server that ended on its own with a failure: the host was told only that it went away.
-  if (!asked && status !== 0) {
+  if (onItsOwn && status !== 0) {
     log.warn(`the server ${exitedWith(status)}${supervisor.isSandboxed ? SANDBOX_EXIT : ''}`);
   } else log.debug(`the server ${exitedWith(status)}`);
   await link.close();
