@@ -379,15 +379,14 @@ export class PolicyState extends EventEmitter<StateEvents> {
       } catch (err) {
         // A refused state directory says why in its own words; a system error by its code.
         const why = err instanceof RootsError ? err.message : (errnoCode(err) ?? String(err));
-        if (!on && err instanceof RootsError) {
-          throw new RootsError(err.code, `lockdown stays on: ${err.message}`, { cause: err });
-        }
         if (!on) {
-          throw new RootsError(
-            'INTERNAL',
-            `cannot remove the lockdown mark ${file} (${why}), so lockdown stays on: remove it by hand, then unlock again`,
-            { cause: err },
-          );
+          throw err instanceof RootsError
+            ? new RootsError(err.code, `lockdown stays on: ${err.message}`, { cause: err })
+            : new RootsError(
+                'INTERNAL',
+                `cannot remove the lockdown mark ${file} (${why}), so lockdown stays on: remove it by hand, then unlock again`,
+                { cause: err },
+              );
         }
         unsaved = `lockdown is on, but cannot be saved in ${file} (${why}): a restart would end it`;
         this.opts.log.error(unsaved);

@@ -58,10 +58,12 @@ export function degradeCode(err: unknown): DegradeCode | undefined {
   return undefined;
 }
 
-/** Report event paths under the caller's spelling of the directory, not its canonical one. */
-function respell(real: string, given: string): (path: string) => string {
-  if (real === given) return (p) => p;
-  return (p) => (p === real ? given : p.startsWith(real + sep) ? given + p.slice(real.length) : p);
+/** `onEvent`, told paths under the caller's spelling of the directory, not its canonical one. */
+function respelled(real: string, given: string, onEvent: OnEvent): OnEvent {
+  if (real === given) return onEvent;
+  const name = (p: string) =>
+    p === real ? given : p.startsWith(real + sep) ? given + p.slice(real.length) : p;
+  return (e) => onEvent({ ...e, path: name(e.path) });
 }
 
 /** One `fs.watch` for a directory's own entries; a tree (watch-tree.ts) to a depth, or for `**`. */
@@ -79,8 +81,7 @@ export const defaultBackend: WatchBackend = {
     // Deeper, one watch per directory the glob could enter, to its depth. No cap: each such
     // directory is one the glob may match below, and past the user's inotify allowance the
     // watch is degraded to rescans like any other (ENOSPC).
-    const name = respell(real, path);
-    return watchTree(real, (e) => onEvent({ ...e, path: name(e.path) }), onError, {
+    return watchTree(real, respelled(real, path, onEvent), onError, {
       ignore: [],
       depth,
       enters,
@@ -114,8 +115,7 @@ async function watchRecursive(
   treeCap: number,
 ): Promise<WatchHandle> {
   const real = await realpath(path);
-  const name = respell(real, path);
-  const emit: OnEvent = (e) => onEvent({ ...e, path: name(e.path) });
+  const emit = respelled(real, path, onEvent);
   // One watch per directory while the tree is small enough (watch-tree.ts); beyond that, or
   // once it grows past that, @parcel/watcher, which answers 50 ms later but holds its tree in
   // native memory.

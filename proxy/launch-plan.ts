@@ -12,7 +12,7 @@ import {
   type LaunchTemplate,
 } from './launch.js';
 import { resolveNpx } from './npx.js';
-import { programWriterProblem } from './program-writers.js';
+import { programOverlap } from './program-writers.js';
 import type { ProxyOptions } from './options.js';
 import { sandboxMounts, serverWritable } from './sandbox-mounts.js';
 import type { SandboxSupport } from './sandbox-probe.js';
@@ -41,8 +41,8 @@ export type LaunchPlan =
       notes?: string[];
     }
   | { kind: 'wait'; reason: string }
-  /** `overlap`: another server may write the program (program-writers.ts). */
-  | { kind: 'refuse'; reason: string; overlap?: true };
+  /** `overlap`: another server may write the program, in a clause (program-writers.ts). */
+  | { kind: 'refuse'; reason: string; overlap?: string };
 
 /** What the plan is made from: fixed options, and the daemon's view when it has one. */
 export interface PlanInput {
@@ -152,7 +152,7 @@ export async function planLaunch(input: PlanInput): Promise<LaunchPlan> {
         'the server runs only in a sandbox, and mcp-rootsd did not say which paths other servers may write (an mcp-rootsd older than this proxy? restart it), so whether another server could change its program is unknown. It was not started',
     };
   }
-  const overlap = await programWriterProblem(
+  const overlap = await programOverlap(
     {
       program: mounts.programCheck.shown,
       programGiven: mounts.programCheck.given,
@@ -162,7 +162,8 @@ export async function planLaunch(input: PlanInput): Promise<LaunchPlan> {
     },
     input.writers,
   );
-  if (overlap !== undefined) return { kind: 'refuse', reason: overlap, overlap: true };
+  if (overlap !== undefined)
+    return { kind: 'refuse', reason: overlap.reason, overlap: overlap.what };
   // One layout for bwrap's arguments and for the check of what they mounted (sandbox-start.ts).
   const layout = sandboxLayout(mounts);
   const spawn: SpawnSpec = {

@@ -17,9 +17,10 @@
  * is shared data (docs/security.md).
  */
 import { lstat, readdir, readFile, readlink, stat } from 'node:fs/promises';
-import { basename, isAbsolute, join, resolve } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Writer } from '../common/types.js';
+import { linksOnTheWay } from '../common/links-on-the-way.js';
 import { isInsideOrEqual } from '../common/segments.js';
 import { SYSTEM_PATHS } from './sandbox.js';
 import { real } from './written-by.js';
@@ -40,11 +41,19 @@ export interface ProgramToCheck {
   cwd: string;
 }
 
-/** Why the program cannot start, or undefined when no other server may write any part of it. */
-export async function programWriterProblem(
+/** Another server may write part of the program: which part, and who. */
+export interface Overlap {
+  /** What overlaps, in a clause: "the server's program includes …, and … lets … write …". */
+  what: string;
+  /** The whole refusal: `what`, why it matters, and what to do. */
+  reason: string;
+}
+
+/** The overlap that stops the start, or undefined when no other server may write the program. */
+export async function programOverlap(
   p: ProgramToCheck,
   writers: readonly Writer[],
-): Promise<string | undefined> {
+): Promise<Overlap | undefined> {
   if (writers.length === 0) return undefined;
   // A `sandbox.write` path is as the policy expands it: compared where it leads too.
   const places = await Promise.all(
@@ -55,22 +64,28 @@ export async function programWriterProblem(
     places.find(({ paths }) =>
       paths.some((o) => isInsideOrEqual(path, o) || (both && isInsideOrEqual(o, path))),
     )?.w;
+  /**
+   * The writer of a path as named: of it, or of where it leads (`both` as above), or of a link
+   * on the way to it, which lies in its writer's path.
+   */
+  const writerOfNamed = async (path: string, both: boolean) => {
+    const resolved = await real(path);
+    let w = writerOf(path, both) ?? (resolved === undefined ? undefined : writerOf(resolved, both));
+    for (const link of await linksOnTheWay(path, { lstat, readlink })) w ??= writerOf(link, false);
+    return w;
+  };
 
-  // Named: as written, every link on the way (its own place), and where it leads.
+  // Named: the program's files as the command line gives them, and every file it names.
   const named = unique([...p.programGiven, ...(await namedFiles(p.args, p.env, p.cwd))]);
   for (const file of named) {
-    for (const at of [file, ...(await linksOnTheWay(file)), await real(file)]) {
-      const w = at === undefined ? undefined : writerOf(at, false);
-      if (w !== undefined) return problem(file, w);
-    }
+    const w = await writerOfNamed(file, false);
+    if (w !== undefined) return overlap(file, w);
   }
   // Where the environment tells the loaders to look (LD_PRELOAD, NODE_PATH, PYTHONPATH ...): a
   // file or directory there, or one holding a writer's path, is code the start may load.
   for (const path of loaderPaths(p.env, p.cwd)) {
-    const resolved = await real(path);
-    let w = writerOf(path, true) ?? (resolved === undefined ? undefined : writerOf(resolved, true));
-    for (const link of await linksOnTheWay(path)) w ??= writerOf(link, false);
-    if (w !== undefined) return problem(path, w);
+    const w = await writerOfNamed(path, true);
+    if (w !== undefined) return overlap(path, w);
   }
   // Shown: inside a writer's path, or holding one (its node_modules, say); and a package linked
   // into a shown node_modules (npm link, workspaces), which the sandbox follows too.
@@ -79,26 +94,28 @@ export async function programWriterProblem(
     // not as code: only a writer path it lies in counts, not one somewhere below it.
     const whole = !SYSTEM_DIRS.some((s) => isInsideOrEqual(s, shown));
     const w = writerOf(shown, whole);
-    if (w !== undefined) return problem(shown, w);
+    if (w !== undefined) return overlap(shown, w);
     const modules = basename(shown) === 'node_modules' ? shown : join(shown, 'node_modules');
     for (const link of await linkedPackages(modules)) {
       const target = await real(link);
       const lw = target === undefined ? undefined : writerOf(target, true);
-      if (lw !== undefined) return problem(link, lw);
+      if (lw !== undefined) return overlap(link, lw);
     }
   }
   return undefined;
 }
 
-function problem(p: string, w: Writer): string {
+function overlap(p: string, w: Writer): Overlap {
   const entry = `the policy's entry ${JSON.stringify(w.by)} (${w.file}:${w.line})`;
   const who = w.by === '*' ? 'every server' : 'another server';
-  return (
-    `the server's program includes ${p}, and ${entry} lets ${who} write ${w.path}, which ` +
-    `overlaps it: another server could change the code this one runs in its sandbox. Keep ` +
-    `the program where no other server may write (install it outside ${w.path}), or make ` +
-    `that path read-only for ${JSON.stringify(w.by)} (readOnly: true)`
-  );
+  const what = `the server's program includes ${p}, and ${entry} lets ${who} write ${w.path}`;
+  return {
+    what,
+    reason:
+      `${what}, which overlaps it: another server could change the code this one runs in its ` +
+      `sandbox. Keep the program where no other server may write (install it outside ` +
+      `${w.path}), or make that path read-only for ${JSON.stringify(w.by)} (readOnly: true)`,
+  };
 }
 
 /**
@@ -195,31 +212,6 @@ const isFile = (p: string) =>
     (s) => s.isFile(),
     () => false,
   );
-
-/**
- * The links met on the way to `path` (absolute), each by its own path with the links before it
- * resolved: where each lies is where someone could re-point it.
- */
-export async function linksOnTheWay(path: string): Promise<string[]> {
-  const out: string[] = [];
-  let rest = path.split('/').filter((s) => s !== '');
-  let at = '/';
-  for (let hops = 0; rest.length > 0;) {
-    const next = join(at, rest.shift()!);
-    const st = await lstat(next).catch(() => undefined);
-    if (st === undefined) return out;
-    if (!st.isSymbolicLink()) {
-      at = next;
-      continue;
-    }
-    if (++hops > 40) return out; // a loop: nothing runs through it
-    out.push(next);
-    const target = await readlink(next);
-    if (isAbsolute(target)) at = '/';
-    rest = [...target.split('/').filter((s) => s !== ''), ...rest];
-  }
-  return out;
-}
 
 /** The links among a `node_modules`' packages (`dep`, `@scope/dep`): linked packages. */
 async function linkedPackages(modules: string): Promise<string[]> {

@@ -233,8 +233,8 @@ export class Supervisor {
     ];
     const reach = { roots: input.roots ?? [], sandbox: input.sandbox, writes };
     let plan = await planLaunch(input);
-    if (plan.kind === 'refuse' && plan.overlap === true) {
-      this.programExposed ??= plan.reason.split(': another server could')[0];
+    if (plan.kind === 'refuse' && plan.overlap !== undefined) {
+      this.programExposed ??= plan.overlap;
     } else if (plan.kind === 'start' && plan.sandboxed && this.programExposed !== undefined) {
       plan = {
         kind: 'refuse',

@@ -15,7 +15,7 @@ import { startDaemon } from '../helpers/daemon.js';
 import { HOSTILE_SERVER, proxiedTransport, startProxied } from '../helpers/proxied-server.js';
 import { waitFor } from '../helpers/poll.js';
 import { ownedShortDir } from '../helpers/proxy.js';
-import { programWriterProblem } from '../../proxy/program-writers.js';
+import { programOverlap } from '../../proxy/program-writers.js';
 import { fixtureServer } from '../helpers/repo.js';
 
 /** A project holding a server's program (a copy of the hostile fixture), and a notes directory. */
@@ -333,10 +333,12 @@ void t.test('a program path under a system directory is checked like any other',
   // The system directories are mounted whole, so the program's paths there were dropped before
   // the check: a package in /usr/lib/node_modules whose lib another server writes went ahead.
   const fs = { by: 'fs', file: '/p.yaml', line: 3 };
-  const check = (shown: string[], writer: string) =>
-    programWriterProblem({ program: shown, programGiven: [], args: [], env: {}, cwd: '/' }, [
-      { path: writer, ...fs },
-    ]);
+  const check = async (shown: string[], writer: string) =>
+    (
+      await programOverlap({ program: shown, programGiven: [], args: [], env: {}, cwd: '/' }, [
+        { path: writer, ...fs },
+      ])
+    )?.reason;
   t.match(
     await check(
       ['/usr/bin/node', '/usr', '/usr/lib/node_modules/x'],
