@@ -8,21 +8,19 @@
  * other servers write (`policy/explain`'s `writers`, policies/resolution.ts).
  *
  * What counts as the program: the files the sandbox shows as it (its interpreter, script,
- * package, the `node_modules` it loads from, and where their links lead), every file the
- * command line names (an argument, an option's `=value`, a `file:` URL, and the same in
- * `NODE_OPTIONS`: `--import`, `--env-file`, a Python or shell script), the paths the
- * environment gives the loaders (`LD_PRELOAD`, `NODE_PATH` ...), and every link on the way to
- * those as named (the start follows them again, after this check). What the server then chooses
- * to run from its own roots is the policy's to allow: a root shared with a server that writes it
- * is shared data (docs/security.md).
+ * package, the `node_modules` it loads from, and where their links lead), what the start's
+ * command line and environment name (start-names.ts), and every link on the way to those as
+ * named (the start follows them again, after this check). What the server then chooses to run
+ * from its own roots is the policy's to allow: a root shared with a server that writes it is
+ * shared data (docs/security.md).
  */
-import { lstat, readdir, readFile, readlink, stat } from 'node:fs/promises';
-import { basename, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { lstat, readdir, readlink } from 'node:fs/promises';
+import { basename, join } from 'node:path';
 import type { Writer } from '../common/types.js';
 import { linksOnTheWay } from '../common/links-on-the-way.js';
 import { isInsideOrEqual } from '../common/segments.js';
 import { SYSTEM_PATHS } from './sandbox.js';
+import { startNames } from './start-names.js';
 import { real } from './written-by.js';
 
 const SYSTEM_DIRS = SYSTEM_PATHS.map(([path]) => path);
@@ -76,14 +74,14 @@ export async function programOverlap(
   };
 
   // Named: the program's files as the command line gives them, and every file it names.
-  const named = unique([...p.programGiven, ...(await namedFiles(p.args, p.env, p.cwd))]);
-  for (const file of named) {
+  const names = await startNames(p.args, p.env, p.cwd);
+  for (const file of unique([...p.programGiven, ...names.files])) {
     const w = await writerOfNamed(file, false);
     if (w !== undefined) return overlap(file, w);
   }
   // Where the environment tells the loaders to look (LD_PRELOAD, NODE_PATH, PYTHONPATH ...): a
   // file or directory there, or one holding a writer's path, is code the start may load.
-  for (const path of loaderPaths(p.env, p.cwd)) {
+  for (const path of names.loaderPaths) {
     const w = await writerOfNamed(path, true);
     if (w !== undefined) return overlap(path, w);
   }
@@ -117,101 +115,6 @@ function overlap(p: string, w: Writer): Overlap {
       `${w.path}), or make that path read-only for ${JSON.stringify(w.by)} (readOnly: true)`,
   };
 }
-
-/**
- * The existing regular files the command line names: each argument, the value of each
- * `--option=value`, a `file:` URL, and the words of `NODE_OPTIONS` alike. A data file named
- * there counts too: what a program reads at start (a config, an env file) steers what it runs.
- */
-async function namedFiles(
-  args: readonly string[],
-  env: Readonly<Record<string, string | undefined>>,
-  cwd: string,
-): Promise<string[]> {
-  const words = [...args, ...splitWords(env.NODE_OPTIONS)];
-  const out: string[] = [];
-  /** Env files read: each once, so that one naming itself ends. */
-  const read = new Set<string>();
-  for (let i = 0; i < words.length; i++) {
-    const word = words[i]!;
-    const eq = word.startsWith('-') ? word.indexOf('=') : -1;
-    const value = eq > 0 ? word.slice(eq + 1) : word;
-    const path = asPath(value, cwd);
-    if (path === undefined) continue;
-    // As Node resolves `--require FILE`: the name, or with an extension, or a directory's index.
-    for (const candidate of [path, ...NODE_SUFFIXES.map((x) => path + x)]) {
-      if (!(await isFile(candidate))) continue;
-      out.push(candidate);
-      // An env file's NODE_OPTIONS (`--env-file`) is read by Node as the environment's is.
-      if (words[eq > 0 ? i : i - 1]?.startsWith('--env-file') === true && !read.has(candidate)) {
-        read.add(candidate);
-        words.push(...splitWords(await envFileNodeOptions(candidate)));
-      }
-      break;
-    }
-  }
-  return out;
-}
-
-const NODE_SUFFIXES = ['.js', '.cjs', '.mjs', '.json', '.node', '/index.js', '/index.cjs'];
-
-const splitWords = (text: string | undefined) => (text ?? '').split(/\s+/).filter((w) => w !== '');
-
-/** `NODE_OPTIONS=...` of an env file, unquoted; the last one wins. */
-async function envFileNodeOptions(file: string): Promise<string | undefined> {
-  const text = await readFile(file, 'utf8').catch(() => '');
-  let value: string | undefined;
-  for (const line of text.split(/\r?\n/)) {
-    const m = /^\s*(?:export\s+)?NODE_OPTIONS\s*=\s*(.*?)\s*$/.exec(line);
-    if (m) value = m[1]!.replace(/^(["'])(.*)\1$/, '$2');
-  }
-  return value;
-}
-
-function asPath(value: string, cwd: string): string | undefined {
-  if (value.startsWith('file:')) {
-    try {
-      return fileURLToPath(value);
-    } catch {
-      return undefined;
-    }
-  }
-  return value === '' || value.startsWith('-') ? undefined : resolve(cwd, value);
-}
-
-/** Variables whose paths a dynamic loader or an interpreter loads code from at start. */
-const LOADER_VARIABLES = [
-  'LD_PRELOAD',
-  'LD_LIBRARY_PATH',
-  'LD_AUDIT',
-  'NODE_PATH',
-  'PYTHONPATH',
-  'PYTHONSTARTUP',
-  'PYTHONHOME',
-  'PERL5LIB',
-  'PERL5OPT',
-  'RUBYLIB',
-  'RUBYOPT',
-  'BASH_ENV',
-  'ENV',
-];
-
-/** The paths those variables name (split at `:` and white space), absolute. */
-function loaderPaths(env: Readonly<Record<string, string | undefined>>, cwd: string): string[] {
-  const out: string[] = [];
-  for (const name of LOADER_VARIABLES) {
-    for (const word of (env[name] ?? '').split(/[:\s]+/)) {
-      if (word !== '' && !word.startsWith('-')) out.push(resolve(cwd, word));
-    }
-  }
-  return out;
-}
-
-const isFile = (p: string) =>
-  stat(p).then(
-    (s) => s.isFile(),
-    () => false,
-  );
 
 /** The links among a `node_modules`' packages (`dep`, `@scope/dep`): linked packages. */
 async function linkedPackages(modules: string): Promise<string[]> {

@@ -35,7 +35,10 @@ export interface ProgramContext {
 async function shebang(file: string): Promise<string[] | undefined> {
   let fh;
   try {
-    fh = await open(file, 'r');
+    // Not blocking, and a regular file only: a FIFO named as the script (one a server could make
+    // where it writes) held the start until someone wrote to it.
+    fh = await open(file, constants.O_RDONLY | constants.O_NONBLOCK);
+    if (!(await fh.stat()).isFile()) return undefined;
     const buf = Buffer.alloc(256);
     const { bytesRead } = await fh.read(buf, 0, 256, 0);
     const text = buf.subarray(0, bytesRead).toString('utf8');

@@ -9,6 +9,7 @@
  */
 import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { execFileSync } from 'node:child_process';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import t, { type Test } from 'tap';
 import { startDaemon } from '../helpers/daemon.js';
@@ -295,6 +296,45 @@ void t.test('whatever the command line names, links and linked packages count', 
     'an env file naming itself',
     [node, `--env-file=${envf}`, program],
     `${shared}/evil\\.cjs`,
+  );
+  // Fifth pass: as Node reads them, quotes and comments and an env file's other variables; a
+  // FIFO (a file Node reads, and one that held the start); a package from the working
+  // directory's node_modules; an env file that may come later.
+  await refused('NODE_OPTIONS quoted', [node, program], `${shared}/evil\\.cjs`, [
+    '--env',
+    `NODE_OPTIONS=--require "${shared}/evil.cjs"`,
+  ]);
+  writeFileSync(envf, `NODE_OPTIONS="--require ${shared}/evil.cjs" # a comment\n`);
+  await refused(
+    'an env file with a comment',
+    [node, `--env-file=${envf}`, program],
+    `${shared}/evil\\.cjs`,
+  );
+  writeFileSync(envf, `NODE_PATH=${shared}\n`);
+  await refused("an env file's NODE_PATH", [node, `--env-file=${envf}`, program], shared);
+  execFileSync('mkfifo', [join(shared, 'f.env'), join(shared, 'fifo.cjs')]);
+  await refused(
+    'a FIFO env file',
+    [node, `--env-file=${shared}/f.env`, program],
+    `${shared}/f\\.env`,
+  );
+  await refused('a FIFO script', [node, `${shared}/fifo.cjs`], `${shared}/fifo\\.cjs`);
+  await refused(
+    'a FIFO required',
+    [node, `--require=${shared}/fifo.cjs`, program],
+    `${shared}/fifo\\.cjs`,
+  );
+  mkdirSync(join(shared, 'node_modules/pkg'), { recursive: true });
+  await refused(
+    'a package from the working directory',
+    [node, '--require', 'pkg', program],
+    `${shared}/node_modules/pkg`,
+    ['--cwd', shared],
+  );
+  await refused(
+    'an env file not there yet',
+    [node, `--env-file-if-exists=${shared}/later.env`, program],
+    `${shared}/later\\.env`,
   );
   await refused('NODE_PATH', [node, program], shared, ['--env', `NODE_PATH=${shared}`]);
   await refused('LD_PRELOAD', [node, program], `${shared}/evil.cjs`, [
