@@ -11,8 +11,13 @@ import type { Io } from './io.js';
  * directory. Blocking lookups (protocol/socket-lookups.ts): while it connects, a rootsctl
  * command (`watch`'s reconnects included) has nothing else to serve.
  */
-export function connect(io: Io, socket: string | undefined): Promise<RootsClient> {
+export function connect(
+  io: Io,
+  socket: string | undefined,
+  timeoutMs?: number,
+): Promise<RootsClient> {
   return RootsClient.connect({
+    ...(timeoutMs !== undefined ? { timeoutMs } : {}),
     socket: socket === undefined ? undefined : resolve(io.cwd, socket),
     env: io.env,
     clientInfo: { name: 'rootsctl', version: packageVersion() },

@@ -50,6 +50,12 @@ export function statusText(s: DaemonStatus, home: string, lockdown: string): str
         : '          (the last valid policy keeps serving until this is fixed)',
     );
   }
+  // An addition. A reload since the change says the same of the grants file: said once.
+  const stateDir = s.stateDirProblem;
+  if (typeof stateDir === 'string' && !s.policy.errors.some((e) => e.message === stateDir)) {
+    lines.push(`ERROR:    ${inLine(stateDir)}`);
+    lines.push('          (its grants are not used and no decisions are recorded until a restart)');
+  }
   for (const w of s.policy.warnings) lines.push(`warning:  ${shown(w)}`);
   // `above` is an addition: an older daemon does not send it.
   const above =

@@ -22,7 +22,7 @@ import { PolicyState } from './state.js';
 import { PolicyWatcher } from './watcher.js';
 import type { WatchBackend } from './watch-backend.js';
 import { statusCommand } from './status-command.js';
-import { ensureStateDir } from './state-dir.js';
+import { ensureStateDir, type StateDir } from './state-dir.js';
 
 /** A running daemon. */
 export class Daemon {
@@ -39,6 +39,8 @@ export class Daemon {
     /** `guard.lost` resolves when the socket is gone for good: the daemon must then stop. */
     readonly guard: SocketGuard,
     readonly decisions: DecisionSink & { close?: () => Promise<void> },
+    /** Checked again for `status`: a replaced directory has its grants and log left unused. */
+    private readonly stateDir: StateDir,
   ) {}
 
   /** `rootsctl status` as the person who started the daemon can run it (daemon/status-command.ts). */
@@ -143,7 +145,17 @@ export class Daemon {
       });
       await guard.start();
       await leavePointer(options, log);
-      const daemon = new Daemon(options, state, listener, server, watcher, log, guard, decisions);
+      const daemon = new Daemon(
+        options,
+        state,
+        listener,
+        server,
+        watcher,
+        log,
+        guard,
+        decisions,
+        stateDir,
+      );
       whole(daemon);
       log.info(
         `mcp-rootsd ${packageVersion()} listening on ${options.socket}${listener.activated ? ' (socket activation)' : ''}; policy ${options.configFile}`,
@@ -174,6 +186,10 @@ export class Daemon {
       };
     });
     const next = state.resolved.nextExpiry;
+    const stateDirProblem = await this.stateDir.verify().then(
+      () => undefined,
+      (err: unknown) => (err instanceof Error ? err.message : String(err)),
+    );
     return {
       version: packageVersion(),
       pid: process.pid,
@@ -201,6 +217,7 @@ export class Daemon {
       ...(next !== undefined && !state.lockdown
         ? { nextExpiry: new Date(next).toISOString() }
         : {}),
+      ...(stateDirProblem !== undefined ? { stateDirProblem } : {}),
     };
   }
 

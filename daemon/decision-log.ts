@@ -113,7 +113,7 @@ export class DecisionLog implements DecisionSink {
     } catch (err) {
       if (!this.failing) {
         this.opts.log.warn(
-          `cannot write the decision log ${this.opts.file}: ${(err as Error).message}; decisions are not recorded until it can`,
+          `cannot write the decision log ${this.opts.file}: ${(err as Error).message.replace(/\.$/, '')}; decisions are not recorded until it can`,
         );
       }
       this.failing = true;
@@ -127,7 +127,11 @@ export class DecisionLog implements DecisionSink {
 
   private async append(data: string): Promise<void> {
     const bytes = Buffer.byteLength(data);
-    if (this.handle === undefined) await this.openFile();
+    // Each batch, not only at open: the open file outlives its directory, and decisions written
+    // into a removed or replaced state directory would be lost without a word. Two lstats per
+    // batch (at most one batch per BATCH_MS).
+    if (this.handle !== undefined) await this.opts.verifyDir?.();
+    else await this.openFile();
     if (this.size > 0 && this.size + bytes > this.opts.maxBytes) {
       await this.rotate();
       await this.openFile();

@@ -164,6 +164,12 @@ export interface DaemonStatus {
   nextExpiry?: string;
   /** The decision log the daemon writes; absent when it keeps none (`--decision-log-bytes 0`). */
   decisionLog?: string;
+  /**
+   * An addition: why the state directory the daemon started on is not used now (removed,
+   * replaced, or made unsafe), so that neither its grants nor the decision log are read or
+   * written until a restart; absent while it is sound.
+   */
+  stateDirProblem?: string;
 }
 
 /** `{}`: the params of a method that takes none, or a result with nothing to say. */

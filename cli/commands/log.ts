@@ -1,19 +1,23 @@
 /** `rootsctl log`: what the daemon allowed and refused, as a table or JSON lines. */
 import { isRefusal, rootCounts, type Decision } from '../../common/decision.js';
 import { RootsError } from '../../common/errors.js';
-import { basename, isAbsolute } from 'node:path';
+import { realpath } from 'node:fs/promises';
+import { basename, dirname, isAbsolute, join } from 'node:path';
 import { decisionLogFile, stateDir, tildify, homeDir } from '../../common/locations.js';
-import { withClient } from '../connect.js';
+import { connect, withClient } from '../connect.js';
 import { parseDuration } from '../duration.js';
 import { followDecisions, readDecisions } from '../decision-reader.js';
 import { columns, EXIT, type ExitCode, type Io } from '../io.js';
 import { MAX_LOG_READ_BYTES, shownPath } from '../log-file.js';
 import type { Options } from '../options.js';
-import { terminalJson, visibleText } from '../terminal-text.js';
+import { inLine, terminalJson, visibleText } from '../terminal-text.js';
+import type { DaemonStatus } from '../../protocol/methods.js';
 
 /** `rootsctl log [--server S] [--refused] [--since D] [--follow] [--json]`. */
 export async function log(io: Io, _args: string[], opts: Options): Promise<ExitCode> {
-  const file = await logFile(io, opts);
+  const { file, status } = await logFile(io, opts);
+  const note = await stateDirNote(io, opts, file, status);
+  if (note !== '') io.err(note);
   const since = opts.since === undefined ? undefined : sinceTime(opts.since, Date.now());
   const keep = (d: Decision): boolean =>
     (opts.server === undefined || ('server' in d && d.server === opts.server)) &&
@@ -70,17 +74,57 @@ export async function log(io: Io, _args: string[], opts: Options): Promise<ExitC
  * daemon meant, and a daemon started with its own `--state-dir` (the demo's, a test's) keeps its
  * log there, not in the default directory this would otherwise read.
  */
-async function logFile(io: Io, opts: Options): Promise<string> {
+async function logFile(io: Io, opts: Options): Promise<{ file: string; status?: DaemonStatus }> {
   if (opts.socket === undefined || opts['state-dir'] !== undefined)
-    return decisionLogFile(stateDir(io.env, io.cwd, opts['state-dir']));
-  const { decisionLog } = await withClient(io, opts.socket, (client) => client.status());
+    return { file: decisionLogFile(stateDir(io.env, io.cwd, opts['state-dir'])) };
+  const status = await withClient(io, opts.socket, (client) => client.status());
+  const { decisionLog } = status;
   if (decisionLog === undefined) {
     throw new RootsError(
       'PATH_NOT_FOUND',
       `the daemon on ${opts.socket} names no decision log: it keeps none (started with --decision-log-bytes 0) or is older than this rootsctl; give --state-dir DIR to read the log in DIR`,
     );
   }
-  return checkedLogPath(decisionLog, opts.socket);
+  return { file: checkedLogPath(decisionLog, opts.socket), status };
+}
+
+/** How long `log` waits for a daemon it does not need, only to ask after its state directory. */
+const QUIET_ASK_MS = 2000;
+
+/**
+ * The daemon's word on its state directory, when `file` is its log and it no longer uses that
+ * directory (removed or replaced while it ran): the log read here then holds none of its
+ * decisions since, and an empty one would read as "nothing decided". Asked only of a daemon that
+ * answers at once; `log` reads a file and needs none.
+ */
+async function stateDirNote(
+  io: Io,
+  opts: Options,
+  file: string,
+  known: DaemonStatus | undefined,
+): Promise<string> {
+  const status = known ?? (await quietStatus(io, opts.socket));
+  const problem = status?.stateDirProblem;
+  if (typeof problem !== 'string' || status?.decisionLog === undefined) return '';
+  const here = await realpath(dirname(file)).then(
+    (dir) => join(dir, basename(file)),
+    () => file,
+  );
+  if (status.decisionLog !== file && status.decisionLog !== here) return '';
+  return `rootsctl: NOTE: ${inLine(problem)} Until then mcp-rootsd records no decisions, so this log ends where the directory changed.\n`;
+}
+
+async function quietStatus(io: Io, socket: string | undefined): Promise<DaemonStatus | undefined> {
+  try {
+    const client = await connect(io, socket, QUIET_ASK_MS);
+    try {
+      return await client.status();
+    } finally {
+      await client.close();
+    }
+  } catch {
+    return undefined;
+  }
 }
 
 /** The name of every daemon's log, in whatever state directory. */

@@ -134,6 +134,18 @@ export function daemonCheck(
       ],
     );
   }
+  // An addition: a daemon whose state directory was removed or replaced while it ran.
+  if (typeof status.stateDirProblem === 'string') {
+    return fail(
+      'daemon',
+      `mcp-rootsd ${status.version} (pid ${status.pid}) runs, but ${status.stateDirProblem}`,
+      [
+        cmd.systemd
+          ? 'systemctl --user restart mcp-rootsd   (its grants and decision log are unused until then)'
+          : `stop it and ${run}`,
+      ],
+    );
+  }
   return ok(
     'daemon',
     `mcp-rootsd ${status.version} (pid ${status.pid}) serves ${files || 'no policy file (no roots)'}, revision ${status.policy.revision}`,

@@ -5,7 +5,7 @@
  * through a copy of /proc/sys and a bwrap that fails as the real one does there.
  */
 import { spawnSync } from 'node:child_process';
-import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import t, { type Test } from 'tap';
 import type { Check } from '../../cli/doctor/check.js';
@@ -130,6 +130,19 @@ void t.test(
     ]);
   },
 );
+
+void t.test('a state directory replaced under the running daemon: FAIL, restart it', async (t) => {
+  const { d, env } = await world(t);
+  renameSync(d.stateDir, `${d.stateDir}.old`);
+  mkdirSync(d.stateDir, { mode: 0o700 });
+  const r = await runDoctor({ ...env, MCP_ROOTS_SOCKET: d.socket }, {});
+  t.equal(r.code, 1);
+  t.match(r.by('daemon'), {
+    verdict: 'fail',
+    detail:
+      /runs, but the state directory .* is not the one the daemon started on \(it was replaced\)/,
+  });
+});
 
 void t.test('inotify limits the policy does not fit in', async (t) => {
   const { env } = await world(t);

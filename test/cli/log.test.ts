@@ -182,6 +182,7 @@ void t.test(
     t.equal(shown.code, 0, shown.err);
     t.match(shown.out, /fs\s+REFUSED read\s+~\/\.ssh\/id_ed25519/);
     t.notMatch(shown.out, /asked: decline/, 'not the default directory');
+    t.notMatch(shown.err, /NOTE/, 'nothing to say of a sound state directory');
     const json = await rootsctl(['log', '--socket', d.socket, '--json'], { env });
     t.ok(
       json.out.split('\n').some((l) => l.includes('"kind":"check"') && l.includes('id_ed25519')),
@@ -195,6 +196,53 @@ void t.test(
     const gone = await rootsctl(['log', '--socket', join(shortDir(), 'none.sock')], { env });
     t.equal(gone.code, 3, 'no daemon on that socket');
     t.match(gone.err, /rootsctl: /);
+  },
+);
+
+void t.test(
+  'a state directory replaced while the daemon runs: log and status say so, nothing is lost silently',
+  async (t) => {
+    const d = await startDaemon(t, 'version: 1\nservers:\n  fs:\n    roots: [{path: /h/work}]\n');
+    const c = await d.connect('probe');
+    await c.check('fs', '/h/before-swap', 'read');
+    const written = join(d.stateDir, 'decisions.jsonl');
+    await waitFor(
+      () => existsSync(written) && readFileSync(written, 'utf8').includes('before-swap'),
+    );
+    // The person's own doing (nobody else may rename in the directory above it): moved away, and
+    // a new, empty one made in its place.
+    renameSync(d.stateDir, `${d.stateDir}.old`);
+    mkdirSync(d.stateDir, { mode: 0o700 });
+    await c.check('fs', '/h/after-swap', 'read');
+    await c.close();
+    // The open log file outlives its directory: written there, the decision would be lost from
+    // the log the person reads, without a word.
+    await waitFor(
+      () => d.logs.some((l) => l.includes('cannot write the decision log')),
+      10_000,
+      "the daemon's warning",
+    );
+    t.notMatch(readFileSync(join(`${d.stateDir}.old`, 'decisions.jsonl'), 'utf8'), /after-swap/);
+    const replaced =
+      /NOTE: the state directory .* is not the one the daemon started on \(it was replaced\).* records no decisions/;
+    const named = await rootsctl(['log', '--socket', d.socket], { env: { HOME: '/h' } });
+    t.equal(named.code, 0, named.err);
+    t.match(named.err, replaced, '--socket');
+    t.match(named.err, /No decisions recorded/);
+    // Without --socket: the daemon rootsctl finds by itself, asked only about its directory.
+    const env = { HOME: '/h', MCP_ROOTS_SOCKET: d.socket, MCP_ROOTS_STATE_DIR: d.stateDir };
+    const found = await rootsctl(['log'], { env });
+    t.equal(found.code, 0, found.err);
+    t.match(found.err, replaced, 'the default daemon');
+    const other = await rootsctl(['log'], {
+      env: { ...env, MCP_ROOTS_STATE_DIR: setup().state },
+    });
+    t.notMatch(other.err, /NOTE/, "another directory's log is not that daemon's");
+    const status = await rootsctl(['status', '--socket', d.socket], { env: { HOME: '/h' } });
+    t.match(
+      status.out,
+      /ERROR: +the state directory .* \(it was replaced\)[^\n]*\n +\(its grants are not used and no decisions are recorded until a restart\)/,
+    );
   },
 );
 
