@@ -133,11 +133,15 @@ function asPath(value: string, cwd: string): string | undefined {
   return value === '' || value.startsWith('-') ? undefined : resolve(cwd, value);
 }
 
-/** The first of `paths` that exists and is not a directory (a FIFO or a device counts). */
+/**
+ * The first of `paths` that is a file a loader could read code from: a regular file, or a FIFO
+ * (whoever writes its other end writes the code). Not a Unix socket, which open(2) refuses: one
+ * named is a channel the server uses as it runs, as it uses its roots.
+ */
 async function firstPresent(paths: string[]): Promise<string | undefined> {
   for (const p of paths) {
     const st = await stat(p).catch(() => undefined);
-    if (st !== undefined && !st.isDirectory()) return p;
+    if (st !== undefined && (st.isFile() || st.isFIFO())) return p;
   }
   return undefined;
 }

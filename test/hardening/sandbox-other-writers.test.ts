@@ -10,6 +10,7 @@
 import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { execFileSync } from 'node:child_process';
+import { createServer } from 'node:net';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import t, { type Test } from 'tap';
 import { startDaemon } from '../helpers/daemon.js';
@@ -324,6 +325,16 @@ void t.test('whatever the command line names, links and linked packages count', 
     [node, `--require=${shared}/fifo.cjs`, program],
     `${shared}/fifo\\.cjs`,
   );
+  // A Unix socket is a channel the server may use, as it may use its roots: no loader reads code
+  // from one (open(2) refuses it), so naming one does not refuse the start.
+  const channel = createServer();
+  await new Promise<void>((resolve) => channel.listen(join(shared, 'ch.sock'), resolve));
+  t.equal(
+    await tryStart(t, d.socket, [node, program, `--keeper=${shared}/ch.sock`]),
+    undefined,
+    'a socket named starts',
+  );
+  await new Promise<void>((resolve) => channel.close(() => resolve()));
   mkdirSync(join(shared, 'node_modules/pkg'), { recursive: true });
   await refused(
     'a package from the working directory',
