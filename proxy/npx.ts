@@ -21,6 +21,38 @@ import type { ProgramContext } from './program.js';
 /** npx options that take no value and change nothing here. */
 const FLAGS = new Set(['-y', '--yes', '-q', '--quiet', '--no']);
 
+/** npx's words: the package, the command `-p` names (if any), and the server's arguments. */
+interface NpxWords {
+  spec: string;
+  command: string | undefined;
+  rest: string[];
+}
+
+/**
+ * `npx [-y] SPEC ARGS` or `npx [-y] -p SPEC COMMAND ARGS` (`--package SPEC`, `--package=SPEC`),
+ * or what is not understood, in a clause.
+ */
+export function npxWords(args: readonly string[]): NpxWords | string {
+  const packages: string[] = [];
+  let i = 0;
+  for (; i < args.length; i++) {
+    const a = args[i]!;
+    if (FLAGS.has(a)) continue;
+    if (a === '-p' || a === '--package') packages.push(args[++i] ?? '');
+    else if (a.startsWith('--package=')) packages.push(a.slice('--package='.length));
+    else break;
+  }
+  const word = args[i];
+  if (packages.length > 1) return `found ${packages.length} packages: name one`;
+  if (packages.some((p) => p === '' || p.startsWith('-')))
+    return `found ${JSON.stringify(packages[0])} after -p`;
+  if (word === undefined || word.startsWith('-')) return `found ${JSON.stringify(word ?? '')}`;
+  const rest = args.slice(i + 1);
+  return packages.length === 1
+    ? { spec: packages[0]!, command: word, rest }
+    : { spec: word, command: undefined, rest };
+}
+
 /** `@scope/name@1.2.3` to its name and version or range. */
 export function parseSpec(spec: string): { name: string; version: string | undefined } {
   const at = spec.indexOf('@', spec.startsWith('@') ? 1 : 0);
@@ -41,7 +73,16 @@ interface Found {
   refused: string | undefined;
 }
 
-async function cached(cache: string, name: string, serverOwn: readonly string[]): Promise<Found[]> {
+/**
+ * `command`: the bin to run (`-p PKG COMMAND`), else the one named as the package, else its
+ * first. A copy without that command is counted, refused, so that the refusal names its bins.
+ */
+async function cached(
+  cache: string,
+  name: string,
+  serverOwn: readonly string[],
+  command?: string,
+): Promise<Found[]> {
   let entries: string[];
   try {
     entries = await readdir(join(cache, '_npx'));
@@ -58,9 +99,20 @@ async function cached(cache: string, name: string, serverOwn: readonly string[])
         bin?: string | Record<string, string>;
       };
       const bins = typeof pkg.bin === 'string' ? { [basename(name)]: pkg.bin } : (pkg.bin ?? {});
-      const bin = bins[basename(name)] ?? Object.values(bins)[0];
+      const own = (key: string) => (Object.hasOwn(bins, key) ? bins[key] : undefined);
+      const bin =
+        command !== undefined ? own(command) : (own(basename(name)) ?? Object.values(bins)[0]);
       const version = pkg.version ?? '0';
-      if (bin !== undefined) {
+      if (bin === undefined && command !== undefined && Object.keys(bins).length > 0) {
+        out.push({
+          entry,
+          dir,
+          version,
+          parsed: parseVersion(version),
+          bin: dir,
+          refused: `${name}@${version} has no command ${JSON.stringify(command)}; its commands are ${Object.keys(bins).join(', ')}`,
+        });
+      } else if (bin !== undefined) {
         const refused = await cacheEntryRefusal(
           { cache, entry, dir, bin, pkg: `${name}@${version}` },
           serverOwn,
@@ -125,18 +177,23 @@ export async function resolveNpx(
   serverOwn: readonly string[] = [],
 ): Promise<{ launch: Launch; note?: string } | { problem: string }> {
   if (basename(launch.command) !== 'npx') return { launch };
-  let i = 0;
-  while (i < launch.args.length && FLAGS.has(launch.args[i]!)) i++;
-  const spec = launch.args[i];
-  if (spec === undefined || spec.startsWith('-')) {
+  const words = npxWords(launch.args);
+  if (typeof words === 'string') {
     return {
-      problem: `under --sandbox the proxy runs npx's package itself and understands only npx [-y] PACKAGE[@VERSION] ARGS; start the package's bin with node instead (found ${JSON.stringify(spec ?? '')})`,
+      problem: `under --sandbox the proxy runs npx's package itself and understands only npx [-y] PACKAGE[@VERSION] ARGS and npx [-y] -p PACKAGE[@VERSION] COMMAND ARGS; start the package's bin with node instead (${words})`,
     };
   }
-  const rest = launch.args.slice(i + 1);
+  const { spec, command, rest } = words;
 
   // npx runs a command of this name in node_modules/.bin of the directory or one above first.
-  const local = await localBin(spec, ctx.cwd);
+  // With -p, whether the project's copy or the cache's runs depends on the project's own
+  // dependencies, which the proxy does not read: it says so rather than guess.
+  const local = await localBin(command ?? spec, ctx.cwd);
+  if (local !== undefined && command !== undefined) {
+    return {
+      problem: `npx -p ${spec} ${command}: ${local} is also a command of that name, and whether npx runs it or the cached package's depends on the project's dependencies. Name the file to run instead (node /path/to/it), or start the server where no node_modules/.bin holds ${command} (--cwd)`,
+    };
+  }
   if (local !== undefined) {
     const file = await localBinTarget(local);
     // The server may have left the command there in an earlier session: then it would choose
@@ -178,7 +235,7 @@ export async function resolveNpx(
     };
   }
   const cache = await npmCacheDir(ctx.env, ctx.home, ctx.cwd);
-  const all = await cached(cache, name, serverOwn);
+  const all = await cached(cache, name, serverOwn, command);
   const want = wanted(version);
   if (want.kind === 'tag' || want.kind === 'other') {
     const what =
@@ -210,7 +267,7 @@ export async function resolveNpx(
   }
   const node = await findOnPath('node', ctx.env, ctx.cwd);
   if (best === undefined || node === undefined) {
-    const bare = version === undefined && !name.includes('/');
+    const bare = command === undefined && version === undefined && !name.includes('/');
     const where = bare
       ? `${spec} is not a command in node_modules/.bin of ${ctx.cwd} or a directory above it (where npx looks first), and no package of that name is in npx's cache (${join(cache, '_npx')}). If ${spec} is a command of a project's package, start the server in that project (--cwd, or the launch's cwd) or name the file (node_modules/.bin/${spec}). If you mean the npm package named ${spec} (a command's name is often not its package's: check it is the one you want), `
       : `${spec} is not in npx's cache (${join(cache, '_npx')})${listed(all)}, and a sandboxed server cannot install it: `;

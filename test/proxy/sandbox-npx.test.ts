@@ -105,6 +105,58 @@ void t.test('a version or tag in the spec picks the cached copy it allows', asyn
   t.notMatch(next, { problem: /-p @x\/srv@next/ });
 });
 
+void t.test('npx -p PACKAGE COMMAND runs that command of the cached package', async (t) => {
+  const dir = ownedShortDir(t);
+  const { cache, bin } = fakeCache(dir);
+  const ctx = {
+    env: { PATH: '/usr/bin', npm_config_cache: cache },
+    cwd: dir,
+    home: join(dir, 'h'),
+  };
+  // The forms the refusals themselves advise (`npx -y -p SPEC ...`), each option spelling.
+  for (const args of [
+    ['-y', '-p', '@x/srv@^1', 'srv', 'a'],
+    ['--package', '@x/srv@^1', '-y', 'srv', 'a'],
+    ['--package=@x/srv@^1', 'srv', 'a'],
+  ]) {
+    t.match(
+      await resolveNpx(launch(args), ctx),
+      { launch: { args: [bin('bbb'), 'a'] } },
+      args.join(' '),
+    );
+  }
+  t.match(await resolveNpx(launch(['-p', '@x/srv@1.0.0', 'srv']), ctx), {
+    launch: { args: [bin('aaa')] },
+  });
+  // A command the package does not have is named as such, with the ones it has.
+  t.match(await resolveNpx(launch(['-p', '@x/srv@1.0.0', 'true']), ctx), {
+    problem: /@x\/srv@1\.0\.0 has no command "true"; its commands are srv/,
+  });
+  t.match(await resolveNpx(launch(['-p', '@x/srv@1.5.0', 'srv']), ctx), {
+    problem: /@x\/srv@1\.5\.0 is not in npx's cache/,
+  });
+  // Not understood: said, with the forms that are.
+  for (const [args, found] of [
+    [['-p', '@x/srv', '-p', 'other', 'srv'], /found 2 packages: name one/],
+    [['-p', '--yes', 'srv'], /found "--yes" after -p/],
+    [['-p', '@x/srv'], /found ""/],
+    [['-p', '@x/srv', '--call', 'x'], /found "--call"/],
+  ] as const) {
+    t.match(await resolveNpx(launch([...args]), ctx), {
+      problem: new RegExp(`-p PACKAGE\\[@VERSION\\] COMMAND ARGS.*${found.source}`),
+    });
+  }
+  // A project command of the same name: which one npx runs depends on the project's
+  // dependencies, so the proxy says so rather than guess.
+  const project = join(dir, 'project');
+  installServer(join(project, 'node_modules'), '@x/srv', '1.0.0', 'srv');
+  mkdirSync(join(project, 'node_modules/.bin'));
+  symlinkSync('../@x/srv/cli.mjs', join(project, 'node_modules/.bin/srv'));
+  t.match(await resolveNpx(launch(['-p', '@x/srv', 'srv']), { ...ctx, cwd: project }), {
+    problem: /npx -p @x\/srv srv: .*node_modules\/\.bin\/srv is also a command of that name/,
+  });
+});
+
 void t.test("npx's cache is found where npm would look", async (t) => {
   // npm reads npm_config_* in any case, and `cache=` from the user's npmrc: looking only at
   // `npm_config_cache` and ~/.npm, the proxy told a user with either that nothing was cached.
@@ -290,4 +342,14 @@ void t.test('sandboxed under bwrap: the local command and a cached @latest', asy
   });
   t.same(await argv(tagged), [`${dir}/root`]);
   t.match(tagged.stderr(), /running @x\/srv 1\.10\.0, the newest release in npx's cache/);
+
+  const named = await startProxied(t, {
+    server: 's',
+    socket: d.socket,
+    proxyArgs: ['--sandbox'],
+    command: ['npx', '-y', '-p', '@x/srv@^1', 'srv', '{roots}'],
+    env: { npm_config_cache: cache },
+  });
+  t.same(await argv(named), [`${dir}/root`], 'npx -p ran in its sandbox');
+  t.match(named.stderr(), /in its sandbox/);
 });
