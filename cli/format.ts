@@ -87,7 +87,7 @@ export function catchAllLine(server: string, known: string[]): string {
     `No entry of the policy names ${q}: it gets only what the '*' entry gives every server, as a typo would.` +
     (near === undefined ? '' : ` Did you mean ${JSON.stringify(near)}?`) +
     (others.length > 0 ? ` Servers in the policy: ${others.map(inLine).join(', ')}.` : '') +
-    ` If ${q} is meant to have only '*''s rules, name it in the policy (\`${inLine(server)}: {}\` under \`servers:\`).\n`
+    ` If ${q} is meant to have only the rules of '*', name it in the policy (\`${inLine(server)}: {}\` under \`servers:\`).\n`
   );
 }
 

@@ -24,10 +24,21 @@ export async function daemonStateNotes(
   client: RootsClient,
   socket: string | undefined,
 ): Promise<string> {
-  const { lockdown, policy } = await client.status();
+  const { lockdown, policy, stateDirProblem } = await client.status();
+  // A state directory the daemon no longer uses (an addition) fails its grants file with the
+  // same words: said as what it is, once.
+  const stateDir = typeof stateDirProblem === 'string' ? stateDirProblem : undefined;
+  const unused =
+    stateDir !== undefined
+      ? `NOTE: mcp-rootsd no longer uses its state directory (removed or replaced), so no grants serve until it restarts; ${'`'}${ctl(io, 'status', socket)}${'`'} says more.\n`
+      : '';
   // The grants file fails closed (daemon/state.ts): its errors mean no grants, not old ones.
-  const inGrants = policy.errors.filter((e) => e.file === policy.grants).length;
-  const n = policy.errors.length - inGrants;
+  const inGrants = policy.errors.filter(
+    (e) => e.file === policy.grants && e.message !== stateDir,
+  ).length;
+  const fromStateDir =
+    policy.errors.length - policy.errors.filter((e) => e.message !== stateDir).length;
+  const n = policy.errors.length - inGrants - fromStateDir;
   const shows = (k: number) => `\`${ctl(io, 'status', socket)}\` shows ${k === 1 ? 'it' : 'them'}`;
   // No file in force at all is another answer (backend.ts `noPolicy`).
   const refused =
@@ -38,7 +49,7 @@ export async function daemonStateNotes(
     inGrants > 0
       ? `NOTE: the grants file has ${inGrants} error${inGrants === 1 ? '' : 's'}, so none of its grants serve; ${shows(inGrants)}.\n`
       : '';
-  return (lockdown ? lockdownLine(io, socket) : '') + refused + noGrants;
+  return (lockdown ? lockdownLine(io, socket) : '') + refused + noGrants + unused;
 }
 
 /**

@@ -1,4 +1,5 @@
 /** `rootsctl status` for people: everything at a glance. */
+import { dirname } from 'node:path';
 import { tildify } from '../common/locations.js';
 import type { DaemonStatus } from '../protocol/methods.js';
 import { problemLine } from './format.js';
@@ -22,6 +23,9 @@ export function statusText(s: DaemonStatus, home: string, lockdown: string): str
     `mcp-rootsd ${inLine(s.version)}, pid ${inLine(s.pid)}, up ${inLine(uptime(s.uptimeSeconds))}`,
   );
   lines.push(`socket:   ${path(s.socket)}`);
+  // Grants, lockdown and the decision log live there (the grants file is an addition).
+  if (typeof s.policy.grants === 'string')
+    lines.push(`state:    ${path(dirname(s.policy.grants))}`);
   lines.push(
     neverValid(s)
       ? 'policy:   none valid since start: every server has no roots'
@@ -37,24 +41,26 @@ export function statusText(s: DaemonStatus, home: string, lockdown: string): str
         : `          (${path(main)} does not exist: its roots and denies are gone)`,
     );
   }
-  for (const e of s.policy.errors) lines.push(`ERROR:    ${shown(e)}`);
+  // An addition: the state directory the daemon no longer uses. A reload since then says the
+  // same of the grants file in it, where nothing can be fixed: said once, here, with its way out.
+  const stateDir = typeof s.stateDirProblem === 'string' ? s.stateDirProblem : undefined;
+  if (stateDir !== undefined) {
+    lines.push(`ERROR:    ${inLine(stateDir)}`);
+    lines.push('          (its grants are not used and no decisions are recorded until a restart)');
+  }
+  const errors = s.policy.errors.filter((e) => e.message !== stateDir);
+  for (const e of errors) lines.push(`ERROR:    ${shown(e)}`);
   // The grants file fails closed (daemon/state.ts): none of its grants serve while it has errors.
-  const grantsErrors = s.policy.errors.filter((e) => e.file === s.policy.grants).length;
+  const grantsErrors = errors.filter((e) => e.file === s.policy.grants).length;
   if (grantsErrors > 0) {
     lines.push('          (no grants serve until the grants file is fixed or moved away)');
   }
-  if (s.policy.errors.length > grantsErrors) {
+  if (errors.length > grantsErrors) {
     lines.push(
       neverValid(s)
         ? '          (no policy serves until this is fixed; a saved fix loads by itself)'
         : '          (the last valid policy keeps serving until this is fixed)',
     );
-  }
-  // An addition. A reload since the change says the same of the grants file: said once.
-  const stateDir = s.stateDirProblem;
-  if (typeof stateDir === 'string' && !s.policy.errors.some((e) => e.message === stateDir)) {
-    lines.push(`ERROR:    ${inLine(stateDir)}`);
-    lines.push('          (its grants are not used and no decisions are recorded until a restart)');
   }
   for (const w of s.policy.warnings) lines.push(`warning:  ${shown(w)}`);
   // `above` is an addition: an older daemon does not send it.

@@ -63,7 +63,7 @@ export class Daemon {
     const { log } = deps;
     // Before anything reads it: the grants file there is policy. From here on it is reached by the
     // canonical path checked, never through the links `--state-dir` may have named.
-    const stateDir = await ensureStateDir(given.stateDir, deps.uid);
+    const stateDir = await ensureStateDir(given.stateDir, deps.uid, deps.pid);
     // The socket pointer, the decision log `status` names: each there too.
     const options = { ...given, stateDir: stateDir.path };
     const runtimeDir = dirname(options.socket);

@@ -27,7 +27,7 @@ export interface StateDir {
 }
 
 /** Create `dir` (mode 0700, with parents) if needed; refuse it, or its grants file, unless safe. */
-export async function ensureStateDir(dir: string, uid: number): Promise<StateDir> {
+export async function ensureStateDir(dir: string, uid: number, pid: number): Promise<StateDir> {
   try {
     await mkdir(dir, { recursive: true, mode: 0o700 });
   } catch (err) {
@@ -56,7 +56,7 @@ export async function ensureStateDir(dir: string, uid: number): Promise<StateDir
     ) {
       throw new RootsError(
         'STATE_DIR_UNSAFE',
-        `the state directory ${path} is not the one the daemon started on (it was ${now === undefined ? 'removed' : 'replaced'}), so its grants are not used. Restart the daemon (systemctl --user restart mcp-rootsd) to check and use the directory there now.`,
+        `the state directory ${path} is not the one the daemon started on (it was ${now === undefined ? 'removed' : 'replaced'}), so neither its grants nor its decision log are used. Restart mcp-rootsd (pid ${pid}) to check and use the directory there now: \`systemctl --user restart mcp-rootsd\` where systemd runs it, else stop it and start it again as before.`,
       );
     }
     check(path, 'directory', now, uid);

@@ -3,6 +3,7 @@
  * person can run them (common/command-line.ts), with the proxy's `--socket` when it was given one.
  * A host's working directory means nothing to the person, so paths are absolute.
  */
+import { resolve } from 'node:path';
 import { commandOf, startSentence, startWith, withSocket } from '../common/command-line.js';
 
 export interface HintCommands {
@@ -24,11 +25,16 @@ export const BARE_COMMANDS: HintCommands = {
   systemd: true,
 };
 
-/** The commands for a proxy started with `env` and `--socket socket`. */
+/**
+ * The commands for a proxy started with `env` and `--socket given`: a relative socket is named
+ * from `cwd`, the proxy's directory, which the person reading a host's log does not know.
+ */
 export function hintCommands(
   env: Readonly<Record<string, string | undefined>>,
-  socket: string | undefined,
+  given: string | undefined,
+  cwd = process.cwd(),
 ): HintCommands {
+  const socket = given === undefined ? undefined : resolve(cwd, given);
   return {
     rootsctl: withSocket(commandOf('rootsctl', { env }), socket),
     rootsctlFile: commandOf('rootsctl', { env }),

@@ -57,7 +57,7 @@ export function catchAllText(server: string, known: readonly string[]): string {
   return (
     `no entry of the policy names the server ${q} (--server ${server}): it gets only what the policy's '*' entry gives every server, as a typo in --server would.` +
     alternatives(server, known) +
-    ` If ${q} is meant to have only '*''s rules, name it in the policy (\`${server}: {}\` under \`servers:\`) and this warning goes.`
+    ` If ${q} is meant to have only the rules of '*', name it in the policy (\`${server}: {}\` under \`servers:\`) and this warning goes.`
   );
 }
 

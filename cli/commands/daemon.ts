@@ -16,7 +16,10 @@ export function status(io: Io, _args: string[], opts: Options): Promise<ExitCode
     emit(io, opts.json ?? false, s, (x) =>
       statusText(x, homeDir(io.env), lockdownLine(io, opts.socket)),
     );
-    return s.policy.errors.length > 0 ? EXIT.fail : EXIT.ok;
+    // A state directory the daemon no longer uses is an error too (an addition to the status).
+    return s.policy.errors.length > 0 || typeof s.stateDirProblem === 'string'
+      ? EXIT.fail
+      : EXIT.ok;
   });
 }
 

@@ -46,7 +46,9 @@ export async function log(io: Io, _args: string[], opts: Options): Promise<ExitC
     if (shown.length === 0 && !opts.json) {
       io.err(
         entries.length === 0
-          ? `No decisions recorded in ${where} yet (mcp-rootsd writes them as it answers).\n`
+          ? note !== ''
+            ? `No decisions recorded in ${where}.\n`
+            : `No decisions recorded in ${where} yet (mcp-rootsd writes them as it answers).\n`
           : 'No decisions match.\n',
       );
     }

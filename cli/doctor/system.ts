@@ -122,6 +122,19 @@ export function daemonCheck(
       start,
     );
   }
+  // An addition: a daemon whose state directory was removed or replaced while it ran.
+  if (typeof status.stateDirProblem === 'string') {
+    return fail(
+      'daemon',
+      `mcp-rootsd ${status.version} (pid ${status.pid}) runs, but ${status.stateDirProblem}`,
+      cmd.systemd
+        ? [
+            'systemctl --user restart mcp-rootsd   (where systemd runs it)',
+            `or stop pid ${status.pid} and ${run}`,
+          ]
+        : [`stop pid ${status.pid} and ${run}`],
+    );
+  }
   const files = status.policy.files.map((f) => tildify(f, home)).join(', ');
   const n = status.policy.errors.length;
   if (n > 0) {
@@ -131,18 +144,6 @@ export function daemonCheck(
       [
         `${cmd.ctl('status', true)}   (shows the errors)`,
         `${cmd.ctl('edit')}   (fix them; saves only a valid policy)`,
-      ],
-    );
-  }
-  // An addition: a daemon whose state directory was removed or replaced while it ran.
-  if (typeof status.stateDirProblem === 'string') {
-    return fail(
-      'daemon',
-      `mcp-rootsd ${status.version} (pid ${status.pid}) runs, but ${status.stateDirProblem}`,
-      [
-        cmd.systemd
-          ? 'systemctl --user restart mcp-rootsd   (its grants and decision log are unused until then)'
-          : `stop it and ${run}`,
       ],
     );
   }

@@ -43,7 +43,7 @@ void t.test("names only '*' covers", async (t) => {
       t.match(typo.out, shared, `${label} ${command}: '*''s root`);
       t.equal(
         typo.err,
-        `rootsctl: No entry of the policy names "filesytem": it gets only what the '*' entry gives every server, as a typo would. Did you mean "filesystem"? Servers in the policy: filesystem, left-to-star. If "filesytem" is meant to have only '*''s rules, name it in the policy (\`filesytem: {}\` under \`servers:\`).\n`,
+        `rootsctl: No entry of the policy names "filesytem": it gets only what the '*' entry gives every server, as a typo would. Did you mean "filesystem"? Servers in the policy: filesystem, left-to-star. If "filesytem" is meant to have only the rules of '*', name it in the policy (\`filesytem: {}\` under \`servers:\`).\n`,
         `${label} ${command}: the note`,
       );
       for (const meant of ['filesystem', 'left-to-star', 'work-x']) {

@@ -141,6 +141,7 @@ void t.test('a state directory replaced under the running daemon: FAIL, restart 
     verdict: 'fail',
     detail:
       /runs, but the state directory .* is not the one the daemon started on \(it was replaced\)/,
+    fix: [/^systemctl --user restart mcp-rootsd/, /^or stop pid \d+ and run /],
   });
 });
 

@@ -205,6 +205,11 @@ void t.test(
     const d = await startDaemon(t, 'version: 1\nservers:\n  fs:\n    roots: [{path: /h/work}]\n');
     const c = await d.connect('probe');
     await c.check('fs', '/h/before-swap', 'read');
+    // A grant made: the grants file is in the directory that is then replaced.
+    const granted = await rootsctl(['grant', 'fs', d.dir, '--for', '1h', '--socket', d.socket], {
+      env: { HOME: '/h' },
+    });
+    t.equal(granted.code, 0, granted.err);
     const written = join(d.stateDir, 'decisions.jsonl');
     await waitFor(
       () => existsSync(written) && readFileSync(written, 'utf8').includes('before-swap'),
@@ -228,7 +233,7 @@ void t.test(
     const named = await rootsctl(['log', '--socket', d.socket], { env: { HOME: '/h' } });
     t.equal(named.code, 0, named.err);
     t.match(named.err, replaced, '--socket');
-    t.match(named.err, /No decisions recorded/);
+    t.match(named.err, /No decisions recorded in [^\n]*decisions\.jsonl\.\n/, 'not "yet"');
     // Without --socket: the daemon rootsctl finds by itself, asked only about its directory.
     const env = { HOME: '/h', MCP_ROOTS_SOCKET: d.socket, MCP_ROOTS_STATE_DIR: d.stateDir };
     const found = await rootsctl(['log'], { env });
@@ -238,11 +243,24 @@ void t.test(
       env: { ...env, MCP_ROOTS_STATE_DIR: setup().state },
     });
     t.notMatch(other.err, /NOTE/, "another directory's log is not that daemon's");
+    const replacedLine =
+      /ERROR: +the state directory .* \(it was replaced\)[^\n]*Restart mcp-rootsd \(pid \d+\)[^\n]*\n +\(its grants are not used and no decisions are recorded until a restart\)/;
     const status = await rootsctl(['status', '--socket', d.socket], { env: { HOME: '/h' } });
-    t.match(
-      status.out,
-      /ERROR: +the state directory .* \(it was replaced\)[^\n]*\n +\(its grants are not used and no decisions are recorded until a restart\)/,
-    );
+    t.match(status.out, replacedLine);
+    t.match(status.out, `state:    ${d.stateDir}\n`, 'where the state directory is');
+    t.equal(status.code, 1, 'an error');
+    // The grants file's reload fails with the same words: said once, and not as a file to fix.
+    await waitFor(async () => {
+      const s = await (await d.connect('probe')).status();
+      return s.policy.errors.some((e) => e.file.endsWith('grants.yaml'));
+    });
+    const again = await rootsctl(['status', '--socket', d.socket], { env: { HOME: '/h' } });
+    t.match(again.out, replacedLine);
+    t.equal(again.out.split('is not the one the daemon started on').length, 2, 'said once');
+    t.notMatch(again.out, /grants file is fixed or moved away/);
+    const list = await rootsctl(['list', 'fs', '--socket', d.socket], { env: { HOME: '/h' } });
+    t.match(list.out, /NOTE: mcp-rootsd no longer uses its state directory/);
+    t.notMatch(list.out, /the grants file has/);
   },
 );
 

@@ -24,7 +24,7 @@ void t.test('online: every command against a running daemon', async (t) => {
   t.equal(status.code, 0);
   t.match(
     status.out,
-    /^mcp-rootsd 0\.1\.0, pid \d+, up \d+s\nsocket: {3}.*rootsd\.sock\npolicy: {3}.*p\.yaml; revision \d+, loaded /,
+    /^mcp-rootsd 0\.1\.0, pid \d+, up \d+s\nsocket: {3}.*rootsd\.sock\nstate: {4}.*state\npolicy: {3}.*p\.yaml; revision \d+, loaded /,
   );
   t.match(status.out, /SERVER {2}ROOTS {2}READ-ONLY {2}NEXT EXPIRY\nfs {6}2 {6}1 {10}-/);
   t.match(status.out, /rootsctl 0\.1\.0/);
