@@ -219,7 +219,11 @@ void t.test('a program is found through PATH, its interpreter and its package', 
   t.match(await resolveNpx(launch(['-y', 'other']), npxCtx), {
     problem: /no package of that name is in npx's cache.*\(cd ~ && npx -y -p other true\)/,
   });
+  // `--package PKG COMMAND` is understood (sandbox-npx.test.ts); `--call` is not.
   t.match(await resolveNpx(launch(['--package', 'x', 'y']), npxCtx), {
+    problem: /^x is not in npx's cache/,
+  });
+  t.match(await resolveNpx(launch(['--call', 'x']), npxCtx), {
     problem: /understands only npx/,
   });
   t.same(await resolveNpx({ command: 'node', args: ['s'], env: [] }, npxCtx), {
