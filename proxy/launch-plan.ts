@@ -156,7 +156,9 @@ export async function planLaunch(input: PlanInput): Promise<LaunchPlan> {
     {
       program: mounts.programCheck.shown,
       programGiven: mounts.programCheck.given,
+      command: direct.launch.command,
       args: direct.launch.args,
+      visible: [...mounts.roots.map((r) => r.path), ...mounts.read, ...mounts.write],
       env,
       cwd: program.cwd,
     },

@@ -34,9 +34,13 @@ export interface ProgramToCheck {
   program: readonly string[];
   /** The program's files as the command line names them, before links are followed. */
   programGiven: readonly string[];
+  /** The command as the sandbox starts it (after npx is resolved), and what it is given. */
+  command: string;
   args: readonly string[];
   env: Readonly<Record<string, string | undefined>>;
   cwd: string;
+  /** What the sandbox shows of the filesystem besides the program: roots, extra paths. */
+  visible: readonly string[];
 }
 
 /** Another server may write part of the program: which part, and who. */
@@ -74,7 +78,7 @@ export async function programOverlap(
   };
 
   // Named: the program's files as the command line gives them, and every file it names.
-  const names = await startNames(p.args, p.env, p.cwd);
+  const names = await startNames(p.command, p.args, p.env, p.cwd);
   for (const file of unique([...p.programGiven, ...names.files])) {
     const w = await writerOfNamed(file, false);
     if (w !== undefined) return overlap(file, w);
@@ -82,6 +86,12 @@ export async function programOverlap(
   // Where the environment tells the loaders to look (LD_PRELOAD, NODE_PATH, PYTHONPATH ...): a
   // file or directory there, or one holding a writer's path, is code the start may load.
   for (const path of names.loaderPaths) {
+    const w = await writerOfNamed(path, true);
+    if (w !== undefined) return overlap(path, w);
+  }
+  // Where an interpreter looks by default: only what the sandbox shows can be loaded from there.
+  for (const path of names.searched) {
+    if (!p.visible.some((v) => isInsideOrEqual(path, v) || isInsideOrEqual(v, path))) continue;
     const w = await writerOfNamed(path, true);
     if (w !== undefined) return overlap(path, w);
   }

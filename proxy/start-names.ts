@@ -7,7 +7,7 @@
  */
 import { open, stat } from 'node:fs/promises';
 import { constants } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -17,6 +17,12 @@ export interface StartNames {
   files: string[];
   /** Paths the loaders look in or load, absolute: files or directories. */
   loaderPaths: string[];
+  /**
+   * Directories an interpreter looks in by default at start, named by nothing in the start
+   * (Python's working directory for `-m` and `-c`, its user site-packages): code there runs when
+   * the sandbox shows it, so they count where it does.
+   */
+  searched: string[];
 }
 
 /** Options whose value Node loads (a bare name through `node_modules`, as `require` does). */
@@ -27,6 +33,7 @@ const NODE_SUFFIXES = ['.js', '.cjs', '.mjs', '.json', '.node', '/index.js', '/i
 const ENV_FILE_MAX = 1 << 20;
 
 export async function startNames(
+  command: string,
   args: readonly string[],
   env: Env,
   cwd: string,
@@ -42,9 +49,18 @@ export async function startNames(
     const eq = word.startsWith('-') ? word.indexOf('=') : -1;
     const option = eq > 0 ? word.slice(0, eq) : words[i - 1];
     const value = eq > 0 ? word.slice(eq + 1) : word;
+    // A command or code string (`sh -c`, `env -S`, `node -e`): the names in it count too. What
+    // it computes is its own (docs/security.md), but a name written there is read here.
+    if (/[\s'"`;|&()<>]/.test(word)) {
+      for (const token of word.split(/[\s'"`;|&()<>,=]+/).slice(0, MAX_TOKENS)) {
+        const named = asPath(token, cwd);
+        const inside = named && (await firstPresent(withSuffixes(named)));
+        if (inside) files.push(inside);
+      }
+    }
     const path = asPath(value, cwd);
     if (path === undefined) continue;
-    const found = await firstPresent([path, ...NODE_SUFFIXES.map((x) => path + x)]);
+    const found = await firstPresent(withSuffixes(path));
     if (found !== undefined) files.push(found);
     if (option?.startsWith('--env-file') === true) {
       // Counted even while absent (`--env-file-if-exists`): it may be made before Node looks.
@@ -60,7 +76,55 @@ export async function startNames(
       if (pkg !== undefined) files.push(pkg);
     }
   }
-  return { files, loaderPaths: [...loaderPaths(env, cwd), ...loaderPaths(fileEnv, cwd)] };
+  return {
+    files,
+    loaderPaths: [...loaderPaths(env, cwd), ...loaderPaths(fileEnv, cwd)],
+    searched: pythonSearched(command, args, env, cwd),
+  };
+}
+
+/** The most names read out of one command or code string. */
+const MAX_TOKENS = 1000;
+
+const withSuffixes = (path: string) => [path, ...NODE_SUFFIXES.map((x) => path + x)];
+
+/**
+ * Where Python looks for modules at start without being told: first on `sys.path`, a script's
+ * own directory, or the working directory for `-m`, `-c` or standard input (a `json.py` there
+ * stands in for the standard library's; not with `-I` or `-P`), and the user's site-packages,
+ * whose `.pth` files run as it starts (not with `-s`, `-I` or `PYTHONNOUSERSITE`).
+ */
+function pythonSearched(command: string, args: readonly string[], env: Env, cwd: string): string[] {
+  if (!/^python[0-9.]*$/.test(basename(command))) return [];
+  /** What comes first on `sys.path`: the working directory, or a script's own. */
+  let first = cwd;
+  let isolated = env.PYTHONSAFEPATH !== undefined && env.PYTHONSAFEPATH !== '';
+  let noUserSite = env.PYTHONNOUSERSITE !== undefined && env.PYTHONNOUSERSITE !== '';
+  scan: for (let i = 0; i < args.length; i++) {
+    const a = args[i]!;
+    if (a === '-' || a === '--') break;
+    if (a.startsWith('--')) continue;
+    if (!a.startsWith('-')) {
+      first = dirname(resolve(cwd, a));
+      break;
+    }
+    for (let k = 1; k < a.length; k++) {
+      const c = a[k]!;
+      if (c === 'I') isolated = noUserSite = true;
+      else if (c === 'P') isolated = true;
+      else if (c === 's') noUserSite = true;
+      else if (c === 'm' || c === 'c') break scan;
+      else if (c === 'W' || c === 'X') {
+        if (k === a.length - 1) i++;
+        break;
+      }
+    }
+  }
+  const out: string[] = [];
+  if (!isolated) out.push(first);
+  const base = env.PYTHONUSERBASE || (env.HOME ? join(env.HOME, '.local') : undefined);
+  if (!noUserSite && base) out.push(join(resolve(cwd, base), 'lib'));
+  return out;
 }
 
 /**
@@ -110,14 +174,32 @@ export async function envFileVariables(file: string): Promise<Record<string, str
     await fh.close();
   }
   const vars: Record<string, string> = {};
-  for (const line of text.split(/\r?\n/)) {
-    const m = /^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_.-]*)\s*=\s*(.*)$/.exec(line);
+  const lines = text.split(/\r?\n/);
+  for (let i = 0; i < lines.length; i++) {
+    const m = /^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_.-]*)\s*=\s*(.*)$/.exec(lines[i]!);
     if (!m) continue;
-    const raw = m[2]!;
+    let raw = m[2]!;
     const quote = /^["'`]/.exec(raw)?.[0];
-    const close = quote === undefined ? -1 : raw.indexOf(quote, 1);
-    vars[m[1]!] =
-      quote !== undefined && close > 0 ? raw.slice(1, close) : raw.replace(/\s+#.*$/, '').trim();
+    if (quote === undefined) {
+      vars[m[1]!] = raw.replace(/\s+#.*$/, '').trim();
+      continue;
+    }
+    // A quoted value runs to its closing quote, over lines if need be, as Node reads it
+    // (`NODE_OPTIONS="--title=a` then `b --require FILE"` on the next line).
+    // A quote never closed is read as the line it is on, and the lines after it as lines.
+    let close = raw.indexOf(quote, 1);
+    let end = i;
+    while (close < 0 && end + 1 < lines.length) {
+      raw += `\n${lines[++end]!}`;
+      close = raw.indexOf(quote, 1);
+    }
+    if (close < 0) {
+      vars[m[1]!] = m[2]!.replace(/\s+#.*$/, '').trim();
+      continue;
+    }
+    i = end;
+    const value = raw.slice(1, close);
+    vars[m[1]!] = quote === '"' ? value.replace(/\\n/g, '\n') : value;
   }
   return vars;
 }
@@ -165,14 +247,21 @@ const LOADER_VARIABLES = [
   'LD_PRELOAD',
   'LD_LIBRARY_PATH',
   'LD_AUDIT',
+  'GCONV_PATH',
   'NODE_PATH',
   'PYTHONPATH',
   'PYTHONSTARTUP',
   'PYTHONHOME',
+  'PYTHONUSERBASE',
   'PERL5LIB',
+  'PERLLIB',
   'PERL5OPT',
   'RUBYLIB',
   'RUBYOPT',
+  'CLASSPATH',
+  'JAVA_TOOL_OPTIONS',
+  'JDK_JAVA_OPTIONS',
+  '_JAVA_OPTIONS',
   'BASH_ENV',
   'ENV',
 ];

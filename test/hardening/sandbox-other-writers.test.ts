@@ -347,6 +347,46 @@ void t.test('whatever the command line names, links and linked packages count', 
     [node, `--env-file-if-exists=${shared}/later.env`, program],
     `${shared}/later\\.env`,
   );
+  // Sixth pass: an env file's quoted value over lines, names inside a command or code string,
+  // where Python looks before it is told, and loader variables the list missed.
+  writeFileSync(envf, `NODE_OPTIONS="--title=a\nb --require ${shared}/evil.cjs"\n`);
+  await refused(
+    'an env file value over two lines',
+    [node, `--env-file=${envf}`, program],
+    `${shared}/evil\\.cjs`,
+  );
+  writeFileSync(envf, `A="never closed\nNODE_OPTIONS=--require ${shared}/evil.cjs\n`);
+  await refused(
+    'the line after a quote never closed',
+    [node, `--env-file=${envf}`, program],
+    `${shared}/evil\\.cjs`,
+  );
+  const evil = `${shared}/evil\\.cjs`;
+  await refused('sh -c', ['sh', '-c', `exec ${node} ${shared}/evil.cjs`], evil);
+  await refused('env -S', ['env', '-S', `${node} ${shared}/evil.cjs`], evil);
+  await refused('node -e', [node, '-e', `require("${shared}/evil.cjs")`], evil);
+  const python = '/usr/bin/python3';
+  mkdirSync(join(shared, 'json'));
+  writeFileSync(join(shared, 'json/__init__.py'), 'raise SystemExit(7)\n');
+  await refused('python -m, the working directory first', [python, '-m', 'json.tool'], shared, [
+    '--cwd',
+    shared,
+  ]);
+  await refused('python -Ec, options together', [python, '-Ec', 'pass'], shared, ['--cwd', shared]);
+  t.notMatch(
+    (await tryStart(t, d.socket, [python, '-I', '-c', 'pass'], ['--cwd', shared])) ?? '',
+    /the server's program includes/,
+    'python -I does not look there',
+  );
+  await refused("HOME's user site-packages", [python, '-c', 'pass'], `${shared}/h/\\.local/lib`, [
+    '--env',
+    `HOME=${shared}/h`,
+  ]);
+  await refused('PYTHONUSERBASE', [python, '-c', 'pass'], `${shared}/ub`, [
+    '--env',
+    `PYTHONUSERBASE=${shared}/ub`,
+  ]);
+  await refused('PERLLIB', ['/usr/bin/perl', '-e', '1'], shared, ['--env', `PERLLIB=${shared}`]);
   await refused('NODE_PATH', [node, program], shared, ['--env', `NODE_PATH=${shared}`]);
   await refused('LD_PRELOAD', [node, program], `${shared}/evil.cjs`, [
     '--env',
@@ -386,9 +426,18 @@ void t.test('a program path under a system directory is checked like any other',
   const fs = { by: 'fs', file: '/p.yaml', line: 3 };
   const check = async (shown: string[], writer: string) =>
     (
-      await programOverlap({ program: shown, programGiven: [], args: [], env: {}, cwd: '/' }, [
-        { path: writer, ...fs },
-      ])
+      await programOverlap(
+        {
+          program: shown,
+          programGiven: [],
+          command: '/usr/bin/node',
+          args: [],
+          env: {},
+          cwd: '/',
+          visible: [],
+        },
+        [{ path: writer, ...fs }],
+      )
     )?.reason;
   t.match(
     await check(
