@@ -42,6 +42,8 @@ export async function startNames(
   const files: string[] = [];
   /** Variables set by env files, which Node applies as the environment's. */
   const fileEnv: Record<string, string> = {};
+  /** Variables a word sets (`env NAME=value CMD`, or any wrapper's): the program's environment. */
+  const assigned: Record<string, string> = {};
   /** Env files read: each once, so that one naming itself ends. */
   const read = new Set<string>();
   for (let i = 0; i < words.length; i++) {
@@ -49,6 +51,15 @@ export async function startNames(
     const eq = word.startsWith('-') ? word.indexOf('=') : -1;
     const option = eq > 0 ? word.slice(0, eq) : words[i - 1];
     const value = eq > 0 ? word.slice(eq + 1) : word;
+    const assignment = /^([A-Za-z_][A-Za-z0-9_]*)=([\s\S]*)$/.exec(word);
+    if (assignment) {
+      assigned[assignment[1]!] = assignment[2]!;
+      if (assignment[1] === 'NODE_OPTIONS') words.push(...nodeOptionsWords(assignment[2]));
+    }
+    // A `data:` URL (`--import=data:text/javascript,import "file:///…"`): its text is code, read
+    // as a code string is.
+    const data = dataText(value);
+    if (data !== undefined) words.push(data);
     // A command or code string (`sh -c`, `env -S`, `node -e`): the names in it count too. What
     // it computes is its own (docs/security.md), but a name written there is read here.
     if (/[\s'"`;|&()<>]/.test(word)) {
@@ -78,9 +89,47 @@ export async function startNames(
   }
   return {
     files,
-    loaderPaths: [...loaderPaths(env, cwd), ...loaderPaths(fileEnv, cwd)],
-    searched: pythonSearched(command, args, env, cwd),
+    loaderPaths: [
+      ...loaderPaths(env, cwd),
+      ...loaderPaths(fileEnv, cwd),
+      ...loaderPaths(assigned, cwd),
+    ],
+    searched: pythonStart(command, args, { ...env, ...assigned }, cwd),
   };
+}
+
+/** The text of a `data:` URL, decoded (percent or base64), or undefined for any other word. */
+export function dataText(value: string): string | undefined {
+  if (!value.startsWith('data:')) return undefined;
+  const comma = value.indexOf(',');
+  if (comma < 0) return undefined;
+  const payload = value.slice(comma + 1, comma + 1 + ENV_FILE_MAX);
+  if (/;base64$/i.test(value.slice(0, comma))) return Buffer.from(payload, 'base64').toString();
+  try {
+    return decodeURIComponent(payload);
+  } catch {
+    return payload;
+  }
+}
+
+/** A Python interpreter's file name. */
+const PYTHON = /^python[0-9.]*$/;
+
+/**
+ * A Python the start runs, itself or through a wrapper (`env`, `nice`, `timeout`, `setsid`:
+ * the first word that names a Python), and where it then looks unasked. `env -C DIR` (or
+ * `--chdir`) before it is the directory it starts in.
+ */
+function pythonStart(command: string, args: readonly string[], env: Env, cwd: string): string[] {
+  if (PYTHON.test(basename(command))) return pythonSearched(args, env, cwd);
+  let dir = cwd;
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i]!;
+    if (a === '-C' || a === '--chdir') dir = resolve(dir, args[++i] ?? '');
+    else if (a.startsWith('--chdir=')) dir = resolve(dir, a.slice('--chdir='.length));
+    else if (PYTHON.test(basename(a))) return pythonSearched(args.slice(i + 1), env, dir);
+  }
+  return [];
 }
 
 /** The most names read out of one command or code string. */
@@ -94,20 +143,22 @@ const withSuffixes = (path: string) => [path, ...NODE_SUFFIXES.map((x) => path +
  * stands in for the standard library's; not with `-I` or `-P`), and the user's site-packages,
  * whose `.pth` files run as it starts (not with `-s`, `-I` or `PYTHONNOUSERSITE`).
  */
-function pythonSearched(command: string, args: readonly string[], env: Env, cwd: string): string[] {
-  if (!/^python[0-9.]*$/.test(basename(command))) return [];
+function pythonSearched(args: readonly string[], env: Env, cwd: string): string[] {
   /** What comes first on `sys.path`: the working directory, or a script's own. */
   let first = cwd;
   let isolated = env.PYTHONSAFEPATH !== undefined && env.PYTHONSAFEPATH !== '';
   let noUserSite = env.PYTHONNOUSERSITE !== undefined && env.PYTHONNOUSERSITE !== '';
   scan: for (let i = 0; i < args.length; i++) {
     const a = args[i]!;
-    if (a === '-' || a === '--') break;
-    if (a.startsWith('--')) continue;
-    if (!a.startsWith('-')) {
-      first = dirname(resolve(cwd, a));
+    if (a === '-') break;
+    // After `--`, or a word that is not an option: the script.
+    const script = a === '--' ? args[i + 1] : a.startsWith('-') ? undefined : a;
+    if (script !== undefined || a === '--') {
+      if (script !== undefined) first = dirname(resolve(cwd, script));
       break;
     }
+    if (a === '--check-hash-based-pycs') i++;
+    if (a.startsWith('--')) continue;
     for (let k = 1; k < a.length; k++) {
       const c = a[k]!;
       if (c === 'I') isolated = noUserSite = true;

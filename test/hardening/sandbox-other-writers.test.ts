@@ -387,6 +387,35 @@ void t.test('whatever the command line names, links and linked packages count', 
     `PYTHONUSERBASE=${shared}/ub`,
   ]);
   await refused('PERLLIB', ['/usr/bin/perl', '-e', '1'], shared, ['--env', `PERLLIB=${shared}`]);
+  // Seventh pass: what a wrapper's words set, a Python behind a wrapper, a data: URL's import.
+  await refused(
+    'env NODE_OPTIONS=',
+    ['env', `NODE_OPTIONS=--require=${shared}/evil.cjs`, node, program],
+    evil,
+  );
+  await refused(
+    'env BASH_ENV=',
+    ['env', `BASH_ENV=${shared}/evil.sh`, 'bash', '-c', `exec ${node} ${program}`],
+    `${shared}/evil\\.sh`,
+  );
+  await refused('env PYTHONPATH=', ['env', `PYTHONPATH=${shared}`, python, '-c', 'pass'], shared);
+  await refused('env python -m', ['env', python, '-m', 'json.tool'], shared, ['--cwd', shared]);
+  await refused('nice python -m', ['nice', python, '-m', 'json.tool'], shared, ['--cwd', shared]);
+  await refused('env -C python -m', ['env', '-C', shared, python, '-m', 'json.tool'], shared);
+  await refused(
+    'a data: URL importing a file',
+    [node, `--import=data:text/javascript,import%22file://${shared}/evil.mjs%22;`, program],
+    `${shared}/evil\\.mjs`,
+  );
+  await refused(
+    'a base64 data: URL',
+    [
+      node,
+      `--import=data:text/javascript;base64,${Buffer.from(`import "file://${shared}/evil.mjs"`).toString('base64')}`,
+      program,
+    ],
+    `${shared}/evil\\.mjs`,
+  );
   await refused('NODE_PATH', [node, program], shared, ['--env', `NODE_PATH=${shared}`]);
   await refused('LD_PRELOAD', [node, program], `${shared}/evil.cjs`, [
     '--env',
