@@ -51,7 +51,7 @@ export async function startNames(
     const eq = word.startsWith('-') ? word.indexOf('=') : -1;
     const option = eq > 0 ? word.slice(0, eq) : words[i - 1];
     const value = eq > 0 ? word.slice(eq + 1) : word;
-    const assignment = /^([A-Za-z_][A-Za-z0-9_]*)=([\s\S]*)$/.exec(word);
+    const assignment = ASSIGNMENT.exec(word);
     if (assignment) {
       assigned[assignment[1]!] = assignment[2]!;
       if (assignment[1] === 'NODE_OPTIONS') words.push(...nodeOptionsWords(assignment[2]));
@@ -94,7 +94,7 @@ export async function startNames(
       ...loaderPaths(fileEnv, cwd),
       ...loaderPaths(assigned, cwd),
     ],
-    searched: pythonStart(command, args, { ...env, ...assigned }, cwd),
+    searched: pythonStart(command, args, env, cwd),
   };
 }
 
@@ -112,6 +112,9 @@ export function dataText(value: string): string | undefined {
   }
 }
 
+/** `NAME=value`: a variable a wrapper (`env`) sets for the command after it. */
+const ASSIGNMENT = /^([A-Za-z_][A-Za-z0-9_]*)=([\s\S]*)$/;
+
 /** A Python interpreter's file name. */
 const PYTHON = /^python[0-9.]*$/;
 
@@ -123,11 +126,15 @@ const PYTHON = /^python[0-9.]*$/;
 function pythonStart(command: string, args: readonly string[], env: Env, cwd: string): string[] {
   if (PYTHON.test(basename(command))) return pythonSearched(args, env, cwd);
   let dir = cwd;
+  /** The environment as the wrapper's `NAME=value` words before the Python leave it. */
+  const vars: Record<string, string | undefined> = { ...env };
   for (let i = 0; i < args.length; i++) {
     const a = args[i]!;
-    if (a === '-C' || a === '--chdir') dir = resolve(dir, args[++i] ?? '');
+    const assignment = ASSIGNMENT.exec(a);
+    if (assignment) vars[assignment[1]!] = assignment[2]!;
+    else if (a === '-C' || a === '--chdir') dir = resolve(dir, args[++i] ?? '');
     else if (a.startsWith('--chdir=')) dir = resolve(dir, a.slice('--chdir='.length));
-    else if (PYTHON.test(basename(a))) return pythonSearched(args.slice(i + 1), env, dir);
+    else if (PYTHON.test(basename(a))) return pythonSearched(args.slice(i + 1), vars, dir);
   }
   return [];
 }

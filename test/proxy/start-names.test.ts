@@ -33,6 +33,12 @@ void t.test('a Python behind a wrapper is still Python', async (t) => {
   t.same(await searched('env', ['-C', '/d', 'python3', '-m', 'x']), ['/d'], 'env -C');
   t.same(await searched('env', ['--chdir=/d', 'python3', '/e/s.py']), ['/e']);
   t.same(await searched('env', ['node', 's.js']), [], 'no Python');
+  t.same(await searched('env', ['PYTHONSAFEPATH=1', 'python3', '-m', 'x']), [], 'env sets it');
+  t.same(
+    await searched('env', ['python3', '-m', 'x', 'PYTHONSAFEPATH=1']),
+    ['/c'],
+    "after the Python, a word is the module's argument",
+  );
 });
 
 void t.test("variables a wrapper's words set are the program's environment", async (t) => {
