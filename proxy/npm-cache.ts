@@ -4,8 +4,11 @@
  * user's npmrc (`npm_config_userconfig`, else `~/.npmrc`), else `~/.npm`. A project's own
  * `.npmrc` and the global one are not read (docs/security.md, the sandbox's npx).
  */
-import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
+import { readRegularFile } from '../common/read-regular-file.js';
+
+/** An npmrc larger than this is not read for its `cache=`. */
+const NPMRC_MAX = 1 << 20;
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -37,6 +40,7 @@ export async function npmCacheDir(env: Env, home: string, cwd: string): Promise<
   const fromEnv = npmEnv(env, 'cache');
   if (fromEnv !== undefined) return npmPath(fromEnv, env, home, cwd);
   const userconfig = npmPath(npmEnv(env, 'userconfig') ?? '~/.npmrc', env, home, cwd);
-  const fromRc = npmrcCache(await readFile(userconfig, 'utf8').catch(() => ''));
+  // Not a FIFO left there, which would hold the start (common/read-regular-file.ts).
+  const fromRc = npmrcCache((await readRegularFile(userconfig, NPMRC_MAX)) ?? '');
   return fromRc === undefined ? join(home, '.npm') : npmPath(fromRc, env, home, cwd);
 }

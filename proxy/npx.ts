@@ -7,16 +7,20 @@
  */
 import { createHash } from 'node:crypto';
 import { constants } from 'node:fs';
-import { access, readdir, readFile } from 'node:fs/promises';
+import { access, readdir } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import type { Launch } from './launch.js';
 import { findOnPath } from '../common/find-on-path.js';
+import { readRegularFile } from '../common/read-regular-file.js';
 import { npmCacheDir } from './npm-cache.js';
 import { cacheEntryRefusal } from './npx-cache-entry.js';
 import { localBin, localBinTarget } from './npx-local-bin.js';
 import { writtenBy } from './written-by.js';
 import { compareVersions, parseVersion, wanted, type Version } from './npx-version.js';
 import type { ProgramContext } from './program.js';
+
+/** A package.json in npx's cache larger than this is not read. */
+const PACKAGE_JSON_MAX = 16 << 20;
 
 /** npx options that take no value and change nothing here. */
 const FLAGS = new Set(['-y', '--yes', '-q', '--quiet', '--no']);
@@ -94,7 +98,10 @@ async function cached(
     const entry = join(cache, '_npx', e);
     const dir = join(entry, 'node_modules', name);
     try {
-      const pkg = JSON.parse(await readFile(join(dir, 'package.json'), 'utf8')) as {
+      // A regular file only: a FIFO there would hold the start (common/read-regular-file.ts).
+      const text = await readRegularFile(join(dir, 'package.json'), PACKAGE_JSON_MAX);
+      if (text === undefined) continue;
+      const pkg = JSON.parse(text) as {
         version?: string;
         bin?: string | Record<string, string>;
       };

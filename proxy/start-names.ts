@@ -5,10 +5,10 @@
  * what other servers may write. A data file named there counts too: what a program reads at start
  * (a config, an env file) steers what it runs.
  */
-import { open, stat } from 'node:fs/promises';
-import { constants } from 'node:fs';
+import { stat } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { readRegularFile } from '../common/read-regular-file.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -219,18 +219,8 @@ export function nodeOptionsWords(text: string | undefined): string[] {
  * of at most `ENV_FILE_MAX` bytes is read, without blocking (a FIFO would hold the check).
  */
 export async function envFileVariables(file: string): Promise<Record<string, string>> {
-  let text: string;
-  const fh = await open(file, constants.O_RDONLY | constants.O_NONBLOCK).catch(() => undefined);
-  if (fh === undefined) return {};
-  try {
-    const st = await fh.stat();
-    if (!st.isFile() || st.size > ENV_FILE_MAX) return {};
-    text = await fh.readFile('utf8');
-  } catch {
-    return {};
-  } finally {
-    await fh.close();
-  }
+  const text = await readRegularFile(file, ENV_FILE_MAX);
+  if (text === undefined) return {};
   const vars: Record<string, string> = {};
   const lines = text.split(/\r?\n/);
   for (let i = 0; i < lines.length; i++) {

@@ -7,6 +7,7 @@
  * name, and the advice was to install the npm package of that name, someone else's code. Real
  * files laid out as npm lays them out, in temporary directories; the last tests run real bwrap.
  */
+import { execFileSync } from 'node:child_process';
 import { chmodSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -155,6 +156,33 @@ void t.test('npx -p PACKAGE COMMAND runs that command of the cached package', as
   t.match(await resolveNpx(launch(['-p', '@x/srv', 'srv']), { ...ctx, cwd: project }), {
     problem: /npx -p @x\/srv srv: .*node_modules\/\.bin\/srv is also a command of that name/,
   });
+});
+
+void t.test('a FIFO where npx keeps a file does not hold the start', async (t) => {
+  // Opened for reading, a FIFO blocks until written, in a thread of libuv's pool that not even
+  // process.exit frees: the proxy would never start the server, nor refuse it.
+  const dir = ownedShortDir(t);
+  const { cache, bin } = fakeCache(dir);
+  const pkg = join(cache, '_npx', 'fff', 'node_modules', '@x/srv');
+  mkdirSync(pkg, { recursive: true });
+  execFileSync('mkfifo', [join(pkg, 'package.json')]);
+  const ctx = {
+    env: { PATH: '/usr/bin', npm_config_cache: cache },
+    cwd: dir,
+    home: join(dir, 'h'),
+  };
+  t.match(
+    await resolveNpx(launch(['-p', '@x/srv@^1', 'srv']), ctx),
+    { launch: { args: [bin('bbb')] } },
+    "the cache's other copies",
+  );
+  mkdirSync(join(dir, 'h'));
+  execFileSync('mkfifo', [join(dir, 'h/.npmrc')]);
+  t.match(
+    await resolveNpx(launch(['@x/srv']), { ...ctx, env: { PATH: '/usr/bin' } }),
+    { problem: /not in npx's cache \(.*\/h\/\.npm\/_npx\)/ },
+    'a FIFO ~/.npmrc: the default cache',
+  );
 });
 
 void t.test("npx's cache is found where npm would look", async (t) => {
