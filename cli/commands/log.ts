@@ -12,6 +12,7 @@ import { MAX_LOG_READ_BYTES, shownPath } from '../log-file.js';
 import type { Options } from '../options.js';
 import { inLine, terminalJson, visibleText } from '../terminal-text.js';
 import type { DaemonStatus } from '../../protocol/methods.js';
+import type { RootsClient } from '../../protocol/client.js';
 
 /** `rootsctl log [--server S] [--refused] [--since D] [--follow] [--json]`. */
 export async function log(io: Io, _args: string[], opts: Options): Promise<ExitCode> {
@@ -117,16 +118,27 @@ async function stateDirNote(
 }
 
 async function quietStatus(io: Io, socket: string | undefined): Promise<DaemonStatus | undefined> {
-  try {
-    const client = await connect(io, socket, QUIET_ASK_MS);
-    try {
-      return await client.status();
-    } finally {
-      await client.close();
-    }
-  } catch {
-    return undefined;
-  }
+  // The limit is for the whole question, not each step (finding the socket, connecting,
+  // `initialize`, `daemon/status`): a daemon slow at each would hold `log` four times as long.
+  let late = false;
+  let client: RootsClient | undefined;
+  const asked = (async () => {
+    client = await connect(io, socket, QUIET_ASK_MS);
+    if (late) return undefined;
+    return await client.status();
+  })().catch(() => undefined);
+  let timer: NodeJS.Timeout | undefined;
+  const given = new Promise<undefined>(
+    (resolve) => (timer = setTimeout(() => resolve(undefined), QUIET_ASK_MS)),
+  );
+  const status = await Promise.race([asked, given]);
+  late = true;
+  clearTimeout(timer);
+  // Closed now (a question still waiting ends with it), or once it is made, if that is later.
+  const close = () => void client?.close().catch(() => undefined);
+  if (client !== undefined) close();
+  else void asked.finally(close);
+  return status;
 }
 
 /** The name of every daemon's log, in whatever state directory. */
