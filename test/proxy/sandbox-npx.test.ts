@@ -70,7 +70,8 @@ void t.test('versions and ranges as npm reads them', (t) => {
   t.end();
 });
 
-void t.test('a version or tag in the spec picks the cached copy it allows', async (t) => {
+/** The fake cache in a directory of its own, and a context whose npm finds it. */
+function cachedWorld(t: Parameters<typeof ownedShortDir>[0]) {
   const dir = ownedShortDir(t);
   const { cache, bin } = fakeCache(dir);
   const ctx = {
@@ -78,6 +79,11 @@ void t.test('a version or tag in the spec picks the cached copy it allows', asyn
     cwd: dir,
     home: join(dir, 'h'),
   };
+  return { dir, cache, bin, ctx };
+}
+
+void t.test('a version or tag in the spec picks the cached copy it allows', async (t) => {
+  const { bin, ctx } = cachedWorld(t);
 
   // `latest`: the newest cached release; the log is told which version that was.
   const latest = await resolveNpx(launch(['-y', '@x/srv@latest', 'a']), ctx);
@@ -107,13 +113,7 @@ void t.test('a version or tag in the spec picks the cached copy it allows', asyn
 });
 
 void t.test('npx -p PACKAGE COMMAND runs that command of the cached package', async (t) => {
-  const dir = ownedShortDir(t);
-  const { cache, bin } = fakeCache(dir);
-  const ctx = {
-    env: { PATH: '/usr/bin', npm_config_cache: cache },
-    cwd: dir,
-    home: join(dir, 'h'),
-  };
+  const { dir, bin, ctx } = cachedWorld(t);
   // The forms the refusals themselves advise (`npx -y -p SPEC ...`), each option spelling.
   for (const args of [
     ['-y', '-p', '@x/srv@^1', 'srv', 'a'],
@@ -161,16 +161,10 @@ void t.test('npx -p PACKAGE COMMAND runs that command of the cached package', as
 void t.test('a FIFO where npx keeps a file does not hold the start', async (t) => {
   // Opened for reading, a FIFO blocks until written, in a thread of libuv's pool that not even
   // process.exit frees: the proxy would never start the server, nor refuse it.
-  const dir = ownedShortDir(t);
-  const { cache, bin } = fakeCache(dir);
+  const { dir, cache, bin, ctx } = cachedWorld(t);
   const pkg = join(cache, '_npx', 'fff', 'node_modules', '@x/srv');
   mkdirSync(pkg, { recursive: true });
   execFileSync('mkfifo', [join(pkg, 'package.json')]);
-  const ctx = {
-    env: { PATH: '/usr/bin', npm_config_cache: cache },
-    cwd: dir,
-    home: join(dir, 'h'),
-  };
   t.match(
     await resolveNpx(launch(['-p', '@x/srv@^1', 'srv']), ctx),
     { launch: { args: [bin('bbb')] } },
