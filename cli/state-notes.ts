@@ -30,15 +30,12 @@ export async function daemonStateNotes(
   const stateDir = typeof stateDirProblem === 'string' ? stateDirProblem : undefined;
   const unused =
     stateDir !== undefined
-      ? `NOTE: mcp-rootsd no longer uses its state directory (removed or replaced), so no grants serve until it restarts; ${'`'}${ctl(io, 'status', socket)}${'`'} says more.\n`
+      ? `NOTE: mcp-rootsd no longer uses its state directory (removed or replaced), so no grants serve until it restarts; \`${ctl(io, 'status', socket)}\` says more.\n`
       : '';
+  const errors = policy.errors.filter((e) => e.message !== stateDir);
   // The grants file fails closed (daemon/state.ts): its errors mean no grants, not old ones.
-  const inGrants = policy.errors.filter(
-    (e) => e.file === policy.grants && e.message !== stateDir,
-  ).length;
-  const fromStateDir =
-    policy.errors.length - policy.errors.filter((e) => e.message !== stateDir).length;
-  const n = policy.errors.length - inGrants - fromStateDir;
+  const inGrants = errors.filter((e) => e.file === policy.grants).length;
+  const n = errors.length - inGrants;
   const shows = (k: number) => `\`${ctl(io, 'status', socket)}\` shows ${k === 1 ? 'it' : 'them'}`;
   // No file in force at all is another answer (backend.ts `noPolicy`).
   const refused =
