@@ -2,7 +2,7 @@
  * `rootsctl doctor`: what this machine has and lacks for mcp-roots, one line each, OK or the fix
  * to run. Exit 1 when something needed fails (warnings do not count).
  */
-import { onPolicy } from '../on-policy.js';
+import { isDefaultPolicy, onPolicy } from '../on-policy.js';
 import { readFile } from 'node:fs/promises';
 import { parse } from 'yaml';
 import { RootsError } from '../../common/errors.js';
@@ -77,14 +77,19 @@ function firstError(errors: PolicyError[], home: string): string {
   return inLine(`${tildify(e.file, home)}:${e.line}:${e.column}: ${e.message}`);
 }
 
-/** The policy file's line, and what it needs: directories to watch, and a sandbox. */
-async function policyCheck(io: Io, opts: Options, limit: number) {
+/**
+ * The policy file's line, and what it needs: directories to watch, and a sandbox. `served` is
+ * the main file of the daemon that answered, checked when no `--config` names another: a daemon
+ * started on the demo's policy, or any file of its own, has no use for the default file.
+ */
+async function policyCheck(io: Io, opts: Options, served: string | undefined, limit: number) {
   const home = homeDir(io.env);
-  const { evaluation, file } = await evaluateOffline(io, {
-    config: opts.config,
-    withGrants: false,
-  });
-  const shown = tildify(file, home);
+  const config = opts.config ?? served;
+  const { evaluation, file } = await evaluateOffline(io, { config, withGrants: false });
+  const shown =
+    opts.config === undefined && served !== undefined && !isDefaultPolicy(io, served)
+      ? `${tildify(file, home)} (the policy mcp-rootsd serves)`
+      : tildify(file, home);
   const files = evaluation.sources.files.map((f) => f.file);
   // Read the main file even when it does not validate: a sandbox it asks for is still wanted.
   const sandbox = await wantsSandbox([...new Set([file, ...files])]);
@@ -153,7 +158,7 @@ export async function runDoctor(io: Io, opts: Options, places: DoctorPlaces): Pr
   };
   checks.push(daemonCheck(status, home, socket.socketPath, cmd));
   const running = !(status instanceof RootsError);
-  const policy = await policyCheck(io, opts, 10_000_000);
+  const policy = await policyCheck(io, opts, running ? status.policy.main : undefined, 10_000_000);
   checks.push(policy.check);
   const needed = running ? status.watches.directories : policy.watches;
   checks.push(

@@ -131,6 +131,30 @@ void t.test(
   },
 );
 
+void t.test('no --config: the policy checked is the one the daemon serves', async (t) => {
+  // A daemon started on a file of its own (the demo's, say), the default file absent.
+  const { dir, d, env, config } = await world(t);
+  const own = { HOME: env.HOME, PATH: env.PATH, MCP_ROOTS_SOCKET: d.socket };
+  const r = await runDoctor(own, {});
+  t.equal(r.code, 0, JSON.stringify(r.checks, null, 1));
+  t.match(r.by('policy'), {
+    verdict: 'ok',
+    detail: `${config} (the policy mcp-rootsd serves): valid, 1 file, 1 named server`,
+  });
+  // --config still names the file checked.
+  const other = await runDoctor(own, { config: join(dir, 'none.yaml') });
+  t.match(other.by('policy'), { verdict: 'fail', detail: /none\.yaml does not exist/ });
+  // The served file gone: its own fix, on that file.
+  renameSync(config, `${config}.away`);
+  const gone = await runDoctor(own, {});
+  t.match(gone.by('policy'), {
+    verdict: 'fail',
+    detail: `${config} (the policy mcp-rootsd serves) does not exist: every server has no roots`,
+  });
+  const fix = gone.by('policy').fix?.[0] ?? '';
+  t.ok(fix.endsWith(` --config ${config} init`), fix);
+});
+
 void t.test('a state directory replaced under the running daemon: FAIL, restart it', async (t) => {
   const { d, env } = await world(t);
   renameSync(d.stateDir, `${d.stateDir}.old`);
