@@ -24,29 +24,47 @@ const PATH_WORDS = [
   'source',
 ] as const;
 
-/** Names about URLs take any scheme; their `file:` values are still caught by `looksLikePath`. */
-const URL_WORDS = ['url', 'uri'] as const;
+/**
+ * Names about URLs take any scheme; their `file:` values are still caught by `looksLikePath`. A
+ * word of the name is about URLs when it is one of these or ends with one (`sourceUrl`,
+ * `baseuri`, `image_urls`); a word that only holds the letters (`security`, `hourly`, `during`)
+ * is not.
+ */
+const URL_WORDS = /(?:url|uri)s?$/;
 
 /**
  * A name with case and separators folded away: `filePath`, `file_path`, `File-Path` → `filepath`.
- * Case is folded as the loosest server reader folds it (`ſource` is `source` to Go).
+ * Case is folded as the loosest server reader folds it (`ſource` is `source` to Go). With a
+ * `separator`, each run of separators becomes one instead.
  */
-function fold(name: string): string {
+function fold(name: string, separator = ''): string {
   return looseKey(name)
     .toLowerCase()
-    .replace(/[^a-z0-9]/g, '');
+    .replace(/[^a-z0-9]+/g, separator);
 }
 
 /**
  * Whether an argument named `name` is taken as a path: its folded name contains one of
  * `PATH_WORDS` (`notebook_path`, `filename`, `workDir`, `TARGET`, `input-source`) and none of
- * `URL_WORDS` (`source_url`). A false positive costs a refusal with a clear message (and the
+ * its words is about URLs (`source_url`, `fileUri`). A false positive costs a refusal with a clear message (and the
  * policy's `tools` entry can say otherwise); a false negative would let a path through unchecked.
  */
 export function isPathName(name: string): boolean {
+  if (words(name).some((w) => URL_WORDS.test(w))) return false;
   const folded = fold(name);
-  if (URL_WORDS.some((w) => folded.includes(w))) return false;
   return PATH_WORDS.some((w) => folded.includes(w));
+}
+
+/**
+ * A name's words: split at separators and where a lower-case letter or digit meets an upper-case
+ * one (`fileUrl` → `file`, `url`; `security_policy_file` → `security`, `policy`, `file`).
+ */
+function words(name: string): string[] {
+  return name
+    .replace(/([\p{Ll}\p{Nd}])(\p{Lu})/gu, '$1 $2')
+    .split(/\s+/)
+    .flatMap((w) => fold(w, ' ').split(' '))
+    .filter((w) => w !== '');
 }
 
 /**
@@ -64,16 +82,57 @@ const PATH_START = /^(?:(file:\/*)|~|\/+|(\$\{?[A-Za-z_][A-Za-z0-9_]*\}?\/)|\.\.
  * `~ 5 minutes`, `file: report` or `./build.sh --fast`, or several lines of code, is not. No
  * top-level directory of a Linux system has white space in its name, and an agent cannot create
  * one there.
+ *
+ * A `..` name undoes that reasoning: a server that resolves the string as text (`path.resolve`,
+ * `os.path.abspath`) drops the name before it, white space, line ends and all, and never asks
+ * whether it exists. So a string with a `..` name is judged as it resolves, and is a path (which
+ * the checks refuse for the `..`) when that is one line and either leaves the directory it is
+ * resolved in (`sub dir/../../secret`, `..`) or starts as a path by the rules above
+ * (`/no such dir/../etc/x` and `/in/a\nb/../../etc/x` are `/etc/x`). Code stays text: its lines
+ * survive the resolving (`import a from '../../lib'` in a file that starts with a `/**` comment),
+ * and so does a one-line comment (`// cd ../.. first` is `/ first`).
  */
 export function looksLikePath(value: string): boolean {
   // A file URI to URL parsers (`fi\tle:///x`, `\u0001file:///x`), which the checks then refuse.
   const parsed = asParsersRead(value);
   if (parsed !== value && /^file:/i.test(parsed) && looksLikePath(parsed)) return true;
   const t = value.trim();
-  if (t === '' || /[\r\n\u2028\u2029]/.test(t)) return false;
+  if (t.split(/[/\\]/).includes('..')) {
+    const resolved = resolvedAsText(t);
+    if (!LINE_END.test(resolved)) {
+      if (/^\.\.(?:\/|$)/.test(resolved)) return true;
+      // `~/a/../..`, `$HOME/..`, `./a/..`: the start is gone from `resolved`, so judge the value.
+      if (PATH_START.test(t) && (!resolved.startsWith('/') || startsAsPath(resolved))) return true;
+    }
+  }
+  return startsAsPath(t);
+}
+
+const LINE_END = /[\r\n\u2028\u2029]/;
+
+/** The rule of `looksLikePath` without the `..`: one line, a path's start, a plain first name. */
+function startsAsPath(t: string): boolean {
+  if (t === '' || LINE_END.test(t)) return false;
   const m = PATH_START.exec(t);
   if (m === null) return false;
   if (m[2] !== undefined) return true;
   const first = t.slice(m[0].length).split(/[/\\]/)[0] ?? '';
   return !/\s/.test(first);
+}
+
+/**
+ * `text` resolved as `path.resolve` and `os.path.abspath` resolve, without a working directory:
+ * each `..` takes away the name before it; a relative path keeps the `..`s it has left over. A
+ * backslash counts as a separator, as some servers take it.
+ */
+function resolvedAsText(text: string): string {
+  const absolute = /^[/\\]/.test(text);
+  const names: string[] = [];
+  for (const name of text.split(/[/\\]+/)) {
+    if (name === '' || name === '.') continue;
+    if (name !== '..') names.push(name);
+    else if (names.length > 0 && names[names.length - 1] !== '..') names.pop();
+    else if (!absolute) names.push('..');
+  }
+  return (absolute ? '/' : '') + names.join('/');
 }

@@ -248,6 +248,48 @@ const SHAPES: [string, Row][] = [
     'query holding a padded path',
     { tool: 'odd_names', args: (w) => ({ query: ` ${w}/out/o.txt` }), expect: /relative path/ },
   ],
+  // A `..` takes the name before it away as text, white space and line ends and all: the first
+  // name's white space says nothing then (an attacker pass found these read the file).
+  [
+    'query holding a spaced first name and ..',
+    {
+      tool: 'odd_names',
+      args: (w) => ({ query: `/no such dir/..${w}/out/o.txt` }),
+      expect: /\.\. segment/,
+    },
+  ],
+  [
+    'query holding a tab in the first name and ..',
+    {
+      tool: 'odd_names',
+      args: (w) => ({ query: `/x\ty/..${w}/out/o.txt` }),
+      expect: /\.\. segment/,
+    },
+  ],
+  [
+    'query holding a line end and ..',
+    {
+      tool: 'odd_names',
+      args: (w) => ({ query: `${w}/in/a\nb/../../out/o.txt` }),
+      expect: /\.\. segment/,
+    },
+  ],
+  [
+    'query holding a relative path that leaves its directory',
+    {
+      tool: 'odd_names',
+      args: () => ({ query: 'sub dir/../../out/o.txt' }),
+      expect: /relative path/,
+    },
+  ],
+  [
+    'content that is code with ../.. imports',
+    {
+      tool: 'odd_names',
+      args: () => ({ content: "/** header */\nimport a from '../../lib';\n" }),
+      expect: 'reached',
+    },
+  ],
   [
     'content holding a file: URI',
     { tool: 'odd_names', args: (w) => ({ content: `FILE://${w}/out/o.txt` }), expect: OUTSIDE },
@@ -287,6 +329,14 @@ const SHAPES: [string, Row][] = [
   [
     'a tool never listed',
     { tool: 'not_listed', args: (w) => ({ path: `${w}/out` }), expect: OUTSIDE },
+  ],
+  [
+    'a path-like name that holds the letters of "uri"',
+    {
+      tool: 'not_listed',
+      args: () => ({ security_policy_file: 'sub/policy.yaml' }),
+      expect: /relative path/,
+    },
   ],
   [
     'a tool never listed, a number',

@@ -58,8 +58,24 @@ void t.test('path-like argument names, whatever their case and separators', (t) 
     'recursive',
     'edits',
     'head',
+    'imageUrls',
+    'base_uri',
+    'sourceurl',
+    'urlForFile',
   ];
   for (const name of others) t.notOk(isPathName(name), `${name} is not`);
+  // Names that only hold the letters of "url" or "uri" are not about URLs.
+  for (const name of [
+    'security_policy_file',
+    'your_local_dir',
+    'yourlocaldir',
+    'hourly_log_dir',
+    'during_path',
+    'mercurial_repo',
+    'curiousFile',
+  ]) {
+    t.ok(isPathName(name), `${name} is path-like`);
+  }
   t.end();
 });
 
@@ -88,6 +104,23 @@ void t.test('strings that are paths by their value, whatever the name', (t) => {
     'fi\tle:///etc/passwd',
     '\u0001file:///etc/passwd',
     'FIL\rE:///etc/passwd',
+    // A `..` name takes the name before it away, white space and line ends and all.
+    '/no such dir/../etc/passwd',
+    '/x\ty/../etc/passwd',
+    '/a\u00a0b/../etc/passwd',
+    '// x/../etc/passwd',
+    '/in/a\nb/../../etc/passwd',
+    '/in/a\nb/../x\ny/../../etc/passwd',
+    '/a b\\..\\etc',
+    'sub/../../secret',
+    'sub dir/../../secret',
+    'a\nb/../../secret',
+    '..',
+    'x/../..',
+    '~ a/../../x',
+    '~/a/../..',
+    '$HOME/..',
+    './a b/../c',
   ];
   for (const v of paths) t.ok(looksLikePath(v), `${JSON.stringify(v)} is a path`);
   const text = [
@@ -102,8 +135,14 @@ void t.test('strings that are paths by their value, whatever the name', (t) => {
     'hello',
     '',
     '.',
-    '..',
     'https://example.com/x',
+    'https://example.com/a/../b',
+    'a/../b',
+    '/a b/../c d/x',
+    '// cd ../.. first',
+    "/**\n * header\n */\nimport a from '../../lib';\n",
+    "export * from '../../lib';",
+    'see docs/../README',
     '\nfile: the report',
     '/*\n*/',
   ];
