@@ -159,9 +159,19 @@ export class AskByInput {
   }
 }
 
-/** What a retry must repeat of the call: the tool, its arguments, and the client. */
+/**
+ * What a retry must repeat of the call: the tool, its arguments, and the client. Members are
+ * compared in any order: a host that parses the call and writes it again may reorder them, and
+ * it is still the same call (the line's repeated keys are refused before this).
+ */
 function callKey(line: McpLine): string {
   const { params } = line;
   const meta = isObject(params._meta) ? params._meta : {};
-  return JSON.stringify([line.method, params.name, params.arguments, meta[CLIENT_INFO_KEY]]);
+  return JSON.stringify(
+    [line.method, params.name, params.arguments, meta[CLIENT_INFO_KEY]],
+    (_key, value: unknown) =>
+      isObject(value)
+        ? Object.fromEntries(Object.entries(value).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+        : value,
+  );
 }

@@ -141,7 +141,17 @@ export interface RememberedRefusal {
   offer?: string;
   /** How the question ended: declined, dismissed (cancel) or unanswered (timeout). */
   answer: AskAnswer;
+  /** Set when the session asks nothing more for now: this many questions in a row went unaccepted. */
+  quiet?: number;
 }
+
+/**
+ * Questions in a row that may go unaccepted (declined, dismissed or unanswered) before the
+ * session asks nothing more for the remembering time: each question is about another directory,
+ * and an agent can name as many as the disk has. Two permission prompts refused are the end of
+ * asking on a phone; three leave room for a question the person had not expected.
+ */
+export const QUIET_AFTER = 3;
 
 /** Asks one question at a time and turns an accepted answer into a grant. */
 export class AskPerson {
@@ -154,6 +164,9 @@ export class AskPerson {
   private waiting = 0;
   /** `pathKey` and `offerKey` → until when (ms) a refused question is not asked again, and how it ended. */
   private readonly refused = new Map<string, { until: number; answer: AskAnswer }>();
+  /** Questions unaccepted since the last accepted one, and until when the session is quiet. */
+  private unaccepted = 0;
+  private quiet: { until: number; answer: AskAnswer } | undefined;
 
   constructor(private readonly options: AskPersonOptions) {}
 
@@ -186,6 +199,9 @@ export class AskPerson {
    * first (its default): until when they are not asked again; else undefined.
    */
   refusedRecently(q: AskQuestion): RememberedRefusal | undefined {
+    if (this.quiet !== undefined && this.quiet.until > Date.now()) {
+      return { ...this.quiet, quiet: QUIET_AFTER };
+    }
     const path = this.remembered(pathKey(q));
     if (path !== undefined) return path;
     const first = q.targets[0];
@@ -284,15 +300,20 @@ export class AskPerson {
     if (answer !== 'accept' || chosen === undefined) {
       const until = Date.now() + this.options.rememberMs;
       this.refused.set(pathKey(q), { until, answer });
-      // The grant the person was shown first and said no to: not a cancel or no answer (nothing
-      // was refused), nor the other choices (a question about `proj/.secrets` that the person
-      // declined says nothing of `proj`).
+      // The grant the person was shown first and did not take, whether declined, dismissed or
+      // left unanswered: another file of the same directory would put it to them again, once per
+      // file the agent names. Not the other choices: a question about `proj/.secrets` that the
+      // person declined says nothing of `proj`.
       const first = q.targets[0];
-      if (answer === 'decline' && first !== undefined)
-        this.refused.set(offerKey(q.access, first), { until, answer });
+      if (first !== undefined) this.refused.set(offerKey(q.access, first), { until, answer });
+      if (++this.unaccepted >= QUIET_AFTER) {
+        this.quiet = { until, answer };
+        this.unaccepted = 0;
+      }
       await link.logAsk({ path: q.path, access: q.access, answer, ...context });
       return false;
     }
+    this.unaccepted = 0;
     const target = chosen.path;
     const duration = DURATIONS[typeof content.duration === 'string' ? content.duration : ''];
     // Not given: the default the question showed (a host may send back only what the person
@@ -357,6 +378,20 @@ function shown(text: string): string {
   return jsonUnseenEscaped(JSON.stringify(text));
 }
 
+/** The longest tool name a question shows whole; the server chooses its tools' names. */
+export const TOOL_NAME_SHOWN = 64;
+
+/**
+ * A tool's name in a question: at most `TOOL_NAME_SHOWN` characters, so that a name of a
+ * thousand spaces cannot push the path out of a dialog that cuts or wraps its text, nor end on a
+ * path of its own.
+ */
+function shownTool(name: string): string {
+  const chars = Array.from(name);
+  if (chars.length <= TOOL_NAME_SHOWN) return shown(name);
+  return `${shown(chars.slice(0, TOOL_NAME_SHOWN).join(''))}… (cut: ${chars.length} characters)`;
+}
+
 /**
  * The `elicitation/create` params: every text the person reads is the proxy's own, and names
  * exactly what an answer grants. Ask only when `askTargets` offers something.
@@ -368,7 +403,7 @@ export function askParams(server: string, q: AskQuestion): Record<string, unknow
   const leads = q.canonical === q.path ? '' : ` That path leads to ${shown(q.canonical)}.`;
   const message =
     `mcp-roots: the MCP server ${shown(server)} wants to ${q.access} ${path} ` +
-    `(tool ${shown(q.tool)}), ${why} it may use.${leads} Allow it? Decline to refuse.`;
+    `(tool ${shownTool(q.tool)}), ${why} it may use.${leads} Allow it? Decline to refuse.`;
   return {
     message,
     requestedSchema: {

@@ -10,7 +10,13 @@ import { RpcCode, type RpcErrorObject } from '../protocol/rpc-errors.js';
 import { CallCancelled, throwIfCancelled, untilCancelled } from './abortable.js';
 import { pathValues, type ArgumentRefusal, type PathValue } from './arguments.js';
 import type { AskByInput } from './ask-by-input.js';
-import { askTargets, existingTargets, grantCommand, type AskPerson } from './ask-person.js';
+import {
+  askTargets,
+  existingTargets,
+  grantCommand,
+  type AskPerson,
+  type RememberedRefusal,
+} from './ask-person.js';
 import type { DaemonLink } from './daemon-link.js';
 import { daemonAwayHint } from './hint-commands.js';
 import type { Era } from './era.js';
@@ -197,7 +203,7 @@ export class CallGate {
     ) {
       await this.options.gitWrites.enter(key, signal);
     }
-    const refusal = await this.checkAsking(line, era, name, values, access, signal);
+    const refusal = await this.checkAsking(line, era, name, paths.listed, values, access, signal);
     if (refusal === undefined) return false;
     if (refusal === 'asked') return true;
     throwIfCancelled(signal);
@@ -288,6 +294,7 @@ export class CallGate {
     line: McpLine,
     era: Era,
     tool: string,
+    listed: boolean,
     values: PathValue[] | ArgumentRefusal,
     access: Access,
     signal: AbortSignal | undefined,
@@ -304,6 +311,14 @@ export class CallGate {
       // A daemon that does not say where the path leads is not asked about it: the person must
       // be shown what a grant would open.
       if (c.canonical === undefined) return refusal;
+      // A tool the server never listed would refuse the call anyway: the person is not asked to
+      // open a directory for it (and the question would show a name nobody chose).
+      if (!listed) {
+        return {
+          ...refusal!,
+          reason: `${refusal!.reason}; not asked: the server lists no tool named ${JSON.stringify(tool)}`,
+        };
+      }
       const offered = askTargets(c.canonical, asker.home);
       if (offered.length === 0) {
         return {
@@ -331,20 +346,13 @@ export class CallGate {
       asked.add(key);
       const remembered = asker.refusedRecently(q);
       if (remembered !== undefined) {
-        const again = new Date(remembered.until).toISOString();
-        const what =
-          remembered.offer === undefined ? 'it' : `a grant of ${JSON.stringify(remembered.offer)}`;
-        // Only a decline is the person's no; a dismissed or unanswered question refused nothing.
-        const how =
-          remembered.answer === 'decline'
-            ? `the person refused ${what}`
-            : remembered.answer === 'cancel'
-              ? 'the person dismissed the question about it'
-              : 'the person did not answer the question about it';
-        return {
-          ...refusal!,
-          reason: `${refusal!.reason}; ${how} and is not asked again before ${again}`,
-        };
+        const grant = grantCommand(
+          this.options.server,
+          c.canonical,
+          c.access,
+          this.options.link.commands.rootsctl,
+        );
+        return { ...refusal!, reason: `${refusal!.reason}; ${notAskedAgain(remembered, grant)}` };
       }
       if (era === 'modern') {
         if (asker.busy) {
@@ -411,4 +419,21 @@ export class CallGate {
     };
     return checkValues(values, access, check, signal);
   }
+}
+
+/** Why a question is not put: what the person answered, and until when. */
+function notAskedAgain(remembered: RememberedRefusal, grant: string): string {
+  const again = new Date(remembered.until).toISOString();
+  if (remembered.quiet !== undefined) {
+    return `not asked: the last ${remembered.quiet} questions to the person went unanswered, dismissed or declined, so this session asks nothing more before ${again}; to allow it, run: ${grant}`;
+  }
+  const what =
+    remembered.offer === undefined ? 'it' : `a grant of ${JSON.stringify(remembered.offer)}`;
+  const how =
+    remembered.answer === 'decline'
+      ? `the person refused ${what}`
+      : remembered.answer === 'cancel'
+        ? `the person dismissed the question about ${what}`
+        : `the person did not answer the question about ${what}`;
+  return `${how} and is not asked again before ${again}`;
 }

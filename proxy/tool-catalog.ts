@@ -25,6 +25,8 @@ export interface CallPaths {
   /** Each path value (and whether its place takes URIs), or why the call is refused unchecked. */
   values: PathValue[] | ArgumentRefusal;
   access: Access;
+  /** Whether the server's last list named the tool (only a listed tool's refusal is asked about). */
+  listed: boolean;
 }
 
 /** Resolves with the promise's value, or with undefined once `ms` have passed. */
@@ -75,6 +77,7 @@ export class ToolCatalog {
     return {
       values: pathValues(args, info.inputSchema, info.declaredPaths),
       access: info.readOnly ? 'read' : 'write',
+      listed: this.tools?.has(name) ?? false,
     };
   }
 

@@ -21,7 +21,7 @@ const ACCEPT_DIR: ElicitAnswer = {
 };
 
 void t.test('the proxy’s question in a 2026-07-28 call, and its requestState', async (t) => {
-  const outs = ['in', 'out1', 'out2', 'out3', 'out4', 'out5', 'out6', 'out7'];
+  const outs = ['in', 'out1', 'out2', 'out3', 'out4', 'out5', 'out6', 'out7', 'out8'];
   const { w, d, admin } = await startAskDaemon(
     t,
     Object.fromEntries(outs.map((sub) => [`${sub}/f.txt`, sub])),
@@ -92,6 +92,23 @@ void t.test('the proxy’s question in a 2026-07-28 call, and its requestState',
       await t.rejects(retry(sub, state), /answered or expired already/, `replayed for ${sub}`);
     }
     t.notOk(await granted('out3'), 'a replay grants nothing');
+  });
+
+  await t.test('a retry whose arguments come in another order is the same call', async (t) => {
+    // A host that parses the call and writes it again may reorder its members.
+    const r = await manual.callRaw({
+      name: 'confirm_read',
+      arguments: { location: uri('out8'), note: 'n' },
+    });
+    t.equal(r.resultType, 'input_required');
+    const again = await manual.callRaw({
+      name: 'confirm_read',
+      arguments: { note: 'n', location: uri('out8') },
+      inputResponses: { [ASK_KEY]: ACCEPT_DIR },
+      requestState: r.requestState,
+    });
+    t.same(Object.keys(again.inputRequests as object), ['confirm'], 'it went on to the server');
+    t.ok(await granted('out8'), 'the person’s answer granted the directory');
   });
 
   await t.test('forged states are refused and grant nothing', async (t) => {

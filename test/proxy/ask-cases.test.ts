@@ -1,7 +1,8 @@
 /**
  * Asking the person in a 2025 session, the cases around the plain question: a write in a
  * read-only root under `ask: {write: true}`, lockdown while a question is open, calls that queue
- * behind one question, and a question nobody answers, whose dialog the proxy closes.
+ * behind one question, a question nobody answers, whose dialog the proxy closes, a dismissed
+ * question, and a call of a tool the server never listed.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -27,6 +28,9 @@ void t.test('asking the person: writes, lockdown, queues, no answer', async (t) 
     'q1/b.txt',
     'q2/c.txt',
     'late/z.txt',
+    'dis/a.txt',
+    'dis/b.txt',
+    'unl/u.txt',
   ];
   const { w, d, admin } = await startAskDaemon(
     t,
@@ -137,5 +141,31 @@ servers:
     t.match(r.text, 'outside every root');
     await waitFor(() => closed === 1, 30_000, 'the host was told to close the dialog');
     t.notOk(await granted('silent', 'late'), 'nothing was granted');
+  });
+
+  await t.test('dismissed: another file of that directory does not ask again', async (t) => {
+    person.answer = () => Promise.resolve({ action: 'cancel' });
+    const n = asked.length;
+    const r = await fs.call('read_text_file', { path: `${w}/dis/a.txt` });
+    t.equal(r.isError, true);
+    t.equal(asked.length, n + 1);
+    const sibling = await fs.call('read_text_file', { path: `${w}/dis/b.txt` });
+    t.equal(sibling.isError, true);
+    t.match(
+      sibling.text,
+      `the person dismissed the question about a grant of ${JSON.stringify(`${w}/dis`)}`,
+    );
+    t.equal(asked.length, n + 1, 'one dismissal, one question');
+  });
+
+  await t.test('a tool the server never listed is not asked about', async (t) => {
+    person.answer = () => Promise.resolve(ACCEPT_DIR);
+    const n = asked.length;
+    const r = await fs.call('read_text_file_and_more', { path: `${w}/unl/u.txt` });
+    t.equal(r.isError, true);
+    t.match(r.text, 'outside every root');
+    t.match(r.text, 'not asked: the server lists no tool named "read_text_file_and_more"');
+    t.equal(asked.length, n, 'no question');
+    t.notOk(await granted('fs', 'unl'), 'nothing was granted');
   });
 });

@@ -23,6 +23,8 @@ const FILES: Record<string, string> = {
   'out4/d.txt': 'd text',
   'out5/f.txt': 'f text',
   'out6/keep.txt': 'keep',
+  'out7/g.txt': 'g text',
+  'out8/h.txt': 'h text',
   'top.txt': 'top text',
   "o u't/e.txt": 'e text',
   'home/private/p.txt': 'private',
@@ -167,10 +169,17 @@ servers:
     t.equal(sibling.isError, true);
     t.match(sibling.text, `the person refused a grant of ${JSON.stringify(`${w}/out3`)}`);
     t.equal(asked.length, n + 1, 'nor asked about another file of that directory');
-    // A directory inside it is a grant of its own, offered first: that is asked.
+    // A directory inside it is a grant of its own, offered first: that is asked. Accepted here,
+    // it also starts the count of questions the person did not take afresh.
+    person.answer = () =>
+      Promise.resolve({
+        action: 'accept',
+        content: { scope: 'directory', duration: '10m', readOnly: true },
+      });
     const sub = await fs.call('list_directory', { path: `${w}/out3/sub` });
-    t.equal(sub.isError, true);
+    t.equal(sub.isError, false, sub.text);
     t.equal(asked.length, n + 2, 'a directory of its own is asked about');
+    person.answer = () => Promise.resolve({ action: 'decline' });
     // A question about the directory out4 offers the workspace second: declining it refuses
     // out4, not the workspace, which a file there offers first.
     await fs.call('list_directory', { path: `${w}/out4` });
@@ -178,6 +187,18 @@ servers:
     const top = await fs.call('read_text_file', { path: `${w}/top.txt` });
     t.equal(top.isError, true);
     t.equal(asked.length, n + 4, 'a choice the person was not shown first is asked about');
+    // A third question not taken in a row: the session asks nothing more for a while, whatever
+    // directory the agent names next.
+    await fs.call('read_text_file', { path: `${w}/out7/g.txt` });
+    t.equal(asked.length, n + 5);
+    const next = await fs.call('read_text_file', { path: `${w}/out8/h.txt` });
+    t.equal(next.isError, true);
+    t.match(
+      next.text,
+      'not asked: the last 3 questions to the person went unanswered, dismissed or declined, so this session asks nothing more before',
+    );
+    t.match(next.text, new RegExp(`to allow it, run: .* grant fs ${escapeRegExp(`${w}/out8`)} `));
+    t.equal(asked.length, n + 5, 'not asked');
   });
 
   await t.test('denied paths are never asked about', async (t) => {
@@ -229,9 +250,10 @@ servers:
         .split('\n')
         .filter((l) => l.includes('"kind":"ask"'))
         .map((l) => JSON.parse(l) as { answer: string; server: string });
-    await waitFor(() => asks().length >= 9, 30_000, 'nine asks logged');
+    await waitFor(() => asks().length >= 10, 30_000, 'ten asks logged');
     const answers = asks().map((a) => `${a.server} ${a.answer}`);
     t.same(answers.sort(), [
+      'fs accept',
       'fs accept',
       'fs accept',
       'fs accept',
