@@ -1,5 +1,6 @@
 /** The requests the proxy itself sends the server (its `tools/list`), and pairing their answers. */
 import { RootsError } from '../common/errors.js';
+import { isObject } from '../common/is-object.js';
 import { idText, notificationLine, requestLine, type JsonObject } from '../protocol/messages.js';
 import { PendingRequests } from '../protocol/pending.js';
 
@@ -52,7 +53,7 @@ export class OwnRequests {
   settle(msg: JsonObject): boolean {
     const awaited = this.pending.take(msg.id as string);
     if (awaited === undefined) return false;
-    if ('error' in msg) awaited.reject(new Error(JSON.stringify(msg.error)));
+    if ('error' in msg) awaited.reject(new Error(errorText(msg.error)));
     else awaited.resolve(msg.result);
     return true;
   }
@@ -61,4 +62,14 @@ export class OwnRequests {
   failAll(why = 'the server closed its output'): void {
     this.pending.rejectAll(() => new Error(why));
   }
+}
+
+/**
+ * A JSON-RPC error as a log line reads it: `error -32603: "Internal error"`, the server's words
+ * quoted (they are the server's, not the proxy's); any other shape as its JSON.
+ */
+function errorText(error: unknown): string {
+  if (!isObject(error) || typeof error.message !== 'string') return JSON.stringify(error);
+  const code = typeof error.code === 'number' ? ` ${error.code}` : '';
+  return `the server answered error${code}: ${JSON.stringify(error.message)}`;
 }

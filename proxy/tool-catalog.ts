@@ -110,7 +110,7 @@ export class ToolCatalog {
       this.tools = new ToolTable(all);
       log.debug(`learnt ${this.tools.size} tools`);
     } catch (err) {
-      log.warn(`could not list the server’s tools: ${(err as Error).message}`);
+      log.warn(`could not list the server's tools: ${(err as Error).message}`);
     }
   }
 }

@@ -76,7 +76,8 @@ deny:
 
 servers:
   # The name the proxy asks for: in your MCP host's configuration, run the server as
-  #   mcp-roots-proxy --server filesystem -- npx -y @modelcontextprotocol/server-filesystem
+  #   mcp-roots-proxy --server filesystem -- npx -y @modelcontextprotocol/server-filesystem {roots}
+  # ({roots} becomes these roots on its command line: a 2026-07-28 host gives it none itself)
   filesystem:
     roots:
       - path: ~/projects # read-only (the default above)

@@ -66,7 +66,10 @@ export async function renderUnits(opts: {
       if (!/^ExecStart=.*$/m.test(text)) {
         throw new RootsError('INTERNAL', `${join(templates, name)} has no ExecStart= line`);
       }
-      text = text.replace(/^ExecStart=.*$/m, () => execStart);
+      // The line about the template's own ExecStart is not true of the installed unit.
+      text = text
+        .replace(/^ExecStart=.*$/m, () => execStart)
+        .replace(/^# \(This template.*\n/m, '');
     }
     files.push({ name, path: join(opts.dir, name), text });
   }

@@ -45,6 +45,8 @@ void t.test('init writes a starter policy that validates', async (t) => {
   const schema = join(packageRoot(), 'roots.schema.json');
   t.equal(text.split('\n')[0], `# yaml-language-server: $schema=${schema}`);
   t.ok(existsSync(schema), 'the $schema line names a file that exists');
+  // The wiring it suggests works for a 2026-07-28 host too, which gives the server no roots.
+  t.match(text, '-- npx -y @modelcontextprotocol/server-filesystem {roots}\n');
   for (const secret of [
     '~/.ssh',
     '~/.gnupg',

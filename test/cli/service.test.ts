@@ -109,6 +109,8 @@ void t.test(
       service,
       `\nExecStart=${systemdWord(process.execPath, { executable: true })} ${systemdWord(daemonBin)}\n`,
     );
+    // The template's note on its own ExecStart (mcp-rootsd from PATH) is not true of this one.
+    t.notMatch(service, 'PATH', 'no word of finding mcp-rootsd on PATH');
     for (const line of [
       'ExecReload=/bin/kill -HUP $MAINPID',
       // Node on the bin directly reads none of its first lines (common/extra-ca-certs.ts).
