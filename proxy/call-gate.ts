@@ -1,7 +1,7 @@
 /**
  * The check of each request that names files (`tools/call`, `resources/read`, `prompts/get`,
- * `completion/complete`, `resources/subscribe`, `subscriptions/listen`) against the policy before
- * it reaches the server.
+ * `completion/complete`, `resources/subscribe`, `subscriptions/listen`, and any method MCP does
+ * not define) against the policy before it reaches the server.
  */
 import { RootsError } from '../common/errors.js';
 import type { Access } from '../common/types.js';
@@ -23,6 +23,7 @@ import type { Era } from './era.js';
 import { completionPaths } from './completion-paths.js';
 import { checkValues, showPath, type Refusal } from './enforce.js';
 import { isFileUri } from './file-uri.js';
+import { MCP_HOST_METHODS } from './host-methods.js';
 import type { ProxyLogger } from './log.js';
 import { isObject, type McpLine } from './mcp-line.js';
 import type { RootsHold } from './roots-hold.js';
@@ -157,6 +158,33 @@ export class CallGate {
   }
 
   /**
+   * The paths in the params of a request or notification whose method MCP does not define (a
+   * server's own, `x/read`), by name or by value, `_meta` aside; undefined when the method is
+   * MCP's or its params name no path. Such a line cannot be read as its server reads it, so
+   * what looks like a path is checked as a write.
+   */
+  otherPaths(line: McpLine): PathValue[] | ArgumentRefusal | undefined {
+    const { method } = line;
+    if (method === undefined || MCP_HOST_METHODS.has(method)) return undefined;
+    const { _meta: _envelope, ...params } = line.params;
+    const values = pathValues(params, undefined);
+    return Array.isArray(values) && values.length === 0 ? undefined : values;
+  }
+
+  /** Check `otherPaths` of a request; true when it must not be relayed (the host is answered). */
+  refusedOtherRequest(
+    line: McpLine,
+    era: Era,
+    values: PathValue[] | ArgumentRefusal,
+    signal?: AbortSignal,
+  ): Promise<boolean> {
+    const method = line.method ?? '';
+    return cancelledIsRefused(
+      this.refusedPaths(line, era, values, 'write', method, `the request ${method}`, signal),
+    );
+  }
+
+  /**
    * Check `values` for reading and answer the host with error -32602 when one is refused. `label`
    * names the request in the decision log, `subject` in the host's message.
    */
@@ -168,10 +196,23 @@ export class CallGate {
     subject: string,
     signal: AbortSignal | undefined,
   ): Promise<boolean> {
+    return this.refusedPaths(line, era, values, 'read', label, subject, signal);
+  }
+
+  /** `refusedReading` for `access`. */
+  private async refusedPaths(
+    line: McpLine,
+    era: Era,
+    values: PathValue[] | ArgumentRefusal,
+    access: Access,
+    label: string,
+    subject: string,
+    signal: AbortSignal | undefined,
+  ): Promise<boolean> {
     const { hold, log, answerHost } = this.options;
     if (hold.closed) await untilCancelled(hold.passed(), signal);
     if (Array.isArray(values) && values.length === 0) return false;
-    const refusal = await this.checkPaths(values, 'read', label, signal);
+    const refusal = await this.checkPaths(values, access, label, signal);
     if (refusal === undefined) return false;
     throwIfCancelled(signal);
     log.info(`refused ${line.method} (${label}): ${refusal.reason}`);

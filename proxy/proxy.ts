@@ -371,6 +371,20 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
         this.subscriptions.onHost(line);
         break;
     }
+    // A method MCP does not define, whose params name a path: checked as a write, since what the
+    // server does with it is unknown. A notification cannot be refused, so it is dropped.
+    const other = enforce ? this.gate.otherPaths(line) : undefined;
+    if (other !== undefined && !isRequest) {
+      this.settings.log.warn(
+        `dropped the host's ${JSON.stringify(method)}: a notification mcp-roots-proxy does not know, whose params name a path it cannot check`,
+      );
+      return;
+    }
+    if (other !== undefined) {
+      return this.requests.admitPending(line, era, async (signal) =>
+        (await this.gate.refusedOtherRequest(line, era, other, signal)) ? undefined : line,
+      );
+    }
     if (!isRequest) return this.toServer(line.bytes);
     // A 2026-07-28 request that may be answered `input_required` may wait for the policy's roots.
     if (era === 'modern' && INPUT_REQUIRED_METHODS.has(method))
