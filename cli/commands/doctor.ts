@@ -134,6 +134,8 @@ export async function runDoctor(io: Io, opts: Options, places: DoctorPlaces): Pr
   const status = await askDaemon(io, opts.socket);
   const cmd: FixCommands = {
     ctl: (args, daemon = false) => ctl(io, args, daemon ? opts.socket : undefined),
+    onPolicy: (command, file) =>
+      ctl(io, file === undefined ? command : onPolicy(io, command, file)),
     // The policy doctor checked (`--config`) is the one the daemon it suggests should serve,
     // with the state directory given beside it.
     daemon: commandLine(

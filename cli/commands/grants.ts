@@ -10,6 +10,7 @@ import { timeLeft, unnamedGrantLine } from '../format.js';
 import { columns, emit, EXIT, type ExitCode, type Io } from '../io.js';
 import { daemonStateNotes, showNote } from '../state-notes.js';
 import { pathArgument } from '../path-argument.js';
+import { onPolicy } from '../on-policy.js';
 import { ctl } from '../hint.js';
 import { daemonServerNames } from '../backend.js';
 import { inLine } from '../terminal-text.js';
@@ -77,9 +78,18 @@ export function revoke(io: Io, [server, given]: string[], opts: Options): Promis
   }
   return withClient(io, opts.socket, async (client) => {
     const result = await client.revoke(server!, target);
+    // Nothing revoked: the roots may be the policy's, changed in the file that daemon serves.
+    const main =
+      result.revoked === 0 && !(opts.json ?? false)
+        ? await client.status().then(
+            (s) => s.policy.main,
+            () => undefined,
+          )
+        : undefined;
+    const edit = ctl(io, main === undefined ? 'edit' : onPolicy(io, 'edit', main));
     emit(io, opts.json ?? false, result, (r) =>
       r.revoked === 0
-        ? `no grant of ${inLine(server!)}${target === undefined ? '' : ` for ${inLine(tildify(target, homeDir(io.env)))}`} to revoke (\`${ctl(io, 'grants', opts.socket)}\` lists them; roots the policy gives are changed with \`${ctl(io, 'edit')}\`)\n`
+        ? `no grant of ${inLine(server!)}${target === undefined ? '' : ` for ${inLine(tildify(target, homeDir(io.env)))}`} to revoke (\`${ctl(io, 'grants', opts.socket)}\` lists them; roots the policy gives are changed with \`${inLine(edit)}\`)\n`
         : `revoked ${inLine(r.revoked)} grant${r.revoked === 1 ? '' : 's'} of ${inLine(server!)}\n`,
     );
     return result.revoked > 0 ? EXIT.ok : EXIT.fail;

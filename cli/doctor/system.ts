@@ -84,6 +84,8 @@ export async function socketDirCheck(
 export interface FixCommands {
   /** `rootsctl ARGS`; `daemon` adds the `--socket` the person gave. */
   ctl(args: string, daemon?: boolean): string;
+  /** `rootsctl COMMAND` acting on the policy `file` (with `--config` unless it is the default). */
+  onPolicy(command: string, file: string | undefined): string;
   /** `mcp-rootsd`, with that `--socket`, the `--config` doctor checked and the `--state-dir` given. */
   daemon: string;
   /** Whether the systemd socket unit is worth naming: it serves the default socket only. */
@@ -143,7 +145,7 @@ export function daemonCheck(
       `mcp-rootsd ${status.version} (pid ${status.pid}) runs, but its policy has ${n} error${n === 1 ? '' : 's'}${files ? `; serving the last valid one (${files})` : '; no valid policy, so no roots'}`,
       [
         `${cmd.ctl('status', true)}   (shows the errors)`,
-        `${cmd.ctl('edit')}   (fix them; saves only a valid policy)`,
+        `${cmd.onPolicy('edit', status.policy.main)}   (fix them; saves only a valid policy)`,
       ],
     );
   }

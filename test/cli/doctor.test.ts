@@ -12,6 +12,7 @@ import type { Check } from '../../cli/doctor/check.js';
 import { doctor, type DoctorPlaces } from '../../cli/commands/doctor.js';
 import type { Io } from '../../cli/io.js';
 import { shortDir, startDaemon } from '../helpers/daemon.js';
+import { waitFor } from '../helpers/proxy.js';
 import { failingBwrap } from '../helpers/failing-bwrap.js';
 
 const BWRAP = spawnSync('sh', ['-c', 'command -v bwrap'], { encoding: 'utf8' }).stdout.trim();
@@ -144,6 +145,15 @@ void t.test('no --config: the policy checked is the one the daemon serves', asyn
   // --config still names the file checked.
   const other = await runDoctor(own, { config: join(dir, 'none.yaml') });
   t.match(other.by('policy'), { verdict: 'fail', detail: /none\.yaml does not exist/ });
+  // Its policy broken: the fix edits the file it serves.
+  writeFileSync(config, 'version: 1\nservers: {fs: {roots: [{path: 7}]}}\n');
+  let broken = r;
+  await waitFor(
+    async () => (broken = await runDoctor(own, {})).by('daemon').verdict === 'fail',
+    10_000,
+    'the daemon saw the error',
+  );
+  t.match(broken.by('daemon').fix?.[1], ` --config ${config} edit   (fix them;`);
   // The served file gone: its own fix, on that file.
   renameSync(config, `${config}.away`);
   const gone = await runDoctor(own, {});

@@ -94,6 +94,12 @@ void t.test('online: every command against a running daemon', async (t) => {
     err: /names one server exactly/,
   });
   t.match(await rootsctl(['revoke', 'fs'], { env }), { code: 0, out: 'revoked 1 grant of fs\n' });
+  // Nothing left to revoke: the roots are the policy's, in the file this daemon serves (not the
+  // default one, which `edit` alone would open).
+  t.match(await rootsctl(['revoke', 'fs'], { env }), {
+    code: 1,
+    out: `roots the policy gives are changed with \`rootsctl --config ${join(dir, 'p.yaml')} edit\`)`,
+  });
 
   t.match(await rootsctl(['lockdown'], { env }), { code: 0, out: /^lockdown on/ });
   t.match((await rootsctl(['status'], { env })).out, /LOCKDOWN/);
