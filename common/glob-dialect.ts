@@ -113,6 +113,28 @@ export function forPicomatch(glob: string): string {
   return out;
 }
 
+/**
+ * Why a `[` or `{` of `p` is a plain character, said beside a path that does not exist (a typo
+ * such as `repos/[a` or `repos/{a,b` would otherwise read as a directory not made yet); undefined
+ * when none is.
+ */
+export function plainBracketNote(p: string): string | undefined {
+  for (let i = 0; i < p.length; i++) {
+    const c = p[i];
+    if (c === '\\') i++;
+    else if (c === '[') {
+      const end = bracketEnd(p, i);
+      if (end < 0) {
+        return 'its "[" has no "]" after it in the same name, so it is a plain character, not a glob\'s choice of characters ("[...]")';
+      }
+      i = end;
+    } else if (c === '{' && braceEnd(p, i) < 0) {
+      return 'its "{" opens no group closed by "}" and holding a ",", so it is a plain character, not a glob\'s alternatives ("{a,b}")';
+    }
+  }
+  return undefined;
+}
+
 /** `path` with every character this dialect could read as syntax escaped: a literal name. */
 export function escapeGlob(path: string): string {
   return path.replace(/[*?[\]{}()|\\]/g, '\\$&');

@@ -5,6 +5,7 @@ import { errnoCode } from '../common/errors.js';
 import type { ExplainReason } from '../common/types.js';
 import type { Anchor } from './anchor.js';
 import { isGlob } from './expand.js';
+import { plainBracketNote } from '../common/glob-dialect.js';
 import { accessAll } from './fs.js';
 import { expandGlob, globShape, HEAVY_DIRS, type GlobMatch, type GlobResult } from './glob.js';
 import type { PolicyContext, Pos, RootEntry, WatchPlan } from './model.js';
@@ -111,7 +112,10 @@ export async function expandEntry(
     }
     if (!x.literal) {
       x.reason = 'missing';
-      x.notes.push(`${abs} does not exist (yet); it is watched and appears when created`);
+      const plain = plainBracketNote(abs);
+      x.notes.push(
+        `${abs} does not exist (yet); it is watched and appears when created${plain === undefined ? '' : `; ${plain}`}`,
+      );
       return x;
     }
     if (!anchored.ok) return refuse(x, abs, anchored);
