@@ -6,7 +6,7 @@
  * string (nor an object or array to walk) refuses the call.
  */
 import { looseKey } from './ambiguous-keys.js';
-import { isPathName, looksLikePath } from './path-names.js';
+import { isPathName, isUrlName, looksLikePath } from './path-names.js';
 import {
   allows,
   isListedValue,
@@ -18,6 +18,9 @@ import {
   says,
   type SchemaView,
 } from './schema-view.js';
+
+/** A URL with an authority (`https://host/…`, `s3://bucket/…`), as a name about URLs takes it. */
+const URL_VALUE = /^[a-zA-Z][a-zA-Z0-9+.-]*:\/\//;
 
 /** One string to check, where it was, and whether its place takes URIs. */
 export interface PathValue {
@@ -92,7 +95,7 @@ class Walker {
         `it nests deeper than ${MAX_ARGUMENT_DEPTH} levels; mcp-roots-proxy checks no deeper`,
       );
     }
-    if (typeof value === 'string') return this.onString(value, view, where, byName);
+    if (typeof value === 'string') return this.onString(value, view, where, name, byName);
     const type = jsonType(value);
     // At a path-like place, a value that is not a string must be one the schema says it takes:
     // a server may read anything else as a path. Objects and arrays are walked where allowed.
@@ -125,7 +128,16 @@ class Walker {
     }
   }
 
-  private onString(value: string, view: SchemaView, where: string, byName: boolean): void {
+  private onString(
+    value: string,
+    view: SchemaView,
+    where: string,
+    name: string,
+    byName: boolean,
+  ): void {
+    // A name about URLs (`source_url`, `pathOrUrl`) takes a URL as it is; anything else there,
+    // `foo:bar/../x` included, is a path to a server that tries a path when it is no URL.
+    if (byName && isUrlName(name) && URL_VALUE.test(value) && !/^file:/i.test(value)) return;
     const uri = isUriPlace(view);
     if (byName && !isListedValue(view, value)) {
       this.found.push({ value, uri, where });

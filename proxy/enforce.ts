@@ -72,7 +72,10 @@ export function shapeProblem(path: string): string | undefined {
   if (bytes > MAX_PATH_BYTES) {
     return `${shown} is longer than Linux's PATH_MAX (${MAX_PATH_BYTES} bytes), so no server can open it (ENAMETOOLONG)`;
   }
-  if (/\s$/.test(path)) return `${shown} ends with white space, which a server may trim; ${ask}`;
+  // eslint-disable-next-line no-control-regex -- U+001C to U+001F are white space to Python
+  if (/[\s\u0085\u001c-\u001f]$/.test(path)) {
+    return `${shown} ends with white space, which a server may trim; ${ask}`;
+  }
   if (path.split('/').includes('..')) return `${shown} has a .. segment; ${ask}`;
   if (path.includes('\\')) {
     return `${shown} has a backslash, which some servers read as a separator; on Linux, give a path with / only`;

@@ -25,10 +25,8 @@ const PATH_WORDS = [
 ] as const;
 
 /**
- * Names about URLs take any scheme; their `file:` values are still caught by `looksLikePath`. A
- * word of the name is about URLs when it is one of these or ends with one (`sourceUrl`,
- * `baseuri`, `image_urls`); a word that only holds the letters (`security`, `hourly`, `during`)
- * is not.
+ * Words of a name about URLs: one of these, or ending with one (`sourceUrl`, `baseuri`,
+ * `image_urls`); a word that only holds the letters (`security`, `hourly`, `during`) is not.
  */
 const URL_WORDS = /(?:url|uri)s?$/;
 
@@ -45,14 +43,22 @@ function fold(name: string, separator = ''): string {
 
 /**
  * Whether an argument named `name` is taken as a path: its folded name contains one of
- * `PATH_WORDS` (`notebook_path`, `filename`, `workDir`, `TARGET`, `input-source`) and none of
- * its words is about URLs (`source_url`, `fileUri`). A false positive costs a refusal with a clear message (and the
- * policy's `tools` entry can say otherwise); a false negative would let a path through unchecked.
+ * `PATH_WORDS` (`notebook_path`, `filename`, `workDir`, `TARGET`, `input-source`), whatever else
+ * it says (`pathOrUrl`, `source_url`: see `isUrlName`). A false positive costs a refusal with a
+ * clear message (and the policy's `tools` entry can say otherwise); a false negative would let a
+ * path through unchecked.
  */
 export function isPathName(name: string): boolean {
-  if (words(name).some((w) => URL_WORDS.test(w))) return false;
   const folded = fold(name);
   return PATH_WORDS.some((w) => folded.includes(w));
+}
+
+/**
+ * Whether a word of `name` is about URLs (`source_url`, `fileUri`, `pathOrUrl`): a value there
+ * with a scheme other than `file:` is a URL, not a path; any other value is still a path.
+ */
+export function isUrlName(name: string): boolean {
+  return words(name).some((w) => URL_WORDS.test(w));
 }
 
 /**
@@ -75,49 +81,55 @@ function words(name: string): string[] {
 const PATH_START = /^(?:(file:\/*)|~|\/+|(\$\{?[A-Za-z_][A-Za-z0-9_]*\}?\/)|\.\.?[/\\])/i;
 
 /**
- * Whether a string is a path by its value, whatever its argument's name: once trimmed it is one
- * line that starts as a path does, and the first name after that start has no white space. So
- * `/etc/passwd`, `//etc/passwd`, `~/x`, `~root/x`, `file:///x`, `$HOME/x`, `../x` and
- * `/home/me/My Documents/x` are paths, while text such as `// note`, `/* comment *\/`,
- * `~ 5 minutes`, `file: report` or `./build.sh --fast`, or several lines of code, is not. No
- * top-level directory of a Linux system has white space in its name, and an agent cannot create
- * one there.
+ * Whether a string is a path by its value, whatever its argument's name: once trimmed it starts
+ * as a path does, and the first name after that start has no white space. So `/etc/passwd`,
+ * `//etc/passwd`, `~/x`, `~root/x`, `file:///x`, `$HOME/x`, `../x`, `/home/me/My Documents/x`
+ * and `/in/new⏎file` (a name may hold a line end) are paths, while text such as `// note`,
+ * `/* comment *\/`, `~ 5 minutes`, `file: report` or `./build.sh --fast`, or code that starts
+ * with a comment, is not. No top-level directory of a Linux system has white space in its name,
+ * and an agent cannot create one there. "Trimmed" and "white space" are as the widest server
+ * reader takes them: Python's `str.strip()` also takes U+0085 and U+001C to U+001F.
  *
  * A `..` name undoes that reasoning: a server that resolves the string as text (`path.resolve`,
  * `os.path.abspath`) drops the name before it, white space, line ends and all, and never asks
  * whether it exists. So a string with a `..` name is judged as it resolves, and is a path (which
- * the checks refuse for the `..`) when that is one line and either leaves the directory it is
- * resolved in (`sub dir/../../secret`, `..`) or starts as a path by the rules above
- * (`/no such dir/../etc/x` and `/in/a\nb/../../etc/x` are `/etc/x`). Code stays text: its lines
- * survive the resolving (`import a from '../../lib'` in a file that starts with a `/**` comment),
- * and so does a one-line comment (`// cd ../.. first` is `/ first`).
+ * the checks refuse for the `..`) when that leaves the directory it is resolved in
+ * (`sub dir/../../secret`, `..`) or starts as a path by the rule above (`/no such dir/../etc/x`
+ * and `/in/a⏎b/../../etc/x` are `/etc/x`). Text of several lines with spaces in them is code or
+ * prose, not judged so (`/**` then ` * see a/../../b`): the sandbox is what holds a server that
+ * opens such a string.
  */
 export function looksLikePath(value: string): boolean {
   // A file URI to URL parsers (`fi\tle:///x`, `\u0001file:///x`), which the checks then refuse.
   const parsed = asParsersRead(value);
   if (parsed !== value && /^file:/i.test(parsed) && looksLikePath(parsed)) return true;
-  const t = value.trim();
-  if (t.split(/[/\\]/).includes('..')) {
+  const t = value.replace(AROUND, '');
+  const lines = LINE_END.test(t) && SPACE_NOT_LINE_END.test(t);
+  if (!lines && t.split(/[/\\]/).includes('..')) {
     const resolved = resolvedAsText(t);
-    if (!LINE_END.test(resolved)) {
-      if (/^\.\.(?:\/|$)/.test(resolved)) return true;
-      // `~/a/../..`, `$HOME/..`, `./a/..`: the start is gone from `resolved`, so judge the value.
-      if (PATH_START.test(t) && (!resolved.startsWith('/') || startsAsPath(resolved))) return true;
-    }
+    if (/^\.\.(?:\/|$)/.test(resolved)) return true;
+    // `~/a/../..`, `$HOME/..`, `./a/..`: the start is gone from `resolved`, so judge the value.
+    if (PATH_START.test(t) && (!resolved.startsWith('/') || startsAsPath(resolved))) return true;
   }
   return startsAsPath(t);
 }
 
-const LINE_END = /[\r\n\u2028\u2029]/;
+/** White space as the widest reader takes it (JavaScript's, and Python's U+0085, U+001C–U+001F). */
+/* eslint-disable no-control-regex -- U+001C to U+001F are white space to Python */
+const SPACE = /[\s\u0085\u001c-\u001f]/;
+const AROUND = /^[\s\u0085\u001c-\u001f]+|[\s\u0085\u001c-\u001f]+$/g;
+const LINE_END = /[\r\n\u2028\u2029\u0085\u001c-\u001e]/;
+const SPACE_NOT_LINE_END = /[^\S\r\n\u2028\u2029]|[\u001f]/;
+/* eslint-enable no-control-regex */
 
-/** The rule of `looksLikePath` without the `..`: one line, a path's start, a plain first name. */
+/** The rule of `looksLikePath` without the `..`: a path's start, then a plain first name. */
 function startsAsPath(t: string): boolean {
-  if (t === '' || LINE_END.test(t)) return false;
+  if (t === '') return false;
   const m = PATH_START.exec(t);
   if (m === null) return false;
   if (m[2] !== undefined) return true;
   const first = t.slice(m[0].length).split(/[/\\]/)[0] ?? '';
-  return !/\s/.test(first);
+  return !SPACE.test(first);
 }
 
 /**

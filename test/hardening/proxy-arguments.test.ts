@@ -283,6 +283,18 @@ const SHAPES: [string, Row][] = [
     },
   ],
   [
+    'query holding a new name with a line end, outside',
+    { tool: 'odd_names', args: (w) => ({ query: `${w}/out/new\nfile` }), expect: OUTSIDE },
+  ],
+  [
+    'query holding a path after U+0085 (Python strips it)',
+    {
+      tool: 'odd_names',
+      args: (w) => ({ query: `\u0085${w}/out/o.txt` }),
+      expect: /relative path/,
+    },
+  ],
+  [
     'content that is code with ../.. imports',
     {
       tool: 'odd_names',
@@ -337,6 +349,18 @@ const SHAPES: [string, Row][] = [
       args: () => ({ security_policy_file: 'sub/policy.yaml' }),
       expect: /relative path/,
     },
+  ],
+  [
+    'a name about paths and URLs, a relative path',
+    { tool: 'not_listed', args: () => ({ pathOrUrl: 'out/o.txt' }), expect: /relative path/ },
+  ],
+  [
+    'a name about paths and URLs, a URL',
+    { tool: 'not_listed', args: () => ({ pathOrUrl: 'https://example.com/a' }), expect: 'reached' },
+  ],
+  [
+    'a name about paths and URLs, a scheme without an authority',
+    { tool: 'not_listed', args: () => ({ pathOrUrl: 'foo:bar/../../x' }), expect: /relative path/ },
   ],
   [
     'a tool never listed, a number',

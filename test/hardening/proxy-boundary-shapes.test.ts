@@ -66,6 +66,13 @@ const ROWS: Row[] = [
     why: /ends with white space/,
   },
   {
+    what: 'trailing U+0085 (white space to Python)',
+    tool: 'read_text_file',
+    args: read((w) => `${w}/outside/o.txt\u0085`),
+    expect: 'proxy',
+    why: /ends with white space/,
+  },
+  {
     what: 'leading space',
     tool: 'read_text_file',
     args: read((w) => ` ${w}/outside/o.txt`),

@@ -7,7 +7,7 @@ import t from 'tap';
 import { pathValues } from '../../proxy/arguments.js';
 import { checkValues, MAX_PATHS_PER_CALL, showPath } from '../../proxy/enforce.js';
 import { fileUriPath } from '../../proxy/file-uri.js';
-import { isPathName, looksLikePath } from '../../proxy/path-names.js';
+import { isPathName, isUrlName, looksLikePath } from '../../proxy/path-names.js';
 
 void t.test('path-like argument names, whatever their case and separators', (t) => {
   const paths = [
@@ -53,17 +53,21 @@ void t.test('path-like argument names, whatever their case and separators', (t) 
     'query',
     'name',
     'url',
-    'source_url',
-    'fileUri',
     'recursive',
     'edits',
     'head',
     'imageUrls',
     'base_uri',
-    'sourceurl',
-    'urlForFile',
   ];
   for (const name of others) t.notOk(isPathName(name), `${name} is not`);
+  // A name about both takes a path (a URL with an authority passes as a URL: arguments.ts).
+  for (const name of ['source_url', 'fileUri', 'sourceurl', 'urlForFile', 'pathOrUrl', 'dirurl']) {
+    t.ok(isPathName(name), `${name} is path-like`);
+    t.ok(isUrlName(name), `${name} is about URLs`);
+  }
+  for (const name of ['security_policy_file', 'hourly', 'path', 'curious']) {
+    t.notOk(isUrlName(name), `${name} is not about URLs`);
+  }
   // Names that only hold the letters of "url" or "uri" are not about URLs.
   for (const name of [
     'security_policy_file',
@@ -121,6 +125,16 @@ void t.test('strings that are paths by their value, whatever the name', (t) => {
     '~/a/../..',
     '$HOME/..',
     './a b/../c',
+    // A line end in a later name: a file of that name is made outside the root.
+    '/etc/passwd\nline two',
+    '/in/new\nfile',
+    '../out/new\nfile',
+    'x/../../../../etc/passwd\nfoo',
+    '../\n/etc/passwd',
+    // What Python's str.strip() takes besides JavaScript's white space.
+    '\u0085/etc/hostname',
+    '\u001c/etc/hostname',
+    '\u001f/etc/hostname',
   ];
   for (const v of paths) t.ok(looksLikePath(v), `${JSON.stringify(v)} is a path`);
   const text = [
@@ -130,7 +144,7 @@ void t.test('strings that are paths by their value, whatever the name', (t) => {
     'file: the report',
     './build.sh --fast',
     'line one\n/etc/passwd',
-    '/etc/passwd\nline two',
+    '/**\n * see a/../../b\n */',
     'relative/path',
     'hello',
     '',
