@@ -11,7 +11,7 @@ import {
 } from '../common/types.js';
 import { columns } from './io.js';
 import { closest } from '../common/levenshtein.js';
-import { inLine } from './terminal-text.js';
+import { inLine, visibleText } from './terminal-text.js';
 
 /** A root's path for people, `~` for the home directory. */
 export function rootPath(root: Root, home: string): string {
@@ -159,4 +159,16 @@ export function problemLine(e: PolicyError, home: string): string {
 /** Policy errors and warnings, one per line. */
 export function problemLines(kind: 'error' | 'warning', list: PolicyError[], home: string): string {
   return list.map((e) => `${kind}: ${problemLine(e, home)}\n`).join('');
+}
+
+/**
+ * An instant as every table and line of rootsctl shows it: local time, to the second, what a
+ * person compares with their own clock (`--json` keeps the protocol's UTC). A text that is no
+ * time (from an odd daemon, or a decision log) is shown escaped as it is.
+ */
+export function localTime(iso: string): string {
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return visibleText(iso);
+  const p = (n: number): string => String(n).padStart(2, '0');
+  return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())} ${p(d.getHours())}:${p(d.getMinutes())}:${p(d.getSeconds())}`;
 }

@@ -2,7 +2,7 @@
 import { dirname } from 'node:path';
 import { tildify } from '../common/locations.js';
 import type { DaemonStatus } from '../protocol/methods.js';
-import { problemLine } from './format.js';
+import { localTime, problemLine } from './format.js';
 import { columns } from './io.js';
 import { inLine } from './terminal-text.js';
 
@@ -29,7 +29,7 @@ export function statusText(s: DaemonStatus, home: string, lockdown: string): str
   lines.push(
     neverValid(s)
       ? 'policy:   none valid since start: every server has no roots'
-      : `policy:   ${s.policy.files.map(path).join(', ') || '(no policy file: no roots)'}; revision ${inLine(s.policy.revision)}, loaded ${inLine(s.policy.loadedAt)}`,
+      : `policy:   ${s.policy.files.map(path).join(', ') || '(no policy file: no roots)'}; revision ${inLine(s.policy.revision)}, loaded ${localTime(s.policy.loadedAt)}`,
   );
   // A main file not in force gives no roots; only grants (or nothing) are left. It is either gone,
   // or has had errors since the daemon started (then there is no last valid version to keep).
@@ -69,13 +69,18 @@ export function statusText(s: DaemonStatus, home: string, lockdown: string): str
   lines.push(
     `watches:  ${inLine(s.watches.directories)} directories${above}, ${inLine(s.watches.mode)}${s.watches.degraded.length ? `; degraded (rescanned): ${s.watches.degraded.map(path).join(', ')}` : ''}`,
   );
-  if (s.nextExpiry) lines.push(`next expiry: ${inLine(s.nextExpiry)}`);
+  if (s.nextExpiry) lines.push(`next expiry: ${localTime(s.nextExpiry)}`);
   lines.push('');
   if (s.servers.length === 0) lines.push('No servers in the policy.');
   else {
     const rows = [['SERVER', 'ROOTS', 'READ-ONLY', 'NEXT EXPIRY']];
     for (const srv of s.servers)
-      rows.push([srv.name, String(srv.roots), String(srv.readOnly), srv.nextExpiry ?? '-']);
+      rows.push([
+        srv.name,
+        String(srv.roots),
+        String(srv.readOnly),
+        srv.nextExpiry === undefined ? '-' : localTime(srv.nextExpiry),
+      ]);
     lines.push(columns(rows).trimEnd());
   }
   lines.push('');

@@ -6,7 +6,7 @@ import { homeDir, tildify } from '../../common/locations.js';
 import type { Grant } from '../../common/types.js';
 import { withClient } from '../connect.js';
 import { parseDuration, parseUntil } from '../duration.js';
-import { timeLeft, unnamedGrantLine } from '../format.js';
+import { localTime, timeLeft, unnamedGrantLine } from '../format.js';
 import { columns, emit, EXIT, type ExitCode, type Io } from '../io.js';
 import { daemonStateNotes, showNote } from '../state-notes.js';
 import { pathArgument } from '../path-argument.js';
@@ -110,7 +110,7 @@ export function grants(io: Io, _args: string[], opts: Options): Promise<ExitCode
 
 function grantLine(g: Grant, io: Io): string {
   const home = homeDir(io.env);
-  return `granted ${inLine(g.server)} ${g.readOnly ? 'read-only' : 'read-write'} access to ${inLine(tildify(g.path, home))} until ${inLine(g.expires)} (${timeLeft(g.expires, Date.now())})\n`;
+  return `granted ${inLine(g.server)} ${g.readOnly ? 'read-only' : 'read-write'} access to ${inLine(tildify(g.path, home))} until ${localTime(g.expires)} (${timeLeft(g.expires, Date.now())})\n`;
 }
 
 function grantsTable(list: Grant[], io: Io): string {
@@ -122,7 +122,7 @@ function grantsTable(list: Grant[], io: Io): string {
       g.server,
       tildify(g.path, home),
       g.readOnly ? 'read-only' : 'read-write',
-      g.expires,
+      localTime(g.expires),
       timeLeft(g.expires, Date.now()),
     ]);
   }

@@ -11,6 +11,7 @@ import { columns, EXIT, type ExitCode, type Io } from '../io.js';
 import { MAX_LOG_READ_BYTES, shownPath } from '../log-file.js';
 import type { Options } from '../options.js';
 import { inLine, terminalJson, visibleText } from '../terminal-text.js';
+import { localTime } from '../format.js';
 import type { DaemonStatus } from '../../protocol/methods.js';
 import type { RootsClient } from '../../protocol/client.js';
 
@@ -206,23 +207,11 @@ function sinceTime(text: string, now: number): number {
 
 function decisionTable(list: Decision[], home: string, header: boolean, widths: number[]): string {
   const rows = list.map((d) => [
-    shortTime(d.time),
+    localTime(d.time),
     'server' in d ? visibleText(d.server) : '-',
     ...what(d, home),
   ]);
   return columns(header ? [['TIME', 'SERVER', 'DECISION', 'DETAIL'], ...rows] : rows, widths);
-}
-
-/** Local time, to the second: what a person compares with their own clock. */
-function shortTime(iso: string): string {
-  const d = new Date(iso);
-  const p = (n: number): string => String(n).padStart(2, '0');
-  return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())} ${p(d.getHours())}:${p(d.getMinutes())}:${p(d.getSeconds())}`;
-}
-
-/** A time from an entry, as the TIME column shows times; escaped as it is if it is not one. */
-function localTime(iso: string): string {
-  return Number.isNaN(Date.parse(iso)) ? visibleText(iso) : shortTime(iso);
 }
 
 /**

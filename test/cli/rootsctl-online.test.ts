@@ -24,7 +24,7 @@ void t.test('online: every command against a running daemon', async (t) => {
   t.equal(status.code, 0);
   t.match(
     status.out,
-    /^mcp-rootsd 0\.1\.0, pid \d+, up \d+s\nsocket: {3}.*rootsd\.sock\nstate: {4}.*state\npolicy: {3}.*p\.yaml; revision \d+, loaded /,
+    /^mcp-rootsd 0\.1\.0, pid \d+, up \d+s\nsocket: {3}.*rootsd\.sock\nstate: {4}.*state\npolicy: {3}.*p\.yaml; revision \d+, loaded \d{4}-\d\d-\d\d \d\d:\d\d:\d\d\n/,
   );
   t.match(status.out, /SERVER {2}ROOTS {2}READ-ONLY {2}NEXT EXPIRY\nfs {6}2 {6}1 {10}-/);
   t.match(status.out, /rootsctl 0\.1\.0/);
@@ -58,7 +58,7 @@ void t.test('online: every command against a running daemon', async (t) => {
   t.match(JSON.parse(granted.out), { grant: { server: 'fs', readOnly: false } });
   t.match(
     (await rootsctl(['grants'], { env })).out,
-    /^SERVER +PATH +ACCESS +EXPIRES +LEFT\nfs +.*proj-evil +read-write +\S+ +(29|30)m\n$/,
+    /^SERVER +PATH +ACCESS +EXPIRES +LEFT\nfs +.*proj-evil +read-write +\d{4}-\d\d-\d\d \d\d:\d\d:\d\d +(29|30)m\n$/,
   );
   // A name no entry covers is most likely a typo: said, with the nearest name, on stderr.
   const typo = await rootsctl(['grant', 'fss', 'proj-evil', '--for', '1m'], { env, cwd: home });
@@ -279,7 +279,7 @@ void t.test('grant under an access: write deny says it was made read-only', asyn
   t.equal(r.code, 0, r.err);
   t.match(
     r.out,
-    /^granted fs read-only access to ~\/locked until \S+ \((9|10)m\)\nnote: granted read-only: writing .*locked is denied by deny ~\/locked \(access: write\)/,
+    /^granted fs read-only access to ~\/locked until \d{4}-\d\d-\d\d \d\d:\d\d:\d\d \((9|10)m\)\nnote: granted read-only: writing .*locked is denied by deny ~\/locked \(access: write\)/,
   );
 });
 

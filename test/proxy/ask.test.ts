@@ -89,7 +89,7 @@ servers:
     const cli = await rootsctl(['grants', '--socket', d.socket], { env: { HOME: d.dir } });
     t.match(
       cli.out,
-      /fs\s+~\/w\/out1\s+read-write\s+\S+Z\s+(10|9)m/,
+      /fs\s+~\/w\/out1\s+read-write\s+\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\s+(10|9)m/,
       'rootsctl grants shows it and when it expires',
     );
     const again = await fs.call('read_text_file', { path: `${w}/out1/a.txt` });
