@@ -125,10 +125,15 @@ export function explainTable(
   const shown = opts.all ? result.rules : result.rules.filter((r) => !noEffectDeny(r));
   for (const r of shown) {
     const where = r.line === 0 ? r.file : `${tildify(r.file, home)}:${r.line}:${r.column}`;
+    const listed = r.yielded.map((u) => tildify(fileURLToPath(u), home)).join(', ');
+    // A root rule yields roots; a deny or a protected path yields none, and names the roots it
+    // takes something from.
     const yielded =
-      r.yielded.length > 0
-        ? r.yielded.map((u) => tildify(fileURLToPath(u), home)).join(', ')
-        : `nothing (${r.reason ?? 'no effect'})`;
+      r.yielded.length === 0
+        ? `nothing (${r.reason ?? 'no effect'})`
+        : r.kind === 'root'
+          ? listed
+          : `in ${listed}`;
     rows.push([where, r.kind, r.path, yielded]);
   }
   const head = `${inLine(result.server)}: ${result.roots.length} root${result.roots.length === 1 ? '' : 's'}\n`;

@@ -46,7 +46,7 @@ void t.test('explain shows denies that affect nothing only with --all', async (t
     [],
     'the deny rows shown each affect something',
   );
-  t.match(rows.join('\n'), /deny\s+\*\*\/\.env\s+~\/projects/, 'such as **/.env under the root');
+  t.match(rows.join('\n'), /deny\s+\*\*\/\.env\s+in ~\/projects/, 'such as **/.env in the root');
   t.match(
     short.out,
     /\((\d+) deny rules that affect nothing here not shown; --all shows them\)\n$/,
