@@ -171,6 +171,18 @@ export class CallGate {
     return Array.isArray(values) && values.length === 0 ? undefined : values;
   }
 
+  /**
+   * Why the `otherPaths` of a notification may not reach the server, or undefined: nothing can be
+   * answered, so the caller drops it and says why.
+   */
+  async otherNotificationRefusal(
+    line: McpLine,
+    values: PathValue[] | ArgumentRefusal,
+  ): Promise<string | undefined> {
+    const refusal = await this.checkPaths(values, 'write', line.method ?? '', undefined);
+    return refusal === undefined ? undefined : `${showPath(refusal.path)}: ${refusal.reason}`;
+  }
+
   /** Check `otherPaths` of a request; true when it must not be relayed (the host is answered). */
   refusedOtherRequest(
     line: McpLine,

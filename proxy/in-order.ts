@@ -6,6 +6,9 @@
  * - Admission is in arrival order and, for every line but a checked request, is the whole of its
  *   handling: `initialize` reaches the server before `notifications/initialized`, which reaches it
  *   before anything the host sent after it; a cancellation is acted on before the next line.
+ * - A notification of a method MCP does not define whose params name a path is checked during
+ *   its admission (call-gate.ts `otherPaths`): it cannot be answered, so it is relayed or dropped
+ *   in its place, and the lines after it wait for the daemon's answer.
  * - Only a restart (another server behind the same session) stops admission: every line waits
  *   for it, in order, so that none reaches the server that is going away.
  * - A `tools/call`, `resources/read` or `prompts/get` (and a 2026-07-28 retry that waits for the

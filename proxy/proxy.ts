@@ -372,12 +372,13 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
         break;
     }
     // A method MCP does not define, whose params name a path: checked as a write, since what the
-    // server does with it is unknown. A notification cannot be refused, so it is dropped.
+    // server does with it is unknown. A notification cannot be answered: one refused is dropped,
+    // and its check holds the lines after it, so that it keeps its place among them.
     const other = enforce ? this.gate.otherPaths(line) : undefined;
     if (other !== undefined && !isRequest) {
-      this.settings.log.warn(
-        `dropped the host's ${JSON.stringify(method)}: a notification mcp-roots-proxy does not know, whose params name a path it cannot check`,
-      );
+      const refused = await this.gate.otherNotificationRefusal(line, other);
+      if (refused === undefined) return this.toServer(line.bytes);
+      this.settings.log.warn(`dropped the host's ${JSON.stringify(method)}: ${refused}`);
       return;
     }
     if (other !== undefined) {

@@ -3,8 +3,8 @@
  * unchecked, whatever its params named: an attacker pass found `{"path": <outside>}` relayed. The
  * proxy cannot know what the server does with such a line, so every string in its params that is
  * a path by name or by value is checked, as a write (`_meta` aside). A refused request gets error
- * -32602; a notification, which cannot be refused, is dropped with a warning. Methods MCP defines
- * keep their own rules, and a custom request naming no path passes.
+ * -32602; a refused notification, which cannot be answered, is dropped with a warning. Methods
+ * MCP defines keep their own rules, and a custom request naming no path passes.
  *
  * Real daemon, real proxy, a raw host, and a server that logs every line it gets.
  */
@@ -54,19 +54,24 @@ void t.test('requests of methods MCP does not define', async (t) => {
     );
     t.pass(`${what}: relayed`);
   }
-  // A notification of its own naming a path: dropped, with a warning.
+  // A notification of its own naming a path outside: dropped, with a warning; one inside, or
+  // naming none, relayed in its place among the lines around it.
   s.send({ jsonrpc: '2.0', method: 'x/touched', params: { path: outside } });
+  s.send({ jsonrpc: '2.0', method: 'x/touched', params: { path: join(w, 'in/a.txt') } });
   s.send({ jsonrpc: '2.0', method: 'x/touched', params: { note: 'fine' } });
   await waitFor(
     () => s.received().some((l) => l.includes('"x/touched"') && l.includes('fine')),
     10_000,
     'the notification without a path relayed',
   );
+  const touched = s.received().filter((l) => l.includes('"x/touched"'));
+  t.equal(touched.length, 2, 'two of three relayed');
+  t.match(touched[0], join(w, 'in/a.txt'), 'the one inside the root, first');
   t.notOk(
-    s.received().some((l) => l.includes('"x/touched"') && l.includes(outside)),
-    'the one naming a path was not',
+    touched.some((l) => l.includes(outside)),
+    'the one naming a path outside was not',
   );
-  t.match(s.stderr(), /dropped the host's "x\/touched"/);
+  t.match(s.stderr(), /dropped the host's "x\/touched": .*outside every root/);
   // A method MCP defines keeps its rules: a cancellation's free-text reason is not a path.
   s.send({
     jsonrpc: '2.0',
