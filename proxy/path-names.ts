@@ -104,8 +104,9 @@ export function looksLikePath(value: string): boolean {
   const parsed = asParsersRead(value);
   if (parsed !== value && /^file:/i.test(parsed) && looksLikePath(parsed)) return true;
   const t = value.replace(AROUND, '');
-  const lines = LINE_END.test(t) && SPACE_NOT_LINE_END.test(t);
-  if (!lines && t.split(/[/\\]/).includes('..')) {
+  // Several lines with spaces in them: code or prose, not judged by how it resolves.
+  const prose = LINE_END.test(t) && SPACE_NOT_LINE_END.test(t);
+  if (!prose && t.split(/[/\\]/).includes('..')) {
     const resolved = resolvedAsText(t);
     if (/^\.\.(?:\/|$)/.test(resolved)) return true;
     // `~/a/../..`, `$HOME/..`, `./a/..`: the start is gone from `resolved`, so judge the value.
@@ -114,7 +115,11 @@ export function looksLikePath(value: string): boolean {
   return startsAsPath(t);
 }
 
-/** White space as the widest reader takes it (JavaScript's, and Python's U+0085, U+001C–U+001F). */
+/*
+ * White space (`SPACE`, trimmed as `AROUND`) and line ends as the widest reader takes them:
+ * JavaScript's, and Python's, whose `str.strip()` and `splitlines()` also take U+0085 and U+001C
+ * to U+001F (U+001C to U+001E and U+0085 end a line; U+001F does not).
+ */
 /* eslint-disable no-control-regex -- U+001C to U+001F are white space to Python */
 const SPACE = /[\s\u0085\u001c-\u001f]/;
 const AROUND = /^[\s\u0085\u001c-\u001f]+|[\s\u0085\u001c-\u001f]+$/g;
