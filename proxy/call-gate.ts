@@ -395,10 +395,11 @@ export class CallGate {
         targets,
       };
       const key = `${c.access}\0${c.local}`;
-      if (asked.has(key)) return refusal;
-      asked.add(key);
+      // Asked already (or queued behind a question that ended as none was to be asked): the
+      // refusal says what the person answered and until when, as for a call asked afresh.
       const remembered = asker.refusedRecently(q);
-      if (remembered !== undefined) {
+      if (remembered !== undefined || asked.has(key)) {
+        if (remembered === undefined) return refusal;
         const grant = grantCommand(
           this.options.server,
           c.canonical,
@@ -407,6 +408,7 @@ export class CallGate {
         );
         return { ...refusal!, reason: `${refusal!.reason}; ${notAskedAgain(remembered, grant)}` };
       }
+      asked.add(key);
       if (era === 'modern') {
         if (asker.busy) {
           // Another question is open: its answer comes in the host's retry of that call, which

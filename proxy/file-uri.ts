@@ -40,14 +40,28 @@ export function isFileUri(value: string): boolean {
   return FILE_SCHEME.test(value) || FILE_SCHEME.test(asParsersRead(value));
 }
 
-/** `value` as URL parsers read it before its scheme: what they drop, dropped. */
+/**
+ * `value` as URL parsers read it before its scheme: what they drop, dropped; and what Python's
+ * `urllib` unwraps (`urlopen` and `url2pathname` readers call `unwrap`): `<…>` around it, then a
+ * `URL:` before it (RFC 1738's wrapper), each with the white space inside.
+ */
 export function asParsersRead(value: string): string {
-  return value.replace(DROPPED_ANYWHERE, '').replace(DROPPED_BEFORE_SCHEME, '');
+  let read = value.replace(DROPPED_ANYWHERE, '').replace(DROPPED_BEFORE_SCHEME, '');
+  const trimmed = read.trim();
+  if (trimmed.startsWith('<') && trimmed.endsWith('>')) read = trimmed.slice(1, -1).trim();
+  if (read.startsWith('URL:')) read = read.slice(4).trim();
+  return read;
 }
 
 /** The one absolute path `uri` names, or why the proxy will not read it as one. */
 export function fileUriPath(uri: string): FileUriResult {
   if (!isFileUri(uri)) return { problem: 'is not a file: URI' };
+  if (!FILE_SCHEME.test(uri) && !RAW_SPACE_OR_CONTROL.test(uri)) {
+    return {
+      problem:
+        'is wrapped (in <...>, or after URL:), which some URL readers unwrap and others do not; give the URI alone',
+    };
+  }
   if (RAW_SPACE_OR_CONTROL.test(uri)) {
     return {
       problem:

@@ -75,10 +75,15 @@ function words(name: string): string[] {
 
 /**
  * How a string that is a path by its value begins: a `file:` URI, `~` (home), a `/` (absolute),
- * `$VAR/` or `${VAR}/` (a server may expand it), `./` or `../` (relative, which is refused); a
- * backslash counts as a separator too.
+ * a variable a server may expand and then `/` (`$VAR/`, `${VAR}/`, and what Go's `os.ExpandEnv`
+ * expands, mostly to nothing: `$1/`, `$@/`, `${}/`, `${ X}/`, `${HOME:-x}/`, an unclosed `${/`),
+ * `./` or `../` (relative, which is refused); a backslash counts as a separator too.
  */
-const PATH_START = /^(?:(file:\/*)|~|\/+|(\$\{?[A-Za-z_][A-Za-z0-9_]*\}?\/)|\.\.?[/\\])/i;
+const PATH_START =
+  /^(?:(file:\/*)|~|\/+|(\$(?:\{[^}/]*\}?|[A-Za-z_][A-Za-z0-9_]*|[0-9*#$@!?-])[/\\])|\.\.?[/\\])/i;
+
+/** A variable alone (`$HOME`, `${HOME}`): a server that expands it opens a directory. */
+const VARIABLE_ALONE = /^\$(?:\{[^}]*\}|[A-Za-z_][A-Za-z0-9_]*)$/;
 
 /**
  * Whether a string is a path by its value, whatever its argument's name: once trimmed it starts
@@ -130,6 +135,7 @@ const SPACE_NOT_LINE_END = /[^\S\r\n\u2028\u2029]|[\u001f]/;
 /** The rule of `looksLikePath` without the `..`: a path's start, then a plain first name. */
 function startsAsPath(t: string): boolean {
   if (t === '') return false;
+  if (VARIABLE_ALONE.test(t)) return true;
   const m = PATH_START.exec(t);
   if (m === null) return false;
   if (m[2] !== undefined) return true;

@@ -295,6 +295,18 @@ const SHAPES: [string, Row][] = [
     },
   ],
   [
+    'query holding a wrapped file: URL (urllib unwraps it)',
+    {
+      tool: 'odd_names',
+      args: (w) => ({ query: `<URL:file://${w}/out/o.txt>` }),
+      expect: /wrapped/,
+    },
+  ],
+  [
+    "query holding a variable Go's os.ExpandEnv empties",
+    { tool: 'odd_names', args: (w) => ({ query: `$1${w}/out/o.txt` }), expect: /relative path/ },
+  ],
+  [
     'content that is code with ../.. imports',
     {
       tool: 'odd_names',

@@ -58,6 +58,9 @@ const ROWS: Row[] = [
   ['a leading newline', (w) => `\nfile://${w}/vault/key.txt`, /raw space or control/],
   ['a tab inside the scheme', (w) => `fi\tle://${w}/vault/key.txt`, /raw space or control/],
   ['a CR inside the scheme', (w) => `FIL\rE://${w}/vault/key.txt`, /raw space or control/],
+  // What Python's urlopen unwraps: the server reads the URI inside.
+  ['wrapped in <>', (w) => `<file://${w}/vault/key.txt>`, /wrapped/],
+  ['after URL:', (w) => `URL:file://${w}/vault/key.txt`, /wrapped/],
   ['allowed', (w) => `file://${w}/docs/ok.txt`, 'read'],
   ['allowed, localhost', (w) => `file://localhost${w}/docs/ok.txt`, 'read'],
   ['allowed, an escaped letter', (w) => `file://${w}/docs/o%6B.txt`, 'read'],

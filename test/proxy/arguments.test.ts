@@ -135,6 +135,20 @@ void t.test('strings that are paths by their value, whatever the name', (t) => {
     '\u0085/etc/hostname',
     '\u001c/etc/hostname',
     '\u001f/etc/hostname',
+    // Wrapped as Python's urllib unwraps before it opens.
+    '<file:///etc/passwd>',
+    '<URL:file:///etc/passwd>',
+    'URL:file:///etc/passwd',
+    ' <URL: file:///etc/passwd > ',
+    // Variables Go's os.ExpandEnv expands (mostly to nothing), and a variable alone.
+    '$1/etc/passwd',
+    '$@/etc/passwd',
+    '${}/etc/passwd',
+    '${/etc/passwd',
+    '${HOME:-x}/etc/passwd',
+    '${ X}/etc/passwd',
+    '$HOME',
+    '${HOME}',
   ];
   for (const v of paths) t.ok(looksLikePath(v), `${JSON.stringify(v)} is a path`);
   const text = [
@@ -144,6 +158,9 @@ void t.test('strings that are paths by their value, whatever the name', (t) => {
     'file: the report',
     './build.sh --fast',
     'line one\n/etc/passwd',
+    'cost $5',
+    '${a}b',
+    'price: $HOME',
     '/**\n * see a/../../b\n */',
     'relative/path',
     'hello',
@@ -209,6 +226,9 @@ void t.test('file: URIs: one canonical path, or refused', (t) => {
     ['file:', /no absolute path/],
     ['file://localhost', /no absolute path/],
     ['file:///C|/x', /drive letter/],
+    ['<file:///a>', /wrapped/],
+    ['URL:file:///a', /wrapped/],
+    ['<URL:file:///a>', /wrapped/],
   ];
   for (const [uri, why] of bad) {
     const r = fileUriPath(uri);

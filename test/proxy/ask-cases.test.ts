@@ -31,6 +31,8 @@ void t.test('asking the person: writes, lockdown, queues, no answer', async (t) 
     'dis/a.txt',
     'dis/b.txt',
     'unl/u.txt',
+    'q3/a.txt',
+    'q3/b.txt',
   ];
   const { w, d, admin } = await startAskDaemon(
     t,
@@ -156,6 +158,24 @@ servers:
       `the person dismissed the question about a grant of ${JSON.stringify(`${w}/dis`)}`,
     );
     t.equal(asked.length, n + 1, 'one dismissal, one question');
+  });
+
+  await t.test('a call queued behind a declined question says why it was not asked', async (t) => {
+    person.answer = () => Promise.resolve({ action: 'decline' });
+    const n = asked.length;
+    const [a, b] = await Promise.all([
+      fs.call('read_text_file', { path: `${w}/q3/a.txt` }),
+      fs.call('read_text_file', { path: `${w}/q3/b.txt` }),
+    ]);
+    t.equal(asked.length, n + 1, 'one question for q3');
+    for (const r of [a, b]) {
+      t.equal(r.isError, true);
+      t.match(r.text, 'outside every root');
+    }
+    // Whichever call waited: not asked, and told so (the declined offer, and until when).
+    const waited = [a, b].filter((r) => r.text.includes('the person refused a grant of'));
+    t.equal(waited.length, 1, `${a.text}\n${b.text}`);
+    t.match(waited[0]?.text, `the person refused a grant of ${JSON.stringify(`${w}/q3`)}`);
   });
 
   await t.test('a tool the server never listed is not asked about', async (t) => {
