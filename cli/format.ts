@@ -173,7 +173,8 @@ export function problemLines(kind: 'error' | 'warning', list: PolicyError[], hom
  */
 export function localTime(iso: string): string {
   const d = new Date(iso);
-  if (Number.isNaN(d.getTime())) return visibleText(iso);
+  // String(): what a daemon sends is typed, not checked, here.
+  if (typeof iso !== 'string' || Number.isNaN(d.getTime())) return visibleText(String(iso));
   const p = (n: number): string => String(n).padStart(2, '0');
   return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())} ${p(d.getHours())}:${p(d.getMinutes())}:${p(d.getSeconds())}`;
 }
