@@ -10,6 +10,8 @@
 /** The path a URI names, or the problem that keeps it from naming exactly one. */
 export type FileUriResult = { path: string } | { problem: string };
 
+import { trimWide } from './wide-space.js';
+
 const FILE_SCHEME = /^file:/i;
 // eslint-disable-next-line no-control-regex -- raw controls and spaces are what this looks for
 const RAW_SPACE_OR_CONTROL = /[\u0000-\u0020\u007f-\u009f]/;
@@ -46,11 +48,14 @@ export function isFileUri(value: string): boolean {
  * `URL:` before it (RFC 1738's wrapper), each with the white space inside.
  */
 export function asParsersRead(value: string): string {
-  let read = value.replace(DROPPED_ANYWHERE, '').replace(DROPPED_BEFORE_SCHEME, '');
-  const trimmed = read.trim();
-  if (trimmed.startsWith('<') && trimmed.endsWith('>')) read = trimmed.slice(1, -1).trim();
-  if (read.startsWith('URL:')) read = read.slice(4).trim();
-  return read;
+  const read = value.replace(DROPPED_ANYWHERE, '').replace(DROPPED_BEFORE_SCHEME, '');
+  // Trimmed as Python's str.strip() trims, which unwrap uses (U+0085 before `file:` too).
+  let unwrapped = trimWide(read);
+  if (unwrapped.startsWith('<') && unwrapped.endsWith('>')) {
+    unwrapped = trimWide(unwrapped.slice(1, -1));
+  }
+  if (unwrapped.startsWith('URL:')) unwrapped = trimWide(unwrapped.slice(4));
+  return unwrapped;
 }
 
 /** The one absolute path `uri` names, or why the proxy will not read it as one. */

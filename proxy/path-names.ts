@@ -5,6 +5,7 @@
  */
 import { looseKey } from './ambiguous-keys.js';
 import { asParsersRead } from './file-uri.js';
+import { trimWide, WIDE_SPACE } from './wide-space.js';
 
 /** Words that make an argument name path-like wherever they appear in it. */
 const PATH_WORDS = [
@@ -79,11 +80,14 @@ function words(name: string): string[] {
  * expands, mostly to nothing: `$1/`, `$@/`, `${}/`, `${ X}/`, `${HOME:-x}/`, an unclosed `${/`),
  * `./` or `../` (relative, which is refused); a backslash counts as a separator too.
  */
-const PATH_START =
-  /^(?:(file:\/*)|~|\/+|(\$(?:\{[^}/]*\}?|[A-Za-z_][A-Za-z0-9_]*|[0-9*#$@!?-])[/\\])|\.\.?[/\\])/i;
+const VARIABLE = String.raw`\$(?:\{[^}/]*\}?|[A-Za-z_][A-Za-z0-9_]*|[0-9*#$@!?-])`;
+const PATH_START = new RegExp(
+  String.raw`^(?:(file:\/*)|~|\/+|((?:${VARIABLE})+[/\\])|\.\.?[/\\])`,
+  'i',
+);
 
-/** A variable alone (`$HOME`, `${HOME}`): a server that expands it opens a directory. */
-const VARIABLE_ALONE = /^\$(?:\{[^}]*\}|[A-Za-z_][A-Za-z0-9_]*)$/;
+/** Variables alone (`$HOME`, `${HOME}`, `$HOME$X`): a server that expands them opens a directory. */
+const VARIABLE_ALONE = /^(?:\$(?:\{[^}]*\}|[A-Za-z_][A-Za-z0-9_]*))+$/;
 
 /**
  * Whether a string is a path by its value, whatever its argument's name: once trimmed it starts
@@ -105,12 +109,36 @@ const VARIABLE_ALONE = /^\$(?:\{[^}]*\}|[A-Za-z_][A-Za-z0-9_]*)$/;
  * opens such a string.
  */
 export function looksLikePath(value: string): boolean {
-  // A file URI to URL parsers (`fi\tle:///x`, `\u0001file:///x`), which the checks then refuse.
+  return readings(value).some(judged);
+}
+
+/**
+ * `value` as the readers a server may put it through before it opens it read it: as given; as
+ * a URL parser reads it before its scheme, unwrapped (`fi\tle:///x`, `<URL:file:///x>`), when
+ * that is a `file:` URI (which the checks then refuse); percent-decoded (`%2e%2e/%2e%2e/x`);
+ * NFKC-normalised (`／etc／passwd`, `‥/‥/x`).
+ */
+function readings(value: string): string[] {
+  const out = new Set([value]);
   const parsed = asParsersRead(value);
-  if (parsed !== value && /^file:/i.test(parsed) && looksLikePath(parsed)) return true;
-  const t = value.replace(AROUND, '');
-  // Several lines with spaces in them: code or prose, not judged by how it resolves.
-  const prose = LINE_END.test(t) && SPACE_NOT_LINE_END.test(t);
+  if (/^file:/i.test(parsed)) out.add(parsed);
+  if (/%[0-9a-fA-F]{2}/.test(value)) {
+    try {
+      out.add(decodeURIComponent(value));
+    } catch {
+      // not UTF-8 once decoded: no reader opens it as text
+    }
+  }
+  out.add(value.normalize('NFKC'));
+  return [...out];
+}
+
+/** The rule of `looksLikePath` for one reading. */
+function judged(value: string): boolean {
+  const t = trimWide(value);
+  // Several lines with spaces in them: code or prose, not judged by how it resolves. Lines as
+  // every reader ends them: a character only Python ends a line at (U+0085) makes no prose.
+  const prose = /[\r\n\u2028\u2029]/.test(t) && /[^\S\r\n\u2028\u2029]/.test(t);
   if (!prose && t.split(/[/\\]/).includes('..')) {
     const resolved = resolvedAsText(t);
     if (/^\.\.(?:\/|$)/.test(resolved)) return true;
@@ -120,18 +148,6 @@ export function looksLikePath(value: string): boolean {
   return startsAsPath(t);
 }
 
-/*
- * White space (`SPACE`, trimmed as `AROUND`) and line ends as the widest reader takes them:
- * JavaScript's, and Python's, whose `str.strip()` and `splitlines()` also take U+0085 and U+001C
- * to U+001F (U+001C to U+001E and U+0085 end a line; U+001F does not).
- */
-/* eslint-disable no-control-regex -- U+001C to U+001F are white space to Python */
-const SPACE = /[\s\u0085\u001c-\u001f]/;
-const AROUND = /^[\s\u0085\u001c-\u001f]+|[\s\u0085\u001c-\u001f]+$/g;
-const LINE_END = /[\r\n\u2028\u2029\u0085\u001c-\u001e]/;
-const SPACE_NOT_LINE_END = /[^\S\r\n\u2028\u2029]|[\u001f]/;
-/* eslint-enable no-control-regex */
-
 /** The rule of `looksLikePath` without the `..`: a path's start, then a plain first name. */
 function startsAsPath(t: string): boolean {
   if (t === '') return false;
@@ -140,7 +156,7 @@ function startsAsPath(t: string): boolean {
   if (m === null) return false;
   if (m[2] !== undefined) return true;
   const first = t.slice(m[0].length).split(/[/\\]/)[0] ?? '';
-  return !SPACE.test(first);
+  return !WIDE_SPACE.test(first);
 }
 
 /**

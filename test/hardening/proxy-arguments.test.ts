@@ -307,6 +307,26 @@ const SHAPES: [string, Row][] = [
     { tool: 'odd_names', args: (w) => ({ query: `$1${w}/out/o.txt` }), expect: /relative path/ },
   ],
   [
+    'query holding two variables Go empties',
+    { tool: 'odd_names', args: (w) => ({ query: `$A$B${w}/out/o.txt` }), expect: /relative path/ },
+  ],
+  [
+    'query holding a line only Python ends, then ..',
+    {
+      tool: 'odd_names',
+      args: (w) => ({ query: `a b\u0085c/../../../../../../../..${w}/out/o.txt` }),
+      expect: /relative path/,
+    },
+  ],
+  [
+    'query holding percent-encoded dots',
+    {
+      tool: 'odd_names',
+      args: () => ({ query: '%2e%2e/%2e%2e/out/o.txt' }),
+      expect: /relative path/,
+    },
+  ],
+  [
     'content that is code with ../.. imports',
     {
       tool: 'odd_names',

@@ -61,6 +61,8 @@ const ROWS: Row[] = [
   // What Python's urlopen unwraps: the server reads the URI inside.
   ['wrapped in <>', (w) => `<file://${w}/vault/key.txt>`, /wrapped/],
   ['after URL:', (w) => `URL:file://${w}/vault/key.txt`, /wrapped/],
+  ['after U+0085, which Python strips', (w) => `\u0085file://${w}/vault/key.txt`, /raw space/],
+  ['wrapped, then U+001F', (w) => `<file://${w}/vault/key.txt>\u001f`, /raw space/],
   ['allowed', (w) => `file://${w}/docs/ok.txt`, 'read'],
   ['allowed, localhost', (w) => `file://localhost${w}/docs/ok.txt`, 'read'],
   ['allowed, an escaped letter', (w) => `file://${w}/docs/o%6B.txt`, 'read'],

@@ -149,6 +149,23 @@ void t.test('strings that are paths by their value, whatever the name', (t) => {
     '${ X}/etc/passwd',
     '$HOME',
     '${HOME}',
+    // A fourth pass: variables in a row, Python's white space inside a wrapper, a character only
+    // Python ends a line at, percent-encoded dots, NFKC forms.
+    '$A$B/etc/passwd',
+    '${}${}/etc/passwd',
+    '$HOME$X/.ssh',
+    '$HOME$X',
+    '<file:///etc/passwd>\u001f',
+    '\u0085<file:///etc/passwd>',
+    '<URL:\u0085file:///etc/passwd>',
+    '\u0085URL:file:///etc/passwd',
+    'a b\u0085c/../../../../etc/passwd',
+    'a\u001fb\u001ec/../../../etc/passwd',
+    '%2e%2e/%2e%2e/etc/passwd',
+    '%2Fetc%2Fpasswd',
+    '\uff0fetc\uff0fpasswd',
+    '\u2025/\u2025/etc/passwd',
+    '\uff5e/.ssh',
   ];
   for (const v of paths) t.ok(looksLikePath(v), `${JSON.stringify(v)} is a path`);
   const text = [
@@ -159,6 +176,8 @@ void t.test('strings that are paths by their value, whatever the name', (t) => {
     './build.sh --fast',
     'line one\n/etc/passwd',
     'cost $5',
+    'a%2Fb',
+    'https%3A%2F%2Fexample.com',
     '${a}b',
     'price: $HOME',
     '/**\n * see a/../../b\n */',
@@ -229,6 +248,8 @@ void t.test('file: URIs: one canonical path, or refused', (t) => {
     ['<file:///a>', /wrapped/],
     ['URL:file:///a', /wrapped/],
     ['<URL:file:///a>', /wrapped/],
+    ['\u0085file:///a', /raw space or control/],
+    ['<file:///a>\u001f', /raw space or control/],
   ];
   for (const [uri, why] of bad) {
     const r = fileUriPath(uri);
