@@ -86,8 +86,13 @@ const PATH_START = new RegExp(
   'i',
 );
 
-/** Variables alone (`$HOME`, `${HOME}`, `$HOME$X`): a server that expands them opens a directory. */
-const VARIABLE_ALONE = /^(?:\$(?:\{[^}]*\}|[A-Za-z_][A-Za-z0-9_]*))+$/;
+/**
+ * Variables alone, one of them named (`$HOME`, `${HOME}`, `$HOME$X`, `$HOME$1`, `$HOME${`): a
+ * server that expands them opens a directory. A special one alone (`$5`) is left to be text.
+ */
+const VARIABLE_ALONE = new RegExp(
+  String.raw`^(?=.*\$(?:\{|[A-Za-z_]))(?:\$(?:\{[^}]*\}?|[A-Za-z_][A-Za-z0-9_]*|[0-9*#$@!?-]))+$`,
+);
 
 /**
  * Whether a string is a path by its value, whatever its argument's name: once trimmed it starts
@@ -115,22 +120,33 @@ export function looksLikePath(value: string): boolean {
 /**
  * `value` as the readers a server may put it through before it opens it read it: as given; as
  * a URL parser reads it before its scheme, unwrapped (`fi\tle:///x`, `<URL:file:///x>`), when
- * that is a `file:` URI (which the checks then refuse); percent-decoded (`%2e%2e/%2e%2e/x`);
- * NFKC-normalised (`／etc／passwd`, `‥/‥/x`).
+ * that is a `file:` URI (which the checks then refuse); NFKC-normalised (`／etc／passwd`,
+ * `‥/‥/x`); percent-decoded (`%2e%2e/%2e%2e/x`), before or after that.
  */
 function readings(value: string): string[] {
   const out = new Set([value]);
   const parsed = asParsersRead(value);
   if (/^file:/i.test(parsed)) out.add(parsed);
-  if (/%[0-9a-fA-F]{2}/.test(value)) {
-    try {
-      out.add(decodeURIComponent(value));
-    } catch {
-      // not UTF-8 once decoded: no reader opens it as text
-    }
+  const normalised = value.normalize('NFKC');
+  out.add(normalised);
+  for (const text of [value, normalised]) {
+    if (!/%[0-9a-fA-F]{2}/.test(text)) continue;
+    const decoded = unquoted(text);
+    out.add(decoded);
+    out.add(decoded.normalize('NFKC'));
   }
-  out.add(value.normalize('NFKC'));
   return [...out];
+}
+
+/**
+ * `text` percent-decoded as Python's `unquote` decodes it: each run of escapes as UTF-8 bytes
+ * (what is no UTF-8 becomes U+FFFD), and a `%` without two hex digits left as it is, where
+ * `decodeURIComponent` gives up on the whole string.
+ */
+function unquoted(text: string): string {
+  return text.replace(/(?:%[0-9a-fA-F]{2})+/g, (run) =>
+    Buffer.from(run.replace(/%/g, ''), 'hex').toString('utf8'),
+  );
 }
 
 /** The rule of `looksLikePath` for one reading. */

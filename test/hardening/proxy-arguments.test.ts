@@ -327,6 +327,14 @@ const SHAPES: [string, Row][] = [
     },
   ],
   [
+    'query holding a bad escape Python leaves among good ones',
+    {
+      tool: 'odd_names',
+      args: (w) => ({ query: `%2f${w.slice(1)}/out/x%/../o.txt` }),
+      expect: /relative path/,
+    },
+  ],
+  [
     'content that is code with ../.. imports',
     {
       tool: 'odd_names',

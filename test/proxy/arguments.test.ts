@@ -166,6 +166,16 @@ void t.test('strings that are paths by their value, whatever the name', (t) => {
     '\uff0fetc\uff0fpasswd',
     '\u2025/\u2025/etc/passwd',
     '\uff5e/.ssh',
+    // A fifth: a special variable or an unclosed ${ beside a named one; an escape Python's
+    // unquote leaves where decodeURIComponent gives up; readings one after the other.
+    '$HOME$1',
+    '$1$HOME',
+    '$HOME${',
+    '%2fetc/passwd/x%/..',
+    '%2e%2e/%2e%2e/%zz/%2e%2e/etc/passwd',
+    '%2e%2e/%ff/%2e%2e/%2e%2e/etc/passwd',
+    '\uff052e\uff052e/\uff052e\uff052e/etc/passwd',
+    '%EF%BC%8Fetc%EF%BC%8Fpasswd',
   ];
   for (const v of paths) t.ok(looksLikePath(v), `${JSON.stringify(v)} is a path`);
   const text = [
@@ -177,6 +187,8 @@ void t.test('strings that are paths by their value, whatever the name', (t) => {
     'line one\n/etc/passwd',
     'cost $5',
     'a%2Fb',
+    '$5',
+    '50% off',
     'https%3A%2F%2Fexample.com',
     '${a}b',
     'price: $HOME',
