@@ -127,13 +127,14 @@ function readings(value: string): string[] {
   const out = new Set([value]);
   const parsed = asParsersRead(value);
   if (/^file:/i.test(parsed)) out.add(parsed);
-  const normalised = value.normalize('NFKC');
+  // NFKC leaves ASCII as it is: not asked of most strings, which are long only as content.
+  const normalised = NOT_ASCII.test(value) ? value.normalize('NFKC') : value;
   out.add(normalised);
   for (const text of [value, normalised]) {
     if (!/%[0-9a-fA-F]{2}/.test(text)) continue;
     const decoded = unquoted(text);
     out.add(decoded);
-    out.add(decoded.normalize('NFKC'));
+    if (NOT_ASCII.test(decoded)) out.add(decoded.normalize('NFKC'));
   }
   return [...out];
 }
@@ -144,10 +145,21 @@ function readings(value: string): string[] {
  * `decodeURIComponent` gives up on the whole string.
  */
 function unquoted(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    // a bad escape somewhere: the runs of good ones are decoded, as unquote does
+  }
   return text.replace(/(?:%[0-9a-fA-F]{2})+/g, (run) =>
-    Buffer.from(run.replace(/%/g, ''), 'hex').toString('utf8'),
+    Buffer.from(run.replaceAll('%', ''), 'hex').toString('utf8'),
   );
 }
+
+// eslint-disable-next-line no-control-regex -- the whole of ASCII is the range
+const NOT_ASCII = /[^\u0000-\u007f]/;
+
+/** A `..` name: between separators (`/` or `\`, which some servers take for one) or the ends. */
+const PARENT_NAME = /(?:^|[/\\])\.\.(?:[/\\]|$)/;
 
 /** The rule of `looksLikePath` for one reading. */
 function judged(value: string): boolean {
@@ -155,7 +167,7 @@ function judged(value: string): boolean {
   // Several lines with spaces in them: code or prose, not judged by how it resolves. Lines as
   // every reader ends them: a character only Python ends a line at (U+0085) makes no prose.
   const prose = /[\r\n\u2028\u2029]/.test(t) && /[^\S\r\n\u2028\u2029]/.test(t);
-  if (!prose && t.split(/[/\\]/).includes('..')) {
+  if (!prose && PARENT_NAME.test(t)) {
     const resolved = resolvedAsText(t);
     if (/^\.\.(?:\/|$)/.test(resolved)) return true;
     // `~/a/../..`, `$HOME/..`, `./a/..`: the start is gone from `resolved`, so judge the value.
@@ -183,7 +195,8 @@ function startsAsPath(t: string): boolean {
 function resolvedAsText(text: string): string {
   const absolute = /^[/\\]/.test(text);
   const names: string[] = [];
-  for (const name of text.split(/[/\\]+/)) {
+  // A plain split, not one by a pattern: a value may be a megabyte of names.
+  for (const name of text.replaceAll('\\', '/').split('/')) {
     if (name === '' || name === '.') continue;
     if (name !== '..') names.push(name);
     else if (names.length > 0 && names[names.length - 1] !== '..') names.pop();
