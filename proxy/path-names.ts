@@ -5,6 +5,7 @@
  */
 import { looseKey } from './ambiguous-keys.js';
 import { asParsersRead } from './file-uri.js';
+import { expandedAsGo, leadingVariables } from './shell-variables.js';
 import { trimWide, WIDE_SPACE } from './wide-space.js';
 
 /** Words that make an argument name path-like wherever they appear in it. */
@@ -76,23 +77,12 @@ function words(name: string): string[] {
 
 /**
  * How a string that is a path by its value begins: a `file:` URI, `~` (home), a `/` (absolute),
- * a variable a server may expand and then `/` (`$VAR/`, `${VAR}/`, and what Go's `os.ExpandEnv`
- * expands, mostly to nothing: `$1/`, `$@/`, `${}/`, `${ X}/`, `${HOME:-x}/`, an unclosed `${/`),
- * `./` or `../` (relative, which is refused); a backslash counts as a separator too.
+ * `./` or `../` (relative, which is refused); a backslash counts as a separator too. Variables
+ * a server may expand before a `/` (`$VAR/`, `${VAR}/`, and what Go's `os.ExpandEnv` expands,
+ * mostly to nothing: `$1/`, `$@/`, `${}/`, `$A$B/`, an unclosed `${/`) are found by
+ * `leadingVariables`.
  */
-const VARIABLE = String.raw`\$(?:\{[^}/]*\}?|[A-Za-z_][A-Za-z0-9_]*|[0-9*#$@!?-])`;
-const PATH_START = new RegExp(
-  String.raw`^(?:(file:\/*)|~|\/+|((?:${VARIABLE})+[/\\])|\.\.?[/\\])`,
-  'i',
-);
-
-/**
- * Variables alone, one of them named (`$HOME`, `${HOME}`, `$HOME$X`, `$HOME$1`, `$HOME${`): a
- * server that expands them opens a directory. A special one alone (`$5`) is left to be text.
- */
-const VARIABLE_ALONE = new RegExp(
-  String.raw`^(?=.*\$(?:\{|[A-Za-z_]))(?:\$(?:\{[^}]*\}?|[A-Za-z_][A-Za-z0-9_]*|[0-9*#$@!?-]))+$`,
-);
+const PATH_START = /^(?:file:\/*|~|\/+|\.\.?[/\\])/i;
 
 /**
  * Whether a string is a path by its value, whatever its argument's name: once trimmed it starts
@@ -121,7 +111,9 @@ export function looksLikePath(value: string): boolean {
  * `value` as the readers a server may put it through before it opens it read it: as given; as
  * a URL parser reads it before its scheme, unwrapped (`fi\tle:///x`, `<URL:file:///x>`), when
  * that is a `file:` URI (which the checks then refuse); NFKC-normalised (`／etc／passwd`,
- * `‥/‥/x`); percent-decoded (`%2e%2e/%2e%2e/x`), before or after that.
+ * `‥/‥/x`); percent-decoded (`%2e%2e/%2e%2e/x`), before or after that, as `unquote` and
+ * `unquote_plus` decode, up to three times over; and each of these with its variables expanded
+ * as Go's `os.ExpandEnv` expands them.
  */
 function readings(value: string): string[] {
   const out = new Set([value]);
@@ -130,12 +122,19 @@ function readings(value: string): string[] {
   // NFKC leaves ASCII as it is: not asked of most strings, which are long only as content.
   const normalised = NOT_ASCII.test(value) ? value.normalize('NFKC') : value;
   out.add(normalised);
-  for (const text of [value, normalised]) {
-    if (!/%[0-9a-fA-F]{2}/.test(text)) continue;
-    const decoded = unquoted(text);
-    out.add(decoded);
-    if (NOT_ASCII.test(decoded)) out.add(decoded.normalize('NFKC'));
+  // Percent-decoded, as unquote and as unquote_plus (`+` a space), up to three times over.
+  for (const start of [value, normalised, value.includes('+') ? value.replaceAll('+', ' ') : '']) {
+    let text = start;
+    for (let round = 0; round < 3 && /%[0-9a-fA-F]{2}/.test(text); round++) {
+      text = unquoted(text);
+      out.add(text);
+      if (NOT_ASCII.test(text)) out.add(text.normalize('NFKC'));
+    }
+    if (text !== '') out.add(text);
   }
+  // Expanded as Go's os.ExpandEnv expands it (an unset variable is nothing): `.$1./etc` is
+  // `../etc`, `${HOME}_x` a directory beside the home.
+  for (const text of [...out]) if (text.includes('$')) out.add(expandedAsGo(text, process.env));
   return [...out];
 }
 
@@ -171,18 +170,27 @@ function judged(value: string): boolean {
     const resolved = resolvedAsText(t);
     if (/^\.\.(?:\/|$)/.test(resolved)) return true;
     // `~/a/../..`, `$HOME/..`, `./a/..`: the start is gone from `resolved`, so judge the value.
-    if (PATH_START.test(t) && (!resolved.startsWith('/') || startsAsPath(resolved))) return true;
+    const started = PATH_START.test(t) || leadingVariables(t).end > 0;
+    if (started && (!resolved.startsWith('/') || startsAsPath(resolved))) return true;
   }
   return startsAsPath(t);
 }
 
-/** The rule of `looksLikePath` without the `..`: a path's start, then a plain first name. */
+/**
+ * The rule of `looksLikePath` without the `..`: a path's start, then a plain first name; or
+ * variables a server may expand, before a separator or alone with one of them named (`$HOME`,
+ * `$HOME$1`: a directory; a special one alone, `$5`, is left to be text).
+ */
 function startsAsPath(t: string): boolean {
   if (t === '') return false;
-  if (VARIABLE_ALONE.test(t)) return true;
+  const variables = leadingVariables(t);
+  if (variables.end > 0) {
+    const next = t[variables.end];
+    if (next === '/' || next === '\\') return true;
+    if (next === undefined && variables.named) return true;
+  }
   const m = PATH_START.exec(t);
   if (m === null) return false;
-  if (m[2] !== undefined) return true;
   const first = t.slice(m[0].length).split(/[/\\]/)[0] ?? '';
   return !WIDE_SPACE.test(first);
 }

@@ -176,6 +176,15 @@ void t.test('strings that are paths by their value, whatever the name', (t) => {
     '%2e%2e/%ff/%2e%2e/%2e%2e/etc/passwd',
     '\uff052e\uff052e/\uff052e\uff052e/etc/passwd',
     '%EF%BC%8Fetc%EF%BC%8Fpasswd',
+    // A sixth: a variable Go empties inside a name makes a `..`; unquote_plus's `+`; a
+    // variable with text after it; escapes encoded twice.
+    '.$1./.$1./etc/passwd',
+    '.${}./etc/passwd',
+    '.${./etc/passwd',
+    '+/etc/passwd',
+    '+%2Fetc%2Fpasswd',
+    '${HOME}_x',
+    '%252e%252e/%252e%252e/etc/passwd',
   ];
   for (const v of paths) t.ok(looksLikePath(v), `${JSON.stringify(v)} is a path`);
   const text = [
@@ -189,6 +198,9 @@ void t.test('strings that are paths by their value, whatever the name', (t) => {
     'a%2Fb',
     '$5',
     '50% off',
+    'echo $HOME is set',
+    'C++/CLI',
+    '+/- 5',
     'https%3A%2F%2Fexample.com',
     '${a}b',
     'price: $HOME',
@@ -308,4 +320,14 @@ void t.test('what one call may cost', async (t) => {
   ];
   t.match(await checkValues(shapes, 'read', check), { reason: /relative path.*\(argument b\)/ });
   t.same(asked, [], 'refused on shape and cost before any daemon check');
+});
+
+void t.test('long runs of variable syntax are read, not backtracked over', (t) => {
+  // A pattern of optional parts repeated took 3.4 s on 80 characters of `${$`, doubling with
+  // each few more: these 20,000-character runs would never end, which the runner's time limit
+  // reports. Read in one pass, they end at once.
+  t.equal(looksLikePath('${$'.repeat(20_000) + '}x'), false, 'no separator after the run');
+  t.equal(looksLikePath('${'.repeat(20_000) + '}/x'), true, 'a separator after it');
+  t.equal(looksLikePath('$'.repeat(20_000)), false, 'specials alone');
+  t.end();
 });
