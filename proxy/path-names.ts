@@ -191,8 +191,10 @@ function startsAsPath(t: string): boolean {
   }
   const m = PATH_START.exec(t);
   if (m === null) return false;
-  const first = t.slice(m[0].length).split(/[/\\]/)[0] ?? '';
-  return !WIDE_SPACE.test(first);
+  // Searched, not split: the rest may be a megabyte of code that starts with a `/**` comment.
+  const rest = t.slice(m[0].length);
+  const separator = rest.search(/[/\\]/);
+  return !WIDE_SPACE.test(separator < 0 ? rest : rest.slice(0, separator));
 }
 
 /**
