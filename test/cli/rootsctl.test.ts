@@ -197,6 +197,25 @@ void t.test('validate', async (t) => {
     `projects/app: ${dir}/projects/app does not exist (yet); it is watched and appears when created (a relative path is read from the directory of the file that holds it; write ~/projects/app for one in your home)\n`,
   );
   t.notMatch(relative.out, /\/nowhere\/x: .*relative path/, 'no such word for an absolute path');
+  // A typo'd glob is a missing directory of a strange name: the warning says why it is plain.
+  writeFileSync(
+    join(dir, 'typo.yaml'),
+    "version: 1\nservers:\n  fs:\n    roots: [{path: '~/r/[a'}, {path: '~/r/{a,b'}, {path: ~/r/plain}]\n",
+  );
+  const typo = await rootsctl(['validate', join(dir, 'typo.yaml')], { env });
+  t.equal(typo.code, 0);
+  t.match(
+    typo.out,
+    `${home}/r/[a does not exist (yet); it is watched and appears when created; its "[" has no "]" after it in the same name, so it is a plain character, not a glob's choice of characters ("[...]")\n`,
+  );
+  t.match(
+    typo.out,
+    `${home}/r/{a,b does not exist (yet); it is watched and appears when created; its "{" opens no group closed by "}" and holding a ",", so it is a plain character, not a glob's alternatives ("{a,b}")\n`,
+  );
+  t.match(
+    typo.out,
+    `${home}/r/plain does not exist (yet); it is watched and appears when created\n`,
+  );
 });
 
 void t.test(
