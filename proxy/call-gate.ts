@@ -142,15 +142,24 @@ export class CallGate {
     const { params } = line;
     const name = typeof params.name === 'string' ? params.name : '';
     const values = notAnObject(params.arguments) ?? pathValues(argumentsOf(params), undefined);
-    return this.refusedReading(line, era, values, `prompt ${name}`, `the prompt ${name}`, signal);
+    return this.refusedPaths(
+      line,
+      era,
+      values,
+      'read',
+      `prompt ${name}`,
+      `the prompt ${name}`,
+      signal,
+    );
   }
 
   private async checkCompletion(line: McpLine, era: Era, signal?: AbortSignal): Promise<boolean> {
     const { what, values } = completionPaths(line.params);
-    return this.refusedReading(
+    return this.refusedPaths(
       line,
       era,
       values,
+      'read',
       `completion of ${what}`,
       `completing ${what}`,
       signal,
@@ -197,21 +206,9 @@ export class CallGate {
   }
 
   /**
-   * Check `values` for reading and answer the host with error -32602 when one is refused. `label`
-   * names the request in the decision log, `subject` in the host's message.
+   * Check `values` for `access` and answer the host with error -32602 when one is refused.
+   * `label` names the request in the decision log, `subject` in the host's message.
    */
-  private async refusedReading(
-    line: McpLine,
-    era: Era,
-    values: PathValue[] | ArgumentRefusal,
-    label: string,
-    subject: string,
-    signal: AbortSignal | undefined,
-  ): Promise<boolean> {
-    return this.refusedPaths(line, era, values, 'read', label, subject, signal);
-  }
-
-  /** `refusedReading` for `access`. */
   private async refusedPaths(
     line: McpLine,
     era: Era,

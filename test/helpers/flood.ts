@@ -1,6 +1,7 @@
 /**
  * A process changing a directory in a loop as fast as it can (a link re-pointed by rename, over
- * and over), for a fixed time: what floods a watch of that directory with events.
+ * and over), until stopped or for at most a fixed time: what floods a watch of that directory
+ * with events.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
@@ -13,12 +14,17 @@ export interface Flood {
   running(): boolean;
   /** Resolves once every process has exited. */
   done: Promise<void>;
+  /**
+   * End the flood now, once the checks made while it runs are done; resolves as `done`. A flood
+   * costs a core while it runs, so a test ends it as soon as it has what it needs.
+   */
+  stop(): Promise<void>;
 }
 
 /**
- * `processes` loops in `dir`, each on a link of its own, for `seconds`: two, so that the
- * listeners are outrun on a fast machine too. Each stops by its own clock, so that a daemon (or
- * a test) whose event loop the flood holds still sees it end.
+ * `processes` loops in `dir`, each on a link of its own, for at most `seconds`: two, so that the
+ * listeners are outrun on a fast machine too. Each stops by its own clock too, so that a daemon
+ * (or a test) whose event loop the flood holds, and so cannot stop it, still sees it end.
  */
 export function startFlood(t: Test, dir: string, seconds: number, processes = 2): Flood {
   const children: ChildProcess[] = [];
@@ -47,9 +53,14 @@ export function startFlood(t: Test, dir: string, seconds: number, processes = 2)
   const exited = children.map((c) =>
     c.exitCode !== null || c.signalCode !== null ? Promise.resolve() : once(c, 'exit'),
   );
+  const done = Promise.all(exited).then(() => {});
   return {
     running: () => children.some((c) => c.exitCode === null && c.signalCode === null),
-    done: Promise.all(exited).then(() => {}),
+    done,
+    stop: () => {
+      for (const c of children) c.kill('SIGKILL');
+      return done;
+    },
   };
 }
 

@@ -28,7 +28,7 @@ void t.test(
     const report = reports.find((d) => isFlood(d.why))!;
     t.equal(report.path, r, 'the flooded directory');
     t.equal(report.access, 'all', 'as a path denied for reading: the server is stopped at once');
-    await flood.done;
+    await flood.stop();
     // The supervisor's next plan: the same roots and denies, watched afresh (the flooded
     // directory's watch was closed).
     await dw.update(roots);
