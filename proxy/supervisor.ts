@@ -8,6 +8,9 @@
  * because its mounts hide only what existed when it started. A path denied for reading stops the
  * old server at once (its calls in flight fail), without settling or planning first: every moment
  * it runs, it can read the new path.
+ *
+ * And it is planned again when one of the roots it runs with expires (root-expiry.ts), by the
+ * proxy's own clock: the daemon may be down or stuck at that moment, and nobody else ends a mount.
  */
 import { realpath } from 'node:fs/promises';
 import { confinementOnly, type DenyMeta, type SandboxRule } from '../common/types.js';
@@ -25,6 +28,7 @@ import {
 import { hasPlaceholders } from './launch.js';
 import type { ProxyLogger } from './log.js';
 import { spawnDifference } from './plan-diff.js';
+import { nextExpiry } from './root-expiry.js';
 import { takesAccessAway, type Reach } from './sandbox-reach.js';
 import type { ServerEndpoint, SwapPlan } from './server-swap.js';
 import { EXIT_GRACE_MS, startServerProcess, type ServerProcess } from './server-process.js';
@@ -46,7 +50,8 @@ type Change =
   | { kind: 'roots'; change: RootsChange }
   | { kind: 'rules' }
   | { kind: 'denied'; denied: DeniedPath }
-  | { kind: 'layout' };
+  | { kind: 'layout' }
+  | { kind: 'expired' };
 
 export interface SupervisorOptions {
   server: string;
@@ -79,6 +84,9 @@ const LAYOUT_TRIES = 3;
  */
 const LAYOUT_RETRY_MS = 1000;
 const LAYOUT_RETRY_MAX_MS = 60_000;
+
+/** The longest a timer waits (Node's limit, about 24.8 days): a later expiry is timed in steps. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 const keyOf = (plan: LaunchPlan): string =>
   plan.kind === 'start' ? plan.key : `${plan.kind}\0${plan.reason}`;
@@ -168,6 +176,8 @@ export class Supervisor {
   /** Sandboxed starts refused in a row because their mounts moved, and the next try's timer. */
   private movedRefusals = 0;
   private layoutTimer: NodeJS.Timeout | undefined;
+  /** Set for when the next of the running plan's roots expires. */
+  private expiryTimer: NodeJS.Timeout | undefined;
 
   constructor(private readonly o: SupervisorOptions) {
     this.watch = new DenyWatch({
@@ -206,7 +216,28 @@ export class Supervisor {
     this.logPlan(plan);
     const started = await this.run(planned);
     if ('failed' in started && plan.kind === 'start') return started;
+    this.armExpiry();
     return this.endpoint();
+  }
+
+  /**
+   * Plan again when the next of the running plan's roots expires: the plan then leaves it out
+   * (run.ts), and a sandboxed server that had it is stopped at once, as for any root taken away.
+   */
+  private armExpiry(): void {
+    clearTimeout(this.expiryTimer);
+    this.expiryTimer = undefined;
+    const now = Date.now();
+    const at = this.closed ? undefined : nextExpiry(this.running?.reach.roots ?? [], now);
+    if (at === undefined) return;
+    this.expiryTimer = setTimeout(
+      () => {
+        this.expiryTimer = undefined;
+        this.changed({ kind: 'expired' });
+      },
+      Math.min(at - now, MAX_TIMER_MS),
+    );
+    this.expiryTimer.unref();
   }
 
   /**
@@ -370,6 +401,7 @@ export class Supervisor {
     this.closed = true;
     this.wakeSettled();
     clearTimeout(this.layoutTimer);
+    clearTimeout(this.expiryTimer);
     this.watch.close();
     this.includes.close();
     if (this.timer !== undefined) clearTimeout(this.timer);
@@ -452,6 +484,7 @@ export class Supervisor {
       } while (this.again && !this.closed);
     } finally {
       this.busy = false;
+      this.armExpiry();
       this.wakeSettled();
     }
   }
@@ -634,7 +667,9 @@ function describe(changes: Change[], old: Running, plan: LaunchPlan): string {
       ? `its roots changed (${parts.join(', ')})`
       : changes.every((c) => c.kind === 'layout')
         ? 'its sandbox is laid out again'
-        : `what it is started with changed`;
+        : changes.some((c) => c.kind === 'expired')
+          ? 'a root or grant it was given expired'
+          : `what it is started with changed`;
   if (old.kind === 'stand-in' && plan.kind === 'start') return `${what}; it can start now`;
   if (plan.kind !== 'start') return `${what}; it cannot run now: ${plan.reason}`;
   if (old.plan.kind !== 'start' || old.plan.sandboxed !== plan.sandboxed) return what;

@@ -1,0 +1,91 @@
+/**
+ * A sandboxed server's root that expires while the daemon cannot say so. The daemon takes an
+ * expired root out of the server's list and the proxy restarts the server without its mount; but
+ * with the daemon gone (a crash, an upgrade, a stop) or stuck when the grant expired, nobody told
+ * the proxy, and the server read the granted directory on its own for as long as it ran (**was
+ * a hole**, found by an attacker pass). The proxy now ends a root by its own clock
+ * (proxy/root-expiry.ts). Real daemon process, real proxy, real bwrap; the server's reads are its
+ * own system calls (`--no-enforce`: only the kernel answers).
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import t, { type Test } from 'tap';
+import { RootsClient } from '../../protocol/client.js';
+import { startHostile } from '../helpers/proxied-server.js';
+import { ownedShortDir, waitFor } from '../helpers/proxy.js';
+import { spawnDaemon } from '../helpers/spawn-daemon.js';
+
+/** How long the root lives: long enough for the server to start and read it first. */
+const LIFETIME_MS = 6000;
+
+/**
+ * A daemon process on a policy giving the sandboxed `h` the root `keep` and what `extra` adds, a
+ * proxy on hostile.mjs, and a way to read `g/secret.txt` as the server.
+ */
+async function setup(t: Test, extra: (g: string) => string) {
+  const dir = ownedShortDir(t);
+  const [keep, g] = [join(dir, 'keep'), join(dir, 'g')];
+  mkdirSync(keep);
+  mkdirSync(g);
+  writeFileSync(join(g, 'secret.txt'), 'granted');
+  const config = join(dir, 'policy.yaml');
+  writeFileSync(
+    config,
+    `version: 1\nservers:\n  h:\n    sandbox: true\n    roots:\n      - path: ${keep}\n${extra(g)}`,
+  );
+  const socket = join(dir, 'run', 'rootsd.sock');
+  const daemon = await spawnDaemon(
+    ['--config', config, '--socket', socket, '--state-dir', join(dir, 'state')],
+    { socket, t },
+  );
+  const h = await startHostile(t, socket);
+  const read = async () => {
+    try {
+      return (await h.call('attempt', { action: 'read', ref: join(g, 'secret.txt') })).text;
+    } catch (err) {
+      return `the call failed: ${(err as Error).message}`;
+    }
+  };
+  return { g, socket, daemon, h, read };
+}
+
+/** Wait past `expires` (ms since the epoch), then for the proxy's restart to have ended. */
+async function pastExpiry(h: { stderr(): string }, expires: number) {
+  await new Promise((r) => setTimeout(r, Math.max(0, expires - Date.now())));
+  await waitFor(
+    () => h.stderr().includes('a root or grant it was given expired'),
+    30_000,
+    'the proxy planned again at the expiry',
+  );
+}
+
+void t.test('a grant that expires while the daemon is gone', async (t) => {
+  const { g, socket, daemon, h, read } = await setup(t, () => '');
+  const admin = await RootsClient.connect({ socket });
+  const { grant } = await admin.grant('h', g, { seconds: LIFETIME_MS / 1000 });
+  await admin.close();
+  await waitFor(async () => (await read()) === 'ok: granted', 30_000, 'the grant is mounted');
+
+  daemon.child.kill('SIGKILL');
+  await daemon.exited;
+  t.equal(await read(), 'ok: granted', 'until it expires, the last answer holds');
+  await pastExpiry(h, Date.parse(grant.expires));
+  t.match(h.stderr(), 'the change takes access away: stopping the old server at once');
+  t.notMatch(await read(), /ok: granted/, 'the server reads nothing of the grant');
+});
+
+void t.test('a policy root that expires while the daemon is stuck', async (t) => {
+  const expires = Date.now() + LIFETIME_MS;
+  const { daemon, h, read } = await setup(
+    t,
+    (g) => `      - path: ${g}\n        expires: ${new Date(expires).toISOString()}\n`,
+  );
+  t.equal(await read(), 'ok: granted', 'the root is mounted');
+
+  // Stopped, not gone: the proxy's connection stays up, and no list comes.
+  daemon.child.kill('SIGSTOP');
+  t.teardown(() => daemon.child.kill('SIGCONT'));
+  await pastExpiry(h, expires);
+  t.match(h.stderr(), 'the change takes access away: stopping the old server at once');
+  t.match(await read(), /^ENOENT: /, 'the new instance has no such mount');
+});
