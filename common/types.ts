@@ -9,6 +9,11 @@ export type DenyMeta =
 
 export interface RootMeta {
   'mcp-roots/readOnly': boolean;
+  /**
+   * When a writable root turns read-only, where that is before it expires: it is writable only
+   * through entries that end sooner (a write grant of a path a read-only entry names too).
+   */
+  'mcp-roots/writableUntil'?: string;
   'mcp-roots/expiresAt'?: string;
   'mcp-roots/deny'?: DenyMeta[];
   /**

@@ -299,6 +299,9 @@ export interface Agg {
   writable: boolean;
   expires: number | undefined;
   forever: boolean;
+  /** The latest `expires` among the writable entries, and whether one of them never expires. */
+  writableUntil: number | undefined;
+  writableForever: boolean;
   /** The entry that named it first. */
   from: EntryResult;
   /** How many matches named it. */
@@ -315,6 +318,8 @@ export function fold(a: Agg | undefined, e: EntryResult, name: string): Agg {
       writable: !e.readOnly,
       expires: exp,
       forever: exp === undefined,
+      writableUntil: e.readOnly ? undefined : exp,
+      writableForever: !e.readOnly && exp === undefined,
       from: e,
       n: 1,
     };
@@ -327,6 +332,11 @@ export function fold(a: Agg | undefined, e: EntryResult, name: string): Agg {
   a.writable ||= !e.readOnly;
   a.forever ||= exp === undefined;
   if (exp !== undefined) a.expires = a.expires === undefined ? exp : Math.max(a.expires, exp);
+  if (!e.readOnly) {
+    a.writableForever ||= exp === undefined;
+    if (exp !== undefined)
+      a.writableUntil = a.writableUntil === undefined ? exp : Math.max(a.writableUntil, exp);
+  }
   return a;
 }
 
@@ -351,6 +361,15 @@ export function rootOf(
   d: ViewDenies,
 ): RootInfo | { kill: DenyRule } {
   const expires = !a.forever && a.expires !== undefined ? a.expires : undefined;
+  // Writable through entries that end before the root does (a write grant of a path a read-only
+  // entry names too): a sandbox must know when its mount turns read-only without being told.
+  const writableUntil =
+    a.writable &&
+    !a.writableForever &&
+    a.writableUntil !== undefined &&
+    (expires === undefined || a.writableUntil < expires)
+      ? a.writableUntil
+      : undefined;
   return rootFrom(
     canonical,
     a.name,
@@ -361,6 +380,7 @@ export function rootOf(
     d,
     d.common.of(canonical),
     true,
+    writableUntil,
   );
 }
 
@@ -378,6 +398,7 @@ function rootFrom(
   d: ViewDenies,
   common: Effect,
   share: boolean,
+  writableUntil?: number,
 ): RootInfo | { kill: DenyRule } {
   // The denies every server shares are evaluated once per path; a block's own denies per view.
   const killer =
@@ -386,11 +407,16 @@ function rootFrom(
   if (killer) return { kill: killer };
   const readOnly =
     !writable || common.write || own.some((r) => r.access === 'write' && covers(r, canonical));
+  const until = readOnly ? undefined : writableUntil;
   // Views share identical roots: a thousand servers over one tree hold one object per root.
   const shared =
     share && own.length === 0 ? (d.common.rootObjects.get(canonical) ?? []) : undefined;
   let root = shared?.find(
-    (r) => r.name === name && r.readOnly === readOnly && r.expires === expires,
+    (r) =>
+      r.name === name &&
+      r.readOnly === readOnly &&
+      r.expires === expires &&
+      r.writableUntil === until,
   )?.root;
   if (!root) {
     const holes =
@@ -401,26 +427,32 @@ function rootFrom(
     // `_meta` of its own and every other shares one (`metaOf` of the index).
     const includes = includeMeta(d.protectedList, canonical);
     const meta =
-      own.length === 0 && includes.length === 0
+      own.length === 0 && includes.length === 0 && until === undefined
         ? d.common.metaOf(readOnly, expires, holes)
-        : metaOf(readOnly, expires, holes, includes);
+        : metaOf(readOnly, expires, holes, includes, until);
     root = { uri: toUri(canonical), name, _meta: meta };
     if (shared !== undefined) {
       if (shared.length === 0) d.common.rootObjects.set(canonical, shared);
-      shared.push({ name, readOnly, expires, root });
+      shared.push({ name, readOnly, expires, writableUntil: until, root });
     }
   }
   return { canonical, readOnly, root, rule };
 }
 
-/** A root's `_meta`: its access, its expiry, the denies inside it and the includes that reach it. */
+/**
+ * A root's `_meta`: its access (and when its writing ends, if before the root does), its expiry,
+ * the denies inside it and the includes that reach it.
+ */
 function metaOf(
   readOnly: boolean,
   expires: number | undefined,
   holes: DenyMeta[],
   includes: string[] = [],
+  writableUntil?: number,
 ): Root['_meta'] {
   const meta: Root['_meta'] = { 'mcp-roots/readOnly': readOnly };
+  if (writableUntil !== undefined)
+    meta['mcp-roots/writableUntil'] = new Date(writableUntil).toISOString();
   if (expires !== undefined) meta['mcp-roots/expiresAt'] = new Date(expires).toISOString();
   if (holes.length > 0) meta['mcp-roots/deny'] = holes;
   if (includes.length > 0) meta['mcp-roots/include'] = includes;
@@ -432,5 +464,6 @@ interface SharedRoot {
   name: string;
   readOnly: boolean;
   expires: number | undefined;
+  writableUntil: number | undefined;
   root: Root;
 }

@@ -8,7 +8,7 @@ import type { PlanInput } from './launch-plan.js';
 import { makeProxyLogger } from './log.js';
 import type { ProxyOptions } from './options.js';
 import { RootsProxy } from './proxy.js';
-import { unexpired } from './root-expiry.js';
+import { rootsAt } from './root-expiry.js';
 import { probeSandbox, type SandboxSupport } from './sandbox-probe.js';
 import { Supervisor } from './supervisor.js';
 
@@ -58,8 +58,9 @@ export async function runProxy(options: ProxyOptions, io: ProxyIo): Promise<numb
   let support: Promise<SandboxSupport> | undefined;
   const planInput = (): PlanInput => ({
     options,
-    // Expired by the proxy's clock, a root is gone whether or not the daemon has said so yet.
-    roots: link.roots === undefined ? undefined : unexpired(link.roots, Date.now()),
+    // Expired by the proxy's clock, a root is gone (or read-only) whether or not the daemon has
+    // said so yet.
+    roots: link.roots === undefined ? undefined : rootsAt(link.roots, Date.now()),
     launch: link.launch,
     sandbox: link.sandbox,
     writers: link.writers,

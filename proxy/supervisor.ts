@@ -9,8 +9,9 @@
  * old server at once (its calls in flight fail), without settling or planning first: every moment
  * it runs, it can read the new path.
  *
- * And it is planned again when one of the roots it runs with expires (root-expiry.ts), by the
- * proxy's own clock: the daemon may be down or stuck at that moment, and nobody else ends a mount.
+ * And it is planned again when one of the roots it runs with expires or turns read-only
+ * (root-expiry.ts), by the proxy's own clock: the daemon may be down or stuck at that moment, and
+ * nobody else ends a mount.
  */
 import { realpath } from 'node:fs/promises';
 import { confinementOnly, type DenyMeta, type SandboxRule } from '../common/types.js';
@@ -28,7 +29,7 @@ import {
 import { hasPlaceholders } from './launch.js';
 import type { ProxyLogger } from './log.js';
 import { spawnDifference } from './plan-diff.js';
-import { nextExpiry } from './root-expiry.js';
+import { nextChange } from './root-expiry.js';
 import { takesAccessAway, type Reach } from './sandbox-reach.js';
 import type { ServerEndpoint, SwapPlan } from './server-swap.js';
 import { EXIT_GRACE_MS, startServerProcess, type ServerProcess } from './server-process.js';
@@ -221,21 +222,22 @@ export class Supervisor {
   }
 
   /**
-   * Plan again when the next of the running plan's roots expires: the plan then leaves it out
-   * (run.ts), and a sandboxed server that had it is stopped at once, as for any root taken away.
+   * Plan again when the next of the running plan's roots expires or turns read-only: the plan
+   * then leaves it out or mounts it read-only (run.ts), and a sandboxed server that had it is
+   * stopped at once, as for any access taken away. One that passed while the plan was made and
+   * the server started is planned again at once.
    */
   private armExpiry(): void {
     clearTimeout(this.expiryTimer);
     this.expiryTimer = undefined;
-    const now = Date.now();
-    const at = this.closed ? undefined : nextExpiry(this.running?.reach.roots ?? [], now);
+    const at = this.closed ? undefined : nextChange(this.running?.reach.roots ?? []);
     if (at === undefined) return;
     this.expiryTimer = setTimeout(
       () => {
         this.expiryTimer = undefined;
         this.changed({ kind: 'expired' });
       },
-      Math.min(at - now, MAX_TIMER_MS),
+      Math.max(0, Math.min(at - Date.now(), MAX_TIMER_MS)),
     );
     this.expiryTimer.unref();
   }
@@ -553,6 +555,9 @@ export class Supervisor {
       // A refused start keeps its plan's key; a try again of its layout starts it all the same.
       const retry = changes.some((c) => c.kind === 'layout');
       if (!stale && !retry && keyOf(next.plan) === old.key) {
+        // What it runs with now, as the plan would start it: a root whose expiry changes nothing
+        // that is started (no sandbox, no `{roots}`) is not timed again (armExpiry).
+        old.reach = next.reach;
         if (changes.some((c) => c.kind === 'rules')) {
           this.o.log.info(
             'the policy changed the server’s launch or sandbox rules, but not what it is started with: no restart',
@@ -668,7 +673,7 @@ function describe(changes: Change[], old: Running, plan: LaunchPlan): string {
       : changes.every((c) => c.kind === 'layout')
         ? 'its sandbox is laid out again'
         : changes.some((c) => c.kind === 'expired')
-          ? 'a root or grant it was given expired'
+          ? 'a root or grant it was given expired or turned read-only'
           : `what it is started with changed`;
   if (old.kind === 'stand-in' && plan.kind === 'start') return `${what}; it can start now`;
   if (plan.kind !== 'start') return `${what}; it cannot run now: ${plan.reason}`;

@@ -3,9 +3,10 @@
  * expired root out of the server's list and the proxy restarts the server without its mount; but
  * with the daemon gone (a crash, an upgrade, a stop) or stuck when the grant expired, nobody told
  * the proxy, and the server read the granted directory on its own for as long as it ran (**was
- * a hole**, found by an attacker pass). The proxy now ends a root by its own clock
- * (proxy/root-expiry.ts). Real daemon process, real proxy, real bwrap; the server's reads are its
- * own system calls (`--no-enforce`: only the kernel answers).
+ * a hole**, found by an attacker pass). A second pass: a write grant of a directory the policy
+ * gives read-only stayed writable the same way. The proxy now ends a root, or its writing, by its
+ * own clock (proxy/root-expiry.ts). Real daemon process, real proxy, real bwrap; the server's
+ * reads and writes are its own system calls (`--no-enforce`: only the kernel answers).
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -15,38 +16,47 @@ import { startHostile } from '../helpers/proxied-server.js';
 import { ownedShortDir, waitFor } from '../helpers/proxy.js';
 import { spawnDaemon } from '../helpers/spawn-daemon.js';
 
-/** How long the root lives: long enough for the server to start and read it first. */
-const LIFETIME_MS = 6000;
+/**
+ * How long the root lives: long enough for the server to restart with it and read it first on a
+ * loaded machine (a wait, not CPU).
+ */
+const LIFETIME_MS = 10_000;
 
 /**
- * A daemon process on a policy giving the sandboxed `h` the root `keep` and what `extra` adds, a
- * proxy on hostile.mjs, and a way to read `g/secret.txt` as the server.
+ * A daemon process on a policy giving the sandboxed `h` the root `keep`, a proxy on hostile.mjs,
+ * a way to read `g/secret.txt` as the server, and one to write the policy again with `extra`.
  */
-async function setup(t: Test, extra: (g: string) => string) {
+async function setup(t: Test) {
   const dir = ownedShortDir(t);
   const [keep, g] = [join(dir, 'keep'), join(dir, 'g')];
   mkdirSync(keep);
   mkdirSync(g);
   writeFileSync(join(g, 'secret.txt'), 'granted');
   const config = join(dir, 'policy.yaml');
-  writeFileSync(
-    config,
-    `version: 1\nservers:\n  h:\n    sandbox: true\n    roots:\n      - path: ${keep}\n${extra(g)}`,
-  );
+  const policy = (extra = '') =>
+    writeFileSync(
+      config,
+      `version: 1\nservers:\n  h:\n    sandbox: true\n    roots:\n      - path: ${keep}\n${extra}`,
+    );
+  policy();
   const socket = join(dir, 'run', 'rootsd.sock');
   const daemon = await spawnDaemon(
     ['--config', config, '--socket', socket, '--state-dir', join(dir, 'state')],
     { socket, t },
   );
   const h = await startHostile(t, socket);
-  const read = async () => {
+  const attempt = async (action: string, ref: string) => {
     try {
-      return (await h.call('attempt', { action: 'read', ref: join(g, 'secret.txt') })).text;
+      return (await h.call('attempt', { action, ref })).text;
     } catch (err) {
       return `the call failed: ${(err as Error).message}`;
     }
   };
-  return { g, socket, daemon, h, read };
+  const read = () => attempt('read', join(g, 'secret.txt'));
+  /** Until `read` gives the file: the root, added, is mounted once the server has restarted. */
+  const mounted = () =>
+    waitFor(async () => (await read()) === 'ok: granted', 30_000, 'the root is mounted');
+  return { g, socket, daemon, h, attempt, read, mounted, policy };
 }
 
 /** Wait past `expires` (ms since the epoch), then for the proxy's restart to have ended. */
@@ -60,11 +70,11 @@ async function pastExpiry(h: { stderr(): string }, expires: number) {
 }
 
 void t.test('a grant that expires while the daemon is gone', async (t) => {
-  const { g, socket, daemon, h, read } = await setup(t, () => '');
+  const { g, socket, daemon, h, read, mounted } = await setup(t);
   const admin = await RootsClient.connect({ socket });
   const { grant } = await admin.grant('h', g, { seconds: LIFETIME_MS / 1000 });
   await admin.close();
-  await waitFor(async () => (await read()) === 'ok: granted', 30_000, 'the grant is mounted');
+  await mounted();
 
   daemon.child.kill('SIGKILL');
   await daemon.exited;
@@ -75,12 +85,10 @@ void t.test('a grant that expires while the daemon is gone', async (t) => {
 });
 
 void t.test('a policy root that expires while the daemon is stuck', async (t) => {
+  const { g, daemon, h, read, mounted, policy } = await setup(t);
   const expires = Date.now() + LIFETIME_MS;
-  const { daemon, h, read } = await setup(
-    t,
-    (g) => `      - path: ${g}\n        expires: ${new Date(expires).toISOString()}\n`,
-  );
-  t.equal(await read(), 'ok: granted', 'the root is mounted');
+  policy(`      - path: ${g}\n        expires: ${new Date(expires).toISOString()}\n`);
+  await mounted();
 
   // Stopped, not gone: the proxy's connection stays up, and no list comes.
   daemon.child.kill('SIGSTOP');
@@ -89,3 +97,23 @@ void t.test('a policy root that expires while the daemon is stuck', async (t) =>
   t.match(h.stderr(), 'the change takes access away: stopping the old server at once');
   t.match(await read(), /^ENOENT: /, 'the new instance has no such mount');
 });
+
+void t.test(
+  'a write grant of a read-only root that expires while the daemon is gone',
+  async (t) => {
+    const { g, socket, daemon, h, attempt, policy } = await setup(t);
+    policy(`      - path: ${g}\n        readOnly: true\n`);
+    const write = (name: string) => attempt('write', join(g, name));
+    await waitFor(async () => /^EROFS/.test(await write('before')), 30_000, 'mounted read-only');
+    const admin = await RootsClient.connect({ socket });
+    const { grant } = await admin.grant('h', g, { seconds: LIFETIME_MS / 1000 });
+    await admin.close();
+    await waitFor(async () => (await write('granted')) === 'ok: written', 30_000, 'writable');
+
+    daemon.child.kill('SIGKILL');
+    await daemon.exited;
+    await pastExpiry(h, Date.parse(grant.expires));
+    t.match(h.stderr(), 'the change takes access away: stopping the old server at once');
+    t.notMatch(await write('after'), /^ok/, 'the server writes nothing more there');
+  },
+);

@@ -155,6 +155,46 @@ servers:
   t.ok(NOW < ev.resolved.nextExpiry!);
 });
 
+void t.test('rule 9: a root writable only through entries that end sooner says when', async (t) => {
+  // A sandbox mounts the root writable; with the daemon down when the writing ends, only the
+  // root's own `_meta` tells the proxy to mount it read-only then (proxy/root-expiry.ts).
+  const dir = t.testdir({});
+  makeTree(dir, ['home/', 'a/', 'b/', 'c/', 'd/']);
+  const [soon, late] = ['2026-11-29T13:00:00Z', '2026-11-29T14:00:00Z'];
+  const ev = await evaluate(
+    dir,
+    `version: 1
+servers:
+  s:
+    roots:
+      - {path: ${dir}/a, readOnly: true}
+      - {path: ${dir}/a, expires: ${soon}}
+      - {path: ${dir}/b, readOnly: true, expires: ${late}}
+      - {path: ${dir}/b, expires: ${soon}}
+      - {path: ${dir}/b, expires: ${soon}}
+      - {path: ${dir}/c, readOnly: true, expires: ${soon}}
+      - {path: ${dir}/c, expires: ${late}}
+      - {path: ${dir}/d, readOnly: true}
+      - {path: ${dir}/d}
+`,
+  );
+  t.same(ev.errors, []);
+  const meta = Object.fromEntries(
+    ev.resolved.roots('s').map((r) => [r.uri.slice(r.uri.lastIndexOf('/') + 1), r._meta]),
+  );
+  const until = (m: (typeof meta)[string]) => m['mcp-roots/writableUntil'];
+  t.equal(
+    until(meta.a!),
+    '2026-11-29T13:00:00.000Z',
+    'a forever read-only root, written for a time',
+  );
+  t.notOk(meta.a!['mcp-roots/expiresAt'], 'the root itself does not end');
+  t.equal(until(meta.b!), '2026-11-29T13:00:00.000Z', 'read-only until later');
+  t.equal(meta.b!['mcp-roots/expiresAt'], '2026-11-29T14:00:00.000Z');
+  t.notOk(until(meta.c!), 'writable for as long as it lasts: its expiry says it');
+  t.notOk(until(meta.d!), 'writable for ever');
+});
+
 void t.test('rule 10: files, includes, defaults per file, cycles', async (t) => {
   const dir = t.testdir({});
   makeTree(dir, ['home/', 'a/', 'b/', 'c/', 'conf.d/']);

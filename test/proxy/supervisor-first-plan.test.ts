@@ -7,7 +7,9 @@
  * failed that way under load). A change that comes while the first plan is made is still followed.
  */
 import t from 'tap';
+import type { Root } from '../../common/types.js';
 import type { PlanInput } from '../../proxy/launch-plan.js';
+import { rootsAt } from '../../proxy/root-expiry.js';
 import type { SwapPlan } from '../../proxy/server-swap.js';
 import { Supervisor } from '../../proxy/supervisor.js';
 
@@ -15,8 +17,10 @@ const SETTLE_MS = 20;
 const quiet = { error() {}, warn() {}, info() {}, debug() {} };
 const change = { added: ['file:///w'], removed: [], reconnected: false };
 
-/** A supervisor of a real idle process; counts its plans and restarts. */
-function supervised(onPlan: (n: number, s: Supervisor) => void = () => {}) {
+const W: Root = { uri: 'file:///w', name: 'w', _meta: { 'mcp-roots/readOnly': false } };
+
+/** A supervisor of a real idle process on `roots` (as run.ts gives them); counts its plans and restarts. */
+function supervised(onPlan: (n: number, s: Supervisor) => void = () => {}, roots: Root[] = [W]) {
   const counts = { plans: 0, swaps: 0 };
   const input = (): PlanInput => ({
     options: {
@@ -27,7 +31,7 @@ function supervised(onPlan: (n: number, s: Supervisor) => void = () => {}) {
       command: process.execPath,
       args: ['-e', 'setInterval(() => {}, 1e9)'],
     },
-    roots: [{ uri: 'file:///w', name: 'w', _meta: { 'mcp-roots/readOnly': false } }],
+    roots: rootsAt(roots, Date.now()),
     launch: undefined,
     sandbox: undefined,
     writers: [],
@@ -85,3 +89,22 @@ void t.test('a change while the first plan is made is followed', async (t) => {
   await settled();
   t.equal(counts.plans, 2, 'planned again once the session runs');
 });
+
+void t.test(
+  'a root that expires where nothing started depends on it: planned once more',
+  async (t) => {
+    // The plan of a server without a sandbox or `{roots}` is the same without the root; the
+    // expiry must not leave the root's time on the running plan, or it is planned again at once,
+    // for ever.
+    const expires = new Date(Date.now() + 500).toISOString();
+    const expiring = { ...W, _meta: { ...W._meta, 'mcp-roots/expiresAt': expires } };
+    const { s, counts, router } = supervised(undefined, [expiring]);
+    t.teardown(() => s.stop());
+    await s.start();
+    s.follow(router);
+    await new Promise((resolve) => setTimeout(resolve, Date.parse(expires) - Date.now()));
+    await settled();
+    t.equal(counts.plans, 2, 'the first plan, and one at the expiry');
+    t.equal(counts.swaps, 0, 'the same plan: not restarted');
+  },
+);
