@@ -19,13 +19,15 @@
 //
 //   node scripts/run-tests.mjs [test/x.test.ts | dist/test/x.test.js ...] [--grep PATTERN ...]
 //
-//   MCP_ROOTS_TEST_JOBS  files run at once (default: CPUs + 2)
+//   MCP_ROOTS_TEST_JOBS  files run at once (default: CPUs + 4)
 //
-// Two more files than CPUs: the suite is mostly CPU (its children's), but many files also wait
+// Four more files than CPUs: the suite is mostly CPU (its children's), but many files also wait
 // (a proxy's grace period for a server that ignores EOF, a client's reconnect backoff, a daemon's
-// settle time), and on a 2-core machine three files left a core idle whenever two of them waited
-// at once (bench/FINDINGS.md, twelfth step). The tests' waits are ceilings sized for a machine
-// running several suites at once, which four files on two cores are well within.
+// settle time, a grant's lifetime), and with fewer files the cores sat idle whenever several of
+// them waited at once: on the project's 2-core machine, `npm test` took 6m29s with four at a time
+// and 5m51s with six, the same head run one after the other (three at a time left a core idle
+// still more: bench/FINDINGS.md, twelfth step). The tests' waits are ceilings sized for a machine
+// running several suites at once, which six files on two cores are well within.
 //
 // Each file's TAP is kept and printed whole when the file fails; the last lines are tap's summary
 // over every file (`# { total, pass, fail }`), which .ci/run reads. A file is given 180 s (tap's
@@ -127,7 +129,7 @@ TEST_ENV.NODE_COMPILE_CACHE ??= join(root, '.tmp', 'node-compile-cache');
 const times = { ...readTimes(SEED_TIMES), ...readTimes(TIMES) };
 // Unknown files first (a new file may be long), then the longest first.
 const queue = files.slice().sort((a, b) => (times[b] ?? Infinity) - (times[a] ?? Infinity));
-const jobs = Number(process.env.MCP_ROOTS_TEST_JOBS) || availableParallelism() + 2;
+const jobs = Number(process.env.MCP_ROOTS_TEST_JOBS) || availableParallelism() + 4;
 
 const totals = { total: 0, pass: 0, fail: 0, skip: 0, todo: 0 };
 const failedFiles = [];

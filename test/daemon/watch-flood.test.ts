@@ -19,7 +19,7 @@ import { policy, setup, uri, uris, waitForList, WAIT_MS } from '../helpers/watch
  * How long each flood runs at most, stopped once its checks are done: a check made while it
  * still runs shows the loop went on.
  */
-const FLOOD_SECONDS = 6;
+const FLOOD_SECONDS = 15;
 
 type Open = (dir: string, onEvent: OnEvent, onError: OnError) => Promise<WatchHandle>;
 const backends: [string, Open][] = [

@@ -21,7 +21,7 @@ void t.test(
   async (t) => {
     const { r, roots, reports, dw } = await watchedRoot(t);
     slowWatch(t, r);
-    const flood = startFlood(t, r, 6);
+    const flood = startFlood(t, r, 15);
     // The test's own timers run only while the loop goes on.
     await waitFor(() => reports.some((d) => isFlood(d.why)), 30_000, 'the flood reported');
     t.ok(flood.running(), 'reported while the flood still runs');
