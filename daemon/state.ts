@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import type { Logger } from './logger.js';
 import { errnoCode, ignoreMissing, RootsError } from '../common/errors.js';
 import { SerialQueue } from '../common/serial-queue.js';
+import { ExpiryTimer } from '../common/expiry-timer.js';
 import {
   confinementOnly,
   type Access,
@@ -33,7 +34,6 @@ import {
   withReads,
 } from '../policies/index.js';
 import { packageRoot } from '../common/package-info.js';
-import { ExpiryTimer } from './expiry-timer.js';
 import { ListJson } from './list-json.js';
 import { readKey, type Fingerprint, type LoadLook } from './watch-policy.js';
 

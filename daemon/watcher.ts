@@ -3,6 +3,7 @@ import { lstatSync } from 'node:fs';
 import { lstat } from 'node:fs/promises';
 import { sep } from 'node:path';
 import type { Logger } from './logger.js';
+import { MAX_TIMEOUT_MS } from '../common/expiry-timer.js';
 import { errnoCode } from '../common/errors.js';
 import { isInsideOrEqual } from '../common/segments.js';
 import {
@@ -16,7 +17,6 @@ import {
   nodeFs,
   type RootWatches,
 } from '../policies/index.js';
-import { MAX_TIMEOUT_MS } from './expiry-timer.js';
 import type { PolicyState } from './state.js';
 import { RecomputeThrottle } from './throttle-recompute.js';
 import {

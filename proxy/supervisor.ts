@@ -14,6 +14,7 @@
  * nobody else ends a mount.
  */
 import { realpath } from 'node:fs/promises';
+import { ExpiryTimer } from '../common/expiry-timer.js';
 import { confinementOnly, type DenyMeta, type SandboxRule } from '../common/types.js';
 import type { RootsChange } from './daemon-link.js';
 import { DenyWatch, type DeniedPath } from './deny-watch.js';
@@ -85,9 +86,6 @@ const LAYOUT_TRIES = 3;
  */
 const LAYOUT_RETRY_MS = 1000;
 const LAYOUT_RETRY_MAX_MS = 60_000;
-
-/** The longest a timer waits (Node's limit, about 24.8 days): a later expiry is timed in steps. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
 
 const keyOf = (plan: LaunchPlan): string =>
   plan.kind === 'start' ? plan.key : `${plan.kind}\0${plan.reason}`;
@@ -177,8 +175,8 @@ export class Supervisor {
   /** Sandboxed starts refused in a row because their mounts moved, and the next try's timer. */
   private movedRefusals = 0;
   private layoutTimer: NodeJS.Timeout | undefined;
-  /** Set for when the next of the running plan's roots expires. */
-  private expiryTimer: NodeJS.Timeout | undefined;
+  /** Set for when the next of the running plan's roots expires or turns read-only. */
+  private readonly expiry = new ExpiryTimer(() => this.changed({ kind: 'expired' }));
 
   constructor(private readonly o: SupervisorOptions) {
     this.watch = new DenyWatch({
@@ -228,18 +226,10 @@ export class Supervisor {
    * the server started is planned again at once.
    */
   private armExpiry(): void {
-    clearTimeout(this.expiryTimer);
-    this.expiryTimer = undefined;
-    const at = this.closed ? undefined : nextChange(this.running?.reach.roots ?? []);
-    if (at === undefined) return;
-    this.expiryTimer = setTimeout(
-      () => {
-        this.expiryTimer = undefined;
-        this.changed({ kind: 'expired' });
-      },
-      Math.max(0, Math.min(at - Date.now(), MAX_TIMER_MS)),
+    this.expiry.set(
+      this.closed ? undefined : nextChange(this.running?.reach.roots ?? []),
+      Date.now,
     );
-    this.expiryTimer.unref();
   }
 
   /**
@@ -403,7 +393,7 @@ export class Supervisor {
     this.closed = true;
     this.wakeSettled();
     clearTimeout(this.layoutTimer);
-    clearTimeout(this.expiryTimer);
+    this.expiry.clear();
     this.watch.close();
     this.includes.close();
     if (this.timer !== undefined) clearTimeout(this.timer);
