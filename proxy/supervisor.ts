@@ -556,7 +556,7 @@ export class Supervisor {
         return;
       }
     }
-    const reason = stale ? deniedReason(changes) : describe(changes, old, next!.plan);
+    const reason = stale ? deniedReason(changes) : describe(changes, old, next!);
     this.o.log.info(`restarting the server: ${reason}`);
     // A sandboxed server keeps what its mounts give it for as long as it runs: one whose access
     // is taken away is stopped at once (its calls in flight fail, its lists are not read), and
@@ -648,14 +648,17 @@ function deniedReason(changes: Change[]): string {
 }
 
 /** Why a restart happens, in words. */
-function describe(changes: Change[], old: Running, plan: LaunchPlan): string {
-  const rootChanges = changes.flatMap((c) => (c.kind === 'roots' ? [c.change] : []));
-  const added = new Set(rootChanges.flatMap((c) => c.added));
-  const removed = new Set(rootChanges.flatMap((c) => c.removed));
-  for (const a of [...added]) if (removed.delete(a)) added.delete(a);
+function describe(changes: Change[], old: Running, next: Planned): string {
+  const { plan } = next;
+  // What the running server was planned with against the new plan, not the daemon's last list
+  // against this one: after a reconnect every root of the list is new to the link.
+  const before = new Set(old.reach.roots.map((r) => r.uri));
+  const after = new Set(next.reach.roots.map((r) => r.uri));
+  const added = [...after].filter((u) => !before.has(u));
+  const removed = [...before].filter((u) => !after.has(u));
   const parts = [
-    ...[...added].map((u) => `+${decodeURI(u.replace(/^file:\/\//, ''))}`),
-    ...[...removed].map((u) => `-${decodeURI(u.replace(/^file:\/\//, ''))}`),
+    ...added.map((u) => `+${decodeURI(u.replace(/^file:\/\//, ''))}`),
+    ...removed.map((u) => `-${decodeURI(u.replace(/^file:\/\//, ''))}`),
   ];
   const what =
     parts.length > 0

@@ -19,9 +19,17 @@ const change = { added: ['file:///w'], removed: [], reconnected: false };
 
 const W: Root = { uri: 'file:///w', name: 'w', _meta: { 'mcp-roots/readOnly': false } };
 
-/** A supervisor of a real idle process on `roots` (as run.ts gives them); counts its plans and restarts. */
-function supervised(onPlan: (n: number, s: Supervisor) => void = () => {}, roots: Root[] = [W]) {
+/**
+ * A supervisor of a real idle process on `roots` (as run.ts gives them, read at each plan) and
+ * `args`; counts its plans and restarts, and keeps what it logs as info.
+ */
+function supervised(
+  onPlan: (n: number, s: Supervisor) => void = () => {},
+  roots: Root[] = [W],
+  args = ['-e', 'setInterval(() => {}, 1e9)'],
+) {
   const counts = { plans: 0, swaps: 0 };
+  const infos: string[] = [];
   const input = (): PlanInput => ({
     options: {
       server: 's',
@@ -29,7 +37,7 @@ function supervised(onPlan: (n: number, s: Supervisor) => void = () => {}, roots
       env: [],
       cwd: undefined,
       command: process.execPath,
-      args: ['-e', 'setInterval(() => {}, 1e9)'],
+      args,
     },
     roots: rootsAt(roots, Date.now()),
     launch: undefined,
@@ -44,7 +52,7 @@ function supervised(onPlan: (n: number, s: Supervisor) => void = () => {}, roots
   const s: Supervisor = new Supervisor({
     server: 's',
     version: '0',
-    log: quiet,
+    log: { ...quiet, info: (m: string) => infos.push(m) },
     settleMs: SETTLE_MS,
     planInput: () => {
       onPlan(++counts.plans, s);
@@ -57,7 +65,7 @@ function supervised(onPlan: (n: number, s: Supervisor) => void = () => {}, roots
       return Promise.resolve();
     },
   };
-  return { s, counts, router };
+  return { s, counts, router, infos };
 }
 
 const settled = () => new Promise((resolve) => setTimeout(resolve, SETTLE_MS * 5));
@@ -108,3 +116,21 @@ void t.test(
     t.equal(counts.swaps, 0, 'the same plan: not restarted');
   },
 );
+
+void t.test('a restart says what the new plan adds to the running one', async (t) => {
+  // After a reconnect every root of the daemon's list is new to the link: the reason listed
+  // them all as added (an attacker pass saw "+g/a, +keep" for a root turned read-only).
+  const roots = [W];
+  const args = ['-e', 'setInterval(() => {}, 1e9)', '{roots}'];
+  const { s, router, infos } = supervised(undefined, roots, args);
+  t.teardown(() => s.stop());
+  await s.start();
+  s.follow(router);
+  roots.push({ uri: 'file:///x', name: 'x', _meta: { 'mcp-roots/readOnly': false } });
+  s.onRoots({ added: ['file:///w', 'file:///x'], removed: [], reconnected: true });
+  await settled();
+  t.same(
+    infos.filter((m) => m.startsWith('restarting')),
+    ['restarting the server: its roots changed (+/x)'],
+  );
+});
