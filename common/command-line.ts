@@ -90,7 +90,7 @@ export function startSentence(c: StartCommands): string {
 export function startWith(c: StartCommands): string {
   return c.systemd
     ? `\`systemctl --user start mcp-rootsd.socket\` (once \`${c.rootsctl} install-service\` has run) or \`${c.daemon}\``
-    : `\`${c.daemon}\` and the --config and --state-dir it was started with; for the demo, \`npm start\` in its repository`;
+    : `\`${c.daemon}\` and the --config and --state-dir you run it with; for the demo, \`npm start\` in its repository`;
 }
 
 /** The commands a start hint names, as the person runs them. */

@@ -1,5 +1,13 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { cpSync, existsSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import {
+  cpSync,
+  existsSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import t from 'tap';
 import type { Io } from '../cli/io.js';
@@ -60,6 +68,7 @@ void t.test("npm start's command serves the demo policy", async (t) => {
   // so that it neither meets a demo the developer is running nor exceeds sun_path.
   const dir = shortDir();
   cpSync(join(REPO, 'examples/demo'), join(dir, 'examples/demo'), { recursive: true });
+  cpSync(join(REPO, 'scripts/ensure-built.mjs'), join(dir, 'scripts/ensure-built.mjs'));
   symlinkSync(join(REPO, 'dist'), join(dir, 'dist'));
   const child = spawn('sh', ['-c', script], {
     cwd: dir,
@@ -184,4 +193,32 @@ void t.test("npm start's command serves the demo policy", async (t) => {
   process.kill(-child.pid!, 'SIGTERM');
   await exited;
   t.notOk(existsSync(socket), 'SIGTERM: the daemon removed its socket');
+});
+
+void t.test('npm start builds dist/ first when it is not there', (t) => {
+  // node_modules copied in, or `npm ci --ignore-scripts`: no `prepare`, so no dist/, and the
+  // demo failed with Node's MODULE_NOT_FOUND stack trace.
+  const dir = t.testdir({});
+  cpSync(join(REPO, 'scripts/ensure-built.mjs'), join(dir, 'scripts/ensure-built.mjs'));
+  const made = ['daemon', 'cli', 'proxy'].map((d) => `dist/${d}/main.js`);
+  const project = (build: string) =>
+    writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'x', scripts: { build } }));
+  const ensure = () =>
+    spawnSync(process.execPath, ['scripts/ensure-built.mjs'], { cwd: dir, encoding: 'utf8' });
+
+  project('exit 7');
+  const failed = ensure();
+  t.equal(failed.status, 7, 'a failed build stops npm start');
+  t.match(failed.stderr, 'dist/ is not built (npm ci builds it;');
+
+  project(`mkdir -p dist/daemon dist/cli dist/proxy && touch ${made.join(' ')}`);
+  const built = ensure();
+  t.equal(built.status, 0, built.stderr);
+  t.ok(
+    made.every((f) => existsSync(join(dir, f))),
+    'built',
+  );
+  const again = ensure();
+  t.same([again.status, again.stdout, again.stderr], [0, '', ''], 'built already: nothing done');
+  t.end();
 });

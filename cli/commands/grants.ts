@@ -32,14 +32,14 @@ export async function grant(io: Io, [server, given]: string[], opts: Options): P
       `a grant names one server exactly; "${server}" has a *. Put patterns in the policy file.`,
     );
   }
+  // Canonical here, where a relative path means what the person typed. A path that cannot be
+  // resolved goes as typed, made absolute: the daemon refuses it (PATH_NOT_FOUND) and records
+  // the refusal in the decision log, as it does every refused grant.
   let real: string;
   try {
     real = realpathSync(path);
   } catch {
-    throw new RootsError(
-      'PATH_NOT_FOUND',
-      `${path} does not exist; a grant needs an existing file or directory`,
-    );
+    real = resolve(path);
   }
   return withClient(io, opts.socket, async (client) => {
     // A name the policy does not cover is granted (a server may live on grants alone), but said:

@@ -100,7 +100,7 @@ export interface FixCommands {
 /** What a fix that starts the daemon on a socket of one's own adds: the flags not known here. */
 function startedWith(cmd: FixCommands): string {
   if (cmd.notGiven.length === 0) return '';
-  return `, with the ${cmd.notGiven.join(' and ')} it was started with (the demo's: \`npm start\` in its repository)`;
+  return `, with the ${cmd.notGiven.join(' and ')} you run it with (the demo's: \`npm start\` in its repository)`;
 }
 
 /** The daemon's line from its status, or the reason it could not be asked. */

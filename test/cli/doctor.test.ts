@@ -118,7 +118,7 @@ void t.test(
     const socketArg = `--socket ${join(dir, 'none', 'rootsd.sock')}`;
     // A socket of one's own: no systemd unit serves it, and what is not known is named.
     t.same(given.by('daemon').fix, [
-      `run mcp-rootsd ${socketArg} --config '${demo}' in a terminal, with the --state-dir it was started with (the demo's: \`npm start\` in its repository)`,
+      `run mcp-rootsd ${socketArg} --config '${demo}' in a terminal, with the --state-dir you run it with (the demo's: \`npm start\` in its repository)`,
     ]);
     const state = join(dir, 'state');
     const all = await runDoctor(env, {

@@ -92,7 +92,7 @@ for (const [i, c] of CASES.entries()) {
     t.equal(away.code, 3, 'not running: exit 3');
     t.equal(
       away.err,
-      `rootsctl: mcp-rootsd is not running (connect ENOENT ${sock}). Start it with \`${c.daemon} --socket ${sock}\` and the --config and --state-dir it was started with; for the demo, \`npm start\` in its repository.\n`,
+      `rootsctl: mcp-rootsd is not running (connect ENOENT ${sock}). Start it with \`${c.daemon} --socket ${sock}\` and the --config and --state-dir you run it with; for the demo, \`npm start\` in its repository.\n`,
       'the daemon on the socket given, as the person can start it',
     );
 

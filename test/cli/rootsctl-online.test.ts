@@ -283,6 +283,29 @@ void t.test('grant under an access: write deny says it was made read-only', asyn
   );
 });
 
+void t.test(
+  'a grant of a path that is not there is refused by the daemon, and logged',
+  async (t) => {
+    // It was refused by rootsctl alone, so the decision log the README promises it in had nothing.
+    const dir = shortDir();
+    const home = join(dir, 'home');
+    mkdirSync(home, { recursive: true });
+    writeFileSync(join(dir, 'p.yaml'), 'version: 1\n');
+    const d = await startDaemon(t, undefined, { dir, configFile: join(dir, 'p.yaml'), home });
+    const env = { HOME: home, MCP_ROOTS_SOCKET: d.socket };
+    const r = await rootsctl(['grant', 'fs', 'gone', '--for', '10m'], { env, cwd: home });
+    t.equal(r.code, 1);
+    t.match(
+      r.err,
+      `${home}/gone does not exist (ENOENT); a grant needs an existing file or directory`,
+    );
+    // The daemon writes its log a moment after it answers.
+    const refused = /fs +grant REFUSED +~\/gone: .*does not exist/;
+    const log = () => rootsctl(['log', '--state-dir', d.stateDir], { env, cwd: home });
+    await waitFor(async () => refused.test((await log()).out), 10_000, 'the refusal logged');
+  },
+);
+
 void t.test('status says when the main policy file is gone', async (t) => {
   const dir = shortDir();
   mkdirSync(join(dir, 'home/w'), { recursive: true });

@@ -187,7 +187,7 @@ void t.test(
       level: 'warning',
       logger: 'mcp-roots-proxy',
       data: new RegExp(
-        `^mcp-rootsd is not reachable, so the policy is not known: every call with a path is refused until mcp-rootsd answers \\(start it with ${start} and the --config and --state-dir it was started with; for the demo, \`npm start\` in its repository\\)\\.$`,
+        `^mcp-rootsd is not reachable, so the policy is not known: every call with a path is refused until mcp-rootsd answers \\(start it with ${start} and the --config and --state-dir you run it with; for the demo, \`npm start\` in its repository\\)\\.$`,
       ),
     });
     const r = await client.callTool({ name: 'read_text_file', arguments: { path: `${dir}/a` } });
