@@ -36,10 +36,13 @@ export function rootsTable(server: string, roots: Root[], home: string, now: num
   const rows = [['PATH', 'ACCESS', 'EXPIRES', 'NAME']];
   for (const r of roots) {
     const expires = r._meta['mcp-roots/expiresAt'];
+    // Writable through a grant that ends before the root does: say when the writing ends.
+    const writes = r._meta['mcp-roots/writableUntil'];
     const denies = r._meta['mcp-roots/deny']?.length ?? 0;
     rows.push([
       rootPath(r, home),
       (r._meta['mcp-roots/readOnly'] ? 'read-only' : 'read-write') +
+        (writes ? ` for ${timeLeft(writes, now)}, then read-only` : '') +
         (denies > 0 ? ` (${denies} deny)` : ''),
       expires ? `in ${timeLeft(expires, now)}` : '-',
       r.name ?? '',

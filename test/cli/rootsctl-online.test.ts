@@ -306,6 +306,22 @@ void t.test(
   },
 );
 
+void t.test('list says when a grant’s writing ends in a root that stays', async (t) => {
+  const dir = shortDir();
+  const home = join(dir, 'home');
+  mkdirSync(join(home, 'docs'), { recursive: true });
+  writeFileSync(
+    join(dir, 'p.yaml'),
+    'version: 1\nservers:\n  fs:\n    roots: [{path: ~/docs, readOnly: true}]\n',
+  );
+  const d = await startDaemon(t, undefined, { dir, configFile: join(dir, 'p.yaml'), home });
+  const env = { HOME: home, MCP_ROOTS_SOCKET: d.socket };
+  const granted = await rootsctl(['grant', 'fs', 'docs', '--for', '10m'], { env, cwd: home });
+  t.equal(granted.code, 0, granted.err);
+  const list = await rootsctl(['list', 'fs'], { env, cwd: home });
+  t.match(list.out, /^~\/docs +read-write for (9|10)m, then read-only +- +docs$/m);
+});
+
 void t.test('status says when the main policy file is gone', async (t) => {
   const dir = shortDir();
   mkdirSync(join(dir, 'home/w'), { recursive: true });
