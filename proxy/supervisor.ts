@@ -660,12 +660,13 @@ function describe(changes: Change[], old: Running, next: Planned): string {
     ...added.map((u) => `+${decodeURI(u.replace(/^file:\/\//, ''))}`),
     ...removed.map((u) => `-${decodeURI(u.replace(/^file:\/\//, ''))}`),
   ];
+  const expired = changes.some((c) => c.kind === 'expired');
   const what =
     parts.length > 0
-      ? `its roots changed (${parts.join(', ')})`
+      ? `its roots changed (${parts.join(', ')})${expired ? ': a root or grant it was given expired' : ''}`
       : changes.every((c) => c.kind === 'layout')
         ? 'its sandbox is laid out again'
-        : changes.some((c) => c.kind === 'expired')
+        : expired
           ? 'a root or grant it was given expired or turned read-only'
           : `what it is started with changed`;
   if (old.kind === 'stand-in' && plan.kind === 'start') return `${what}; it can start now`;
