@@ -1,8 +1,6 @@
 /** Temporary grants and lockdown: the grants file, written only by the daemon (docs/protocol.md grants/*). */
-import { randomBytes } from 'node:crypto';
-import { constants } from 'node:fs';
-import { mkdir, open, realpath, rename, rm } from 'node:fs/promises';
-import { dirname, isAbsolute } from 'node:path';
+import { realpath } from 'node:fs/promises';
+import { isAbsolute } from 'node:path';
 import type { Logger } from './logger.js';
 import { stringify } from 'yaml';
 import { errnoCode, ignoreMissing, RootsError } from '../common/errors.js';
@@ -23,6 +21,7 @@ import {
 import type { GrantAddParams, Methods } from '../protocol/methods.js';
 import type { DecisionSink } from './decision-log.js';
 import type { PolicyState } from './state.js';
+import { writeAtomically } from './write-atomically.js';
 
 export interface GrantStoreOptions {
   state: PolicyState;
@@ -355,44 +354,7 @@ export class GrantStore {
     const text = HEADER + stringify({ version: 1, servers }, { lineWidth: 0 });
     // Never into a directory that someone else put in the state directory's place.
     await this.opts.verifyStateDir?.();
-    await writeAtomically(this.opts.file, text);
+    await writeAtomically(this.opts.file, text, 'the previous grants are kept');
     await this.opts.state.reload({ grants: true }, 'grants changed');
-  }
-}
-
-/** Write a file so that a crash leaves the old or the new content, never a torn one. */
-export async function writeAtomically(file: string, text: string): Promise<void> {
-  const dir = dirname(file);
-  await mkdir(dir, { recursive: true, mode: 0o700 });
-  const temp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
-  try {
-    const handle = await open(
-      temp,
-      constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL,
-      0o600,
-    );
-    try {
-      await handle.writeFile(text);
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
-    await rename(temp, file);
-  } catch (err) {
-    await rm(temp, { force: true });
-    throw new RootsError(
-      'INTERNAL',
-      `cannot write ${file} (${errnoCode(err) ?? String(err)}); the previous grants are kept`,
-      { cause: err },
-    );
-  }
-  // Make the rename itself durable.
-  const dirHandle = await ignoreMissing(open(dir, constants.O_RDONLY));
-  if (dirHandle) {
-    try {
-      await dirHandle.sync();
-    } finally {
-      await dirHandle.close();
-    }
   }
 }

@@ -4,6 +4,7 @@ import { EventEmitter } from 'node:events';
 import { readFile, rm, writeFile, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from './logger.js';
+import { loadPins, PinsFile } from './pins-file.js';
 import { errnoCode, ignoreMissing, RootsError } from '../common/errors.js';
 import { SerialQueue } from '../common/serial-queue.js';
 import { ExpiryTimer } from '../common/expiry-timer.js';
@@ -130,6 +131,8 @@ export class PolicyState extends EventEmitter<StateEvents> {
   );
   /** Where each written path led when it entered the policy: later links are not followed. */
   private readonly pins = new LinkPins();
+  /** The pins, kept in the state directory so that a restart follows no link anew. */
+  private readonly pinsFile: PinsFile;
   /**
    * The last change someone asked for (a grant, a reload, lockdown, an expiry), settled: what
    * answers wait for. Background recomputes (the watcher's) are not in it.
@@ -169,6 +172,7 @@ export class PolicyState extends EventEmitter<StateEvents> {
     super();
     this.now = opts.now ?? Date.now;
     this.timer = new ExpiryTimer(() => void this.recompute('expiry'));
+    this.pinsFile = new PinsFile(opts.stateDir, opts.log);
   }
 
   /** How many loads of the policy's files have begun: a reader's mark for `reload`'s `reads`. */
@@ -219,6 +223,7 @@ export class PolicyState extends EventEmitter<StateEvents> {
         `lockdown is on (since ${since.trim() || 'an unknown time'}): every list is empty and every access refused until \`rootsctl unlock\``,
       );
     }
+    await loadPins(this.opts.stateDir, this.pins, this.opts.log);
     await this.reload({ policy: true, grants: true }, 'start');
   }
 
@@ -525,6 +530,7 @@ export class PolicyState extends EventEmitter<StateEvents> {
     this.warnings = [...this.base.warnings, ...this.grants.warnings, ...this.current.warnings];
     this.sha256 = combinedHash(files.map((f) => f.sha256));
     this.timer.set(this.current.nextExpiry, this.now);
+    void this.pinsFile.save(this.pins);
     // A name the policy just started naming had the empty list before (deny by default).
     for (const name of this.current.serverNames())
       if (!this.lists.has(name)) this.lists.set(name, []);

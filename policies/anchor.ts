@@ -5,7 +5,8 @@
  * reloaded on request, an edit or a grant adds the path); the target is pinned. A later
  * resolution (after a directory event, a rescan, an expiry) that finds the path leading
  * anywhere else, because a link appeared, was re-pointed, or replaced an ancestor, does not
- * follow it: the entry yields nothing until the person reloads.
+ * follow it: the entry yields nothing until the person reloads. The daemon keeps the pins in
+ * its state directory, so that a restart is not a moment at which a planted link is followed.
  */
 import { errnoCode } from '../common/errors.js';
 import type { FsView } from './model.js';
@@ -40,6 +41,16 @@ export class LinkPins {
 
   get size(): number {
     return this.pins.size;
+  }
+
+  /** Every pin, sorted, to keep across restarts (daemon/pins-file.ts). */
+  entries(): [written: string, canonical: string][] {
+    return [...this.pins].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  }
+
+  /** Pins kept from before a restart, as if the last resolution had made them. */
+  restore(entries: Iterable<[written: string, canonical: string]>): void {
+    for (const [written, canonical] of entries) this.pins.set(written, canonical);
   }
 }
 

@@ -15,6 +15,7 @@ import {
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import t from 'tap';
+import { PINS_FILE } from '../../daemon/pins-file.js';
 import { RootsClient } from '../../protocol/client.js';
 import { startDaemon } from '../helpers/daemon.js';
 import { ownedShortDir, waitFor } from '../helpers/proxy.js';
@@ -85,12 +86,11 @@ void t.test('the disk full while writing the grants file', async (t) => {
         );
       return Object.assign(Object.create(handle) as typeof handle, { writeFile });
     };
-    const { writeAtomically } = await t.mockImport<typeof import('../../daemon/grants.js')>(
-      compiled('../../daemon/grants.js'),
-      { 'node:fs/promises': { ...fsp, open } },
-    );
+    const { writeAtomically } = await t.mockImport<
+      typeof import('../../daemon/write-atomically.js')
+    >(compiled('../../daemon/write-atomically.js'), { 'node:fs/promises': { ...fsp, open } });
     writeFileSync(file, 'old grants\n');
-    await t.rejects(writeAtomically(file, 'new grants\n'), /ENOSPC.*previous grants are kept/);
+    await t.rejects(writeAtomically(file, 'new grants\n'), /ENOSPC.*previous file is kept/);
     t.equal(readFileSync(file, 'utf8'), 'old grants\n', 'the old file is kept');
     t.same(stateFiles(stateDir), ['grants.yaml'], 'no temp file is left behind');
     return;
@@ -130,9 +130,12 @@ void t.test('the disk full while writing the grants file', async (t) => {
   await d.close();
 });
 
-/** A state directory's files, sorted, without the daemon's own lasting ones (decision log, socket pointer). */
+/**
+ * A state directory's files, sorted, without the daemon's own lasting ones (decision log, socket
+ * pointer, link pins).
+ */
 function stateFiles(dir: string): string[] {
-  const lasting = new Set(['decisions.jsonl', 'socket-path']);
+  const lasting = new Set(['decisions.jsonl', 'socket-path', PINS_FILE]);
   return readdirSync(dir)
     .filter((f) => !lasting.has(f))
     .sort();
