@@ -39,21 +39,16 @@ export async function loadPins(stateDir: string, pins: LinkPins, log: Logger): P
   pins.restore(entries);
 }
 
+/** The pins `text` holds: a JSON array of `[written, canonical]` pairs; undefined if not. */
 function parsePins(text: string): [string, string][] | undefined {
-  let value: unknown;
+  const isPair = (e: unknown): e is [string, string] =>
+    Array.isArray(e) && e.length === 2 && e.every((x) => typeof x === 'string');
   try {
-    value = JSON.parse(text);
+    const value: unknown = JSON.parse(text);
+    return Array.isArray(value) && value.every(isPair) ? value : undefined;
   } catch {
     return undefined;
   }
-  if (!Array.isArray(value)) return undefined;
-  const entries: [string, string][] = [];
-  for (const e of value) {
-    if (!Array.isArray(e) || e.length !== 2 || typeof e[0] !== 'string' || typeof e[1] !== 'string')
-      return undefined;
-    entries.push([e[0], e[1]]);
-  }
-  return entries;
 }
 
 /** Writes the pins when they changed, one write at a time, in order. */
