@@ -163,7 +163,7 @@ export class Daemon {
       return daemon;
     } catch (err) {
       await watcher.close();
-      state.close();
+      await state.close();
       await listener.close();
       if (decisions instanceof DecisionLog) await decisions.close();
       throw err;
@@ -232,7 +232,7 @@ export class Daemon {
       await stopped;
       await unguarded;
       await this.watcher.close();
-      this.state.close();
+      await this.state.close();
       await this.decisions.close?.();
       // Under socket activation systemd keeps the socket after we exit: the pointer stays true.
       if (!this.listener.activated) {

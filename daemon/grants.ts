@@ -354,7 +354,7 @@ export class GrantStore {
     const text = HEADER + stringify({ version: 1, servers }, { lineWidth: 0 });
     // Never into a directory that someone else put in the state directory's place.
     await this.opts.verifyStateDir?.();
-    await writeAtomically(this.opts.file, text, 'the previous grants are kept');
+    await writeAtomically(this.opts.file, text, { kept: 'the previous grants are kept' });
     await this.opts.state.reload({ grants: true }, 'grants changed');
   }
 }

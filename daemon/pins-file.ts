@@ -16,28 +16,8 @@ import type { Logger } from './logger.js';
 
 export const PINS_FILE = 'link-pins.json';
 
-/** The pins kept in `stateDir`, restored into `pins`; a file that cannot be read is said. */
-export async function loadPins(stateDir: string, pins: LinkPins, log: Logger): Promise<void> {
-  const file = join(stateDir, PINS_FILE);
-  let text: string | undefined;
-  try {
-    text = await ignoreMissing(readFile(file, 'utf8'));
-  } catch (err) {
-    log.warn(
-      `cannot read ${file} (${errnoCode(err) ?? String(err)}): links on the policy's paths are followed as they are now`,
-    );
-    return;
-  }
-  if (text === undefined) return;
-  const entries = parsePins(text);
-  if (entries === undefined) {
-    log.warn(
-      `${file} is not a list of pins (written by mcp-rootsd): links on the policy's paths are followed as they are now`,
-    );
-    return;
-  }
-  pins.restore(entries);
-}
+/** The pins as the file holds them. */
+const textOf = (pins: LinkPins): string => `${JSON.stringify(pins.entries(), null, 1)}\n`;
 
 /** The pins `text` holds: a JSON array of `[written, canonical]` pairs; undefined if not. */
 function parsePins(text: string): [string, string][] | undefined {
@@ -51,30 +31,61 @@ function parsePins(text: string): [string, string][] | undefined {
   }
 }
 
-/** Writes the pins when they changed, one write at a time, in order. */
+/** The pins file of a state directory: read once at start, written when the pins change. */
 export class PinsFile {
-  private written: string | undefined;
+  private readonly file: string;
+  /** What the file holds, as far as known: no pins until one is read or written. */
+  private written = '[]\n';
   private writing: Promise<void> = Promise.resolve();
+  private closed = false;
 
   constructor(
-    private readonly stateDir: string,
+    stateDir: string,
     private readonly log: Logger,
-  ) {}
+  ) {
+    this.file = join(stateDir, PINS_FILE);
+  }
 
-  /** Keep `pins` as they are now (after a resolution); resolves once written. */
-  save(pins: LinkPins): Promise<void> {
-    const text = `${JSON.stringify(pins.entries(), null, 1)}\n`;
-    if (text === this.written) return this.writing;
+  /** Restore the pins kept into `pins`; a file that cannot be read is said, and not used. */
+  async load(pins: LinkPins): Promise<void> {
+    const fallback = "links on the policy's paths are followed as they are now";
+    let text: string | undefined;
+    try {
+      text = await ignoreMissing(readFile(this.file, 'utf8'));
+    } catch (err) {
+      this.log.warn(`cannot read ${this.file} (${errnoCode(err) ?? String(err)}): ${fallback}`);
+      return;
+    }
+    if (text === undefined) return;
+    const entries = parsePins(text);
+    if (entries === undefined) {
+      this.log.warn(`${this.file} is not a list of pins (written by mcp-rootsd): ${fallback}`);
+      this.written = text;
+      return;
+    }
+    pins.restore(entries);
+    this.written = textOf(pins);
+  }
+
+  /** Keep `pins` as they are now (after a resolution) when they changed; one write at a time. */
+  save(pins: LinkPins): void {
+    const text = textOf(pins);
+    if (this.closed || text === this.written) return;
     this.written = text;
-    const file = join(this.stateDir, PINS_FILE);
     this.writing = this.writing.then(() =>
-      writeAtomically(file, text).catch(() => {
-        this.written = undefined;
+      // Into the state directory the daemon made at start: not made again if it has gone.
+      writeAtomically(this.file, text, { makeDir: false }).catch(() => {
+        this.written = '';
         this.log.warn(
-          `cannot write ${file}: where the policy's links lead is not kept, and a restart would follow them as they are then`,
+          `cannot write ${this.file}: where the policy's links lead is not kept, and a restart would follow them as they are then`,
         );
       }),
     );
+  }
+
+  /** Write nothing more; resolves once every write asked for has ended (the daemon's stop). */
+  close(): Promise<void> {
+    this.closed = true;
     return this.writing;
   }
 }

@@ -4,7 +4,7 @@ import { EventEmitter } from 'node:events';
 import { readFile, rm, writeFile, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from './logger.js';
-import { loadPins, PinsFile } from './pins-file.js';
+import { PinsFile } from './pins-file.js';
 import { errnoCode, ignoreMissing, RootsError } from '../common/errors.js';
 import { SerialQueue } from '../common/serial-queue.js';
 import { ExpiryTimer } from '../common/expiry-timer.js';
@@ -223,7 +223,7 @@ export class PolicyState extends EventEmitter<StateEvents> {
         `lockdown is on (since ${since.trim() || 'an unknown time'}): every list is empty and every access refused until \`rootsctl unlock\``,
       );
     }
-    await loadPins(this.opts.stateDir, this.pins, this.opts.log);
+    await this.pinsFile.load(this.pins);
     await this.reload({ policy: true, grants: true }, 'start');
   }
 
@@ -475,9 +475,10 @@ export class PolicyState extends EventEmitter<StateEvents> {
     };
   }
 
-  /** Stop the expiry timer. */
-  close(): void {
+  /** Stop the expiry timer; resolves once the pins file is written. */
+  close(): Promise<void> {
     this.timer.clear();
+    return this.pinsFile.close();
   }
 
   /** Queue a state change; unless it is `background`, answers from now on wait for it. */
@@ -530,7 +531,7 @@ export class PolicyState extends EventEmitter<StateEvents> {
     this.warnings = [...this.base.warnings, ...this.grants.warnings, ...this.current.warnings];
     this.sha256 = combinedHash(files.map((f) => f.sha256));
     this.timer.set(this.current.nextExpiry, this.now);
-    void this.pinsFile.save(this.pins);
+    this.pinsFile.save(this.pins);
     // A name the policy just started naming had the empty list before (deny by default).
     for (const name of this.current.serverNames())
       if (!this.lists.has(name)) this.lists.set(name, []);

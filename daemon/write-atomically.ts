@@ -9,10 +9,11 @@ import { errnoCode, ignoreMissing, RootsError } from '../common/errors.js';
 export async function writeAtomically(
   file: string,
   text: string,
-  kept = 'the previous file is kept',
+  options: { kept?: string; makeDir?: boolean } = {},
 ): Promise<void> {
+  const { kept = 'the previous file is kept', makeDir = true } = options;
   const dir = dirname(file);
-  await mkdir(dir, { recursive: true, mode: 0o700 });
+  if (makeDir) await mkdir(dir, { recursive: true, mode: 0o700 });
   const temp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
   try {
     const handle = await open(

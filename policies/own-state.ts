@@ -1,8 +1,8 @@
 /**
- * The daemon's own state files (its decision log, the lockdown mark, the socket pointer,
- * temporary files): written as the daemon runs, so a policy may never be read from one. A refused
- * load is itself logged; a policy that read the log would change with each refusal and be loaded
- * again and again. Only the grants file of the state directory is policy.
+ * The daemon's own state files (its decision log, the lockdown mark, the socket pointer, the
+ * link pins, temporary files): written as the daemon runs, so a policy may never be read from
+ * one. A refused load is itself logged; a policy that read the log would change with each refusal
+ * and be loaded again and again. Only the grants file of the state directory is policy.
  */
 import { join, sep } from 'node:path';
 import { grantsFile } from '../common/locations.js';
@@ -73,7 +73,7 @@ export function isOwnStateFile(own: OwnState, where: FileWhere): boolean {
 export function ownStateMessage(file: string, dir: string): string {
   return (
     `${file} is one of the daemon's own state files in ${dir} (its decision log, the lockdown ` +
-    'mark, the socket pointer), or a link to one, which the daemon writes itself: a policy ' +
+    'mark, the socket pointer, the link pins), or a link to one, which the daemon writes itself: a policy ' +
     'cannot be read from them (of the files there, only the grants file is policy): keep ' +
     'policy files elsewhere'
   );

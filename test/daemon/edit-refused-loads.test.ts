@@ -203,7 +203,7 @@ const ROWS: Row[] = [
       writeFileSync(join(dir, 'state', 'decisions.jsonl'), '{"kind":"start"}\n'),
       policy(dir, ['a'])
     ),
-    refuse: (dir, main) => writeFileSync(main, policy(dir, ['a'], 'include: ["state/*"]\n')),
+    refuse: (dir, main) => writeFileSync(main, policy(dir, ['a'], 'include: ["state/*.jsonl"]\n')),
     error: /decisions\.jsonl is one of the daemon's own state files/,
     mend: (dir) => unlinkSync(join(dir, 'state', 'decisions.jsonl')),
     roots: ['a'],

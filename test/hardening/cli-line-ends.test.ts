@@ -81,9 +81,9 @@ void t.test('every command against a daemon whose glob matches such names', asyn
 });
 
 void t.test('an error message or a doctor detail with a line end stays one line', async (t) => {
-  // A grant of a path that does not exist: the message quotes it.
-  const r = await rootsctl(['grant', 's', '/nonexistent\nFORGED error', '--socket', '/nx.sock']);
-  noForgedLine(t, r, 'grant of a missing path');
+  // A policy file that does not exist: the message quotes it.
+  const r = await rootsctl(['explain', 's', '--config', '/nonexistent\nFORGED error']);
+  noForgedLine(t, r, 'a missing policy file');
   t.match(r.err, /^rootsctl: .*nonexistent\\nFORGED error/, 'the message on its line');
   const text = doctorText(
     [

@@ -55,7 +55,7 @@ export async function startWatchedState(
   if (seen) state.on('resolved', () => seen(state));
   t.teardown(async () => {
     await watcher.close();
-    state.close();
+    await state.close();
   });
   await state.start();
   await watcher.start();
