@@ -102,7 +102,7 @@ try {
     ],
   );
 } finally {
-  state.close();
+  await state.close();
   rmSync(dir, { recursive: true, force: true });
 }
 process.exitCode = ok ? 0 : 1;
