@@ -3,7 +3,16 @@
  * and without the watcher: a test calls `reloadIfEdited` where the watcher's settle window would
  * end, so the order of loads and looks is the test's, not the scheduler's.
  */
-import { mkdirSync, realpathSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  mkdirSync,
+  mkdtempSync,
+  realpathSync,
+  renameSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Writable } from 'node:stream';
@@ -22,7 +31,9 @@ export async function editState(
   policy: (dir: string) => string,
   fs: (dir: string) => FsView = () => nodeFs(),
 ) {
-  const dir = realpathSync(t.testdir());
+  // A directory of its own, not t.testdir(): tap removes that at the test's end, before the
+  // teardowns, and the state may still be writing its pins file into it (ENOTEMPTY).
+  const dir = realpathSync(mkdtempSync(join(tmpdir(), 'mr-edit-')));
   mkdirSync(join(dir, 'state'));
   const configFile = join(dir, 'mcp-roots.yaml');
   const grantsFile = join(dir, 'state', 'grants.yaml');
@@ -41,7 +52,10 @@ export async function editState(
       stream: new Writable({ write: (_c, _e, done) => done() }),
     }),
   });
-  t.teardown(() => state.close());
+  t.teardown(async () => {
+    await state.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
   await state.start();
   let graced = false;
   const edits = new PolicyEdits({
