@@ -77,7 +77,7 @@ export async function runProxy(options: ProxyOptions, io: ProxyIo): Promise<numb
     planInput,
     maxWatchedDirs: watchedDirs(io.env),
   });
-  link.on('roots', (_roots, change) => supervisor.onRoots(change));
+  link.on('roots', () => supervisor.onRoots());
   link.on('rules', () => supervisor.onRules());
 
   // The policy may ask for a sandbox or give the command: learn it before starting anything.

@@ -16,7 +16,6 @@
 import { realpath } from 'node:fs/promises';
 import { ExpiryTimer } from '../common/expiry-timer.js';
 import { confinementOnly, type DenyMeta, type SandboxRule } from '../common/types.js';
-import type { RootsChange } from './daemon-link.js';
 import { DenyWatch, type DeniedPath } from './deny-watch.js';
 import { extraPathDenies } from './sandbox-mounts.js';
 import { IncludeWatch } from './include-watch.js';
@@ -49,7 +48,7 @@ type Running = { key: string } & Planned &
 
 /** Why the supervisor looks again at what should run. */
 type Change =
-  | { kind: 'roots'; change: RootsChange }
+  | { kind: 'roots' }
   | { kind: 'rules' }
   | { kind: 'denied'; denied: DeniedPath }
   | { kind: 'layout' }
@@ -300,8 +299,8 @@ export class Supervisor {
   }
 
   /** The roots changed: restart if that changes what would run (after the burst settles). */
-  onRoots(change: RootsChange): void {
-    this.changed({ kind: 'roots', change });
+  onRoots(): void {
+    this.changed({ kind: 'roots' });
   }
 
   /** The policy's `launch` or `sandbox` changed: restart if that changes what would run. */
