@@ -8,6 +8,7 @@
 import { actedOnEscaped } from '../common/acted-on.js';
 import { RootsError } from '../common/errors.js';
 import { restoreExtraCaCerts } from '../common/extra-ca-certs.js';
+import { closeInheritedDescriptors } from './inherited-fds.js';
 import { packageVersion } from '../common/package-info.js';
 import { parseProxyArgs, USAGE } from './options.js';
 import { runProxy } from './run.js';
@@ -15,6 +16,8 @@ import { answerUsageError } from './usage-answer.js';
 
 // Before anything that could start a program: the server sees the person's environment.
 restoreExtraCaCerts();
+// And gets stdin, stdout and stderr, not what the proxy's own starter left open.
+const closedFds = closeInheritedDescriptors();
 
 async function main(argv: string[]): Promise<number> {
   // Only as the first argument: after it, a -V could belong to the server's own command.
@@ -46,6 +49,7 @@ async function main(argv: string[]): Promise<number> {
     stdout: process.stdout,
     stderr: process.stderr,
     env: process.env,
+    closedFds,
   });
 }
 

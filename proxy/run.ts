@@ -18,6 +18,8 @@ export interface ProxyIo {
   stdout: Writable;
   stderr: Writable;
   env: NodeJS.ProcessEnv;
+  /** Descriptors the proxy was started with and closed (inherited-fds.ts), said in the log. */
+  closedFds?: readonly number[];
 }
 
 const FORWARDED_SIGNALS = ['SIGTERM', 'SIGINT', 'SIGHUP'] as const;
@@ -41,6 +43,11 @@ export async function runProxy(options: ProxyOptions, io: ProxyIo): Promise<numb
   if (!options.enforce) {
     log.warn(
       'enforcement is off (--no-enforce): tool calls are not checked against the policy; the server sees only its roots, which MCP servers are free to ignore',
+    );
+  }
+  if (io.closedFds !== undefined && io.closedFds.length > 0) {
+    log.info(
+      `closed descriptor${io.closedFds.length === 1 ? '' : 's'} ${io.closedFds.join(', ')}, left open by whatever started the proxy: the server gets only stdin, stdout and stderr`,
     );
   }
   const version = packageVersion();

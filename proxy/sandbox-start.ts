@@ -9,7 +9,7 @@ import { readFile } from 'node:fs/promises';
 import type { Readable, Writable } from 'node:stream';
 import { mountProblems, parseMountinfo } from './sandbox-check.js';
 import { sandboxFilter } from '../common/seccomp-filter.js';
-import { GATE_FDS } from './sandbox-gate.js';
+import { descriptorProblems, GATE_FDS } from './sandbox-gate.js';
 import { SandboxInit } from './sandbox-init.js';
 import type { SandboxOp } from './sandbox.js';
 
@@ -44,6 +44,18 @@ function collect(stream: Readable, done: (text: string) => boolean = () => false
   });
 }
 
+/** The gate's two sections (its mountinfo, its descriptors), each ended by an empty line. */
+function gateSections(text: string): [string, string] {
+  const end = text.indexOf('\n\n');
+  return end < 0 ? [text, ''] : [text.slice(0, end + 1), text.slice(end + 2)];
+}
+
+/** Whether the gate has shown both sections. */
+function gateDone(text: string): boolean {
+  const [, descriptors] = gateSections(text);
+  return descriptors.endsWith('\n\n') || descriptors === '\n';
+}
+
 /** Run the gate of `child`, a bwrap started with `SANDBOX_STDIO` on `layout`. */
 export async function openSandbox(
   child: ChildProcess,
@@ -67,7 +79,7 @@ export async function openSandbox(
   const late = new Promise<'late'>((resolve) => {
     timer = setTimeout(() => resolve('late'), LAYOUT_TIMEOUT_MS);
   });
-  const read = Promise.all([collect(info), collect(mounts, (t) => t.endsWith('\n\n'))]);
+  const read = Promise.all([collect(info), collect(mounts, gateDone)]);
   const got = await Promise.race([read, late]);
   clearTimeout(timer);
   // The init is held as soon as it is known, whatever comes next: every way out below ends it.
@@ -82,13 +94,16 @@ export async function openSandbox(
     child.kill('SIGKILL');
     return refuse(`bwrap did not lay out the sandbox within ${LAYOUT_TIMEOUT_MS / 1000} s`);
   }
-  if (init === undefined || !got[1].endsWith('\n\n')) {
+  if (init === undefined || !gateDone(got[1])) {
     // The probe ran bwrap already: a failure now is most often a path that went away since the
     // plan (bwrap cannot find a source), which a new layout sees.
     return refuse('bwrap could not start the sandbox (its own message is above in the log)', true);
   }
+  const [mountinfo, descriptors] = gateSections(got[1]);
+  const held = descriptorProblems(descriptors);
+  if (held.length > 0) return refuse(`the sandbox would hold more than it mounts: ${held[0]}`);
   const host = parseMountinfo(await readFile('/proc/self/mountinfo', 'latin1'));
-  const problems = mountProblems(layout, parseMountinfo(got[1]), host);
+  const problems = mountProblems(layout, parseMountinfo(mountinfo), host);
   if (problems.length > 0) {
     return refuse(
       `the sandbox's mounts are not where its layout put them, so a path changed while bwrap laid them out (a directory swapped for a link?): ${problems.slice(0, 3).join('; ')}`,

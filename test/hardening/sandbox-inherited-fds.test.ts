@@ -1,0 +1,146 @@
+/**
+ * Descriptors left open by whatever starts the proxy. A host, a shell or a launcher that leaves
+ * one open without close-on-exec hands it to the proxy, and the proxy to every program it starts:
+ * in a sandbox, one open on a directory outside the roots gave the server that directory, and
+ * through `..` the whole filesystem, whatever bwrap mounted. The proxy now closes them at its
+ * start, and the sandbox's gate refuses to start a server that would still hold one.
+ * Real daemon, real proxy, real bwrap; the descriptors are put in place by the spawn, at 30 and 40
+ * (numbers the gate's shell could not close: dash takes single digits only). Whatever else this
+ * test's own starter left open is closed too, and said beside them.
+ */
+import { spawn } from 'node:child_process';
+import { closeSync, mkdirSync, openSync, realpathSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import t, { type Test } from 'tap';
+import { startDaemon } from '../helpers/daemon.js';
+import { HOSTILE_SERVER } from '../helpers/proxied-server.js';
+import { ownedShortDir, proxyFor, waitFor } from '../helpers/proxy.js';
+import { FIXTURES } from '../helpers/repo.js';
+
+const SECRET = 'MARK-OUTSIDE-EVERY-ROOT';
+const LEFT_OPEN = [30, 40];
+
+/** The proxy for `server` in front of the hostile server, with LEFT_OPEN open on `secret`. */
+function startWithOpenDirectory(
+  t: Test,
+  socket: string,
+  server: string,
+  secret: string,
+  proxyScript?: string,
+) {
+  const cmd = proxyFor({ server, socket, extra: ['--no-enforce'] }, [
+    process.execPath,
+    HOSTILE_SERVER,
+  ]);
+  if (proxyScript !== undefined) cmd.args[0] = proxyScript;
+  const fd = openSync(secret, 'r');
+  const stdio: ('pipe' | 'ignore' | number)[] = ['pipe', 'pipe', 'pipe'];
+  for (let n = 3; n <= Math.max(...LEFT_OPEN); n++)
+    stdio.push(LEFT_OPEN.includes(n) ? fd : 'ignore');
+  const child = spawn(cmd.command, cmd.args, { env: cmd.env, stdio });
+  closeSync(fd);
+  t.teardown(() => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  });
+  const lines: string[] = [];
+  let stderr = '';
+  let pending = '';
+  child.stdout!.on('data', (b: Buffer) => {
+    const parts = (pending + b.toString()).split('\n');
+    pending = parts.pop()!;
+    lines.push(...parts);
+  });
+  child.stderr!.on('data', (b: Buffer) => (stderr += b.toString()));
+  const send = (msg: object) => child.stdin!.write(`${JSON.stringify(msg)}\n`);
+  const answer = async (id: number) => {
+    let found: string | undefined;
+    await waitFor(
+      () => (found = lines.find((l) => l.includes(`"id":${id},`))) !== undefined,
+      30_000,
+      `an answer to ${id}\n${stderr}`,
+    );
+    return JSON.parse(found!) as { result?: { content: { text: string }[] }; error?: unknown };
+  };
+  const exit = new Promise<number | null>((resolve) => child.once('exit', resolve));
+  return { send, answer, exit, stderr: () => stderr };
+}
+
+/** A policy with `boxed` (sandboxed) and `plain`, both on `<dir>/root`, and a secret outside. */
+async function setUp(t: Test) {
+  const dir = realpathSync(ownedShortDir(t));
+  mkdirSync(join(dir, 'root'));
+  const secret = join(dir, 'secret');
+  mkdirSync(secret);
+  writeFileSync(join(secret, 'key.txt'), SECRET);
+  const root = `[{path: ${dir}/root}]`;
+  const d = await startDaemon(
+    t,
+    `version: 1\nservers:\n  boxed:\n    roots: ${root}\n    sandbox: true\n  plain:\n    roots: ${root}\n`,
+    { dir },
+  );
+  return { d, secret };
+}
+
+const INIT = {
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'initialize',
+  params: {
+    protocolVersion: '2025-06-18',
+    capabilities: {},
+    clientInfo: { name: 't', version: '0' },
+  },
+};
+
+/** The server's own shell, reading the secret through each left-open descriptor. */
+const THROUGH_FDS = {
+  jsonrpc: '2.0',
+  id: 2,
+  method: 'tools/call',
+  params: {
+    name: 'attempt',
+    arguments: {
+      action: 'shell',
+      ref: LEFT_OPEN.map(
+        (n) => `cat /proc/self/fd/${n}/key.txt /proc/self/fd/${n}/../secret/key.txt`,
+      ).join('; '),
+    },
+  },
+};
+
+for (const server of ['boxed', 'plain']) {
+  void t.test(`a ${server} server gets none of them`, async (t) => {
+    const { d, secret } = await setUp(t);
+    const p = startWithOpenDirectory(t, d.socket, server, secret);
+    p.send(INIT);
+    t.ok((await p.answer(1)).result, 'the server starts');
+    p.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+    p.send(THROUGH_FDS);
+    const text = (await p.answer(2)).result!.content[0]!.text;
+    t.match(text, /^ok: status [1-9]/, 'the shell ran, and failed');
+    t.notMatch(text, SECRET, 'the directory outside every root is out of reach');
+    t.match(
+      p.stderr(),
+      /closed descriptors (?:\d+, )*30, 40(?:, \d+)*, left open by whatever started the proxy/,
+      'the proxy says what it closed',
+    );
+  });
+}
+
+void t.test('a descriptor the proxy kept stops the sandbox at its gate', async (t) => {
+  const { d, secret } = await setUp(t);
+  const p = startWithOpenDirectory(
+    t,
+    d.socket,
+    'boxed',
+    secret,
+    join(FIXTURES, 'proxy', 'keeping-fds.mjs'),
+  );
+  p.send(INIT);
+  t.equal(await p.exit, 126, 'the proxy ends as for a server that cannot start');
+  t.match(
+    p.stderr(),
+    /the sandbox was stopped before the server started: the sandbox would hold more than it mounts: descriptors (?:\d+, )*30, 40(?:, \d+)* would pass into the sandbox/,
+    'the gate saw them, and the proxy said no',
+  );
+});
