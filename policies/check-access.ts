@@ -101,7 +101,10 @@ async function judge(
   if (proc !== undefined) return { allowed: false, access, reason: proc, refusal: 'invalid' };
   const holds = access === 'write' && (await mayHoldEntries(fs, canonical));
   const first = decide(view, server, path, canonical, access, holds);
-  if (!first.allowed || access !== 'write') return first;
+  if (access !== 'write') return first;
+  // Refused for a reason a grant would lift (outside every root, read-only), a write is still
+  // judged as one no grant lifts: otherwise the person is asked, and the grant refused after.
+  if (!first.allowed && !isLiftable(first)) return first;
   // A git directory assembled outside `.git` runs its code as the repository's does.
   const git = await gitDirWrite(fs, canonical);
   if (git !== undefined) {
@@ -118,10 +121,15 @@ async function judge(
   const self = await linkItself(fs, normalizeLexically(path));
   if (self !== undefined && self !== canonical) {
     const result = decide(view, server, self, self, access, false);
-    if (!result.allowed)
+    if (!result.allowed && (first.allowed || !isLiftable(result)))
       return { ...result, reason: `${path} is a symlink, and replacing it: ${result.reason}` };
   }
   return first;
+}
+
+/** A refusal a grant would lift: the path is outside every root, or in a read-only one. */
+function isLiftable(result: CheckResult): boolean {
+  return !result.allowed && (result.refusal === 'outside' || result.refusal === 'read-only');
 }
 
 /** The decision for one canonical path, with no filesystem access. */

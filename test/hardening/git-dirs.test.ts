@@ -11,7 +11,7 @@
  *
  * Real daemon, real proxy, the real filesystem server.
  */
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import { startDaemon } from '../helpers/daemon.js';
@@ -176,5 +176,36 @@ void t.test('pieces written in one chunk are checked one after another', async (
       shaped && names.includes('config'),
       `round ${round}: no git directory with code (${names.sort().join(' ')})`,
     );
+  }
+});
+
+void t.test('a write no grant would allow is never asked about', async (t) => {
+  // Refused as outside every root (or as read-only), the write would be put to the person, and
+  // the grant they gave would then be refused anyway: a git directory's code, or a link standing
+  // in a denied directory, is refused whatever the grants.
+  const dir = ownedShortDir(t);
+  for (const g of ['out/g', 'ro/g']) {
+    mkdirSync(join(dir, g, 'objects'), { recursive: true });
+    writeFileSync(join(dir, g, 'HEAD'), 'ref: refs/heads/main\n');
+  }
+  mkdirSync(join(dir, 'ro/plain'));
+  mkdirSync(join(dir, 'w/secret'), { recursive: true });
+  symlinkSync(join(dir, 'out/x.txt'), join(dir, 'w/secret/link'));
+  const d = await startDaemon(
+    t,
+    `version: 1\nservers:\n  fs:\n    roots:\n      - {path: ${dir}/ro, readOnly: true}\n      - path: ${dir}/w\n    deny: [${dir}/w/secret]\n`,
+    { dir },
+  );
+  const c = await d.connect();
+  for (const [path, kind] of [
+    ['out/g/config', 'denied'],
+    ['ro/g/config', 'denied'],
+    ['w/secret/link', 'denied'],
+    ['out/plain.txt', 'outside'],
+    ['ro/plain/config', 'read-only'],
+  ] as const) {
+    const out = await c.check('fs', join(dir, path), 'write');
+    t.equal(out.allowed, false, `${path}: refused`);
+    t.equal(out.refusal, kind, `${path}: as ${kind} (${out.reason})`);
   }
 });
