@@ -8,7 +8,14 @@
  * write into it could clear its parent-death signal, and then the sandbox (its PID namespace,
  * every process in it, every mount it was given) would outlive the proxy and every stop.
  * `/proc/1/mem` is the third way in; it is covered by a mount (sandbox.ts), not by this filter,
- * which cannot read paths. Everything else is allowed: the mounts are the confinement.
+ * which cannot read paths.
+ *
+ * It refuses the kernel's keyrings too (`add_key`, `request_key`, `keyctl`), as Flatpak's filter
+ * does: they are not in any namespace bubblewrap makes. The sandbox's own `@u` and `@s` are new,
+ * but a key is judged by its owner's uid, so a server could read, by serial number, a key the
+ * person's other programs keep there, link its own into the person's keyrings for them to find,
+ * or unlink theirs. `/proc/keys` still lists the keys' names and serials (docs/security.md, limits).
+ * Everything else is allowed: the mounts are the confinement.
  *
  * Debuggers (gdb, strace) do not work inside the sandbox as a result.
  */
@@ -32,7 +39,7 @@ const X32_BIT = 0x40000000;
 interface Abi {
   /** AUDIT_ARCH_* of the ABI. */
   arch: number;
-  /** ptrace, process_vm_readv, process_vm_writev, pidfd_getfd. */
+  /** ptrace, process_vm_readv, process_vm_writev, pidfd_getfd; add_key, request_key, keyctl. */
   refused: number[];
   /** Whether system calls with the x32 bit are refused as a whole (x86-64 only). */
   x32?: boolean;
@@ -45,14 +52,14 @@ interface Abi {
  */
 const ABIS: Partial<Record<NodeJS.Architecture, Abi[]>> = {
   x64: [
-    { arch: 0xc000003e, refused: [101, 310, 311, 438], x32: true },
-    { arch: 0x40000003, refused: [26, 347, 348, 438] },
+    { arch: 0xc000003e, refused: [101, 310, 311, 438, 248, 249, 250], x32: true },
+    { arch: 0x40000003, refused: [26, 347, 348, 438, 286, 287, 288] },
   ],
   arm64: [
-    { arch: 0xc00000b7, refused: [117, 270, 271, 438] },
-    { arch: 0x40000028, refused: [26, 376, 377, 438] },
+    { arch: 0xc00000b7, refused: [117, 270, 271, 438, 217, 218, 219] },
+    { arch: 0x40000028, refused: [26, 376, 377, 438, 309, 310, 311] },
   ],
-  riscv64: [{ arch: 0xc00000f3, refused: [117, 270, 271, 438] }],
+  riscv64: [{ arch: 0xc00000f3, refused: [117, 270, 271, 438, 217, 218, 219] }],
 };
 
 /** The architectures the sandbox can filter system calls on. */

@@ -16,8 +16,13 @@ import type { SandboxOp } from './sandbox.js';
 /** How long bwrap may take to lay out the mounts (a wedged FUSE mount would hang it for ever). */
 const LAYOUT_TIMEOUT_MS = 30_000;
 
-/** The stdio of a sandboxed spawn: the server's three, then the gate's (GATE_FDS). */
-export const SANDBOX_STDIO = ['pipe', 'pipe', 'inherit', 'pipe', 'pipe', 'pipe', 'pipe'] as const;
+/**
+ * The stdio of a sandboxed spawn: the server's three, then the gate's (GATE_FDS). Its stderr too
+ * is a pipe, which the proxy copies to its own (server-process.ts): the proxy's stderr may be a
+ * file (a host's log), and a descriptor of a file lets whoever holds it open the file anew,
+ * through `/proc/self/fd/2`, to read and write, wherever the file is.
+ */
+export const SANDBOX_STDIO = ['pipe', 'pipe', 'pipe', 'pipe', 'pipe', 'pipe', 'pipe'] as const;
 
 /**
  * A sandbox that passed its gate, or why it was stopped before the server started, and whether

@@ -1,5 +1,6 @@
 /**
- * Descriptors left open by whatever starts the proxy. A host, a shell or a launcher that leaves
+ * What the proxy's starter hands it beyond a pipe for each stdio stream: descriptors left open,
+ * and a stderr that is a file. Descriptors left open by whatever starts the proxy. A host, a shell or a launcher that leaves
  * one open without close-on-exec hands it to the proxy, and the proxy to every program it starts:
  * in a sandbox, one open on a directory outside the roots gave the server that directory, and
  * through `..` the whole filesystem, whatever bwrap mounted. The proxy now closes them at its
@@ -9,7 +10,7 @@
  * test's own starter left open is closed too, and said beside them.
  */
 import { spawn } from 'node:child_process';
-import { closeSync, mkdirSync, openSync, realpathSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { startDaemon } from '../helpers/daemon.js';
@@ -27,6 +28,7 @@ function startWithOpenDirectory(
   server: string,
   secret: string,
   proxyScript?: string,
+  stderrFile?: string,
 ) {
   const cmd = proxyFor({ server, socket, extra: ['--no-enforce'] }, [
     process.execPath,
@@ -34,11 +36,13 @@ function startWithOpenDirectory(
   ]);
   if (proxyScript !== undefined) cmd.args[0] = proxyScript;
   const fd = openSync(secret, 'r');
-  const stdio: ('pipe' | 'ignore' | number)[] = ['pipe', 'pipe', 'pipe'];
+  const errFd = stderrFile === undefined ? undefined : openSync(stderrFile, 'a');
+  const stdio: ('pipe' | 'ignore' | number)[] = ['pipe', 'pipe', errFd ?? 'pipe'];
   for (let n = 3; n <= Math.max(...LEFT_OPEN); n++)
     stdio.push(LEFT_OPEN.includes(n) ? fd : 'ignore');
   const child = spawn(cmd.command, cmd.args, { env: cmd.env, stdio });
   closeSync(fd);
+  if (errFd !== undefined) closeSync(errFd);
   t.teardown(() => {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
   });
@@ -50,7 +54,7 @@ function startWithOpenDirectory(
     pending = parts.pop()!;
     lines.push(...parts);
   });
-  child.stderr!.on('data', (b: Buffer) => (stderr += b.toString()));
+  child.stderr?.on('data', (b: Buffer) => (stderr += b.toString()));
   const send = (msg: object) => child.stdin!.write(`${JSON.stringify(msg)}\n`);
   const answer = async (id: number) => {
     let found: string | undefined;
@@ -143,4 +147,46 @@ void t.test('a descriptor the proxy kept stops the sandbox at its gate', async (
     /the sandbox was stopped before the server started: the sandbox would hold more than it mounts: descriptors (?:\d+, )*30, 40(?:, \d+)* would pass into the sandbox/,
     'the gate saw them, and the proxy said no',
   );
+});
+
+void t.test('a stderr that is a file is not the sandboxed server’s to open', async (t) => {
+  // A descriptor of a file lets whoever holds it open the file anew, through /proc/self/fd/2, to
+  // read and write: a host that logs a server's stderr to a file gave the server that file (and
+  // what other servers had logged there). A sandboxed server's stderr is a pipe to the proxy.
+  const { d, secret } = await setUp(t);
+  const log = join(secret, 'host.log');
+  writeFileSync(log, `${SECRET} in the host's log\n`);
+  const p = startWithOpenDirectory(t, d.socket, 'boxed', secret, undefined, log);
+  p.send(INIT);
+  t.ok((await p.answer(1)).result, 'the server starts');
+  p.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+  p.send({
+    jsonrpc: '2.0',
+    id: 2,
+    method: 'tools/call',
+    params: {
+      name: 'attempt',
+      arguments: {
+        action: 'shell',
+        ref: 'cat /proc/self/fd/2 /proc/1/fd/2 </dev/null & sleep 0.2; kill $! 2>/dev/null; ls -l /proc/$PPID/fd/2 /proc/1/fd/2',
+      },
+    },
+  });
+  const text = (await p.answer(2)).result!.content[0]!.text;
+  t.notMatch(text, SECRET, 'the log’s earlier lines are out of reach');
+  t.notMatch(text, 'host.log', 'no descriptor in the sandbox is the log');
+  // The server's own stderr still reaches the proxy's: the proxy copies it there.
+  p.send({
+    jsonrpc: '2.0',
+    id: 3,
+    method: 'tools/call',
+    params: { name: 'attempt', arguments: { action: 'write-later', ref: '/tmp/later', to: '10' } },
+  });
+  await p.answer(3);
+  await waitFor(
+    () => readFileSync(log, 'utf8').includes('hostile: later write /tmp/later: ok'),
+    10_000,
+    'the server’s stderr in the log',
+  );
+  t.match(readFileSync(log, 'utf8'), `${SECRET} in the host's log\n`, 'the log is intact');
 });

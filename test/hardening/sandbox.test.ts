@@ -42,6 +42,17 @@ servers:
   return { home, w, policy };
 }
 
+/** Python (the system's, which .ci/run installs) calling the keyring system calls directly. */
+const KEYRING_PROBE = `import ctypes, os, platform
+nr = {'x86_64': (248, 249, 250), 'aarch64': (217, 218, 219), 'riscv64': (217, 218, 219)}[platform.machine()]
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+def said(v): return 'ok' if v >= 0 else os.strerror(ctypes.get_errno())
+print('keyctl: ' + said(libc.syscall(nr[2], 0, -4, 0)))  # KEYCTL_GET_KEYRING_ID of @u
+print('add_key: ' + said(libc.syscall(nr[0], b'user', b'mcp-roots-probe', b'x', 1, -2)))  # into @p
+print('request_key: ' + said(libc.syscall(nr[1], b'user', b'mcp-roots-probe', None, -2)))
+`;
+
 void t.test('the sandbox stops what the argument check cannot see', async (t) => {
   const dir = ownedShortDir(t);
   const { home, w, policy } = makeWorld(dir);
@@ -88,6 +99,17 @@ void t.test('the sandbox stops what the argument check cannot see', async (t) =>
     const outside = await open.call('attempt', { action, ref });
     t.same(outside, { text: 'ok: written', isError: false }, `unsandboxed: ${what} succeeds`);
   }
+
+  // The kernel's keyrings are in no namespace bwrap makes: a key is judged by its owner's uid,
+  // so a server could read the person's keys by serial, or plant its own where their programs
+  // look. The system calls are refused (common/seccomp-filter.ts).
+  writeFileSync(`${w}/rw/keys.py`, KEYRING_PROBE);
+  const keys = (s: typeof boxed) =>
+    s.call('attempt', { action: 'shell', ref: `/usr/bin/python3 ${w}/rw/keys.py` });
+  const keysInside = (await keys(boxed)).text;
+  for (const call of ['keyctl', 'add_key', 'request_key'])
+    t.match(keysInside, `${call}: Operation not permitted`, `sandboxed: ${call} is refused`);
+  t.match((await keys(open)).text, 'keyctl: ok', 'unsandboxed: keyctl answers');
 
   // Outside its writable mounts and /tmp nothing can be made: a server that keeps its data in
   // the home (which is not there: the test's is in /tmp) is told so, rather than writing into
