@@ -96,21 +96,21 @@ const INIT = {
   },
 };
 
-/** The server's own shell, reading the secret through each left-open descriptor. */
-const THROUGH_FDS = {
+/** A call of the hostile server's tool that runs `command` in its own shell. */
+const shellCall = (id: number, command: string) => ({
   jsonrpc: '2.0',
-  id: 2,
+  id,
   method: 'tools/call',
-  params: {
-    name: 'attempt',
-    arguments: {
-      action: 'shell',
-      ref: LEFT_OPEN.map(
-        (n) => `cat /proc/self/fd/${n}/key.txt /proc/self/fd/${n}/../secret/key.txt`,
-      ).join('; '),
-    },
-  },
-};
+  params: { name: 'attempt', arguments: { action: 'shell', ref: command } },
+});
+
+/** The server's own shell, reading the secret through each left-open descriptor. */
+const THROUGH_FDS = shellCall(
+  2,
+  LEFT_OPEN.map((n) => `cat /proc/self/fd/${n}/key.txt /proc/self/fd/${n}/../secret/key.txt`).join(
+    '; ',
+  ),
+);
 
 for (const server of ['boxed', 'plain']) {
   void t.test(`a ${server} server gets none of them`, async (t) => {
@@ -160,18 +160,12 @@ void t.test('a stderr that is a file is not the sandboxed server’s to open', a
   p.send(INIT);
   t.ok((await p.answer(1)).result, 'the server starts');
   p.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
-  p.send({
-    jsonrpc: '2.0',
-    id: 2,
-    method: 'tools/call',
-    params: {
-      name: 'attempt',
-      arguments: {
-        action: 'shell',
-        ref: 'cat /proc/self/fd/2 /proc/1/fd/2 </dev/null & sleep 0.2; kill $! 2>/dev/null; ls -l /proc/$PPID/fd/2 /proc/1/fd/2',
-      },
-    },
-  });
+  p.send(
+    shellCall(
+      2,
+      'cat /proc/self/fd/2 /proc/1/fd/2 </dev/null & sleep 0.2; kill $! 2>/dev/null; ls -l /proc/$PPID/fd/2 /proc/1/fd/2',
+    ),
+  );
   const text = (await p.answer(2)).result!.content[0]!.text;
   t.notMatch(text, SECRET, 'the log’s earlier lines are out of reach');
   t.notMatch(text, 'host.log', 'no descriptor in the sandbox is the log');
