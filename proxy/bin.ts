@@ -53,8 +53,33 @@ async function main(argv: string[]): Promise<number> {
   });
 }
 
+/**
+ * Until what was written to `stream` has left the process, for at most `ms`: `process.exit` drops
+ * what a pipe has not taken yet (the last answers to the host, a sandboxed server's last stderr).
+ */
+function drained(stream: NodeJS.WriteStream, ms: number): Promise<void> {
+  if (stream.writableLength === 0) return Promise.resolve();
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    const done = (): void => {
+      clearTimeout(timer);
+      resolve();
+    };
+    stream.once('drain', done).once('close', done).once('error', done);
+  });
+}
+
+/** How long the proxy's exit waits for its output to be taken. */
+const EXIT_DRAIN_MS = 2000;
+
 main(process.argv.slice(2)).then(
-  (status) => process.exit(status),
+  async (status) => {
+    await Promise.all([
+      drained(process.stdout, EXIT_DRAIN_MS),
+      drained(process.stderr, EXIT_DRAIN_MS),
+    ]);
+    process.exit(status);
+  },
   (err: unknown) => {
     // An internal error only; its message may still quote a name from the host or the server,
     // and a host may show this stderr on a terminal (common/acted-on.ts).

@@ -140,8 +140,8 @@ export class HostRequests {
   /**
    * Relay a host request, in one step with `call`'s end as pending (so that a cancellation that
    * comes next is passed on to the server). A 2026-07-28 one carries the client's capabilities:
-   * the server is told of roots as the policy says, and a request that may come back
-   * `input_required` is followed.
+   * the server is told of roots as the policy says. A request that may come back
+   * `input_required` is followed, in either era.
    */
   relay(line: McpLine, era: Era, call?: PendingCall): Promise<void> | void {
     const sent = (): void => {
@@ -150,12 +150,16 @@ export class HostRequests {
       this.answered.delete(line.idKey);
       this.o.relayed.track(line.idText, line.method ?? 'a request');
     };
-    if (era === 'legacy') {
+    const mayAskInput = INPUT_REQUIRED_METHODS.has(line.method ?? '');
+    if (era === 'legacy' && !mayAskInput) {
       sent();
       return this.o.toServer(line.bytes);
     }
-    const text = withModernRootsCapability(line.text, this.o.hasRoots());
-    if (INPUT_REQUIRED_METHODS.has(line.method ?? '')) {
+    // A server of both eras may answer `input_required` in a session opened with `initialize`
+    // too: its roots requests are answered with the policy's there as well, never the host's.
+    const text =
+      era === 'legacy' ? line.text : withModernRootsCapability(line.text, this.o.hasRoots());
+    if (mayAskInput) {
       const signal = call?.signal ?? new AbortController().signal;
       return this.o.inputs.relay(line, text, { signal, sent });
     }

@@ -73,8 +73,9 @@ export async function startServerProcess(
     return { failed: errnoCode(spawned) === 'ENOENT' ? 127 : 126, reason: spawned.message };
   }
   child.on('error', (err) => log.error(`the server process: ${err.message}`));
-  // A sandboxed server's stderr, as its own would have been (SANDBOX_STDIO says why a pipe).
-  child.stderr?.on('data', (chunk: Buffer) => process.stderr.write(chunk));
+  // A sandboxed server's stderr, as its own would have been (SANDBOX_STDIO says why a pipe). A
+  // host that does not read it holds the server up, as it would have, not the proxy's memory.
+  child.stderr?.pipe(process.stderr, { end: false });
   const serverIn = child.stdin!;
   const serverOut = child.stdout!;
   // Set once the sandbox has passed its gate: ending it ends every process in the sandbox.

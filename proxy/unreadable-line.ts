@@ -96,6 +96,14 @@ function badEnvelope(msg: Record<string, unknown>, idText: string | undefined): 
   if (typeof token !== 'string' && !Number.isInteger(token)) {
     return 'its params._meta.progressToken is neither a string nor a whole number';
   }
+  // A retry's answers (2026-07-28) are an object by input key, where the proxy puts the policy's
+  // roots in place of the host's; in any other shape a lenient server could still read them.
+  const responses = params.inputResponses ?? {};
+  if (!isObject(responses)) {
+    return 'its params.inputResponses is not an object; MCP sends the answers as an object by input key';
+  }
+  const state = params.requestState ?? '';
+  if (typeof state !== 'string') return 'its params.requestState is not a string';
   return undefined;
 }
 

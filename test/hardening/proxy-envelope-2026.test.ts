@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import t from 'tap';
 import { startDaemon } from '../helpers/daemon.js';
 import { ownedShortDir } from '../helpers/proxy.js';
-import { startRawSession } from '../helpers/raw-session.js';
+import { initialize, startRawSession } from '../helpers/raw-session.js';
 import { fixtureServer } from '../helpers/repo.js';
 import { McpLine } from '../../proxy/mcp-line.js';
 import { unreadableHostLine, unreadableServerLine } from '../../proxy/unreadable-line.js';
@@ -141,4 +141,54 @@ void t.test('a 2026-07-28 retry with the host’s roots under a loose spelling',
       t.match(got, new RegExp(`file://${dir}/in`), 'the policy’s');
     },
   );
+});
+
+void t.test(
+  'a server of both eras asking for roots in a session opened with initialize',
+  async (t) => {
+    // The session is 2025's, but the server answers `input_required` all the same: its roots
+    // requests are the proxy's to answer there too, and the host's roots never reach it.
+    const dir = ownedShortDir(t);
+    mkdirSync(join(dir, 'in'));
+    const d = await startDaemon(
+      t,
+      `version: 1\nservers:\n  both:\n    roots:\n      - path: ${dir}/in\n`,
+      { dir },
+    );
+    const s = startRawSession({
+      t,
+      dir: d.dir,
+      socket: d.socket,
+      server: 'both',
+      fixture: fixtureServer('revision-2026.mjs'),
+    });
+    await initialize(s);
+    const legacy = (params: string, id: number): string =>
+      `{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":{"name":"roots","arguments":{}${params}}}`;
+    s.send(legacy('', 1));
+    const first = await s.line('"id":1');
+    t.notMatch(first, /input_required/, 'the host is not asked for roots');
+    t.match(first, new RegExp(`file://${dir}/in`), 'the server got the policy’s roots');
+    s.send(legacy(`,"inputResponses":{"roots":${HOST_ROOTS}},"requestState":"state-roots"`, 2));
+    await s.line('"id":2');
+    const got = s.received().find((l) => l.includes('"id":2')) ?? '';
+    t.notMatch(got, /"file:\/\/\/"/, 'a retry’s roots are not the host’s');
+    t.match(got, new RegExp(`file://${dir}/in`), 'but the policy’s');
+  },
+);
+
+void t.test('answers in any shape but an object, and a state that is no string', (t) => {
+  for (const params of [
+    `"inputResponses":[${HOST_ROOTS}]`,
+    `"inputResponses":"${'roots'}"`,
+    '"inputResponses":{},"requestState":{"s":1}',
+  ]) {
+    t.match(
+      hostLine(call(params))?.message,
+      /inputResponses is not an object|requestState is not a string/,
+      params,
+    );
+  }
+  t.equal(hostLine(call('"inputResponses":null')), undefined, 'null is none');
+  t.end();
 });

@@ -184,3 +184,28 @@ void t.test('a stderr that is a file is not the sandboxed server’s to open', a
   );
   t.match(readFileSync(log, 'utf8'), `${SECRET} in the host's log\n`, 'the log is intact');
 });
+
+void t.test('a sandboxed server’s last stderr reaches a host that reads it late', async (t) => {
+  // The proxy copies the server's stderr: what a host has not read yet when the server exits is
+  // still the host's, not dropped with the proxy's exit, nor held in the proxy's memory.
+  const { d, secret } = await setUp(t);
+  // Outside the roots: in `plain`'s writable root, another server could write it, and it would
+  // not be started (sandbox-other-writers.test.ts).
+  mkdirSync(join(secret, '..', 'prog'));
+  const program = join(secret, '..', 'prog', 'loud.mjs');
+  writeFileSync(
+    program,
+    "process.stderr.write('x'.repeat(1 << 20) + 'END-OF-STDERR\\n', () => process.exit(0));\n",
+  );
+  const cmd = proxyFor({ server: 'boxed', socket: d.socket }, [process.execPath, program]);
+  const child = spawn(cmd.command, cmd.args, { env: cmd.env, stdio: ['pipe', 'ignore', 'pipe'] });
+  t.teardown(() => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  });
+  const closed = new Promise<number | null>((resolve) => child.once('close', resolve));
+  await new Promise((resolve) => setTimeout(resolve, 1500));
+  let stderr = '';
+  child.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
+  await closed;
+  t.match(stderr, /x{1000}END-OF-STDERR\n/, 'every byte, the last line too');
+});
