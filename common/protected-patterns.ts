@@ -53,6 +53,15 @@ export const GIT_PATTERNS = [
 export const GIT_DIR_SHAPE = ['HEAD', 'objects', 'refs', 'commondir'] as const;
 export const GIT_DIR_CODE = ['config', 'config.worktree', 'hooks', 'commondir'] as const;
 
+/** Whether a directory holding these names is a git directory to git (`GIT_DIR_SHAPE`). */
+export function isGitDirShape(names: ReadonlySet<string>): boolean {
+  return names.has('HEAD') && (names.has('objects') || names.has('refs') || names.has('commondir'));
+}
+
+/** Whether `name` is one of the entries of a git directory that git runs code from. */
+export const isGitCodeName = (name: string): boolean =>
+  (GIT_DIR_CODE as readonly string[]).includes(name);
+
 /** A path with one of those names as a segment (the only paths a git directory's check reads). */
 export const GIT_DIR_NAMED = new RegExp(
   `(?:^|/)(?:${[...new Set([...GIT_DIR_SHAPE, ...GIT_DIR_CODE])]

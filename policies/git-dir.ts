@@ -12,6 +12,8 @@ import {
   GIT_DIR_CODE as CODE,
   GIT_DIR_NAMED,
   GIT_DIR_SHAPE as SHAPE,
+  isGitCodeName,
+  isGitDirShape as shaped,
 } from '../common/protected-patterns.js';
 import { pathProbe } from './fs.js';
 import type { FsView } from './model.js';
@@ -32,7 +34,7 @@ export async function gitDirWrite(fs: FsView, canonical: string): Promise<string
     const dir = segments.slice(0, i).join(sep) || sep;
     const before = await namesIn(fs, dir);
     const after = new Set(before).add(name);
-    if ((CODE as readonly string[]).includes(name) && shaped(after)) {
+    if (isGitCodeName(name) && shaped(after)) {
       return `${dir} is a git directory to git (it holds HEAD and objects, refs or commondir), and git runs what its ${name} says on a routine git status there`;
     }
     if (!shaped(before) && shaped(after) && CODE.some((c) => after.has(c))) {
@@ -40,10 +42,6 @@ export async function gitDirWrite(fs: FsView, canonical: string): Promise<string
     }
   }
   return undefined;
-}
-
-function shaped(names: ReadonlySet<string>): boolean {
-  return names.has('HEAD') && (names.has('objects') || names.has('refs') || names.has('commondir'));
 }
 
 /** Which of the names above `dir` holds now (as any kind of entry, a link too). */

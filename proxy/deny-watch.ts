@@ -21,9 +21,10 @@
  * of what it watches, a directory whose identity changed under a watched name is watched afresh,
  * and a watch that reports its own directory's removal or move gives up its name.
  */
-import { lstatSync, type FSWatcher, type Stats } from 'node:fs';
+import { lstatSync, type Dirent, type FSWatcher, type Stats } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { GIT_DIR_CODE, isGitCodeName, isGitDirShape } from '../common/protected-patterns.js';
 import type { DenyAccess, DenyMeta, Root } from '../common/types.js';
 import { guardedWatch } from '../common/watch-flood.js';
 import type { ProxyLogger } from './log.js';
@@ -36,6 +37,12 @@ export interface DeniedPath {
   access: DenyAccess;
   /** What the log says, when not that a denied path appeared. */
   why?: string;
+  /**
+   * Set when the path is one of git's code entries (`GIT_DIR_CODE`) made in a git directory
+   * that was one, without it, when the watch began: the identity of that directory. No mount
+   * could protect a name that did not exist, so what was made there must not stay (git-plant.ts).
+   */
+  plantedIn?: string;
 }
 
 export interface DenyWatchOptions {
@@ -60,6 +67,12 @@ interface WatchSet {
   walking: Map<string, Set<string>>;
   /** Entries a walk reported: the one event each may still have queued is not reported again. */
   walked: Set<string>;
+  /**
+   * The directories that were git directories when this set first read them, each with the code
+   * entries (`GIT_DIR_CODE`) it held then. Not those that appeared later: a repository made or
+   * cloned while the server runs is new, and its entries are its own.
+   */
+  gitDirs: Map<string, Set<string>>;
 }
 
 /** One appearance of a path: the same path and file (device and inode). */
@@ -76,6 +89,7 @@ const closeSet = (set: WatchSet | undefined): void => {
   set.identities.clear();
   set.walking.clear();
   set.walked.clear();
+  set.gitDirs.clear();
 };
 
 export class DenyWatch {
@@ -116,6 +130,7 @@ export class DenyWatch {
       live: true,
       walking: new Map(),
       walked: new Set(),
+      gitDirs: new Map(),
     };
     this.next = set;
     for (const r of all) {
@@ -208,7 +223,9 @@ export class DenyWatch {
     const reported = new Set<string>();
     if (report) set.walking.set(dir, reported);
     try {
-      for (const e of await entriesOf(dir)) {
+      const entries = await entriesOf(dir);
+      if (!report) noteGitDir(set, dir, entries);
+      for (const e of entries) {
         const p = join(dir, e.name);
         const denied = e.isSymbolicLink() ? undefined : this.denial(root, p);
         if (denied !== undefined) {
@@ -252,6 +269,9 @@ export class DenyWatch {
     // watches below it follow that one, and this one is watched afresh below.
     const held = set.identities.get(path);
     if (held !== undefined && (!st.isDirectory() || held !== identity(st))) unwatchBelow(set, path);
+    // Whatever it is (a link too: git follows it), a code entry new in a git directory.
+    const plantedIn = plantedGitEntry(set, path);
+    if (plantedIn !== undefined) return this.o.onDenied({ path, access: 'all', plantedIn });
     // A link is not mounted over (sandbox-mounts.ts): its target is shown or hidden on its own.
     if (st.isSymbolicLink()) return;
     const denied = this.denial(root, path);
@@ -344,4 +364,24 @@ function unwatchBelow(set: WatchSet, path: string): void {
     set.watchers.delete(dir);
     set.identities.delete(dir);
   }
+  // What stands there later is not the git directory that was read at the start.
+  for (const dir of set.gitDirs.keys()) if (inside(dir, path)) set.gitDirs.delete(dir);
+}
+
+/** Note `dir` if its entries make it a git directory to git, with the code entries it holds. */
+function noteGitDir(set: WatchSet, dir: string, entries: readonly Dirent[]): void {
+  const names = new Set(entries.map((e) => e.name));
+  if (!isGitDirShape(names)) return;
+  set.gitDirs.set(dir, new Set(GIT_DIR_CODE.filter((name) => names.has(name))));
+}
+
+/**
+ * The identity of the git directory `path` was made in, when `path` names a code entry that
+ * directory did not hold when the set read it (see `DeniedPath.plantedIn`).
+ */
+function plantedGitEntry(set: WatchSet, path: string): string | undefined {
+  const held = set.gitDirs.get(dirname(path));
+  const name = basename(path);
+  if (held === undefined || held.has(name) || !isGitCodeName(name)) return undefined;
+  return set.identities.get(dirname(path));
 }

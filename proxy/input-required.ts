@@ -199,7 +199,8 @@ export class InputRequired {
     const stateText = memberText(resultText, 'requestState');
     if (rootsKeys.length < Object.keys(inputs).length) {
       // Others remain for the host: pass them on, and add ours when the host retries.
-      const rest: JsonObject = {};
+      // No prototype: a key `__proto__` is the server's like any other, not the object's parent.
+      const rest = Object.create(null) as JsonObject;
       for (const [k, v] of Object.entries(inputs)) if (!rootsKeys.includes(k)) rest[k] = v;
       this.owe(stateText ?? '', rootsKeys);
       const newResult = setMember(resultText, 'inputRequests', JSON.stringify(rest));

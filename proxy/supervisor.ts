@@ -17,6 +17,7 @@ import { realpath } from 'node:fs/promises';
 import { ExpiryTimer } from '../common/expiry-timer.js';
 import { confinementOnly, type DenyMeta, type SandboxRule } from '../common/types.js';
 import { DenyWatch, type DeniedPath } from './deny-watch.js';
+import { setAsidePlanted } from './git-plant.js';
 import { extraPathDenies } from './sandbox-mounts.js';
 import { IncludeWatch } from './include-watch.js';
 import {
@@ -312,8 +313,14 @@ export class Supervisor {
    * A denied path appeared in a sandboxed server's roots. Denied for writing: its mount would be
    * read-only, a restart as for any change. Denied for reading: stop the server now.
    */
-  private onDenied(denied: DeniedPath): void {
+  private onDenied(reported: DeniedPath): void {
     if (this.closed) return;
+    // A git code entry that no mount could protect: moved aside first, then stopped as for a
+    // path denied for reading, since until the restart the server may write it again.
+    const denied =
+      reported.plantedIn === undefined
+        ? reported
+        : { ...reported, why: setAsidePlanted(reported.path, reported.plantedIn) };
     // Either way the running server's mounts are stale, even if a new plan looks the same: an
     // editor's save replaces a protected file, which detaches its read-only mount in the sandbox.
     this.denials++;

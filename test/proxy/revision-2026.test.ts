@@ -191,6 +191,16 @@ servers:
       t.equal(echo.requestState, 'state-mixed');
     });
 
+    await t.test('an input request under the key __proto__ reaches the host', async (t) => {
+      s.send(call(20, 'proto'));
+      const line = await s.line('"id":20', 10_000);
+      t.match(
+        line,
+        '"inputRequests":{"__proto__":{"method":"elicitation/create"',
+        'the host sees the elicitation under its key, without the roots/list entry',
+      );
+    });
+
     await t.test('the host cannot answer roots/list in the proxy’s place', async (t) => {
       const confirm = { action: 'accept', content: { ok: true } };
 

@@ -1,0 +1,50 @@
+/**
+ * A code entry (`config`, `config.worktree`, `hooks`, `commondir`) that appeared in a git
+ * directory of a sandboxed server's writable roots which did not hold it when the watch began
+ * (deny-watch.ts, `plantedIn`). The sandbox makes the ones that exist read-only at the start,
+ * but it cannot mount over a name that does not exist without making it on the person's disk:
+ * a server could write `.git/commondir` (or `hooks/`, or `config.worktree`) into a repository
+ * whose own configuration it cannot touch, and the next `git status` outside the sandbox would
+ * run what it says. A restart only makes such an entry read-only with what the server put in
+ * it, so the proxy moves it aside, in the same directory, under a name git does not read, and
+ * says where: the person gets it back with one `mv` if they made it themselves.
+ */
+import { closeSync, constants, fstatSync, openSync, renameSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
+
+/** The name `name` is moved to: one git does not read, saying who moved it and when. */
+const asideName = (name: string, now: Date): string =>
+  `${name}.moved-by-mcp-roots-${now.toISOString().replace(/[:.]/g, '-')}`;
+
+/**
+ * Move `path` aside within its directory, provided that directory is still the one the watch
+ * read (`dirIdentity`, device and inode), and return what the log should say. The rename goes
+ * through the directory's descriptor (`/proc/self/fd/N/…`), so a directory on the way that was
+ * swapped for a link since cannot send it anywhere else.
+ */
+export function setAsidePlanted(path: string, dirIdentity: string, now = new Date()): string {
+  const dir = dirname(path);
+  const name = basename(path);
+  const what = `${path} appeared in the git directory ${dir}, which did not hold it when the server started, and git outside the sandbox runs what it says`;
+  let fd: number;
+  try {
+    fd = openSync(dir, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW);
+  } catch (err) {
+    return `${what}; it could not be moved aside (${(err as Error).message}): remove it before you run git there`;
+  }
+  try {
+    const st = fstatSync(fd);
+    if (`${st.dev}:${st.ino}` !== dirIdentity) {
+      return `${what}; ${dir} is no longer the directory that was watched, so nothing was moved: look at ${path} before you run git there`;
+    }
+    const aside = asideName(name, now);
+    renameSync(`/proc/self/fd/${fd}/${name}`, `/proc/self/fd/${fd}/${aside}`);
+    return `${what}: moved it aside to ${join(dir, aside)} (if you made it yourself, move it back)`;
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return `${what}; it is gone again`;
+    return `${what}; it could not be moved aside (${(err as Error).message}): remove it before you run git there`;
+  } finally {
+    closeSync(fd);
+  }
+}

@@ -1,0 +1,194 @@
+/**
+ * A sandboxed server with a writable root cannot touch an existing repository's `.git/config` or
+ * `.git/hooks` (read-only mounts), but a code entry the repository did not have at the start has
+ * no mount: `commondir` (which sends git to another directory's configuration), `hooks`,
+ * `config.worktree`. Made by the server's own system calls, each would run outside the sandbox
+ * on the person's next `git status`. The proxy's watch sees it appear and moves it aside at once
+ * (proxy/git-plant.ts), and the server is stopped and started again.
+ *
+ * Beside it, the same server with the watch turned off (`MCP_ROOTS_PROXY_WATCH_DIRS=0`) plants a
+ * `commondir`, and the system's git, run here as the person would, runs the planted command: the
+ * case is not vacuous. What the watch leaves alone: a repository the server makes whole (its
+ * entries are its own, and read-only from the restart on), and the person's own `git config`
+ * replacing an existing `config`.
+ */
+import { execFileSync } from 'node:child_process';
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  writeFileSync,
+} from 'node:fs';
+import { join } from 'node:path';
+import t from 'tap';
+import { count, restartsIdle, startBoxed } from '../helpers/boxed-server.js';
+import { startDaemon } from '../helpers/daemon.js';
+import type { Proxied } from '../helpers/proxied-server.js';
+import { ownedShortDir, waitFor } from '../helpers/proxy.js';
+
+const MOVED = 'moved it aside to ';
+
+/** A repository as `git init` makes it, with one commit, so that `git status` has work to do. */
+function gitRepo(dir: string): void {
+  const git = (...args: string[]) =>
+    execFileSync('git', ['-C', dir, ...args], { stdio: 'pipe', env: GIT_ENV });
+  mkdirSync(dir, { recursive: true });
+  git('init', '-q');
+  writeFileSync(join(dir, 'f.txt'), 'tracked\n');
+  git('add', 'f.txt');
+  git('-c', 'user.name=t', '-c', 'user.email=t@t', 'commit', '-qm', 'one');
+}
+
+/** git with no configuration of the person's (their fsmonitor or hooks path would change it). */
+const GIT_ENV = {
+  ...process.env,
+  GIT_CONFIG_GLOBAL: '/dev/null',
+  GIT_CONFIG_NOSYSTEM: '1',
+  GIT_CONFIG_PARAMETERS: undefined,
+} as NodeJS.ProcessEnv;
+
+/** `git status` in `repo`, as the person would run it outside the sandbox. */
+function gitStatus(repo: string): void {
+  try {
+    execFileSync('git', ['-C', repo, 'status', '--short'], { stdio: 'pipe', env: GIT_ENV });
+  } catch {
+    // A planted configuration may make git fail; what matters is what it ran.
+  }
+}
+
+/**
+ * The shell commands that make, in `gitDir`'s parent's sibling `evil`, a copy of the repository's
+ * git directory whose configuration runs `touch marker` on `git status` (core.fsmonitor).
+ */
+const evilCommonDir = (gitDir: string, evil: string, marker: string): string =>
+  `mkdir -p ${evil} && cp -r ${gitDir}/. ${evil}/ && rm -rf ${evil}/config && ` +
+  `printf '[core]\\n\\trepositoryformatversion = 0\\n\\tfsmonitor = "touch ${marker}; false"\\n' > ${evil}/config`;
+
+async function shell(h: Proxied, command: string): Promise<string> {
+  // The server is stopped as the entry appears: the call may be answered "call again".
+  return (await h.call('attempt', { action: 'shell', ref: command }).catch(() => ({ text: '' })))
+    .text;
+}
+
+/** Run `command` in the server, then wait until the proxy has moved something aside once more. */
+async function plantUntilMoved(h: Proxied, command: string, what: string): Promise<void> {
+  await waitFor(() => restartsIdle(h), 30_000, `no restart under way before: ${what}`);
+  const before = count(h, MOVED);
+  await shell(h, command);
+  await waitFor(() => count(h, MOVED) > before, 30_000, `the proxy moved aside: ${what}`);
+  await waitFor(() => restartsIdle(h), 30_000, `the restart after: ${what}`);
+}
+
+/** The entries of `dir` moved aside by the proxy, whose names begin with `name`. */
+const movedAside = (dir: string, name: string): string[] =>
+  readdirSync(dir).filter((e) => e.startsWith(`${name}.moved-by-mcp-roots-`));
+
+void t.test('git code entries a sandboxed server makes in an existing repository', async (t) => {
+  const dir = ownedShortDir(t);
+  const r = join(dir, 'r');
+  const repo = join(r, 'repo');
+  const gitDir = join(repo, '.git');
+  gitRepo(repo);
+  // A submodule's git directory, as `git submodule` keeps it, without a commondir of its own.
+  const modDir = join(gitDir, 'modules', 'sub');
+  mkdirSync(modDir, { recursive: true });
+  execFileSync('git', ['init', '-q', '--bare', modDir], { stdio: 'pipe', env: GIT_ENV });
+  // `git init` made hooks/ from its templates: this repository has none, as some clones do.
+  execFileSync('rm', ['-rf', join(modDir, 'hooks')]);
+  const d = await startDaemon(t, `version: 1\nservers:\n  h:\n    roots:\n      - path: ${r}\n`, {
+    dir,
+  });
+  const h = await startBoxed(t, d.socket);
+
+  await t.test('a commondir sending git to a configuration the server wrote', async (t) => {
+    const marker = join(dir, 'ran-commondir');
+    await plantUntilMoved(
+      h,
+      `${evilCommonDir(gitDir, join(r, 'evil'), marker)} && printf '%s\\n' ${join(r, 'evil')} > ${gitDir}/commondir`,
+      'commondir',
+    );
+    t.notOk(existsSync(join(gitDir, 'commondir')), 'no commondir is left where git reads it');
+    const aside = movedAside(gitDir, 'commondir');
+    t.equal(aside.length, 1, 'it is kept beside, under a name git does not read');
+    t.equal(readFileSync(join(gitDir, aside[0]!), 'utf8'), `${join(r, 'evil')}\n`, 'as written');
+    t.match(h.stderr(), `${join(gitDir, 'commondir')} appeared in the git directory ${gitDir}`);
+    t.match(h.stderr(), 'stopping the server now', 'the server was stopped');
+    gitStatus(repo);
+    t.notOk(existsSync(marker), 'git status outside the sandbox runs nothing of the server');
+    t.match((await shell(h, 'echo alive')).trim(), /alive/, 'the session goes on');
+  });
+
+  await t.test('a hooks directory renamed into place, whole', async (t) => {
+    const prep = join(gitDir, 'prep');
+    await plantUntilMoved(
+      h,
+      `mkdir ${prep} && printf '#!/bin/sh\\ntouch ${dir}/ran-hook\\n' > ${prep}/post-checkout && ` +
+        `chmod +x ${prep}/post-checkout && mv ${prep} ${join(modDir, 'hooks')}`,
+      'hooks',
+    );
+    t.notOk(existsSync(join(modDir, 'hooks')), 'no hooks directory is left');
+    t.equal(movedAside(modDir, 'hooks').length, 1, 'the directory is kept beside, whole');
+  });
+
+  await t.test('a config.worktree that is a link', async (t) => {
+    writeFileSync(join(r, 'wt.cfg'), '[core]\n\tfsmonitor = "touch /nonexistent; false"\n');
+    await plantUntilMoved(
+      h,
+      `ln -s ${join(r, 'wt.cfg')} ${gitDir}/config.worktree`,
+      'config.worktree',
+    );
+    t.notOk(existsSync(join(gitDir, 'config.worktree')), 'no link is left');
+    t.equal(movedAside(gitDir, 'config.worktree').length, 1, 'the link is kept beside');
+  });
+
+  await t.test('a commondir in a submodule git directory', async (t) => {
+    await plantUntilMoved(h, `printf '%s\\n' ${join(r, 'evil')} > ${modDir}/commondir`, 'sub');
+    t.notOk(existsSync(join(modDir, 'commondir')), 'moved from the submodule too');
+  });
+
+  await t.test('what is left as it is', async (t) => {
+    const moved = count(h, MOVED);
+    // A repository the server makes whole is its own (docs/security.md says so).
+    const own = join(r, 'own', '.git');
+    await shell(
+      h,
+      `mkdir -p ${own}/objects ${own}/refs ${own}/hooks && echo 'ref: refs/heads/main' > ${own}/HEAD && : > ${own}/config`,
+    );
+    // The person's own `git config` outside: a new config renamed over the existing one.
+    writeFileSync(join(gitDir, 'config.new'), readFileSync(join(gitDir, 'config')));
+    renameSync(join(gitDir, 'config.new'), join(gitDir, 'config'));
+    await waitFor(
+      () => count(h, 'a path denied for writing appeared in the roots') >= 2 && restartsIdle(h),
+      30_000,
+      'the watch saw both',
+    );
+    t.equal(count(h, MOVED), moved, 'nothing moved aside');
+    t.ok(existsSync(join(own, 'config')), "the server's new repository keeps its config");
+    t.ok(existsSync(join(gitDir, 'config')), 'the replaced config stays');
+  });
+});
+
+void t.test('without the watch, a planted commondir runs outside the sandbox', async (t) => {
+  const dir = ownedShortDir(t);
+  const r = join(dir, 'r');
+  const repo = join(r, 'repo');
+  const gitDir = join(repo, '.git');
+  gitRepo(repo);
+  const d = await startDaemon(t, `version: 1\nservers:\n  h:\n    roots:\n      - path: ${r}\n`, {
+    dir,
+  });
+  const blind = await startBoxed(t, d.socket, { MCP_ROOTS_PROXY_WATCH_DIRS: '0' });
+  const marker = join(dir, 'ran-commondir');
+  t.match(
+    await shell(
+      blind,
+      `${evilCommonDir(gitDir, join(r, 'evil'), marker)} && printf '%s\\n' ${join(r, 'evil')} > ${gitDir}/commondir && echo planted`,
+    ),
+    /planted/,
+    'the sandbox lets the server write a commondir the repository did not have',
+  );
+  gitStatus(repo);
+  t.ok(existsSync(marker), "git status outside ran the server's command");
+});
