@@ -37,16 +37,17 @@ export interface DeniedPath {
   access: DenyAccess;
   /** What the log says, when not that a denied path appeared. */
   why?: string;
-  /**
-   * Set when the path is one of git's code entries (`GIT_DIR_CODE`) made in a git directory
-   * that was one, without it, when the watch began: the identity of that directory. No mount
-   * could protect a name that did not exist, so what was made there must not stay (git-plant.ts).
-   */
-  plantedIn?: string;
 }
 
 export interface DenyWatchOptions {
   onDenied(denied: DeniedPath): void;
+  /**
+   * `path` is one of git's code entries (`GIT_DIR_CODE`) that a git directory did not hold when
+   * the watch first read it (`dirIdentity`: that directory's device and inode). No mount could
+   * protect a name that did not exist, so what is there now must not stay (git-plant.ts). Called
+   * before anything else is done about it; returns what the log should say.
+   */
+  onPlanted(path: string, dirIdentity: string): string;
   log: ProxyLogger;
   /** The most directories watched at once (each is an inotify watch); default 50,000. */
   maxDirs?: number;
@@ -67,12 +68,12 @@ interface WatchSet {
   walking: Map<string, Set<string>>;
   /** Entries a walk reported: the one event each may still have queued is not reported again. */
   walked: Set<string>;
-  /**
-   * The directories that were git directories when this set first read them, each with the code
-   * entries (`GIT_DIR_CODE`) it held then. Not those that appeared later: a repository made or
-   * cloned while the server runs is new, and its entries are its own.
-   */
-  gitDirs: Map<string, Set<string>>;
+}
+
+/** A git directory as the watch first read it: its identity and the code entries it held. */
+interface NotedGitDir {
+  identity: string;
+  code: ReadonlySet<string>;
 }
 
 /** One appearance of a path: the same path and file (device and inode). */
@@ -89,7 +90,6 @@ const closeSet = (set: WatchSet | undefined): void => {
   set.identities.clear();
   set.walking.clear();
   set.walked.clear();
-  set.gitDirs.clear();
 };
 
 export class DenyWatch {
@@ -99,6 +99,13 @@ export class DenyWatch {
   private warned = false;
   /** Walks of directories that appeared, under way. */
   private readonly walks = new Set<Promise<void>>();
+  /**
+   * The git directories found by the walks of whole roots (not of a directory that appeared: a
+   * repository made or cloned while the server runs is new, and its entries are its own), as
+   * first read, for as long as the proxy runs: a later walk (after a flood, or new roots) compares
+   * what it finds with this, so that an entry made while events were lost is found as well.
+   */
+  private readonly gitDirs = new Map<string, NotedGitDir>();
 
   constructor(private readonly o: DenyWatchOptions) {}
 
@@ -130,7 +137,6 @@ export class DenyWatch {
       live: true,
       walking: new Map(),
       walked: new Set(),
-      gitDirs: new Map(),
     };
     this.next = set;
     for (const r of all) {
@@ -224,7 +230,7 @@ export class DenyWatch {
     if (report) set.walking.set(dir, reported);
     try {
       const entries = await entriesOf(dir);
-      if (!report) noteGitDir(set, dir, entries);
+      if (!report) this.noteGitDir(dir, identity(st), entries);
       for (const e of entries) {
         const p = join(dir, e.name);
         const denied = e.isSymbolicLink() ? undefined : this.denial(root, p);
@@ -270,8 +276,11 @@ export class DenyWatch {
     const held = set.identities.get(path);
     if (held !== undefined && (!st.isDirectory() || held !== identity(st))) unwatchBelow(set, path);
     // Whatever it is (a link too: git follows it), a code entry new in a git directory.
-    const plantedIn = plantedGitEntry(set, path);
-    if (plantedIn !== undefined) return this.o.onDenied({ path, access: 'all', plantedIn });
+    const plantedIn = this.plantedIn(set, path);
+    if (plantedIn !== undefined) {
+      const why = this.o.onPlanted(path, plantedIn);
+      return this.o.onDenied({ path, access: 'all', why });
+    }
     // A link is not mounted over (sandbox-mounts.ts): its target is shown or hidden on its own.
     if (st.isSymbolicLink()) return;
     const denied = this.denial(root, path);
@@ -347,6 +356,39 @@ export class DenyWatch {
     this.o.onDenied({ path: dir, access: 'all', why });
   }
 
+  /**
+   * A walk of a whole root read `dir`: note it if it is a git directory seen for the first time
+   * (or in place of another), or hand on the code entries it holds now that it did not then.
+   */
+  private noteGitDir(dir: string, id: string, entries: readonly Dirent[]): void {
+    const names = new Set(entries.map((e) => e.name));
+    const noted = this.gitDirs.get(dir);
+    if (noted?.identity === id) {
+      for (const name of GIT_DIR_CODE) {
+        if (names.has(name) && !noted.code.has(name))
+          this.o.log.warn(this.o.onPlanted(join(dir, name), id));
+      }
+      return;
+    }
+    if (isGitDirShape(names))
+      this.gitDirs.set(dir, {
+        identity: id,
+        code: new Set(GIT_DIR_CODE.filter((n) => names.has(n))),
+      });
+  }
+
+  /**
+   * The identity of the git directory `path` was made in, when `path` names a code entry that
+   * directory, noted and still the same, did not hold when first read.
+   */
+  private plantedIn(set: WatchSet, path: string): string | undefined {
+    const name = basename(path);
+    if (!isGitCodeName(name)) return undefined;
+    const noted = this.gitDirs.get(dirname(path));
+    if (noted === undefined || noted.code.has(name)) return undefined;
+    return set.identities.get(dirname(path)) === noted.identity ? noted.identity : undefined;
+  }
+
   private cannotWatch(dir: string, why: string): void {
     if (this.warned) return;
     this.warned = true;
@@ -364,24 +406,4 @@ function unwatchBelow(set: WatchSet, path: string): void {
     set.watchers.delete(dir);
     set.identities.delete(dir);
   }
-  // What stands there later is not the git directory that was read at the start.
-  for (const dir of set.gitDirs.keys()) if (inside(dir, path)) set.gitDirs.delete(dir);
-}
-
-/** Note `dir` if its entries make it a git directory to git, with the code entries it holds. */
-function noteGitDir(set: WatchSet, dir: string, entries: readonly Dirent[]): void {
-  const names = new Set(entries.map((e) => e.name));
-  if (!isGitDirShape(names)) return;
-  set.gitDirs.set(dir, new Set(GIT_DIR_CODE.filter((name) => names.has(name))));
-}
-
-/**
- * The identity of the git directory `path` was made in, when `path` names a code entry that
- * directory did not hold when the set read it (see `DeniedPath.plantedIn`).
- */
-function plantedGitEntry(set: WatchSet, path: string): string | undefined {
-  const held = set.gitDirs.get(dirname(path));
-  const name = basename(path);
-  if (held === undefined || held.has(name) || !isGitCodeName(name)) return undefined;
-  return set.identities.get(dirname(path));
 }

@@ -182,6 +182,8 @@ export class Supervisor {
     this.watch = new DenyWatch({
       log: o.log,
       onDenied: (d) => this.onDenied(d),
+      // Moved aside before the server is stopped (as for a path denied for reading).
+      onPlanted: setAsidePlanted,
       ...(o.maxWatchedDirs === undefined ? {} : { maxDirs: o.maxWatchedDirs }),
     });
     // An include base in a writable root that changed: stopped at once, as for a path denied
@@ -313,14 +315,8 @@ export class Supervisor {
    * A denied path appeared in a sandboxed server's roots. Denied for writing: its mount would be
    * read-only, a restart as for any change. Denied for reading: stop the server now.
    */
-  private onDenied(reported: DeniedPath): void {
+  private onDenied(denied: DeniedPath): void {
     if (this.closed) return;
-    // A git code entry that no mount could protect: moved aside first, then stopped as for a
-    // path denied for reading, since until the restart the server may write it again.
-    const denied =
-      reported.plantedIn === undefined
-        ? reported
-        : { ...reported, why: setAsidePlanted(reported.path, reported.plantedIn) };
     // Either way the running server's mounts are stale, even if a new plan looks the same: an
     // editor's save replaces a protected file, which detaches its read-only mount in the sandbox.
     this.denials++;

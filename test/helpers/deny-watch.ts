@@ -15,17 +15,28 @@ export const isSentinel = (path: string): boolean => /\/sentinel-\d+\.secret$/.t
 
 /**
  * A `DenyWatch` of a new writable root `r` with `**\/.env`, `**\/*.secret` and `more` denied,
- * closed when `t` ends (`roots`: what it watches); `reports` collects what it reports. `quietNow` waits until every walk has
+ * closed when `t` ends (`roots`: what it watches); `reports` collects what it reports, and
+ * `planted` the git code entries it hands on (`onPlanted`); `prepare` fills `r` before the watch. `quietNow` waits until every walk has
  * ended and every event queued so far was read: it writes a denied sentinel file and waits for its
  * report (events arrive in order).
  */
 export async function watchedRoot(
   t: Test,
   more: { pattern: string; access: 'all' | 'write' }[] = [],
+  prepare: (r: string) => void = () => {},
 ) {
   const r = ownedShortDir(t);
+  prepare(r);
   const reports: DeniedPath[] = [];
-  const dw = new DenyWatch({ onDenied: (d) => reports.push(d), log: quiet });
+  const planted: string[] = [];
+  const dw = new DenyWatch({
+    onDenied: (d) => reports.push(d),
+    onPlanted: (path) => {
+      planted.push(path);
+      return `planted: ${path}`;
+    },
+    log: quiet,
+  });
   t.teardown(() => dw.close());
   const roots: Root[] = [
     {
@@ -50,5 +61,5 @@ export async function watchedRoot(
     await waitFor(() => count(s) === 1, 30_000, `the report of ${s}`);
     await dw.settled();
   };
-  return { r, roots, reports, dw, count, quietNow };
+  return { r, roots, reports, planted, dw, count, quietNow };
 }
