@@ -85,7 +85,10 @@ export class Daemon {
       log,
     });
     // Take the socket first: a second daemon must fail before it does any work.
-    const listener = await acquireListener(options.socket, deps);
+    const listener = await acquireListener(options.socket, {
+      ...deps,
+      warn: (message) => log.warn(message),
+    });
     const decisions =
       options.decisionLogBytes > 0
         ? new DecisionLog({

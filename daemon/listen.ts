@@ -1,11 +1,11 @@
 /** Getting the daemon's listening socket: one daemon per path, stale files replaced, systemd's fd used. */
-import { randomBytes } from 'node:crypto';
-import { chmod, link, lstat, readFile, rename, stat, unlink, writeFile } from 'node:fs/promises';
+import { chmod, lstat, rename, stat, unlink } from 'node:fs/promises';
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
 import { dirname, join } from 'node:path';
 import { errnoCode, ignoreMissing, RootsError } from '../common/errors.js';
 import { JsonRpcConnection } from '../protocol/connection.js';
-import { checkSocketPathLength, ensureSocketDir, lockName } from '../protocol/socket-path.js';
+import { checkSocketPathLength, ensureSocketDir } from '../protocol/socket-path.js';
+import { takeLock } from './single-lock.js';
 
 /** The socket the daemon listens on, and what it must undo when it stops. */
 export interface Listener {
@@ -68,13 +68,19 @@ async function livePid(path: string): Promise<number | 'unknown' | undefined> {
 }
 
 /**
- * Listen on `path` as the only daemon for it. Holds an abstract-socket lock first, so two
- * daemons starting at once cannot both win; a live daemon makes this fail with
- * "already running (pid N)"; a stale socket file is replaced.
+ * Listen on `path` as the only daemon for it. Holds the single-daemon lock first
+ * (single-lock.ts), so two daemons starting at once cannot both win; a live daemon makes this
+ * fail with "already running (pid N)"; a stale socket file is replaced.
  */
 export async function acquireListener(
   path: string,
-  opts: { env: Record<string, string | undefined>; uid: number; pid: number },
+  opts: {
+    env: Record<string, string | undefined>;
+    uid: number;
+    pid: number;
+    /** Told of each lock name passed over because something else held it (single-lock.ts). */
+    warn?: (message: string) => void;
+  },
 ): Promise<Listener> {
   const fd = activationFd(opts.env, opts.pid);
   if (fd !== undefined) {
@@ -91,11 +97,8 @@ export async function acquireListener(
   checkSocketPathLength(path);
   await ensureSocketDir(dirname(path), opts.uid);
 
-  const lock = createServer();
-  try {
-    await listen(lock, lockName(path, opts.uid, await lockToken(dirname(path))));
-  } catch (err) {
-    if (errnoCode(err) !== 'EADDRINUSE') throw err;
+  const taken = await takeLock(path, opts.uid, dirname(path));
+  if ('running' in taken) {
     const pid = await livePid(path);
     throw new RootsError(
       'DAEMON_RUNNING',
@@ -104,6 +107,9 @@ export async function acquireListener(
         : `another mcp-rootsd holds ${path} (it is starting or not answering). Stop it first, or choose another --socket.`,
     );
   }
+  const lock = taken.server;
+  for (const why of taken.passedOver)
+    opts.warn?.(`the single-daemon lock for ${path}: ${why}; took the next`);
 
   try {
     const existing = await ignoreMissing(lstat(path));
@@ -158,28 +164,6 @@ export async function acquireListener(
   } catch (err) {
     await closeServer(lock);
     throw err;
-  }
-}
-
-/**
- * A random token kept in the socket directory (0700, ours): part of the lock's abstract name,
- * which other users can bind too. Made once; two daemons starting together read the same one.
- */
-async function lockToken(dir: string): Promise<string> {
-  const file = join(dir, '.lock-token');
-  const fresh = randomBytes(16).toString('hex');
-  // Written whole under a private name, then linked into place: link() either makes the complete
-  // file appear or fails because another daemon's did, so no reader ever sees a half-written one.
-  const temp = join(dir, `.lock-token.${process.pid}.${fresh.slice(0, 8)}`);
-  await writeFile(temp, fresh, { mode: 0o600 });
-  try {
-    await link(temp, file);
-    return fresh;
-  } catch (err) {
-    if (errnoCode(err) !== 'EEXIST') throw err;
-    return (await readFile(file, 'utf8')).trim();
-  } finally {
-    await ignoreMissing(unlink(temp));
   }
 }
 
