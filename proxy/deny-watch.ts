@@ -24,9 +24,9 @@
 import { lstatSync, type Dirent, type FSWatcher, type Stats } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { GIT_DIR_CODE, isGitCodeName, isGitDirShape } from '../common/protected-patterns.js';
 import type { DenyAccess, DenyMeta, Root } from '../common/types.js';
 import { guardedWatch } from '../common/watch-flood.js';
+import { GitNotes } from './git-notes.js';
 import type { ProxyLogger } from './log.js';
 import { denyTest, entriesOf, inside, rootDenies } from './sandbox-mounts.js';
 
@@ -70,12 +70,6 @@ interface WatchSet {
   walked: Set<string>;
 }
 
-/** A git directory as the watch first read it: its identity and the code entries it held. */
-interface NotedGitDir {
-  identity: string;
-  code: ReadonlySet<string>;
-}
-
 /** One appearance of a path: the same path and file (device and inode). */
 const appearance = (path: string, st: Stats): string => `${st.dev}:${st.ino}:${path}`;
 
@@ -99,13 +93,8 @@ export class DenyWatch {
   private warned = false;
   /** Walks of directories that appeared, under way. */
   private readonly walks = new Set<Promise<void>>();
-  /**
-   * The git directories found by the walks of whole roots (not of a directory that appeared: a
-   * repository made or cloned while the server runs is new, and its entries are its own), as
-   * first read, for as long as the proxy runs: a later walk (after a flood, or new roots) compares
-   * what it finds with this, so that an entry made while events were lost is found as well.
-   */
-  private readonly gitDirs = new Map<string, NotedGitDir>();
+  /** The person's git directories and their code entries (git-notes.ts). */
+  private readonly gitNotes = new GitNotes();
 
   constructor(private readonly o: DenyWatchOptions) {}
 
@@ -149,6 +138,7 @@ export class DenyWatch {
     this.next = undefined;
     closeSet(this.current);
     this.current = set;
+    this.gitNotes.firstWalkDone();
   }
 
   /** Resolves once no walk of a directory that appeared is under way. */
@@ -188,7 +178,10 @@ export class DenyWatch {
   ): Promise<void> {
     if (!set.live || set.watchers.has(dir)) return;
     if (set.watchers.size >= (this.o.maxDirs ?? 50_000))
-      return this.cannotWatch(dir, 'too many directories');
+      return this.cannotWatch(
+        dir,
+        'too many directories; a git code entry planted there is not moved aside either',
+      );
     let w: FSWatcher;
     try {
       w = guardedWatch(
@@ -230,7 +223,7 @@ export class DenyWatch {
     if (report) set.walking.set(dir, reported);
     try {
       const entries = await entriesOf(dir);
-      if (!report) this.noteGitDir(dir, identity(st), entries);
+      this.gitWalked(dir, identity(st), entries, report);
       for (const e of entries) {
         const p = join(dir, e.name);
         const denied = e.isSymbolicLink() ? undefined : this.denial(root, p);
@@ -276,11 +269,9 @@ export class DenyWatch {
     const held = set.identities.get(path);
     if (held !== undefined && (!st.isDirectory() || held !== identity(st))) unwatchBelow(set, path);
     // Whatever it is (a link too: git follows it), a code entry new in a git directory.
-    const plantedIn = this.plantedIn(set, path);
-    if (plantedIn !== undefined) {
-      const why = this.o.onPlanted(path, plantedIn);
-      return this.o.onDenied({ path, access: 'all', why });
-    }
+    const dirId = set.identities.get(dirname(path));
+    const planted = this.gitNotes.appeared(path, dirId);
+    if (planted.length > 0 && dirId !== undefined) return this.plantedFound(planted, dirId, true);
     // A link is not mounted over (sandbox-mounts.ts): its target is shown or hidden on its own.
     if (st.isSymbolicLink()) return;
     const denied = this.denial(root, path);
@@ -357,36 +348,24 @@ export class DenyWatch {
   }
 
   /**
-   * A walk of a whole root read `dir`: note it if it is a git directory seen for the first time
-   * (or in place of another), or hand on the code entries it holds now that it did not then.
+   * A walk read `dir`: git code entries in it that are the server's (git-notes.ts) are handed
+   * on. A walk of whole roots (`report` false: while a plan is made, before the server starts)
+   * only says so; a walk of a directory that appeared stops the server too.
    */
-  private noteGitDir(dir: string, id: string, entries: readonly Dirent[]): void {
-    const names = new Set(entries.map((e) => e.name));
-    const noted = this.gitDirs.get(dir);
-    if (noted?.identity === id) {
-      for (const name of GIT_DIR_CODE) {
-        if (names.has(name) && !noted.code.has(name))
-          this.o.log.warn(this.o.onPlanted(join(dir, name), id));
-      }
-      return;
-    }
-    if (isGitDirShape(names))
-      this.gitDirs.set(dir, {
-        identity: id,
-        code: new Set(GIT_DIR_CODE.filter((n) => names.has(n))),
-      });
+  private gitWalked(dir: string, id: string, entries: readonly Dirent[], report: boolean): void {
+    const planted = this.gitNotes.walked(dir, id, new Set(entries.map((e) => e.name)));
+    if (planted.length > 0) this.plantedFound(planted, id, report);
   }
 
-  /**
-   * The identity of the git directory `path` was made in, when `path` names a code entry that
-   * directory, noted and still the same, did not hold when first read.
-   */
-  private plantedIn(set: WatchSet, path: string): string | undefined {
-    const name = basename(path);
-    if (!isGitCodeName(name)) return undefined;
-    const noted = this.gitDirs.get(dirname(path));
-    if (noted === undefined || noted.code.has(name)) return undefined;
-    return set.identities.get(dirname(path)) === noted.identity ? noted.identity : undefined;
+  /** Each of `paths`, in the directory whose identity is `dirId`, is moved aside; `stop`: and then the server stopped. */
+  private plantedFound(paths: readonly string[], dirId: string, stop: boolean): void {
+    for (const path of paths) {
+      // Moved aside already, when a walk and an event both found it.
+      if (lstatSync(path, { throwIfNoEntry: false }) === undefined) continue;
+      const why = this.o.onPlanted(path, dirId);
+      if (stop) this.o.onDenied({ path, access: 'all', why });
+      else this.o.log.warn(why);
+    }
   }
 
   private cannotWatch(dir: string, why: string): void {

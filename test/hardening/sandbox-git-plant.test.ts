@@ -19,6 +19,7 @@ import {
   readdirSync,
   readFileSync,
   renameSync,
+  rmSync,
   writeFileSync,
 } from 'node:fs';
 import { join } from 'node:path';
@@ -65,6 +66,18 @@ function gitStatus(repo: string): void {
 const evilCommonDir = (gitDir: string, evil: string, marker: string): string =>
   `mkdir -p ${evil} && cp -r ${gitDir}/. ${evil}/ && rm -rf ${evil}/config && ` +
   `printf '[core]\\n\\trepositoryformatversion = 0\\n\\tfsmonitor = "touch ${marker}; false"\\n' > ${evil}/config`;
+
+/**
+ * The shell commands that stage, in `repo`'s index, a gitlink at `evil` (a submodule, as far as
+ * git knows), then make a repository elsewhere in the root whose configuration runs
+ * `touch marker` on `git status`, and copy it into `repo/evil`: the person's next `git status`
+ * in `repo` runs git in `evil`.
+ */
+const gitlinkedRepo = (repo: string, stage: string, marker: string): string =>
+  `export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1 && ` +
+  `git -C ${repo} update-index --add --cacheinfo 160000,${'1'.repeat(40)},evil && ` +
+  `git init -q ${stage}/evil && git -C ${stage}/evil config core.fsmonitor 'touch ${marker}; false' && ` +
+  `cp -r ${stage}/evil ${repo}/evil`;
 
 async function shell(h: Proxied, command: string): Promise<string> {
   // The server is stopped as the entry appears: the call may be answered "call again".
@@ -148,6 +161,28 @@ void t.test('git code entries a sandboxed server makes in an existing repository
     t.notOk(existsSync(join(modDir, 'commondir')), 'moved from the submodule too');
   });
 
+  await t.test('a repository of its own copied into the work tree, with a gitlink', async (t) => {
+    const marker = join(dir, 'ran-gitlink');
+    await plantUntilMoved(h, gitlinkedRepo(repo, join(r, 'stage'), marker), 'gitlink');
+    t.notOk(existsSync(join(repo, 'evil', '.git', 'config')), 'its config is moved aside');
+    gitStatus(repo);
+    t.notOk(existsSync(marker), 'git status in the repository runs nothing of the server');
+  });
+
+  await t.test('a repository cloned during the session, then a commondir', async (t) => {
+    const clone = join(r, 'clone');
+    const before = count(h, 'a path denied for writing appeared in the roots');
+    execFileSync('git', ['clone', '-q', repo, clone], { stdio: 'pipe', env: GIT_ENV });
+    await waitFor(
+      () => count(h, 'a path denied for writing appeared in the roots') > before && restartsIdle(h),
+      30_000,
+      'the restart for the clone',
+    );
+    t.same(movedAside(join(clone, '.git'), 'config'), [], "the clone's own entries stay");
+    await plantUntilMoved(h, `printf '%s\\n' /x > ${clone}/.git/commondir`, 'clone commondir');
+    t.notOk(existsSync(join(clone, '.git', 'commondir')), 'what the server adds is moved aside');
+  });
+
   await t.test('what is left as it is', async (t) => {
     const moved = count(h, MOVED);
     // A repository the server makes whole is its own (docs/security.md says so).
@@ -191,4 +226,14 @@ void t.test('without the watch, a planted commondir runs outside the sandbox', a
   );
   gitStatus(repo);
   t.ok(existsSync(marker), "git status outside ran the server's command");
+  rmSync(join(gitDir, 'commondir'));
+
+  const linked = join(dir, 'ran-gitlink');
+  t.match(
+    await shell(blind, `${gitlinkedRepo(repo, join(r, 'stage'), linked)} && echo planted`),
+    /planted/,
+    'nor does it stop a gitlink and a repository of its own in the work tree',
+  );
+  gitStatus(repo);
+  t.ok(existsSync(linked), "git status in the person's repository ran the server's command");
 });

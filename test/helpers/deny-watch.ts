@@ -1,5 +1,5 @@
 /** The proxy's watch for denied paths (proxy/deny-watch.ts) over a fresh root, as tests set it up. */
-import { writeFileSync } from 'node:fs';
+import { renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Test } from 'tap';
@@ -16,7 +16,8 @@ export const isSentinel = (path: string): boolean => /\/sentinel-\d+\.secret$/.t
 /**
  * A `DenyWatch` of a new writable root `r` with `**\/.env`, `**\/*.secret` and `more` denied,
  * closed when `t` ends (`roots`: what it watches); `reports` collects what it reports, and
- * `planted` the git code entries it hands on (`onPlanted`); `prepare` fills `r` before the watch. `quietNow` waits until every walk has
+ * `planted` the git code entries it hands on (`onPlanted`, each then moved to `NAME.moved`);
+ * `prepare` fills `r` before the watch. `quietNow` waits until every walk has
  * ended and every event queued so far was read: it writes a denied sentinel file and waits for its
  * report (events arrive in order).
  */
@@ -31,8 +32,11 @@ export async function watchedRoot(
   const planted: string[] = [];
   const dw = new DenyWatch({
     onDenied: (d) => reports.push(d),
+    // Moved aside, as the proxy does (git-plant.ts), so that a walk and an event that both find
+    // one report it once.
     onPlanted: (path) => {
       planted.push(path);
+      renameSync(path, `${path}.moved`);
       return `planted: ${path}`;
     },
     log: quiet,

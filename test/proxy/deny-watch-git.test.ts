@@ -1,10 +1,12 @@
 /**
- * The deny watch's notes of git directories (proxy/deny-watch.ts, `onPlanted`), beyond what the
- * end-to-end test (test/hardening/sandbox-git-plant.test.ts) shows: a code entry made while the
- * watch was not listening (its events lost to a flood, say) is found by the next walk of the
- * roots, since the notes outlive the watches; a git directory put in place of a noted one is
- * noted afresh, not taken for the old one; and the entries a directory held at the start are
- * never handed on.
+ * The deny watch's notes of git directories (proxy/git-notes.ts, handed on through `onPlanted`),
+ * beyond what the end-to-end test (test/hardening/sandbox-git-plant.test.ts) shows: a code entry
+ * made while the watch was not listening (its events lost to a flood, say) is found by the next
+ * walk of the roots, since the notes outlive the watches; a git directory put in place of a noted
+ * one is noted afresh, not taken for the old one; the entries a directory held at the start are
+ * never handed on; a repository completed after the start (a clone) is noted as it stands then;
+ * and a git directory made inside a noted repository (its work tree, its `modules/`) has every
+ * code entry handed on, in either order of its making.
  */
 import { mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -51,4 +53,58 @@ void t.test('what a noted directory held, and a directory put in its place', asy
   writeFileSync(join(w.r, 'b', '.git', 'commondir'), '/elsewhere\n');
   await w.quietNow();
   t.same(w.planted, [join(w.r, 'b', '.git', 'commondir')], 'then an entry new to it is');
+});
+
+void t.test('a repository completed after the start is noted as it stands then', async (t) => {
+  const w = await watchedRoot(t);
+  // In the order `git init` and `git clone` make it: hooks from the templates, then the rest.
+  const git = join(w.r, 'cloned', '.git');
+  mkdirSync(join(git, 'hooks'), { recursive: true });
+  mkdirSync(join(git, 'objects'));
+  mkdirSync(join(git, 'refs'));
+  writeFileSync(join(git, 'HEAD'), 'ref: refs/heads/main\n');
+  writeFileSync(join(git, 'config'), '[core]\n');
+  await w.quietNow();
+  t.same(w.planted, [], 'nothing of the clone is handed on');
+  writeFileSync(join(git, 'commondir'), '/elsewhere\n');
+  await w.quietNow();
+  t.same(w.planted, [join(git, 'commondir')], 'an entry it did not have then is');
+});
+
+void t.test('a git directory made inside a noted repository', async (t) => {
+  const w = await watchedRoot(t, [], (r) => gitDir(join(r, 'repo', '.git')));
+  const repo = join(w.r, 'repo');
+  // A `.git` in its work tree: each code entry as it appears, before the directory is a git
+  // directory at all (git reads it once a gitlink in the index leads there).
+  mkdirSync(join(repo, 'src', 'evil', '.git'), { recursive: true });
+  writeFileSync(join(repo, 'src', 'evil', '.git', 'config'), '[core]\n');
+  await w.quietNow();
+  t.same(w.planted, [join(repo, 'src', 'evil', '.git', 'config')], 'in the work tree');
+  // One below `.git/modules/`, made config first: handed on once it is a git directory.
+  const mod = join(repo, '.git', 'modules', 'm');
+  mkdirSync(mod, { recursive: true });
+  writeFileSync(join(mod, 'config'), '[core]\n');
+  mkdirSync(join(mod, 'hooks'));
+  await w.quietNow();
+  t.equal(w.planted.length, 1, 'not yet a git directory: nothing more');
+  writeFileSync(join(mod, 'HEAD'), 'ref: refs/heads/main\n');
+  mkdirSync(join(mod, 'refs'));
+  await w.quietNow();
+  t.same(
+    w.planted.slice(1).sort(),
+    [join(mod, 'config'), join(mod, 'hooks')],
+    'below modules/, once it is one',
+  );
+  w.planted.splice(1);
+  // Made while nothing watched: the walk after finds it.
+  w.dw.close();
+  gitDir(join(repo, 'lib', '.git'));
+  await w.dw.update(w.roots);
+  t.same(w.planted.slice(1), [join(repo, 'lib', '.git', 'config')], 'by the next walk');
+  // A linked worktree's directory is not one of these (only its own `.git` file leads there).
+  const before = w.planted.length;
+  gitDir(join(repo, '.git', 'worktrees', 'wt'));
+  writeFileSync(join(repo, '.git', 'worktrees', 'wt', 'commondir'), '../..\n');
+  await w.quietNow();
+  t.equal(w.planted.length, before, 'worktrees/ is left alone');
 });
