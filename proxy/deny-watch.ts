@@ -42,9 +42,9 @@ export interface DeniedPath {
 export interface DenyWatchOptions {
   onDenied(denied: DeniedPath): void;
   /**
-   * `path` is one of git's code entries (`GIT_DIR_CODE`) that a git directory did not hold when
-   * the watch first read it (`dirIdentity`: that directory's device and inode). No mount could
-   * protect a name that did not exist, so what is there now must not stay (git-plant.ts). Called
+   * `path` is one of git's code entries (`GIT_DIR_CODE`) that is the server's, not the person's
+   * (git-notes.ts), in the directory whose identity (device and inode) is `dirIdentity`. No
+   * mount could protect a name that did not exist, so it must not stay (git-plant.ts). Called
    * before anything else is done about it; returns what the log should say.
    */
   onPlanted(path: string, dirIdentity: string): string;
@@ -357,7 +357,10 @@ export class DenyWatch {
     if (planted.length > 0) this.plantedFound(planted, id, report);
   }
 
-  /** Each of `paths`, in the directory whose identity is `dirId`, is moved aside; `stop`: and then the server stopped. */
+  /**
+   * Each of `paths`, in the directory whose identity is `dirId`, is handed on to be moved aside;
+   * with `stop`, the server is then stopped as for a path denied for reading.
+   */
   private plantedFound(paths: readonly string[], dirId: string, stop: boolean): void {
     for (const path of paths) {
       // Moved aside already, when a walk and an event both found it.

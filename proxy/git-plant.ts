@@ -1,7 +1,7 @@
 /**
  * A code entry (`config`, `config.worktree`, `hooks`, `commondir`) that appeared in a git
- * directory of a sandboxed server's writable roots which did not hold it when the watch began
- * (deny-watch.ts, `plantedIn`). The sandbox makes the ones that exist read-only at the start,
+ * directory of a sandboxed server's writable roots and is the server's, not the person's
+ * (git-notes.ts says which). The sandbox makes the ones that exist read-only at the start,
  * but it cannot mount over a name that does not exist without making it on the person's disk:
  * a server could write `.git/commondir` (or `hooks/`, or `config.worktree`) into a repository
  * whose own configuration it cannot touch, and the next `git status` outside the sandbox would
@@ -25,7 +25,7 @@ const asideName = (name: string, now: Date): string =>
 export function setAsidePlanted(path: string, dirIdentity: string, now = new Date()): string {
   const dir = dirname(path);
   const name = basename(path);
-  const what = `${path} appeared in the git directory ${dir}, which did not hold it when the server started, and git outside the sandbox runs what it says`;
+  const what = `${path} appeared in the git directory ${dir} while the sandboxed server could write there, and git outside the sandbox would run what it says`;
   let fd: number;
   try {
     fd = openSync(dir, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW);
