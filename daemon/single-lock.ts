@@ -40,9 +40,13 @@ export interface HeldLock {
 /** What a daemon holding a lock was found to be. */
 export type LockOutcome = HeldLock | { running: true };
 
-/** The proof of knowing `token` for `challenge`. */
-const proof = (token: string, challenge: string): string =>
-  createHmac('sha256', token).update(`mcp-roots lock\0${challenge}`).digest('hex');
+/**
+ * The proof of knowing `token` for `challenge` sent to the lock `name`. The name is in it: every
+ * daemon whose socket is in one directory shares its token, and a squatter of one daemon's name
+ * could otherwise pass each challenge on to another daemon that runs, and its answer back.
+ */
+const proof = (token: string, name: string, challenge: string): string =>
+  createHmac('sha256', token).update(`mcp-roots lock\0${name}\0${challenge}`).digest('hex');
 
 /** The abstract name of generation `g` (generation 0 keeps the name the lock has always had). */
 const nameOf = (socketPath: string, uid: number, token: string, g: number): string =>
@@ -58,7 +62,7 @@ export async function takeLock(socketPath: string, uid: number, dir: string): Pr
   const passedOver: string[] = [];
   for (let g = 0; g < LOCK_GENERATIONS; g++) {
     const name = nameOf(socketPath, uid, token, g);
-    const server = createServer((s) => answerChallenges(s, token));
+    const server = createServer((s) => answerChallenges(s, token, name));
     try {
       await listenOn(server, name);
       return { server, generation: g, passedOver };
@@ -76,7 +80,7 @@ export async function takeLock(socketPath: string, uid: number, dir: string): Pr
 }
 
 /** The lock's side: answer one challenge per connection with the proof, then hang up. */
-function answerChallenges(socket: Socket, token: string): void {
+function answerChallenges(socket: Socket, token: string, name: string): void {
   socket.setTimeout(PROOF_MS, () => socket.destroy());
   socket.on('error', () => socket.destroy());
   let line = '';
@@ -86,7 +90,7 @@ function answerChallenges(socket: Socket, token: string): void {
     if (end < 0 && line.length <= LINE_MAX) return;
     const challengeText = end < 0 ? '' : line.slice(0, end);
     // A challenge is 32 hex digits; anything else gets nothing.
-    if (/^[0-9a-f]{32}$/.test(challengeText)) socket.end(`${proof(token, challengeText)}\n`);
+    if (/^[0-9a-f]{32}$/.test(challengeText)) socket.end(`${proof(token, name, challengeText)}\n`);
     else socket.destroy();
   });
 }
@@ -97,7 +101,7 @@ function answerChallenges(socket: Socket, token: string): void {
  */
 function challenge(name: string, token: string): Promise<string | undefined> {
   const challengeText = randomBytes(16).toString('hex');
-  const expected = Buffer.from(proof(token, challengeText));
+  const expected = Buffer.from(proof(token, name, challengeText));
   return new Promise((resolve) => {
     let answer = '';
     let settled = false;

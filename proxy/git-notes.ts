@@ -65,6 +65,8 @@ export class GitNotes {
   walked(dir: string, id: string, names: ReadonlySet<string>): string[] {
     const noted = this.noted.get(dir);
     if (noted?.identity === id) return codeIn(dir, names, noted.code);
+    // Most directories are neither a git directory nor a `.git`: nothing more to look at.
+    if (basename(dir) !== '.git' && !isGitDirShape(names)) return [];
     if (this.insidePersons(dir, names)) return codeIn(dir, names);
     if (isGitDirShape(names) && (this.first || names.has('config'))) this.note(dir, id, names);
     return [];

@@ -10,7 +10,7 @@
  */
 import { spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { createServer, type Server, type Socket } from 'node:net';
+import { createConnection, createServer, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { LOCK_GENERATIONS, takeLock } from '../../daemon/single-lock.js';
@@ -95,6 +95,31 @@ void t.test('squatted names are passed over, each kind with its reason', async (
   // A second start meets the holder's proof on its way, whatever generation it holds.
   t.same(await takeLock(socket, uid, join(dir, 'run')), { running: true }, 'a second is refused');
 });
+
+void t.test(
+  "a squatter passing challenges on to another daemon's lock is passed over",
+  async (t) => {
+    const { dir, socket, name } = setup();
+    // Another daemon's socket in the same directory: the same token, other names.
+    const other = join(dir, 'run', 'other.sock');
+    const running = await takeLock(other, uid, join(dir, 'run'));
+    t.teardown(() => 'server' in running && running.server.close());
+    t.ok('server' in running, 'the other daemon holds its lock');
+    const otherName = lockName(other, uid, 'f'.repeat(32));
+    await listening(t, name(0), (s) => {
+      const relay = createConnection({ path: otherName });
+      s.pipe(relay).pipe(s);
+      relay.on('error', () => s.destroy());
+      s.on('error', () => relay.destroy());
+    });
+    const taken = await takeLock(socket, uid, join(dir, 'run'));
+    t.teardown(() => 'server' in taken && taken.server.close());
+    t.ok('server' in taken, 'the lock is taken, not refused as running');
+    if ('server' in taken) {
+      t.same(taken.passedOver, ['lock name 0: its holder answered without the proof']);
+    }
+  },
+);
 
 void t.test('the daemon starts past a squatted name, and a second is refused', async (t) => {
   const { socket, name, args } = setup();
