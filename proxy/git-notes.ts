@@ -14,7 +14,9 @@
  * - **Git directories inside the person's repositories.** A new `.git` directory in a noted
  *   repository's work tree, or a new git directory below a noted one's `modules/`, makes git in
  *   that repository run what it says, once the server stages it (a gitlink in the index, which
- *   is not a code entry and stays writable): every code entry in it is the server's.
+ *   is not a code entry and stays writable): every code entry in it is the server's. So is a
+ *   new `.git` that is not a directory there (a file naming a git directory elsewhere, or a
+ *   link to one), whose target the person's git would read the same way: the `.git` itself.
  * - **Anything else is new and its own.** A repository made elsewhere is the server's whole (the
  *   person runs git in it only by choice); docs/security.md says so.
  */
@@ -48,8 +50,16 @@ function namesIn(dir: string): Set<string> {
 const codeIn = (dir: string, names: ReadonlySet<string>, except?: ReadonlySet<string>): string[] =>
   GIT_DIR_CODE.filter((n) => names.has(n) && !except?.has(n)).map((n) => join(dir, n));
 
+/** A `.git` that is not a directory (a file or a link), by its identity, when it is one. */
+function pointerIdentity(path: string): string | undefined {
+  const st = lstatSync(path, { throwIfNoEntry: false });
+  return st === undefined || st.isDirectory() ? undefined : `${st.dev}:${st.ino}`;
+}
+
 export class GitNotes {
   private readonly noted = new Map<string, Noted>();
+  /** The `.git` files and links the first walk found (existing submodules, worktrees), by path. */
+  private readonly pointers = new Map<string, string>();
   /** Set once the first walk of the roots has ended: what it found was there before any server. */
   private first = true;
 
@@ -63,6 +73,11 @@ export class GitNotes {
    * server's (to move aside), after noting `dir` if it is a git directory to note.
    */
   walked(dir: string, id: string, names: ReadonlySet<string>): string[] {
+    const pointer = names.has('.git') ? this.newPointer(join(dir, '.git')) : [];
+    return [...pointer, ...this.walkedGitDir(dir, id, names)];
+  }
+
+  private walkedGitDir(dir: string, id: string, names: ReadonlySet<string>): string[] {
     const noted = this.noted.get(dir);
     if (noted?.identity === id) return codeIn(dir, names, noted.code);
     // Most directories are neither a git directory nor a `.git`: nothing more to look at.
@@ -79,12 +94,36 @@ export class GitNotes {
    */
   appeared(path: string, dirId: string | undefined): string[] {
     const name = basename(path);
-    if (!NAMES.has(name) || dirId === undefined) return [];
+    if (dirId === undefined) return [];
+    if (name === '.git') return this.newPointer(path);
+    if (!NAMES.has(name)) return [];
     const dir = dirname(path);
     const noted = this.noted.get(dir);
     if (noted?.identity === dirId)
       return isGitCodeName(name) && !noted.code.has(name) ? [path] : [];
-    return this.walked(dir, dirId, namesIn(dir));
+    return this.walkedGitDir(dir, dirId, namesIn(dir));
+  }
+
+  /**
+   * `path`, a `.git`, as the server's when it is a file or a link that the first walk did not
+   * find there, inside a noted repository's work tree; noted instead during the first walk.
+   */
+  private newPointer(path: string): string[] {
+    const id = pointerIdentity(path);
+    if (id === undefined) return [];
+    if (this.first) {
+      this.pointers.set(path, id);
+      return [];
+    }
+    return this.pointers.get(path) !== id && this.inWorkTree(path) ? [path] : [];
+  }
+
+  /** Whether `path` lies in the work tree of a noted repository (below its `.git`'s parent). */
+  private inWorkTree(path: string): boolean {
+    for (const d of this.noted.keys()) {
+      if (path !== d && basename(d) === '.git' && inside(path, dirname(d))) return true;
+    }
+    return false;
   }
 
   private note(dir: string, id: string, names: ReadonlySet<string>): void {
@@ -101,12 +140,10 @@ export class GitNotes {
    */
   private insidePersons(dir: string, names: ReadonlySet<string>): boolean {
     if (this.first) return false;
-    for (const d of this.noted.keys()) {
-      if (d === dir) continue;
-      if (basename(dir) === '.git' && basename(d) === '.git' && inside(dir, dirname(d)))
-        return true;
-      if (inside(dir, join(d, 'modules')) && isGitDirShape(names)) return true;
-    }
+    if (basename(dir) === '.git' && this.inWorkTree(dir)) return true;
+    if (!isGitDirShape(names)) return false;
+    for (const d of this.noted.keys())
+      if (d !== dir && inside(dir, join(d, 'modules'))) return true;
     return false;
   }
 }

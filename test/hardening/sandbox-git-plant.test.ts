@@ -85,6 +85,15 @@ async function shell(h: Proxied, command: string): Promise<string> {
     .text;
 }
 
+/** Run `command` in the server once no restart is under way, again if a restart cut it short. */
+async function shellOnce(h: Proxied, command: string, what: string): Promise<string> {
+  for (let tries = 0; ; tries++) {
+    await waitFor(() => restartsIdle(h), 30_000, `no restart under way before: ${what}`);
+    const text = await shell(h, command);
+    if (text !== '' || tries === 3) return text;
+  }
+}
+
 /** Run `command` in the server, then wait until the proxy has moved something aside once more. */
 async function plantUntilMoved(h: Proxied, command: string, what: string): Promise<void> {
   await waitFor(() => restartsIdle(h), 30_000, `no restart under way before: ${what}`);
@@ -174,6 +183,22 @@ void t.test('git code entries a sandboxed server makes in an existing repository
     t.notOk(existsSync(marker), 'git status in the repository runs nothing of the server');
   });
 
+  await t.test('a .git file leading to a repository of its own, with a gitlink', async (t) => {
+    const marker = join(dir, 'ran-gitfile');
+    const stage = join(r, 'stage2');
+    await plantUntilMoved(
+      h,
+      `export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1 && git init -q ${stage}/evil && ` +
+        `git -C ${stage}/evil config core.fsmonitor 'touch ${marker}; false' && ` +
+        `git -C ${repo} update-index --add --cacheinfo 160000,${'1'.repeat(40)},sub2 && ` +
+        `mkdir -p ${repo}/sub2 && echo 'gitdir: ${stage}/evil/.git' > ${repo}/sub2/.git`,
+      'gitfile',
+    );
+    t.notOk(existsSync(join(repo, 'sub2', '.git')), 'the .git file is moved aside');
+    gitStatus(repo);
+    t.notOk(existsSync(marker), 'git status in the repository runs nothing of the server');
+  });
+
   await t.test('a repository cloned during the session, then a commondir', async (t) => {
     const clone = join(r, 'clone');
     // The clone's config and hooks restart the server (paths denied for writing appeared): a
@@ -192,17 +217,20 @@ void t.test('git code entries a sandboxed server makes in an existing repository
 
   await t.test('what is left as it is', async (t) => {
     const moved = count(h, MOVED);
+    const seen = count(h, 'a path denied for writing appeared in the roots');
     // A repository the server makes whole is its own (docs/security.md says so).
     const own = join(r, 'own', '.git');
-    await shell(
+    await shellOnce(
       h,
       `mkdir -p ${own}/objects ${own}/refs ${own}/hooks && echo 'ref: refs/heads/main' > ${own}/HEAD && : > ${own}/config`,
+      'its own repository',
     );
     // The person's own `git config` outside: a new config renamed over the existing one.
     writeFileSync(join(gitDir, 'config.new'), readFileSync(join(gitDir, 'config')));
     renameSync(join(gitDir, 'config.new'), join(gitDir, 'config'));
     await waitFor(
-      () => count(h, 'a path denied for writing appeared in the roots') >= 2 && restartsIdle(h),
+      () =>
+        count(h, 'a path denied for writing appeared in the roots') >= seen + 2 && restartsIdle(h),
       30_000,
       'the watch saw both',
     );

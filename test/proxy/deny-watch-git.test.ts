@@ -5,10 +5,10 @@
  * walk of the roots, since the notes outlive the watches; a git directory put in place of a noted
  * one is noted afresh, not taken for the old one; the entries a directory held at the start are
  * never handed on; a repository completed after the start (a clone) is noted as it stands then;
- * and a git directory made inside a noted repository (its work tree, its `modules/`) has every
- * code entry handed on, in either order of its making.
+ * a git directory made inside a noted repository (its work tree, its `modules/`) has every code
+ * entry handed on, in either order of its making; and so is a new `.git` file or link there.
  */
-import { mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import { watchedRoot } from '../helpers/deny-watch.js';
@@ -72,7 +72,11 @@ void t.test('a repository completed after the start is noted as it stands then',
 });
 
 void t.test('a git directory made inside a noted repository', async (t) => {
-  const w = await watchedRoot(t, [], (r) => gitDir(join(r, 'repo', '.git')));
+  const w = await watchedRoot(t, [], (r) => {
+    gitDir(join(r, 'repo', '.git'));
+    mkdirSync(join(r, 'repo', 'sub'));
+    writeFileSync(join(r, 'repo', 'sub', '.git'), 'gitdir: ../.git/modules/sub\n');
+  });
   const repo = join(w.r, 'repo');
   // A `.git` in its work tree: each code entry as it appears, before the directory is a git
   // directory at all (git reads it once a gitlink in the index leads there).
@@ -101,6 +105,22 @@ void t.test('a git directory made inside a noted repository', async (t) => {
   gitDir(join(repo, 'lib', '.git'));
   await w.dw.update(w.roots);
   t.same(w.planted.slice(1), [join(repo, 'lib', '.git', 'config')], 'by the next walk');
+  // A `.git` that is not a directory, in the work tree: a file naming a git directory elsewhere,
+  // and a link to one. One the first walk found (an existing submodule's) is the person's.
+  const from = w.planted.length;
+  mkdirSync(join(repo, 'f'));
+  writeFileSync(join(repo, 'f', '.git'), 'gitdir: /elsewhere\n');
+  mkdirSync(join(repo, 'l'));
+  symlinkSync('/elsewhere', join(repo, 'l', '.git'));
+  await w.quietNow();
+  t.same(
+    w.planted.slice(from).sort(),
+    [join(repo, 'f', '.git'), join(repo, 'l', '.git')],
+    'a .git file or link',
+  );
+  w.dw.close();
+  await w.dw.update(w.roots);
+  t.equal(w.planted.length, from + 2, "the existing submodule's .git stays, walked again");
   // A linked worktree's directory is not one of these (only its own `.git` file leads there).
   const before = w.planted.length;
   gitDir(join(repo, '.git', 'worktrees', 'wt'));
