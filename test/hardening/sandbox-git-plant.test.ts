@@ -23,7 +23,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { join } from 'node:path';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { count, restartsIdle, startBoxed } from '../helpers/boxed-server.js';
 import { startDaemon } from '../helpers/daemon.js';
 import type { Proxied } from '../helpers/proxied-server.js';
@@ -112,22 +112,30 @@ async function plantUntilMoved(h: Proxied, command: string, what: string): Promi
 const movedAside = (dir: string, name: string): string[] =>
   readdirSync(dir).filter((e) => e.startsWith(`${name}.moved-by-mcp-roots-`));
 
-void t.test('git code entries a sandboxed server makes in an existing repository', async (t) => {
+/**
+ * The person's repository `r/repo` with one commit, and a daemon whose policy gives server `h`
+ * the root `r`, writable. The server is started by the test, after anything else it makes.
+ */
+async function personsRepo(t: Test) {
   const dir = ownedShortDir(t);
   const r = join(dir, 'r');
   const repo = join(r, 'repo');
-  const gitDir = join(repo, '.git');
   gitRepo(repo);
+  const d = await startDaemon(t, `version: 1\nservers:\n  h:\n    roots:\n      - path: ${r}\n`, {
+    dir,
+  });
+  return { dir, r, repo, gitDir: join(repo, '.git'), socket: d.socket };
+}
+
+void t.test('git code entries a sandboxed server makes in an existing repository', async (t) => {
+  const { dir, r, repo, gitDir, socket } = await personsRepo(t);
   // A submodule's git directory, as `git submodule` keeps it, without a commondir of its own.
   const modDir = join(gitDir, 'modules', 'sub');
   mkdirSync(modDir, { recursive: true });
   execFileSync('git', ['init', '-q', '--bare', modDir], { stdio: 'pipe', env: GIT_ENV });
   // `git init` made hooks/ from its templates: this repository has none, as some clones do.
   execFileSync('rm', ['-rf', join(modDir, 'hooks')]);
-  const d = await startDaemon(t, `version: 1\nservers:\n  h:\n    roots:\n      - path: ${r}\n`, {
-    dir,
-  });
-  const h = await startBoxed(t, d.socket);
+  const h = await startBoxed(t, socket);
 
   await t.test('a commondir sending git to a configuration the server wrote', async (t) => {
     const marker = join(dir, 'ran-commondir');
@@ -241,15 +249,8 @@ void t.test('git code entries a sandboxed server makes in an existing repository
 });
 
 void t.test('without the watch, a planted commondir runs outside the sandbox', async (t) => {
-  const dir = ownedShortDir(t);
-  const r = join(dir, 'r');
-  const repo = join(r, 'repo');
-  const gitDir = join(repo, '.git');
-  gitRepo(repo);
-  const d = await startDaemon(t, `version: 1\nservers:\n  h:\n    roots:\n      - path: ${r}\n`, {
-    dir,
-  });
-  const blind = await startBoxed(t, d.socket, { MCP_ROOTS_PROXY_WATCH_DIRS: '0' });
+  const { dir, r, repo, gitDir, socket } = await personsRepo(t);
+  const blind = await startBoxed(t, socket, { MCP_ROOTS_PROXY_WATCH_DIRS: '0' });
   const marker = join(dir, 'ran-commondir');
   t.match(
     await shell(
