@@ -69,8 +69,9 @@ export class GitNotes {
   }
 
   /**
-   * A walk read `dir` (identity `id`), holding `names`: the code entries in it that are the
-   * server's (to move aside), after noting `dir` if it is a git directory to note.
+   * A walk read `dir` (identity `id`), holding `names`: the entries in it that are the server's,
+   * to move aside (code entries, and a `.git` that is not a directory), after noting `dir` if it
+   * is a git directory to note.
    */
   walked(dir: string, id: string, names: ReadonlySet<string>): string[] {
     const pointer = names.has('.git') ? this.newPointer(join(dir, '.git')) : [];
@@ -88,8 +89,8 @@ export class GitNotes {
   }
 
   /**
-   * `path` appeared in a watched directory whose identity is `dirId`: the code entries that are
-   * the server's, now that it is there (itself, or every one of a git directory it completed
+   * `path` appeared in a watched directory whose identity is `dirId`: the entries that are the
+   * server's, now that it is there (itself, or every code entry of a git directory it completed
    * inside the person's repository), after noting a git directory it completed elsewhere.
    */
   appeared(path: string, dirId: string | undefined): string[] {
