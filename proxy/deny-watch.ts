@@ -263,7 +263,10 @@ export class DenyWatch {
     if (!set.live) return;
     // A synchronous lstat: the report must not wait behind anything else the proxy does.
     const st = lstatSync(path, { throwIfNoEntry: false });
-    if (st === undefined) return unwatchBelow(set, path);
+    if (st === undefined) {
+      this.gitNotes.vanished(path, set.identities.get(dirname(path)));
+      return unwatchBelow(set, path);
+    }
     // A name whose watch is of another directory (or of one that is no longer there): the
     // watches below it follow that one, and this one is watched afresh below.
     const held = set.identities.get(path);

@@ -8,9 +8,11 @@
  *
  * - **Noted directories.** Every git directory the first walk of the roots finds (before any
  *   server ran) is noted with its code entries; so is one that becomes complete later (`HEAD`,
- *   `objects` or `refs`, and `config`: a clone the person makes), as it stands then. A code
- *   entry a noted directory did not hold is the server's, found by its event or by any later
- *   walk (one after a flood of events lost some).
+ *   `objects` or `refs`, and `config`: a clone the person makes), as it stands then. A noted
+ *   directory is known by its identity wherever it is renamed to. A code entry it does not hold
+ *   is the server's, found by its event or by any later walk (one after a flood of events lost
+ *   some). A git directory standing where a noted one stood, but not it, is not known to be the
+ *   person's: every code entry in it is the server's.
  * - **Git directories inside the person's repositories.** A new `.git` directory in a noted
  *   repository's work tree, or a new git directory below a noted one's `modules/`, makes git in
  *   that repository run what it says, once the server stages it (a gitlink in the index, which
@@ -30,10 +32,14 @@ import {
 } from '../common/protected-patterns.js';
 import { inside } from './sandbox-paths.js';
 
-/** A git directory as noted: its identity (device and inode) and the code entries it held. */
+/**
+ * A git directory as noted (by its identity, device and inode, which a rename keeps): where it is
+ * now, and the code entries it holds that are the person's (one that goes away is no longer
+ * theirs, should it come back).
+ */
 interface Noted {
-  identity: string;
-  code: ReadonlySet<string>;
+  path: string;
+  code: Set<string>;
 }
 
 /** The names a git directory's shape and code are read from. */
@@ -57,9 +63,12 @@ function pointerIdentity(path: string): string | undefined {
 }
 
 export class GitNotes {
+  /** The noted git directories, by identity. */
   private readonly noted = new Map<string, Noted>();
-  /** The `.git` files and links the first walk found (existing submodules, worktrees), by path. */
-  private readonly pointers = new Map<string, string>();
+  /** Every path a noted git directory has stood at. */
+  private readonly places = new Set<string>();
+  /** The identities of the `.git` files and links the first walk found (submodules, worktrees). */
+  private readonly pointers = new Set<string>();
   /** Set once the first walk of the roots has ended: what it found was there before any server. */
   private first = true;
 
@@ -78,16 +87,6 @@ export class GitNotes {
     return [...pointer, ...this.walkedGitDir(dir, id, names)];
   }
 
-  private walkedGitDir(dir: string, id: string, names: ReadonlySet<string>): string[] {
-    const noted = this.noted.get(dir);
-    if (noted?.identity === id) return codeIn(dir, names, noted.code);
-    // Most directories are neither a git directory nor a `.git`: nothing more to look at.
-    if (basename(dir) !== '.git' && !isGitDirShape(names)) return [];
-    if (this.insidePersons(dir, names)) return codeIn(dir, names);
-    if (isGitDirShape(names) && (this.first || names.has('config'))) this.note(dir, id, names);
-    return [];
-  }
-
   /**
    * `path` appeared in a watched directory whose identity is `dirId`: the entries that are the
    * server's, now that it is there (itself, or every code entry of a git directory it completed
@@ -98,40 +97,66 @@ export class GitNotes {
     if (dirId === undefined) return [];
     if (name === '.git') return this.newPointer(path);
     if (!NAMES.has(name)) return [];
-    const dir = dirname(path);
-    const noted = this.noted.get(dir);
-    if (noted?.identity === dirId)
-      return isGitCodeName(name) && !noted.code.has(name) ? [path] : [];
-    return this.walkedGitDir(dir, dirId, namesIn(dir));
+    const known = this.follow(dirId, dirname(path));
+    if (known !== undefined) return isGitCodeName(name) && !known.code.has(name) ? [path] : [];
+    return this.walkedGitDir(dirname(path), dirId, namesIn(dirname(path)));
+  }
+
+  /** `path` went away from the directory whose identity is `dirId`. */
+  vanished(path: string, dirId: string | undefined): void {
+    if (dirId !== undefined) this.noted.get(dirId)?.code.delete(basename(path));
+  }
+
+  private walkedGitDir(dir: string, id: string, names: ReadonlySet<string>): string[] {
+    const known = this.follow(id, dir);
+    if (known !== undefined) return codeIn(dir, names, known.code);
+    // Most directories are neither a git directory nor a `.git`: nothing more to look at.
+    if (basename(dir) !== '.git' && !isGitDirShape(names)) return [];
+    // One standing where a noted one stood, but not it (that one was moved away or removed), or
+    // one inside the person's repository: not known to be the person's.
+    if (this.places.has(dir) || this.insidePersons(dir, names)) return codeIn(dir, names);
+    if (isGitDirShape(names) && (this.first || names.has('config'))) this.note(dir, id, names);
+    return [];
+  }
+
+  /** The noted git directory whose identity is `id`, now at `dir` (renamed there, perhaps). */
+  private follow(id: string, dir: string): Noted | undefined {
+    const known = this.noted.get(id);
+    if (known !== undefined && known.path !== dir) {
+      known.path = dir;
+      this.places.add(dir);
+    }
+    return known;
   }
 
   /**
    * `path`, a `.git`, as the server's when it is a file or a link that the first walk did not
-   * find there, inside a noted repository's work tree; noted instead during the first walk.
+   * find, inside a noted repository's work tree; noted instead during the first walk.
    */
   private newPointer(path: string): string[] {
     const id = pointerIdentity(path);
     if (id === undefined) return [];
     if (this.first) {
-      this.pointers.set(path, id);
+      this.pointers.add(id);
       return [];
     }
-    return this.pointers.get(path) !== id && this.inWorkTree(path) ? [path] : [];
+    return !this.pointers.has(id) && this.inWorkTree(path) ? [path] : [];
   }
 
   /** Whether `path` lies in the work tree of a noted repository (below its `.git`'s parent). */
   private inWorkTree(path: string): boolean {
-    for (const d of this.noted.keys()) {
+    for (const { path: d } of this.noted.values()) {
       if (path !== d && basename(d) === '.git' && inside(path, dirname(d))) return true;
     }
     return false;
   }
 
   private note(dir: string, id: string, names: ReadonlySet<string>): void {
-    this.noted.set(dir, {
-      identity: id,
+    this.noted.set(id, {
+      path: dir,
       code: new Set(GIT_DIR_CODE.filter((n) => names.has(n))),
     });
+    this.places.add(dir);
   }
 
   /**
@@ -143,7 +168,7 @@ export class GitNotes {
     if (this.first) return false;
     if (basename(dir) === '.git' && this.inWorkTree(dir)) return true;
     if (!isGitDirShape(names)) return false;
-    for (const d of this.noted.keys())
+    for (const { path: d } of this.noted.values())
       if (d !== dir && inside(dir, join(d, 'modules'))) return true;
     return false;
   }

@@ -135,6 +135,9 @@ void t.test('git code entries a sandboxed server makes in an existing repository
   execFileSync('git', ['init', '-q', '--bare', modDir], { stdio: 'pipe', env: GIT_ENV });
   // `git init` made hooks/ from its templates: this repository has none, as some clones do.
   execFileSync('rm', ['-rf', join(modDir, 'hooks')]);
+  // One with nothing mounted below its `.git`, so that the server can rename it.
+  const plain = join(r, 'plain');
+  gitRepo(plain);
   const h = await startBoxed(t, socket);
 
   await t.test('a commondir sending git to a configuration the server wrote', async (t) => {
@@ -221,6 +224,28 @@ void t.test('git code entries a sandboxed server makes in an existing repository
     t.same(movedAside(join(clone, '.git'), 'config'), [], "the clone's own entries stay");
     await plantUntilMoved(h, `printf '%s\\n' /x > ${clone}/.git/commondir`, 'clone commondir');
     t.notOk(existsSync(join(clone, '.git', 'commondir')), 'what the server adds is moved aside');
+  });
+
+  await t.test("the person's repository moved into one of the server's and back", async (t) => {
+    const marker = join(dir, 'ran-moved');
+    const other = join(r, 'other');
+    const gitDir = join(plain, '.git');
+    // One call each, so that a restart between them (the new repository's entries restart the
+    // server) cuts none short; each can be made again.
+    const G = 'GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1 git';
+    await shellOnce(h, `[ -d ${other}/.git ] || ${G} init -q ${other}`, 'its own repository');
+    await shellOnce(h, `[ -d ${other}/plain ] || mv ${plain} ${other}/plain`, 'the move in');
+    await shellOnce(h, `[ -d ${plain} ] || mv ${other}/plain ${plain}`, 'the move back');
+    await shellOnce(
+      h,
+      `printf '[core]\\n\\tfsmonitor = "touch ${marker}; false"\\n' > ${gitDir}/config`,
+      'the config',
+    );
+    await waitFor(() => restartsIdle(h), 30_000, 'no restart under way after the moves');
+    t.same(movedAside(gitDir, 'config'), [], "the person's config is not moved aside");
+    t.same(movedAside(gitDir, 'hooks'), [], 'nor their hooks');
+    gitStatus(plain);
+    t.notOk(existsSync(marker), 'git status in the repository runs nothing of the server');
   });
 
   await t.test('what is left as it is', async (t) => {

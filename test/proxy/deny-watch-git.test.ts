@@ -2,9 +2,9 @@
  * The deny watch's notes of git directories (proxy/git-notes.ts, handed on through `onPlanted`),
  * beyond what the end-to-end test (test/hardening/sandbox-git-plant.test.ts) shows: a code entry
  * made while the watch was not listening (its events lost to a flood, say) is found by the next
- * walk of the roots, since the notes outlive the watches; a git directory put in place of a noted
- * one is noted afresh, not taken for the old one; the entries a directory held at the start are
- * never handed on; a repository completed after the start (a clone) is noted as it stands then;
+ * walk of the roots, since the notes outlive the watches; a noted directory renamed is followed;
+ * a git directory put in place of a noted one is not taken for the person's; the entries a
+ * directory held at the start are never handed on; a repository completed after the start (a clone) is noted as it stands then;
  * a git directory made inside a noted repository (its work tree, its `modules/`) has every code
  * entry handed on, in either order of its making; and so is a new `.git` file or link there.
  */
@@ -31,28 +31,35 @@ void t.test('an entry made while nothing watched is found by the next walk', asy
   t.same(w.planted.sort(), [join(git, 'commondir'), join(git, 'hooks')], 'both handed on');
 });
 
-void t.test('what a noted directory held, and a directory put in its place', async (t) => {
+void t.test('what a noted directory held, where it goes, and what takes its place', async (t) => {
   const w = await watchedRoot(t, [], (r) => {
     gitDir(join(r, 'a', '.git'));
     gitDir(join(r, 'b', '.git'));
+    gitDir(join(r, 'c', '.git'));
   });
   // The person's `git config`: a new config renamed over the one that was there.
   writeFileSync(join(w.r, 'a', '.git', 'config.new'), '[core]\n\tbare = false\n');
   renameSync(join(w.r, 'a', '.git', 'config.new'), join(w.r, 'a', '.git', 'config'));
-  // A repository cloned again in the same place: a new directory, with entries of its own (made
-  // before the old one goes, so that it cannot get the old one's inode number back).
+  // A repository renamed into another's work tree and back: still the one noted.
+  renameSync(join(w.r, 'c'), join(w.r, 'a', 'c'));
+  await w.quietNow();
+  renameSync(join(w.r, 'a', 'c'), join(w.r, 'c'));
+  await w.quietNow();
+  w.dw.close();
+  await w.dw.update(w.roots);
+  t.same(w.planted, [], 'nothing handed on, by the events or by the walk after');
+  // Another git directory where a noted one stood (made before the old one goes, so that it
+  // cannot get the old one's inode number back): not known to be the person's.
   gitDir(join(w.r, 'b', 'new.git'));
   mkdirSync(join(w.r, 'b', 'new.git', 'hooks'));
   rmSync(join(w.r, 'b', '.git'), { recursive: true });
   renameSync(join(w.r, 'b', 'new.git'), join(w.r, 'b', '.git'));
   await w.quietNow();
-  w.dw.close();
-  await w.dw.update(w.roots);
-  t.same(w.planted, [], 'nothing handed on, by the events or by the walk after');
-  // The new directory is noted as the walk found it: what appears in it later is handed on.
-  writeFileSync(join(w.r, 'b', '.git', 'commondir'), '/elsewhere\n');
-  await w.quietNow();
-  t.same(w.planted, [join(w.r, 'b', '.git', 'commondir')], 'then an entry new to it is');
+  t.same(
+    w.planted.sort(),
+    [join(w.r, 'b', '.git', 'config'), join(w.r, 'b', '.git', 'hooks')],
+    'its code entries are handed on',
+  );
 });
 
 void t.test('a repository completed after the start is noted as it stands then', async (t) => {
