@@ -13,12 +13,14 @@
  *   is the server's, found by its event or by any later walk (one after a flood of events lost
  *   some). A git directory standing where a noted one stood, but not it, is not known to be the
  *   person's: every code entry in it is the server's.
- * - **Git directories inside the person's repositories.** A new `.git` directory in a noted
- *   repository's work tree, or a new git directory below a noted one's `modules/`, makes git in
- *   that repository run what it says, once the server stages it (a gitlink in the index, which
- *   is not a code entry and stays writable): every code entry in it is the server's. So is a
- *   new `.git` that is not a directory there (a file naming a git directory elsewhere, or a
- *   link to one), whose target the person's git would read the same way: the `.git` itself.
+ * - **Git directories inside, above, or in place of the person's repositories** (those the
+ *   first walk found). A new `.git` directory in one's work tree, or a new git directory below
+ *   its `modules/`, makes git there run what it says once the server stages it (a gitlink in the
+ *   index, which is not a code entry and stays writable); a new `.git` in a directory holding
+ *   its work tree, or a bare git directory holding it, is what git finds once the server renamed
+ *   the repository's `HEAD` away (git looks upward); one standing where one of them stood is not
+ *   it. Every code entry in such a directory is the server's, and so is a new `.git` that is not
+ *   a directory (a file naming a git directory elsewhere, or a link to one) in such a place.
  * - **Anything else is new and its own.** A repository made elsewhere is the server's whole (the
  *   person runs git in it only by choice); docs/security.md says so.
  */
@@ -40,6 +42,8 @@ import { inside } from './sandbox-paths.js';
 interface Noted {
   path: string;
   code: Set<string>;
+  /** Found by the first walk, before any server ran: the person's beyond doubt. */
+  fromStart: boolean;
 }
 
 /** The names a git directory's shape and code are read from. */
@@ -65,7 +69,7 @@ function pointerIdentity(path: string): string | undefined {
 export class GitNotes {
   /** The noted git directories, by identity. */
   private readonly noted = new Map<string, Noted>();
-  /** Every path a noted git directory has stood at. */
+  /** Every path a git directory noted at the start has stood at. */
   private readonly places = new Set<string>();
   /** The identities of the `.git` files and links the first walk found (submodules, worktrees). */
   private readonly pointers = new Set<string>();
@@ -112,9 +116,11 @@ export class GitNotes {
     if (known !== undefined) return codeIn(dir, names, known.code);
     // Most directories are neither a git directory nor a `.git`: nothing more to look at.
     if (basename(dir) !== '.git' && !isGitDirShape(names)) return [];
-    // One standing where a noted one stood, but not it (that one was moved away or removed), or
-    // one inside the person's repository: not known to be the person's.
-    if (this.places.has(dir) || this.insidePersons(dir, names)) return codeIn(dir, names);
+    // One standing where the person's stood, but not it (that one was moved away or removed),
+    // one inside the person's repository, or one git would find from it: the server's.
+    if (this.places.has(dir) || this.insidePersons(dir, names) || this.coversPersons(dir)) {
+      return codeIn(dir, names);
+    }
     if (isGitDirShape(names) && (this.first || names.has('config'))) this.note(dir, id, names);
     return [];
   }
@@ -124,7 +130,7 @@ export class GitNotes {
     const known = this.noted.get(id);
     if (known !== undefined && known.path !== dir) {
       known.path = dir;
-      this.places.add(dir);
+      if (known.fromStart) this.places.add(dir);
     }
     return known;
   }
@@ -140,13 +146,35 @@ export class GitNotes {
       this.pointers.add(id);
       return [];
     }
-    return !this.pointers.has(id) && this.inWorkTree(path) ? [path] : [];
+    if (this.pointers.has(id)) return [];
+    return this.inWorkTree(path) || this.coversPersons(path) ? [path] : [];
   }
 
-  /** Whether `path` lies in the work tree of a noted repository (below its `.git`'s parent). */
+  /** The git directories noted at the start: the person's. */
+  private *persons(): Generator<string> {
+    for (const n of this.noted.values()) if (n.fromStart) yield n.path;
+  }
+
+  /** Whether `path` lies in the work tree of one of the person's repositories. */
   private inWorkTree(path: string): boolean {
-    for (const { path: d } of this.noted.values()) {
+    for (const d of this.persons()) {
       if (path !== d && basename(d) === '.git' && inside(path, dirname(d))) return true;
+    }
+    return false;
+  }
+
+  /**
+   * Whether git, run in one of the person's repositories, would find the git directory (or
+   * `.git` file) at `dir` once that repository's own could not be read (its `HEAD` renamed away,
+   * which a server with the root writable can do): a `.git` in a directory above it (or in its
+   * work tree's own place), or a bare git directory holding it. Git looks upward from where it
+   * runs.
+   */
+  private coversPersons(dir: string): boolean {
+    const scope = basename(dir) === '.git' ? dirname(dir) : dir;
+    for (const d of this.persons()) {
+      const tree = basename(d) === '.git' ? dirname(d) : d;
+      if (dir !== d && inside(tree, scope)) return true;
     }
     return false;
   }
@@ -155,8 +183,9 @@ export class GitNotes {
     this.noted.set(id, {
       path: dir,
       code: new Set(GIT_DIR_CODE.filter((n) => names.has(n))),
+      fromStart: this.first,
     });
-    this.places.add(dir);
+    if (this.first) this.places.add(dir);
   }
 
   /**
@@ -168,8 +197,7 @@ export class GitNotes {
     if (this.first) return false;
     if (basename(dir) === '.git' && this.inWorkTree(dir)) return true;
     if (!isGitDirShape(names)) return false;
-    for (const { path: d } of this.noted.values())
-      if (d !== dir && inside(dir, join(d, 'modules'))) return true;
+    for (const d of this.persons()) if (d !== dir && inside(dir, join(d, 'modules'))) return true;
     return false;
   }
 }

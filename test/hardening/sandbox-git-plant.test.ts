@@ -67,17 +67,39 @@ const evilCommonDir = (gitDir: string, evil: string, marker: string): string =>
   `mkdir -p ${evil} && cp -r ${gitDir}/HEAD ${gitDir}/objects ${gitDir}/refs ${evil}/ && ` +
   `printf '[core]\\n\\trepositoryformatversion = 0\\n\\tfsmonitor = "touch ${marker}; false"\\n' > ${evil}/config`;
 
+/** A repository at `path` whose configuration runs `touch marker` on `git status`. */
+function evilRepo(path: string, marker: string): void {
+  const git = (...args: string[]) => execFileSync('git', args, { stdio: 'pipe', env: GIT_ENV });
+  git('init', '-q', path);
+  git('-C', path, 'config', 'core.fsmonitor', `touch ${marker}; false`);
+}
+
+/** The shell command that stages, in `repo`'s index, a gitlink at `name` (a submodule to git). */
+const gitlink = (repo: string, name: string): string =>
+  `GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1 git -C ${repo} update-index --add ` +
+  `--cacheinfo 160000,${'1'.repeat(40)},${name}`;
+
 /**
- * The shell commands that stage, in `repo`'s index, a gitlink at `evil` (a submodule, as far as
- * git knows), then make a repository elsewhere in the root whose configuration runs
- * `touch marker` on `git status`, and copy it into `repo/evil`: the person's next `git status`
- * in `repo` runs git in `evil`.
+ * The shell commands that stage a gitlink at `repo/evil` and copy the repository `evil` there:
+ * the person's next `git status` in `repo` runs git in `repo/evil`. Each may run again.
  */
-const gitlinkedRepo = (repo: string, stage: string, marker: string): string =>
-  `export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1 && ` +
-  `git -C ${repo} update-index --add --cacheinfo 160000,${'1'.repeat(40)},evil && ` +
-  `git init -q ${stage}/evil && git -C ${stage}/evil config core.fsmonitor 'touch ${marker}; false' && ` +
-  `cp -r ${stage}/evil ${repo}/evil`;
+const gitlinkedRepo = (repo: string, evil: string): string =>
+  `${gitlink(repo, 'evil')} && { [ -d ${repo}/evil ] || cp -r ${evil} ${repo}/evil; }`;
+
+/**
+ * Run `change` here, as the person (or an earlier call of the server) would, and wait for the
+ * restart it causes (paths denied for writing appeared) to end: a call made before that restart
+ * began could be cut short by it.
+ */
+async function changedHere(h: Proxied, what: string, change: () => void): Promise<void> {
+  const restarts = count(h, 'restarting the server:');
+  change();
+  await waitFor(
+    () => count(h, 'restarting the server:') > restarts && restartsIdle(h),
+    30_000,
+    `the restart for ${what}`,
+  );
+}
 
 async function shell(h: Proxied, command: string): Promise<string> {
   // The server is stopped as the entry appears: the call may be answered "call again".
@@ -135,9 +157,12 @@ void t.test('git code entries a sandboxed server makes in an existing repository
   execFileSync('git', ['init', '-q', '--bare', modDir], { stdio: 'pipe', env: GIT_ENV });
   // `git init` made hooks/ from its templates: this repository has none, as some clones do.
   execFileSync('rm', ['-rf', join(modDir, 'hooks')]);
-  // One with nothing mounted below its `.git`, so that the server can rename it.
+  // One with nothing mounted below its `.git`, so that the server can rename it; two more whose
+  // HEAD the server renames away.
   const plain = join(r, 'plain');
   gitRepo(plain);
+  gitRepo(join(r, 'deep', 'main'));
+  gitRepo(join(r, 'deep2'));
   const h = await startBoxed(t, socket);
 
   await t.test('a commondir sending git to a configuration the server wrote', async (t) => {
@@ -188,7 +213,9 @@ void t.test('git code entries a sandboxed server makes in an existing repository
 
   await t.test('a repository of its own copied into the work tree, with a gitlink', async (t) => {
     const marker = join(dir, 'ran-gitlink');
-    await plantUntilMoved(h, gitlinkedRepo(repo, join(r, 'stage'), marker), 'gitlink');
+    const evil = join(r, 'stage', 'evil');
+    await changedHere(h, 'a repository of its own', () => evilRepo(evil, marker));
+    await plantUntilMoved(h, gitlinkedRepo(repo, evil), 'gitlink');
     t.notOk(existsSync(join(repo, 'evil', '.git', 'config')), 'its config is moved aside');
     gitStatus(repo);
     t.notOk(existsSync(marker), 'git status in the repository runs nothing of the server');
@@ -196,13 +223,12 @@ void t.test('git code entries a sandboxed server makes in an existing repository
 
   await t.test('a .git file leading to a repository of its own, with a gitlink', async (t) => {
     const marker = join(dir, 'ran-gitfile');
-    const stage = join(r, 'stage2');
+    const evil = join(r, 'stage2', 'evil');
+    await changedHere(h, 'a repository of its own', () => evilRepo(evil, marker));
     await plantUntilMoved(
       h,
-      `export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1 && git init -q ${stage}/evil && ` +
-        `git -C ${stage}/evil config core.fsmonitor 'touch ${marker}; false' && ` +
-        `git -C ${repo} update-index --add --cacheinfo 160000,${'1'.repeat(40)},sub2 && ` +
-        `mkdir -p ${repo}/sub2 && echo 'gitdir: ${stage}/evil/.git' > ${repo}/sub2/.git`,
+      `${gitlink(repo, 'sub2')} && mkdir -p ${repo}/sub2 && ` +
+        `echo 'gitdir: ${evil}/.git' > ${repo}/sub2/.git`,
       'gitfile',
     );
     t.notOk(existsSync(join(repo, 'sub2', '.git')), 'the .git file is moved aside');
@@ -212,14 +238,8 @@ void t.test('git code entries a sandboxed server makes in an existing repository
 
   await t.test('a repository cloned during the session, then a commondir', async (t) => {
     const clone = join(r, 'clone');
-    // The clone's config and hooks restart the server (paths denied for writing appeared): a
-    // call made before that restart has begun could be cut short by it.
-    const restarts = count(h, 'restarting the server:');
-    execFileSync('git', ['clone', '-q', repo, clone], { stdio: 'pipe', env: GIT_ENV });
-    await waitFor(
-      () => count(h, 'restarting the server:') > restarts && restartsIdle(h),
-      30_000,
-      'the restart for the clone',
+    await changedHere(h, 'the clone', () =>
+      execFileSync('git', ['clone', '-q', repo, clone], { stdio: 'pipe', env: GIT_ENV }),
     );
     t.same(movedAside(join(clone, '.git'), 'config'), [], "the clone's own entries stay");
     await plantUntilMoved(h, `printf '%s\\n' /x > ${clone}/.git/commondir`, 'clone commondir');
@@ -246,6 +266,41 @@ void t.test('git code entries a sandboxed server makes in an existing repository
     t.same(movedAside(gitDir, 'hooks'), [], 'nor their hooks');
     gitStatus(plain);
     t.notOk(existsSync(marker), 'git status in the repository runs nothing of the server');
+  });
+
+  await t.test("a repository git finds once the person's own cannot be read", async (t) => {
+    const config = (marker: string, more = '') =>
+      `printf '[core]\\n\\trepositoryformatversion = 0\\n${more}\\tfsmonitor = "touch ${marker}; false"\\n'`;
+    // Above it: `deep/.git`, found from `deep/main` once its HEAD is gone.
+    const above = join(dir, 'ran-above');
+    const deep = join(r, 'deep');
+    await shellOnce(
+      h,
+      `{ [ ! -e ${deep}/main/.git/HEAD ] || mv ${deep}/main/.git/HEAD ${deep}/main/.git/HEAD.x; } && ` +
+        `mkdir -p ${deep}/.git/objects ${deep}/.git/refs/heads && printf 'ref: refs/heads/main\\n' > ${deep}/.git/HEAD`,
+      'a git directory above',
+    );
+    await plantUntilMoved(h, `${config(above)} > ${deep}/.git/config`, 'config above');
+    // In its own place: the work tree's folder made a bare repository that names it.
+    const bare = join(dir, 'ran-bare');
+    const deep2 = join(r, 'deep2');
+    await shellOnce(
+      h,
+      `{ [ ! -e ${deep2}/.git/HEAD ] || mv ${deep2}/.git/HEAD ${deep2}/.git/HEAD.x; } && ` +
+        `mkdir -p ${deep2}/objects ${deep2}/refs/heads && printf 'ref: refs/heads/main\\n' > ${deep2}/HEAD`,
+      'a bare repository in its place',
+    );
+    await plantUntilMoved(
+      h,
+      `${config(bare, `\\tbare = false\\n\\tworktree = ${deep2}\\n`)} > ${deep2}/config`,
+      'config in its place',
+    );
+    t.notOk(existsSync(join(deep, '.git', 'config')), 'the config above is moved aside');
+    t.notOk(existsSync(join(deep2, 'config')), 'the config in its place is moved aside');
+    gitStatus(join(deep, 'main'));
+    gitStatus(deep2);
+    t.notOk(existsSync(above), 'git status runs nothing of the server (above)');
+    t.notOk(existsSync(bare), 'git status runs nothing of the server (in its place)');
   });
 
   await t.test('what is left as it is', async (t) => {
@@ -290,8 +345,10 @@ void t.test('without the watch, a planted commondir runs outside the sandbox', a
   rmSync(join(gitDir, 'commondir'));
 
   const linked = join(dir, 'ran-gitlink');
+  const evil = join(r, 'stage', 'evil');
+  evilRepo(evil, linked);
   t.match(
-    await shell(blind, `${gitlinkedRepo(repo, join(r, 'stage'), linked)} && echo planted`),
+    await shell(blind, `${gitlinkedRepo(repo, evil)} && echo planted`),
     /planted/,
     'nor does it stop a gitlink and a repository of its own in the work tree',
   );

@@ -135,3 +135,19 @@ void t.test('a git directory made inside a noted repository', async (t) => {
   await w.quietNow();
   t.equal(w.planted.length, before, 'worktrees/ is left alone');
 });
+
+void t.test(
+  'where a repository made during the session stood, a new one is not suspect',
+  async (t) => {
+    const w = await watchedRoot(t, [], (r) => gitDir(join(r, 'repo', '.git')));
+    // Made during the session (by the server, say), noted when complete, then moved away.
+    gitDir(join(w.r, 'p', '.git'));
+    await w.quietNow();
+    renameSync(join(w.r, 'p'), join(w.r, 'gone'));
+    await w.quietNow();
+    // The person makes a repository there.
+    gitDir(join(w.r, 'p', '.git'));
+    await w.quietNow();
+    t.same(w.planted, [], "nothing of the person's new repository is handed on");
+  },
+);
