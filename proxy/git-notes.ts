@@ -11,8 +11,7 @@
  *   `objects` or `refs`, and `config`: a clone the person makes), as it stands then. A noted
  *   directory is known by its identity wherever it is renamed to. A code entry it does not hold
  *   is the server's, found by its event or by any later walk (one after a flood of events lost
- *   some). A git directory standing where a noted one stood, but not it, is not known to be the
- *   person's: every code entry in it is the server's.
+ *   some).
  * - **Git directories inside, above, or in place of the person's repositories** (those the
  *   first walk found). A new `.git` directory in one's work tree, or a new git directory below
  *   its `modules/`, makes git there run what it says once the server stages it (a gitlink in the
