@@ -84,10 +84,13 @@ function answerChallenges(socket: Socket, token: string, name: string): void {
   socket.setTimeout(PROOF_MS, () => socket.destroy());
   socket.on('error', () => socket.destroy());
   let line = '';
-  socket.on('data', (chunk) => {
+  socket.on('data', function read(chunk) {
     line += chunk.toString('latin1');
     const end = line.indexOf('\n');
     if (end < 0 && line.length <= LINE_MAX) return;
+    // One line is all it reads: whatever follows stays in the kernel's buffer, not in memory.
+    socket.off('data', read);
+    socket.pause();
     const challengeText = end < 0 ? '' : line.slice(0, end);
     // A challenge is 32 hex digits; anything else gets nothing.
     if (/^[0-9a-f]{32}$/.test(challengeText)) socket.end(`${proof(token, name, challengeText)}\n`);
