@@ -48,6 +48,8 @@ export interface DenyWatchOptions {
    * before anything else is done about it; returns what the log should say.
    */
   onPlanted(path: string, dirIdentity: string): string;
+  /** The same for a directory whose name is not UTF-8, in a repository's work tree. */
+  onPlantedUnnamed(dir: string, name: Buffer, dirIdentity: string): string;
   log: ProxyLogger;
   /** The most directories watched at once (each is an inotify watch); default 50,000. */
   maxDirs?: number;
@@ -190,7 +192,7 @@ export class DenyWatch {
         (event, name) => {
           if (event !== 'rename' || name === null) return;
           const text = name.toString('utf8');
-          if (!Buffer.from(text).equals(name)) return this.onUnnameable(root, dir, name);
+          if (!Buffer.from(text).equals(name)) return this.onUnnameable(set, root, dir, name);
           if (text === basename(dir)) this.maybeSelf(set, root, dir, w);
           this.onEntry(set, root, join(dir, text));
         },
@@ -309,12 +311,19 @@ export class DenyWatch {
    * restarted, and its layout hides the nearest ancestor that can be named, or refuses to start
    * (sandbox-mounts.ts). What is made inside such a directory later is not seen.
    */
-  private onUnnameable(root: WatchedRoot, dir: string, name: Buffer): void {
+  private onUnnameable(set: WatchSet, root: WatchedRoot, dir: string, name: Buffer): void {
     const st = lstatSync(Buffer.concat([Buffer.from(dir), Buffer.from('/'), name]), {
       throwIfNoEntry: false,
     });
     if (st === undefined || st.isSymbolicLink()) return;
     const path = join(dir, name.toString('utf8'));
+    const dirId = set.identities.get(dir);
+    // What is inside cannot be walked by name: in the person's work tree (a repository git would
+    // find there, behind a gitlink), it is moved aside whole.
+    if (st.isDirectory() && dirId !== undefined && this.gitNotes.inPersonsWorkTree(path)) {
+      const why = this.o.onPlantedUnnamed(dir, name, dirId);
+      return this.o.onDenied({ path, access: 'all', why });
+    }
     const denied = this.denial(root, path);
     if (denied !== undefined) return this.o.onDenied(denied);
     if (!st.isDirectory()) return;

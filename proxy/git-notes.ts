@@ -15,7 +15,8 @@
  * - **Git directories inside, above, or in place of the person's repositories** (those the
  *   first walk found). A new `.git` directory in one's work tree, or a new git directory below
  *   its `modules/`, makes git there run what it says once the server stages it (a gitlink in the
- *   index, which is not a code entry and stays writable); a new `.git` in a directory holding
+ *   index, which is not a code entry and stays writable); a new bare git directory in its work
+ *   tree is what git run there or below finds first; a new `.git` in a directory holding
  *   its work tree, or a bare git directory holding it, is what git finds once the server renamed
  *   the repository's `HEAD` away (git looks upward); one standing where one of them stood is not
  *   it. Every code entry in such a directory is the server's, and so is a new `.git` that is not
@@ -149,6 +150,11 @@ export class GitNotes {
     return this.inWorkTree(path) || this.coversPersons(path) ? [path] : [];
   }
 
+  /** Whether `path` lies in the work tree of one of the person's repositories (after the start). */
+  inPersonsWorkTree(path: string): boolean {
+    return !this.first && this.inWorkTree(path);
+  }
+
   /** The git directories noted at the start: the person's. */
   private *persons(): Generator<string> {
     for (const n of this.noted.values()) if (n.fromStart) yield n.path;
@@ -188,15 +194,18 @@ export class GitNotes {
   }
 
   /**
-   * Whether `dir`, not noted, is a git directory (or a `.git` that could become one) inside a
-   * noted repository: a `.git` in its work tree, or a git directory below its `modules/`. Not
-   * one below `worktrees/` (a linked worktree's, which only its own `.git` file leads to).
+   * Whether `dir`, not noted, is a git directory (or a `.git` that could become one) inside one
+   * of the person's repositories: a `.git` or a bare git directory in its work tree (or below its
+   * `.git/modules/`). Not one below `worktrees/` (a linked worktree's, which only its own `.git`
+   * file leads to).
    */
   private insidePersons(dir: string, names: ReadonlySet<string>): boolean {
     if (this.first) return false;
     if (basename(dir) === '.git' && this.inWorkTree(dir)) return true;
     if (!isGitDirShape(names)) return false;
-    for (const d of this.persons()) if (d !== dir && inside(dir, join(d, 'modules'))) return true;
-    return false;
+    // A bare git directory anywhere in the work tree (git run there or below takes it before the
+    // repository's own `.git`), below `.git/modules/` included; below `.git/worktrees/`, not.
+    for (const d of this.persons()) if (inside(dir, join(d, 'worktrees'))) return false;
+    return this.inWorkTree(dir);
   }
 }

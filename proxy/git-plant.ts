@@ -13,8 +13,11 @@ import { closeSync, constants, fstatSync, openSync, renameSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 
 /** The name `name` is moved to: one git does not read, saying who moved it and when. */
-const asideName = (name: string, now: Date): string =>
-  `${name}.moved-by-mcp-roots-${now.toISOString().replace(/[:.]/g, '-')}`;
+const asideName = (name: Buffer, now: Date): Buffer =>
+  Buffer.concat([
+    name,
+    Buffer.from(`.moved-by-mcp-roots-${now.toISOString().replace(/[:.]/g, '-')}`),
+  ]);
 
 /**
  * Move `path` aside within its directory, provided that directory is still the one the watch
@@ -23,9 +26,27 @@ const asideName = (name: string, now: Date): string =>
  * swapped for a link since cannot send it anywhere else.
  */
 export function setAsidePlanted(path: string, dirIdentity: string, now = new Date()): string {
-  const dir = dirname(path);
-  const name = basename(path);
-  const what = `${path} appeared in the git directory ${dir} while the sandboxed server could write there, and git outside the sandbox would run what it says`;
+  const what = `${path} appeared in the git directory ${dirname(path)} while the sandboxed server could write there, and git outside the sandbox would run what it says`;
+  return setAside(dirname(path), Buffer.from(basename(path)), dirIdentity, what, now);
+}
+
+/**
+ * The same for an entry of `dir` whose name is not UTF-8 (so not a path in a string): a
+ * directory that git could take for a repository, in the person's work tree (deny-watch.ts).
+ */
+export function setAsideUnnamed(
+  dir: string,
+  name: Buffer,
+  dirIdentity: string,
+  now = new Date(),
+): string {
+  const path = join(dir, name.toString('utf8'));
+  const what = `${path} (a name that is not UTF-8) appeared in a repository's work tree while the sandboxed server could write there, and nothing can say what git outside the sandbox would find in it`;
+  return setAside(dir, name, dirIdentity, what, now);
+}
+
+function setAside(dir: string, name: Buffer, dirIdentity: string, what: string, now: Date): string {
+  const path = join(dir, name.toString('utf8'));
   let fd: number;
   try {
     fd = openSync(dir, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW);
@@ -38,8 +59,9 @@ export function setAsidePlanted(path: string, dirIdentity: string, now = new Dat
       return `${what}; ${dir} is no longer the directory that was watched, so nothing was moved: look at ${path} before you run git there`;
     }
     const aside = asideName(name, now);
-    renameSync(`/proc/self/fd/${fd}/${name}`, `/proc/self/fd/${fd}/${aside}`);
-    return `${what}: moved it aside to ${join(dir, aside)} (if you made it yourself, move it back)`;
+    const at = Buffer.from(`/proc/self/fd/${fd}/`);
+    renameSync(Buffer.concat([at, name]), Buffer.concat([at, aside]));
+    return `${what}: moved it aside to ${join(dir, aside.toString('utf8'))} (if you made it yourself, move it back)`;
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') return `${what}; it is gone again`;

@@ -17,7 +17,7 @@ import { realpath } from 'node:fs/promises';
 import { ExpiryTimer } from '../common/expiry-timer.js';
 import { confinementOnly, type DenyMeta, type SandboxRule } from '../common/types.js';
 import { DenyWatch, type DeniedPath } from './deny-watch.js';
-import { setAsidePlanted } from './git-plant.js';
+import { setAsidePlanted, setAsideUnnamed } from './git-plant.js';
 import { extraPathDenies } from './sandbox-mounts.js';
 import { IncludeWatch } from './include-watch.js';
 import {
@@ -184,6 +184,7 @@ export class Supervisor {
       onDenied: (d) => this.onDenied(d),
       // Moved aside before the server is stopped (as for a path denied for reading).
       onPlanted: setAsidePlanted,
+      onPlantedUnnamed: setAsideUnnamed,
       ...(o.maxWatchedDirs === undefined ? {} : { maxDirs: o.maxWatchedDirs }),
     });
     // An include base in a writable root that changed: stopped at once, as for a path denied

@@ -163,6 +163,7 @@ void t.test('git code entries a sandboxed server makes in an existing repository
   gitRepo(plain);
   gitRepo(join(r, 'deep', 'main'));
   gitRepo(join(r, 'deep2'));
+  mkdirSync(join(repo, 'src', 'lib'), { recursive: true });
   const h = await startBoxed(t, socket);
 
   await t.test('a commondir sending git to a configuration the server wrote', async (t) => {
@@ -301,6 +302,25 @@ void t.test('git code entries a sandboxed server makes in an existing repository
     gitStatus(deep2);
     t.notOk(existsSync(above), 'git status runs nothing of the server (above)');
     t.notOk(existsSync(bare), 'git status runs nothing of the server (in its place)');
+
+    // Below it: a folder of the work tree made a bare repository, which git run there takes
+    // before the repository's own.
+    const below = join(dir, 'ran-below');
+    const src = join(repo, 'src');
+    await shellOnce(
+      h,
+      `mkdir -p ${src}/objects/info ${src}/refs/heads && echo ${gitDir}/objects > ${src}/objects/info/alternates && ` +
+        `cat ${gitDir}/refs/heads/* > ${src}/refs/heads/main && printf 'ref: refs/heads/main\\n' > ${src}/HEAD`,
+      'a bare repository below',
+    );
+    await plantUntilMoved(
+      h,
+      `${config(below, '\\tbare = false\\n\\tworktree = ..\\n')} > ${src}/config`,
+      'config below',
+    );
+    t.notOk(existsSync(join(src, 'config')), 'the config below is moved aside');
+    gitStatus(join(src, 'lib'));
+    t.notOk(existsSync(below), 'git status runs nothing of the server (below)');
   });
 
   await t.test('what is left as it is', async (t) => {
@@ -325,6 +345,26 @@ void t.test('git code entries a sandboxed server makes in an existing repository
     t.equal(count(h, MOVED), moved, 'nothing moved aside');
     t.ok(existsSync(join(own, 'config')), "the server's new repository keeps its config");
     t.ok(existsSync(join(gitDir, 'config')), 'the replaced config stays');
+  });
+
+  // Last: the name left in the work tree makes later layouts hide the repository (sandbox-mounts.ts).
+  await t.test('a repository of its own renamed in under a name that is not UTF-8', async (t) => {
+    const marker = join(dir, 'ran-unnamed');
+    const evil = join(r, 'stage3', 'evil');
+    await changedHere(h, 'a repository of its own', () => evilRepo(evil, marker));
+    // The name `x\377y`, made by the shell (a string argument cannot hold the byte).
+    const name = `"$(printf 'x\\377y')"`;
+    await plantUntilMoved(
+      h,
+      `GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1 git -C ${repo} update-index --add ` +
+        `--cacheinfo 160000,${'1'.repeat(40)},${name} && mv ${evil} ${repo}/${name}`,
+      'unnamed',
+    );
+    const left = readdirSync(repo, { encoding: 'latin1' }).filter((n) => n.startsWith('x\xffy'));
+    t.equal(left.length, 1, 'one entry by that name is left...');
+    t.match(left[0], /^x\xffy\.moved-by-mcp-roots-/, '...moved aside');
+    gitStatus(repo);
+    t.notOk(existsSync(marker), 'git status in the repository runs nothing of the server');
   });
 });
 

@@ -39,6 +39,10 @@ export async function watchedRoot(
       renameSync(path, `${path}.moved`);
       return `planted: ${path}`;
     },
+    onPlantedUnnamed: (dir, name) => {
+      planted.push(join(dir, name.toString('utf8')));
+      return 'planted';
+    },
     log: quiet,
   });
   t.teardown(() => dw.close());
