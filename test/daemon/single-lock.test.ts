@@ -54,16 +54,34 @@ async function listening(
   return server;
 }
 
+/**
+ * Whether this Node binds an abstract name padded with NUL bytes to the address's full 108 bytes,
+ * as `/proc/net/unix` shows it (`@` for each NUL): Node 20's libuv does, Node 22's binds the
+ * name's own length. A squatter binds what it read there, so the test's must match.
+ */
+async function nodePadsAbstractNames(): Promise<boolean> {
+  const tag = `mcp-roots-pad-probe-${process.pid}`;
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(`\0${tag}`, resolve));
+  const line = readFileSync('/proc/net/unix', 'utf8')
+    .split('\n')
+    .find((l) => l.includes(`@${tag}`));
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return line?.includes(`@${tag}@`) ?? false;
+}
+const PADDED = nodePadsAbstractNames();
+
 /** A squatter that binds `name` and never listens (the system's Python, as another program). */
 async function boundOnly(t: Test, name: string): Promise<void> {
   const py = spawn(
     '/usr/bin/python3',
     [
       '-c',
-      // As /proc/net/unix shows it: Node (libuv) binds an abstract name padded with NUL bytes to
-      // the address's full 108 bytes, the leading NUL included, which no argument can hold.
-      'import socket,sys; n=b"\\0"+sys.argv[1].encode(); s=socket.socket(socket.AF_UNIX); s.bind(n+b"\\0"*(108-len(n))); print("bound", flush=True); sys.stdin.read()',
+      // The name as /proc/net/unix shows the daemon's: its leading NUL (which no argument can
+      // hold) added here, and padded with NULs where this Node pads.
+      'import socket,sys; n=b"\\0"+sys.argv[1].encode(); s=socket.socket(socket.AF_UNIX); s.bind(n+b"\\0"*(108-len(n)) if sys.argv[2]=="pad" else n); print("bound", flush=True); sys.stdin.read()',
       name.slice(1),
+      (await PADDED) ? 'pad' : 'exact',
     ],
     { stdio: ['pipe', 'pipe', 'inherit'] },
   );
