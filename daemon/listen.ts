@@ -5,6 +5,7 @@ import { dirname, join } from 'node:path';
 import { errnoCode, ignoreMissing, RootsError } from '../common/errors.js';
 import { JsonRpcConnection } from '../protocol/connection.js';
 import { checkSocketPathLength, ensureSocketDir } from '../protocol/socket-path.js';
+import { listenOn } from './server-listen.js';
 import { takeLock } from './single-lock.js';
 
 /** The socket the daemon listens on, and what it must undo when it stops. */
@@ -28,18 +29,6 @@ export function activationFd(
   if (env.LISTEN_PID === undefined || Number(env.LISTEN_PID) !== pid) return undefined;
   const count = Number(env.LISTEN_FDS ?? '0');
   return Number.isInteger(count) && count >= 1 ? SD_LISTEN_FDS_START : undefined;
-}
-
-function listen(server: Server, target: string | { fd: number }): Promise<void> {
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    const done = () => {
-      server.off('error', reject);
-      resolve();
-    };
-    if (typeof target === 'string') server.listen(target, done);
-    else server.listen(target, done);
-  });
 }
 
 /** Ask whoever answers on `path` for its pid; undefined when nobody does (a stale file). */
@@ -89,7 +78,7 @@ export async function acquireListener(
       server,
       path,
       activated: true,
-      listen: () => listen(server, { fd }),
+      listen: () => listenOn(server, { fd }),
       close: () => closeServer(server),
     };
   }
@@ -143,7 +132,7 @@ export async function acquireListener(
       const oldMask = process.umask(0o177);
       try {
         if (!direct) await ignoreMissing(unlink(temp));
-        await listen(server, direct ? path : temp);
+        await listenOn(server, direct ? path : temp);
       } finally {
         process.umask(oldMask);
       }

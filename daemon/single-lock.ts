@@ -15,6 +15,7 @@ import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { link, readFile, unlink, writeFile } from 'node:fs/promises';
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
+import { listenOn } from './server-listen.js';
 import { errnoCode, ignoreMissing, RootsError } from '../common/errors.js';
 import { lockName } from '../protocol/socket-path.js';
 
@@ -83,18 +84,26 @@ export async function takeLock(socketPath: string, uid: number, dir: string): Pr
 function answerChallenges(socket: Socket, token: string, name: string): void {
   socket.setTimeout(PROOF_MS, () => socket.destroy());
   socket.on('error', () => socket.destroy());
-  let line = '';
-  socket.on('data', function read(chunk) {
-    line += chunk.toString('latin1');
-    const end = line.indexOf('\n');
-    if (end < 0 && line.length <= LINE_MAX) return;
-    // One line is all it reads: whatever follows stays in the kernel's buffer, not in memory.
-    socket.off('data', read);
-    socket.pause();
-    const challengeText = end < 0 ? '' : line.slice(0, end);
+  firstLine(socket, (challengeText) => {
     // A challenge is 32 hex digits; anything else gets nothing.
     if (/^[0-9a-f]{32}$/.test(challengeText)) socket.end(`${proof(token, name, challengeText)}\n`);
     else socket.destroy();
+  });
+}
+
+/**
+ * Hands `onLine` the first line `socket` sends, without its end ('' when none ends within
+ * LINE_MAX), then stops reading: whatever follows stays in the kernel's buffer, not in memory.
+ */
+function firstLine(socket: Socket, onLine: (line: string) => void): void {
+  let text = '';
+  socket.on('data', function read(chunk) {
+    text += chunk.toString('latin1');
+    const end = text.indexOf('\n');
+    if (end < 0 && text.length <= LINE_MAX) return;
+    socket.off('data', read);
+    socket.pause();
+    onLine(end < 0 ? '' : text.slice(0, end));
   });
 }
 
@@ -106,7 +115,6 @@ function challenge(name: string, token: string): Promise<string | undefined> {
   const challengeText = randomBytes(16).toString('hex');
   const expected = Buffer.from(proof(token, name, challengeText));
   return new Promise((resolve) => {
-    let answer = '';
     let settled = false;
     const done = (why: string | undefined) => {
       if (settled) return;
@@ -128,11 +136,8 @@ function challenge(name: string, token: string): Promise<string | undefined> {
           : `its holder could not be asked (${err.message})`,
       ),
     );
-    socket.on('data', (chunk) => {
-      answer += chunk.toString('latin1');
-      const end = answer.indexOf('\n');
-      if (end < 0 && answer.length <= LINE_MAX) return;
-      const got = Buffer.from(end < 0 ? '' : answer.slice(0, end));
+    firstLine(socket, (answer) => {
+      const got = Buffer.from(answer);
       done(
         got.length === expected.length && timingSafeEqual(got, expected)
           ? undefined
@@ -140,16 +145,6 @@ function challenge(name: string, token: string): Promise<string | undefined> {
       );
     });
     socket.on('end', () => done('its holder hung up without the proof'));
-  });
-}
-
-function listenOn(server: Server, name: string): Promise<void> {
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(name, () => {
-      server.off('error', reject);
-      resolve();
-    });
   });
 }
 

@@ -7,6 +7,7 @@ import type { Logger } from './logger.js';
 import { errnoCode, ignoreMissing, RootsError } from '../common/errors.js';
 import { ensureSocketDir } from '../protocol/socket-path.js';
 import type { Listener } from './listen.js';
+import { listenOn } from './server-listen.js';
 
 /** How often the socket path is looked at besides the directory's events (a missed event, a watch that failed). */
 export const SOCKET_CHECK_MS = 300_000;
@@ -154,13 +155,7 @@ export class SocketGuard {
     const oldMask = process.umask(0o177);
     try {
       await ignoreMissing(unlink(temp));
-      await new Promise<void>((resolve, reject) => {
-        server.once('error', reject);
-        server.listen(target, () => {
-          server.off('error', reject);
-          resolve();
-        });
-      });
+      await listenOn(server, target);
     } finally {
       process.umask(oldMask);
     }
