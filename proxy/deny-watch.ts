@@ -28,7 +28,7 @@ import type { DenyAccess, DenyMeta, Root } from '../common/types.js';
 import { guardedWatch } from '../common/watch-flood.js';
 import { GitNotes } from './git-notes.js';
 import type { ProxyLogger } from './log.js';
-import { denyTest, entriesOf, inside, rootDenies } from './sandbox-mounts.js';
+import { denyTest, inside, rawEntriesOf, rootDenies } from './sandbox-mounts.js';
 
 /** A denied path that exists now and did not (as this file) when the server started. */
 export interface DeniedPath {
@@ -224,10 +224,19 @@ export class DenyWatch {
     const reported = new Set<string>();
     if (report) set.walking.set(dir, reported);
     try {
-      const entries = await entriesOf(dir);
-      this.gitWalked(dir, identity(st), entries, report);
-      for (const e of entries) {
-        const p = join(dir, e.name);
+      // Names as bytes: one that is not UTF-8 cannot be looked up by its text (U+FFFD in its
+      // place), so what it is, and what is below it, is seen only this way.
+      const entries: { name: string; e: Dirent<Buffer> }[] = [];
+      for (const e of await rawEntriesOf(Buffer.from(dir))) {
+        const name = e.name.toString('utf8');
+        if (Buffer.from(name).equals(e.name)) entries.push({ name, e });
+        // Made after the first walk, in a directory that appeared (moved in whole, say): as for
+        // its event. One there at the start is the layout's to hide (sandbox-mounts.ts).
+        else if (report) this.onUnnameable(set, root, dir, e.name);
+      }
+      this.gitWalked(dir, identity(st), new Set(entries.map((x) => x.name)), report);
+      for (const { name, e } of entries) {
+        const p = join(dir, name);
         const denied = e.isSymbolicLink() ? undefined : this.denial(root, p);
         if (denied !== undefined) {
           if (report) this.walkReport(set, denied, reported);
@@ -364,8 +373,8 @@ export class DenyWatch {
    * on. A walk of whole roots (`report` false: while a plan is made, before the server starts)
    * only says so; a walk of a directory that appeared stops the server too.
    */
-  private gitWalked(dir: string, id: string, entries: readonly Dirent[], report: boolean): void {
-    const planted = this.gitNotes.walked(dir, id, new Set(entries.map((e) => e.name)));
+  private gitWalked(dir: string, id: string, names: ReadonlySet<string>, report: boolean): void {
+    const planted = this.gitNotes.walked(dir, id, names);
     if (planted.length > 0) this.plantedFound(planted, id, report);
   }
 

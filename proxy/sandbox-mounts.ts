@@ -120,17 +120,11 @@ export function denyTest(d: DenyMeta): (path: string) => boolean {
   return (p) => p === denied;
 }
 
-/** The entries of `dir`, or none when it cannot be read (gone, not a directory, no permission). */
-export async function entriesOf(dir: string): Promise<Dirent[]> {
-  try {
-    return await readdir(dir, { withFileTypes: true });
-  } catch {
-    return [];
-  }
-}
-
-/** The entries of `dir` (given as bytes) with their names as bytes, or none when it cannot be read. */
-async function rawEntriesOf(dir: Buffer): Promise<Dirent<Buffer>[]> {
+/**
+ * The entries of `dir` (given as bytes) with their names as bytes, or none when it cannot be read
+ * (gone, not a directory, no permission).
+ */
+export async function rawEntriesOf(dir: Buffer): Promise<Dirent<Buffer>[]> {
   try {
     return await readdir(dir, { withFileTypes: true, encoding: 'buffer' });
   } catch {

@@ -6,7 +6,8 @@
  * a git directory put in place of a noted one is not taken for the person's; the entries a
  * directory held at the start are never handed on; a repository completed after the start (a clone) is noted as it stands then;
  * a git directory made inside a noted repository (its work tree, its `modules/`) has every code
- * entry handed on, in either order of its making; and so is a new `.git` file or link there.
+ * entry handed on, in either order of its making; and so is a new `.git` file or link there, and a
+ * directory whose name is not UTF-8 carried into the work tree (it cannot be walked by name).
  */
 import { mkdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -149,5 +150,27 @@ void t.test(
     gitDir(join(w.r, 'p', '.git'));
     await w.quietNow();
     t.same(w.planted, [], "nothing of the person's new repository is handed on");
+  },
+);
+
+void t.test(
+  'a directory moved into the work tree, carrying a repository under a name that is not UTF-8, is handed on at that name',
+  async (t) => {
+    const w = await watchedRoot(t, [], (r) => gitDir(join(r, 'repo', '.git')));
+    // Made outside the work tree (where it is the server's own), then moved in whole: the
+    // walk of `carried` reads `x\xffy` by its bytes, and git behind a gitlink would enter it.
+    const stage = join(w.r, 'stage');
+    const odd = Buffer.concat([Buffer.from(`${stage}/x`), Buffer.from([0xff]), Buffer.from('y')]);
+    mkdirSync(odd, { recursive: true });
+    const oddGit = Buffer.concat([odd, Buffer.from('/.git')]);
+    for (const d of ['', '/objects', '/refs'])
+      mkdirSync(Buffer.concat([oddGit, Buffer.from(d)]), { recursive: true });
+    writeFileSync(Buffer.concat([oddGit, Buffer.from('/HEAD')]), 'ref: refs/heads/main\n');
+    writeFileSync(Buffer.concat([oddGit, Buffer.from('/config')]), '[core]\n');
+    await w.quietNow();
+    t.same(w.planted, [], 'made outside the work tree: its own');
+    renameSync(stage, join(w.r, 'repo', 'carried'));
+    await w.quietNow();
+    t.same(w.planted, [join(w.r, 'repo', 'carried', 'x\uFFFDy')], 'moved in: handed on');
   },
 );

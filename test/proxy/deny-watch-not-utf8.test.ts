@@ -4,7 +4,8 @@
  * entry that went, and a Latin-1 `clé.secret` under a `**\/*.secret` deny, or a Latin-1 directory
  * moved in holding `.env`, stayed visible to the sandboxed server. Each row makes entries after the
  * watch is set; what is denied, and every directory that cannot be watched by name, is reported
- * (the restart's layout hides it, sandbox-mounts.ts); anything else is not.
+ * (the restart's layout hides it, sandbox-mounts.ts), found by its event or, deeper in a directory
+ * moved in whole, by the walk of that directory; anything else is not.
  */
 import { mkdirSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -33,6 +34,17 @@ const ROWS: [string, (r: string) => void, string | undefined][] = [
       renameSync(stage, latin1(r, 'proj'));
     },
     'proj\uFFFD',
+  ],
+  [
+    'a directory moved in holding a Latin-1 directory holding .env',
+    (r) => {
+      const stage = join(r, '..', `stage-${process.pid}`);
+      mkdirSync(stage);
+      mkdirSync(latin1(stage, 'caf'));
+      writeFileSync(Buffer.concat([latin1(stage, 'caf'), Buffer.from('/.env')]), '');
+      renameSync(stage, join(r, 'proj'));
+    },
+    'proj/caf\uFFFD',
   ],
   ['a Latin-1 file nothing denies', (r) => writeFileSync(latin1(r, 'notes'), ''), undefined],
   ['a Latin-1 link', (r) => symlinkSync('/etc', latin1(r, 'link')), undefined],
