@@ -9,7 +9,12 @@ import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DENY_GLOB, globMatcher } from '../common/glob-dialect.js';
 import { linksOnTheWay } from '../common/links-on-the-way.js';
-import { GIT_POINTER, withBuiltInProtected } from '../common/protected-patterns.js';
+import {
+  GIT_DIR_CODE,
+  GIT_POINTER,
+  isGitDirShape,
+  withBuiltInProtected,
+} from '../common/protected-patterns.js';
 import type { DenyMeta, Root } from '../common/types.js';
 import { launchRoots, type Launch } from './launch.js';
 import { includeHolds, splitInclude } from './sandbox-includes.js';
@@ -141,9 +146,13 @@ export async function rawEntriesOf(dir: Buffer): Promise<Dirent<Buffer>[]> {
  * mounted over. Its nearest ancestor that can be named is hidden instead; when that is the root
  * itself, the sandbox is not laid out at all (an error that names the entry).
  */
-async function patternMatches(root: string, patterns: readonly string[]): Promise<string[][]> {
+async function patternMatches(
+  root: string,
+  patterns: readonly string[],
+): Promise<{ matches: string[][]; bareGitCode: string[] }> {
   const tests = patterns.map(patternTest);
   const out = patterns.map(() => new Set<string>());
+  const bareGitCode: string[] = [];
   let seen = 0;
   /**
    * `dir` as text and as bytes; `cover`: the nameable directory to hide for what is below;
@@ -155,6 +164,7 @@ async function patternMatches(root: string, patterns: readonly string[]): Promis
     cover: string | undefined,
     active: readonly number[],
   ): Promise<void> => {
+    const names = new Set<string>();
     for (const e of await rawEntriesOf(raw)) {
       if (++seen > MAX_WALK_ENTRIES) {
         throw new Error(
@@ -164,6 +174,7 @@ async function patternMatches(root: string, patterns: readonly string[]): Promis
       const name = e.name.toString('utf8');
       const p = join(dir, name);
       const nameable = cover === undefined && Buffer.from(name).equals(e.name);
+      if (nameable) names.add(name);
       const below = nameable ? undefined : (cover ?? dir);
       const rest: number[] = [];
       for (const i of active) {
@@ -182,6 +193,12 @@ async function patternMatches(root: string, patterns: readonly string[]): Promis
         await walk(p, Buffer.concat([raw, Buffer.from('/'), e.name]), below, rest);
       }
     }
+    // A git directory by its entries, not named `.git` (a bare repository): the protected
+    // patterns name only `.git` and what lies in it, and git runs what this one's code says
+    // on a `git status` in or below it (policies/git-dir.ts refuses such writes outside the
+    // sandbox too).
+    if (isGitDirShape(names) && !/(?:^|\/)\.git(?:\/|$)/.test(dir))
+      for (const code of GIT_DIR_CODE) if (names.has(code)) bareGitCode.push(join(dir, code));
   };
   if (patterns.length > 0) {
     await walk(
@@ -191,7 +208,7 @@ async function patternMatches(root: string, patterns: readonly string[]): Promis
       patterns.map((_, i) => i),
     );
   }
-  return out.map((set) => [...set]);
+  return { matches: out.map((set) => [...set]), bareGitCode };
 }
 
 /**
@@ -283,11 +300,23 @@ async function rootHoles(
   const readOnly: string[] = [];
   const pinned: string[] = [];
   const patterns = denies.flatMap((d) => ('pattern' in d ? [d.pattern] : []));
-  const matches = await patternMatches(root, writable ? [...patterns, GIT_POINTER] : patterns);
+  const { matches, bareGitCode } = await patternMatches(
+    root,
+    writable ? [...patterns, GIT_POINTER] : patterns,
+  );
   // A `.git` file names the git directory git reads; a `.git` directory is the repository,
   // which a git server writes (what in it runs code is among the denies above).
   for (const p of writable ? matches.pop()! : [])
     if ((await holeKind(p)) === false) readOnly.push(p);
+  // A bare repository's code entries, as the patterns make a `.git` directory's: read-only, and
+  // the directory held where it is (a missing entry is deny-watch.ts's to move aside).
+  if (writable) {
+    for (const p of bareGitCode) {
+      if ((await holeKind(p)) === undefined) continue;
+      readOnly.push(p);
+      pinned.push(dirname(p));
+    }
+  }
   let next = 0;
   for (const d of denies) {
     const paths = 'uri' in d ? [fileURLToPath(d.uri)] : matches[next++]!;

@@ -6,7 +6,8 @@
  * writable root and in a `sandbox.write` path: a sandboxed server's own system calls wrote a git
  * hook, a `.mcp.json` or a `.vscode/tasks.json` that runs as the person outside the sandbox. They
  * are read-only there now, those present at the start and those that appear later (the server
- * is restarted with them read-only).
+ * is restarted with them read-only). So are a bare repository's `config` and `hooks` (a git
+ * directory by its entries, whatever its name), present at the start.
  *
  * Real daemon, real proxy under bubblewrap, the hostile fixture server with enforcement off (only
  * the sandbox stands in its way).
@@ -33,6 +34,10 @@ void t.test('built-in **/NAME protected paths are read-only in the sandbox', asy
     'r/sub/.claude',
     'x/.cursor',
     'x/p/.git/objects',
+    // Bare repositories: git directories by their entries, not by the name `.git`.
+    'r/tools.git/objects',
+    'r/tools.git/hooks',
+    'x/mirror/refs',
   ]) {
     mkdirSync(join(dir, d), { recursive: true });
   }
@@ -50,8 +55,13 @@ void t.test('built-in **/NAME protected paths are read-only in the sandbox', asy
     'r/sub/.claude/settings.json',
     'x/.cursor/mcp.json',
     'x/p/.mcp.json',
+    'r/tools.git/config',
+    'r/tools.git/hooks/pre-commit',
+    'x/mirror/config',
   ].map((p) => join(dir, p));
   for (const p of present) writeFileSync(p, KEEP);
+  for (const bare of ['r/tools.git', 'x/mirror'])
+    writeFileSync(join(dir, bare, 'HEAD'), 'ref: refs/heads/main\n');
   const policy =
     `version: 1\nservers:\n  h:\n    roots:\n      - path: ${r}\n` +
     `    sandbox:\n      write: [${x}]\n`;
@@ -83,6 +93,13 @@ void t.test('built-in **/NAME protected paths are read-only in the sandbox', asy
   }
   const moved = await attempt('rename', join(r, '.vscode'), join(r, 'vscode-old'));
   t.notMatch(moved.text, /^ok/, `.vscode cannot be renamed away: ${moved.text}`);
+  const bareMoved = await attempt('rename', join(r, 'tools.git'), join(r, 'tools-old'));
+  t.notMatch(bareMoved.text, /^ok/, `a bare repository cannot be renamed away: ${bareMoved.text}`);
+  t.match(
+    (await attempt('write', join(r, 'tools.git/objects/ab'))).text,
+    /^ok/,
+    'a bare repository stays writable but for its code',
+  );
 
   // One that appears after the start: the server is restarted with it read-only.
   mkdirSync(join(r, 'later/.vscode'), { recursive: true });
