@@ -15,6 +15,16 @@
  * but a key is judged by its owner's uid, so a server could read, by serial number, a key the
  * person's other programs keep there, link its own into the person's keyrings for them to find,
  * or unlink theirs. `/proc/keys` still lists the keys' names and serials (docs/security.md, limits).
+ *
+ * It refuses a Unix domain socket made with `socket()` (a socketpair is allowed), unless the
+ * policy lets the server have them (`sandbox.unixSockets`). Through one, named in a root two
+ * servers share or abstract (shared with the network), a sandboxed server hands an open
+ * directory to another, which then keeps what the giver's mounts gave it after a revoke or an
+ * expiry took them away: the restart of one server cannot reach a descriptor the other holds.
+ * The domain is the call's first argument, which a filter can read (an address, behind a
+ * pointer, it cannot). Where the call can also be made another way, that way is refused whole:
+ * `socketcall` (32-bit x86's multiplexer, its arguments in memory) and io_uring, whose requests
+ * (`IORING_OP_SOCKET` among them) no filter sees, as Docker's default profile refuses it.
  * Everything else is allowed: the mounts are the confinement.
  *
  * Debuggers (gdb, strace) do not work inside the sandbox as a result.
@@ -32,6 +42,12 @@ const RET_K = 0x06; // BPF_RET | BPF_K
 const ALLOW = 0x7fff0000; // SECCOMP_RET_ALLOW
 const EPERM = 0x00050000 | 1; // SECCOMP_RET_ERRNO | EPERM
 
+/** `seccomp_data.args[0]`, its low 32 bits on a little-endian machine: `socket()`'s domain. */
+const ARG0_LOW = 16;
+const AF_UNIX = 1;
+/** io_uring_setup, io_uring_enter, io_uring_register: the same numbers in every ABI here. */
+const IO_URING = [425, 426, 427];
+
 /** x32 system calls carry this bit on x86-64; the sandbox refuses them all (nothing uses x32). */
 const X32_BIT = 0x40000000;
 
@@ -39,8 +55,13 @@ const X32_BIT = 0x40000000;
 interface Abi {
   /** AUDIT_ARCH_* of the ABI. */
   arch: number;
-  /** ptrace, process_vm_readv, process_vm_writev, pidfd_getfd; add_key, request_key, keyctl. */
+  /**
+   * ptrace, process_vm_readv, process_vm_writev, pidfd_getfd; add_key, request_key, keyctl; and
+   * `socketcall` where the ABI has one.
+   */
   refused: number[];
+  /** `socket()`, refused for `AF_UNIX` unless the server may have Unix sockets. */
+  socket: number;
   /** Whether system calls with the x32 bit are refused as a whole (x86-64 only). */
   x32?: boolean;
 }
@@ -52,14 +73,15 @@ interface Abi {
  */
 const ABIS: Partial<Record<NodeJS.Architecture, Abi[]>> = {
   x64: [
-    { arch: 0xc000003e, refused: [101, 310, 311, 438, 248, 249, 250], x32: true },
-    { arch: 0x40000003, refused: [26, 347, 348, 438, 286, 287, 288] },
+    { arch: 0xc000003e, refused: [101, 310, 311, 438, 248, 249, 250], socket: 41, x32: true },
+    { arch: 0x40000003, refused: [26, 347, 348, 438, 286, 287, 288, 102], socket: 359 },
   ],
   arm64: [
-    { arch: 0xc00000b7, refused: [117, 270, 271, 438, 217, 218, 219] },
-    { arch: 0x40000028, refused: [26, 376, 377, 438, 309, 310, 311] },
+    { arch: 0xc00000b7, refused: [117, 270, 271, 438, 217, 218, 219], socket: 198 },
+    // 102 is the old ABI's socketcall, which an EABI kernel does not have: refused all the same.
+    { arch: 0x40000028, refused: [26, 376, 377, 438, 309, 310, 311, 102], socket: 281 },
   ],
-  riscv64: [{ arch: 0xc00000f3, refused: [117, 270, 271, 438, 217, 218, 219] }],
+  riscv64: [{ arch: 0xc00000f3, refused: [117, 270, 271, 438, 217, 218, 219], socket: 198 }],
 };
 
 /** The architectures the sandbox can filter system calls on. */
@@ -70,22 +92,33 @@ type Insn = [code: number, jt: number, jf: number, k: number];
 /**
  * The filter for `arch` as bubblewrap reads it (8 bytes an instruction, this machine's byte
  * order), or undefined for an architecture without a table here: the caller refuses to start
- * then, rather than start without the filter.
+ * then, rather than start without the filter. `unixSockets`: the policy lets the server make
+ * Unix domain sockets (`sandbox.unixSockets`); io_uring and `socketcall` stay refused.
  */
-export function sandboxFilter(arch: NodeJS.Architecture = process.arch): Buffer | undefined {
+export function sandboxFilter(
+  arch: NodeJS.Architecture = process.arch,
+  { unixSockets = false }: { unixSockets?: boolean } = {},
+): Buffer | undefined {
   const abis = ABIS[arch];
   if (abis === undefined) return undefined;
   const prog: Insn[] = [];
-  // Each ABI's block: load the number, refuse the listed ones (and x32), allow the rest. The
-  // jump targets are relative, so blocks are laid out first and the dispatch put before them.
+  // Each ABI's block: load the number, refuse the listed ones (and x32), then, for `socket()`,
+  // load its domain and refuse AF_UNIX; allow the rest. Jumps go forward only and are relative,
+  // so blocks are laid out first and the dispatch put before them.
   const blocks = abis.map((abi) => {
     const b: Insn[] = [[LD_W_ABS, 0, 0, NR]];
     if (abi.x32 === true) b.push([JGE_K, 0, 0, X32_BIT]); // jt patched below
-    for (const nr of abi.refused) b.push([JEQ_K, 0, 0, nr]);
+    for (const nr of [...abi.refused, ...IO_URING]) b.push([JEQ_K, 0, 0, nr]);
+    const tests = b.length;
+    if (!unixSockets) {
+      b.push([JEQ_K, 0, 2, abi.socket]); // not socket(): on to the ALLOW
+      b.push([LD_W_ABS, 0, 0, ARG0_LOW]);
+      b.push([JEQ_K, 1, 0, AF_UNIX]); // AF_UNIX: over the ALLOW to the EPERM
+    }
     b.push([RET_K, 0, 0, ALLOW]);
     b.push([RET_K, 0, 0, EPERM]);
-    // Every test jumps, when true, to the EPERM at the block's end.
-    for (let i = 1; i < b.length - 2; i++) b[i]![1] = b.length - 1 - (i + 1);
+    // Every number test jumps, when true, to the EPERM at the block's end.
+    for (let i = 1; i < tests; i++) b[i]![1] = b.length - 1 - (i + 1);
     return b;
   });
   // Dispatch on the architecture: an unknown one (a foreign binary through binfmt) is refused.

@@ -136,11 +136,19 @@ export interface LaunchRule {
   cwd?: string;
 }
 
-/** `servers.<name>.sandbox`: extra paths, absolute, and whether the server keeps the network. */
+/**
+ * `servers.<name>.sandbox`: extra paths, absolute, whether the server keeps the network, and
+ * whether it may make Unix sockets.
+ */
 export interface SandboxRule {
   read: string[];
   write: string[];
   network: boolean;
+  /**
+   * Unix domain sockets made with `socket()` are refused in the sandbox unless this is true
+   * (common/seccomp-filter.ts says why); absent: false (an addition).
+   */
+  unixSockets?: boolean;
   /**
    * With `write` paths: the policy's include patterns (canonical absolute globs or paths). A
    * `write` path is writable as a root is, so the sandbox must not let the server create or change
@@ -156,7 +164,7 @@ export interface SandboxRule {
 }
 
 /**
- * `rule`'s confinement (its network) without its `read` and `write` paths: what a server keeps
+ * `rule`'s confinement (its network, its Unix sockets) without its `read` and `write` paths: what a server keeps
  * when the policy gives it nothing (lockdown, its block removed), as it then keeps no roots.
  */
 export function confinementOnly(rule: SandboxRule): SandboxRule {

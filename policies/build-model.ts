@@ -23,7 +23,8 @@ interface RawServer {
   deny?: RawDeny[];
   tools?: Record<string, ToolRule>;
   launch?: LaunchRule;
-  sandbox?: boolean | { read?: string[]; write?: string[]; network?: boolean };
+  sandbox?:
+    boolean | { read?: string[]; write?: string[]; network?: boolean; unixSockets?: boolean };
 }
 export interface RawPolicy {
   version: 1;
@@ -67,6 +68,7 @@ export function buildPolicyFile(
       const sb = raw.sandbox === true ? {} : raw.sandbox;
       block.sandbox = { read: [...(sb.read ?? [])], write: [...(sb.write ?? [])] };
       if (sb.network !== undefined) block.sandbox.network = sb.network;
+      if (sb.unixSockets !== undefined) block.sandbox.unixSockets = sb.unixSockets;
     }
     const ask = raw.ask ?? data.ask;
     if (ask !== undefined) block.ask = askRule(ask);

@@ -51,8 +51,11 @@ export interface ServerBlock {
   deny: DenyEntry[];
   tools: Record<string, ToolRule>;
   launch?: LaunchRule;
-  /** `sandbox:` as written: true, or extra paths (not yet expanded) and the network setting. */
-  sandbox?: { read: string[]; write: string[]; network?: boolean };
+  /**
+   * `sandbox:` as written: true, or extra paths (not yet expanded), the network setting and
+   * whether Unix sockets are allowed.
+   */
+  sandbox?: { read: string[]; write: string[]; network?: boolean; unixSockets?: boolean };
 }
 
 /** One policy file after YAML parsing and schema validation (paths not yet expanded). */

@@ -24,8 +24,11 @@ export interface SpawnSpec {
   args: string[];
   env: NodeJS.ProcessEnv;
   cwd?: string | undefined;
-  /** For bwrap: the layout its arguments lay out, which the sandbox's gate checks. */
-  sandbox?: { layout: SandboxOp[] };
+  /**
+   * For bwrap: the layout its arguments lay out, which the sandbox's gate checks, and whether
+   * the system call filter lets the server make Unix sockets (common/seccomp-filter.ts).
+   */
+  sandbox?: { layout: SandboxOp[]; unixSockets: boolean };
 }
 
 /** The decision, with the reason a person reads in the log or the host shows. */
@@ -172,7 +175,7 @@ export async function planLaunch(input: PlanInput): Promise<LaunchPlan> {
     command: support.bwrap,
     args: bwrapArgs(mounts, direct.launch, layout),
     env: sandboxEnv(env),
-    sandbox: { layout },
+    sandbox: { layout, unixSockets: rule.unixSockets === true },
   };
   return { kind: 'start', spawn, key: JSON.stringify(spawn), sandboxed, warnings, notes };
 }

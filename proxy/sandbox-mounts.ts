@@ -27,6 +27,8 @@ export interface SandboxRule {
   read: string[];
   write: string[];
   network: boolean;
+  /** The server may make Unix sockets (common/types.ts). */
+  unixSockets?: boolean;
   /** The policy's include patterns, for the `write` paths (common/types.ts). */
   include?: string[];
   /** The server's denies and protected paths, for the `write` paths (common/types.ts). */

@@ -61,10 +61,13 @@ function gateDone(text: string): boolean {
   return descriptors.endsWith('\n\n') || descriptors === '\n';
 }
 
-/** Run the gate of `child`, a bwrap started with `SANDBOX_STDIO` on `layout`. */
+/**
+ * Run the gate of `child`, a bwrap started with `SANDBOX_STDIO` on `layout`, under the system
+ * call filter (Unix sockets refused unless `unixSockets`).
+ */
 export async function openSandbox(
   child: ChildProcess,
-  layout: readonly SandboxOp[],
+  { layout, unixSockets }: { layout: readonly SandboxOp[]; unixSockets: boolean },
 ): Promise<Opened> {
   const fd = (n: number) => child.stdio[n] as (Readable & Writable) | null;
   const [filter, info, mounts, go] = [
@@ -73,7 +76,7 @@ export async function openSandbox(
     fd(GATE_FDS.mounts)!,
     fd(GATE_FDS.go)!,
   ];
-  const program = sandboxFilter();
+  const program = sandboxFilter(process.arch, { unixSockets });
   // The probe refuses an architecture without a filter; this is the same refusal, fail closed.
   if (program === undefined)
     return { problem: `no system call filter for ${process.arch}`, moved: false };

@@ -117,7 +117,7 @@ export async function startServerProcess(
     init?.kill();
   };
   if (spec.sandbox !== undefined) {
-    const opened = await openSandbox(child, spec.sandbox.layout);
+    const opened = await openSandbox(child, spec.sandbox);
     if ('problem' in opened) {
       killAll();
       log.error(`the sandbox was stopped before the server started: ${opened.problem}`);

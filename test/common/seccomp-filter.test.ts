@@ -8,9 +8,12 @@ import { FILTERED_ARCHITECTURES, sandboxFilter } from '../../common/seccomp-filt
 const ALLOW = 0x7fff0000;
 const EPERM = 0x00050001;
 
-/** The filter's verdict for one system call (the kernel's `struct seccomp_data`: nr, arch). */
-function run(prog: Buffer, arch: number, nr: number): number {
-  const data = [nr >>> 0, arch >>> 0];
+/**
+ * The filter's verdict for one system call (the kernel's `struct seccomp_data`: nr, arch, the
+ * instruction pointer's two words, then the arguments; here the first, little-endian).
+ */
+function run(prog: Buffer, arch: number, nr: number, arg0 = 0): number {
+  const data = [nr >>> 0, arch >>> 0, 0, 0, arg0 >>> 0, 0];
   let acc = 0;
   for (let pc = 0, steps = 0; steps < 1000; steps++) {
     if (pc * 8 >= prog.length) throw new Error(`ran off the end at ${pc}`);
@@ -64,6 +67,42 @@ void t.test('arm64 and riscv64', (t) => {
   t.equal(run(riscv, 0xc00000f3, 63), ALLOW);
   t.end();
 });
+
+void t.test(
+  'a Unix socket made with socket() is refused, and io_uring and socketcall with it, unless the policy allows',
+  (t) => {
+    const AF_UNIX = 1;
+    const AF_INET = 2;
+    const AF_INET6 = 10;
+    const AF_NETLINK = 16;
+    const cases: [string, Buffer, number, number, number?][] = [
+      ['x86-64', sandboxFilter('x64')!, X86_64, 41],
+      ['i386', sandboxFilter('x64')!, I386, 359, 102],
+      ['arm64', sandboxFilter('arm64')!, AARCH64, 198],
+      ['arm', sandboxFilter('arm64')!, ARM, 281, 102],
+      ['riscv64', sandboxFilter('riscv64')!, 0xc00000f3, 198],
+    ];
+    for (const [abi, prog, arch, socket, socketcall] of cases) {
+      t.equal(run(prog, arch, socket, AF_UNIX), EPERM, `${abi}: socket(AF_UNIX) refused`);
+      for (const domain of [AF_INET, AF_INET6, AF_NETLINK])
+        t.equal(run(prog, arch, socket, domain), ALLOW, `${abi}: socket(${domain}) allowed`);
+      for (const nr of [425, 426, 427])
+        t.equal(run(prog, arch, nr), EPERM, `${abi}: io_uring ${nr}`);
+      if (socketcall !== undefined)
+        t.equal(run(prog, arch, socketcall, 1), EPERM, `${abi}: socketcall refused whole`);
+      // The domain is read only for socket(): another call with 1 as its first argument passes.
+      t.equal(run(prog, arch, 63, AF_UNIX), ALLOW, `${abi}: another call with the same argument`);
+    }
+    // socketpair (x86-64 53): a pair of connected sockets reaches no other sandbox.
+    t.equal(run(sandboxFilter('x64')!, X86_64, 53, AF_UNIX), ALLOW, 'socketpair allowed');
+    const allowing = sandboxFilter('x64', { unixSockets: true })!;
+    t.equal(run(allowing, X86_64, 41, AF_UNIX), ALLOW, 'sandbox.unixSockets: allowed');
+    t.equal(run(allowing, X86_64, 425), EPERM, 'sandbox.unixSockets: io_uring still refused');
+    t.equal(run(allowing, X86_64, 101), EPERM, 'sandbox.unixSockets: ptrace still refused');
+    t.equal(run(allowing, I386, 102, 1), EPERM, 'sandbox.unixSockets: socketcall still refused');
+    t.end();
+  },
+);
 
 void t.test('an architecture without a table has no filter (the sandbox refuses to start)', (t) => {
   t.equal(sandboxFilter('ppc64'), undefined);

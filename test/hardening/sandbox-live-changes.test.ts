@@ -11,7 +11,9 @@
  * - a policy that stops naming the server leaves it sandboxed, never started with all of the
  *   user's access.
  *
- * Run with --no-enforce: only the kernel answers.
+ * Run with --no-enforce: only the kernel answers. The server is let have Unix sockets
+ * (`sandbox: {unixSockets: true}`), which the sandbox refuses otherwise
+ * (test/hardening/sandbox-unix-sockets.test.ts): these hold for a server that has them.
  */
 import { existsSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -43,7 +45,7 @@ void t.test('a sandboxed server under live policy changes', async (t) => {
   const policy = (roots: string[], named = true) =>
     `version: 1\nservers:\n` +
     (named
-      ? `  h:\n    sandbox: true\n    roots:\n${roots.map((r) => `      - path: ${w}/${r}\n`).join('')}`
+      ? `  h:\n    sandbox: {unixSockets: true}\n    roots:\n${roots.map((r) => `      - path: ${w}/${r}\n`).join('')}`
       : '') +
     `  other:\n    roots:\n      - path: ${w}/keep\n`;
   const d = await startDaemon(t, policy(['keep', 'sec']), { dir });
@@ -96,7 +98,7 @@ async function keepAndSecret(t: Test, flags: (w: string) => string[]) {
   for (const d of ['keep', 'sec', 'extra']) mkdirSync(join(w, d), { recursive: true });
   writeFileSync(join(w, 'sec', 'secret.txt'), 'secret');
   const policy = (roots: string[]) =>
-    `version: 1\nservers:\n  h:\n    sandbox: true\n    roots:\n` +
+    `version: 1\nservers:\n  h:\n    sandbox: {unixSockets: true}\n    roots:\n` +
     roots.map((r) => `      - path: ${w}/${r}\n`).join('');
   const d = await startDaemon(t, policy(['keep', 'sec']), { dir });
   const admin = await d.connect('admin');
@@ -186,7 +188,7 @@ void t.test('a sandbox added to a running session: nothing passes into it', asyn
     'ok: written',
     'unsandboxed, it writes anywhere',
   );
-  d.writePolicy(policy('    sandbox:\n      network: false\n'));
+  d.writePolicy(policy('    sandbox:\n      network: false\n      unixSockets: true\n'));
   const next = await restarted(h, 1, 'the sandbox added');
   t.match(h.stderr(), 'the change takes access away: stopping the old server at once');
   t.not(next.keeper, 'connected', 'the sandboxed instance found no unsandboxed one to help it');

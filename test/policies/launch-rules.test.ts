@@ -74,6 +74,7 @@ servers:
     },
   );
   t.same(p.launch('fs-2').sandbox?.network, true);
+  t.equal(p.launch('fs-2').sandbox?.unixSockets, undefined, 'Unix sockets: refused by default');
 
   const bad: [string, RegExp][] = [
     ['launch: { args: [x] }', /command/],
@@ -81,6 +82,7 @@ servers:
     ['launch: { command: x, shell: true }', /shell/],
     ['sandbox: { network: "no" }', /network|boolean/],
     ['sandbox: { exec: [] }', /exec/],
+    ['sandbox: { unixSockets: "yes" }', /unixSockets|boolean/],
   ];
   for (const [yaml, message] of bad) {
     const b = await evaluate(
@@ -92,3 +94,32 @@ servers:
     t.match(b.errors.map((e) => e.message).join('\n'), message, yaml);
   }
 });
+
+void t.test(
+  'sandbox.unixSockets: allowed by a block that says so, unless one says false',
+  async (t) => {
+    const dir = realpathSync(mkdtempSync(join(tmpdir(), 'mr-launch-')));
+    t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+    const r = await evaluate(
+      dir,
+      `version: 1
+servers:
+  "py*":
+    sandbox: { unixSockets: true }
+  py-strict:
+    sandbox: { unixSockets: false }
+  py-plain:
+    sandbox: true
+`,
+      contextFor(dir),
+    );
+    t.same(r.errors, []);
+    t.equal(r.resolved.launch('py-plain').sandbox?.unixSockets, true, 'from the pattern block');
+    t.equal(
+      r.resolved.launch('py-strict').sandbox?.unixSockets,
+      undefined,
+      'false in any block wins',
+    );
+    t.equal(r.resolved.launch('other').sandbox, undefined, 'no block, no sandbox');
+  },
+);
