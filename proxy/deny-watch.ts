@@ -130,17 +130,18 @@ export class DenyWatch {
       walked: new Set(),
     };
     this.next = set;
+    this.gitNotes.walkBegins(all.filter((r) => r.denies.length > 0).map((r) => r.path));
     for (const r of all) {
       const denies = r.denies.map((d) => ({ test: denyTest(d), access: d.access }));
       if (denies.length === 0) continue;
       const root: WatchedRoot = { path: r.path, denies };
       await this.watchTree(set, root, root.path, false);
     }
+    this.gitNotes.walkEnded();
     if (this.next !== set) return;
     this.next = undefined;
     closeSet(this.current);
     this.current = set;
-    this.gitNotes.firstWalkDone();
   }
 
   /** Resolves once no walk of a directory that appeared is under way. */

@@ -6,21 +6,26 @@
  * outside the sandbox runs what it says on the person's next `git status` (git-plant.ts moves
  * such entries aside). Three rules, for as long as the proxy runs:
  *
- * - **Noted directories.** Every git directory the first walk of the roots finds (before any
- *   server ran) is noted with its code entries; so is one that becomes complete later (`HEAD`,
+ * - **Noted directories.** Every git directory the first walk of a root finds (before any server
+ *   ran; for a root added later, before any instance of the server had it) is noted with its code
+ *   entries, as the person's; so is one that becomes complete later (`HEAD`,
  *   `objects` or `refs`, and `config`: a clone the person makes), as it stands then. A noted
  *   directory is known by its identity wherever it is renamed to. A code entry it does not hold
  *   is the server's, found by its event or by any later walk (one after a flood of events lost
  *   some).
  * - **Git directories inside, above, or in place of the person's repositories** (those the
- *   first walk found). A new `.git` directory in one's work tree, or a new git directory below
+ *   first walk found, and those whose `.git` lies above a root: the whole root is their work
+ *   tree, and git run in it finds what is made there first). A new `.git` directory in one's
+ *   work tree, or a new git directory below
  *   its `modules/`, makes git there run what it says once the server stages it (a gitlink in the
  *   index, which is not a code entry and stays writable); a new bare git directory in its work
  *   tree is what git run there or below finds first; a new `.git` in a directory holding
  *   its work tree, or a bare git directory holding it, is what git finds once the server renamed
  *   the repository's `HEAD` away (git looks upward); one standing where one of them stood is not
  *   it. Every code entry in such a directory is the server's, and so is a new `.git` that is not
- *   a directory (a file naming a git directory elsewhere, or a link to one) in such a place.
+ *   a directory (a file naming a git directory elsewhere, or a link to one) in such a place. A
+ *   directory noted during the session and renamed into such a place is the server's too: its
+ *   notes are of what it held when it was made, by whoever made it.
  * - **Anything else is new and its own.** A repository made elsewhere is the server's whole (the
  *   person runs git in it only by choice); docs/security.md says so.
  */
@@ -73,12 +78,41 @@ export class GitNotes {
   private readonly places = new Set<string>();
   /** The identities of the `.git` files and links the first walk found (submodules, worktrees). */
   private readonly pointers = new Set<string>();
-  /** Set once the first walk of the roots has ended: what it found was there before any server. */
-  private first = true;
+  /** The roots every earlier walk covered: the server may have written what lies in them. */
+  private readonly seen: string[] = [];
+  /** The roots of the walk under way, while it lasts. */
+  private walking: readonly string[] | undefined;
+  /**
+   * The work trees of the person's repositories that hold a root (their `.git` above it, out of
+   * the server's reach): git run anywhere in the root finds a git directory made there first.
+   */
+  private readonly outerTrees = new Set<string>();
 
-  /** The first walk of the roots has ended. */
-  firstWalkDone(): void {
-    this.first = false;
+  /**
+   * A walk of `roots` begins. What it finds in a root no earlier walk covered (the first walk's,
+   * before any server ran, or a root added since, which no instance of the server had) is the
+   * person's; so is every repository whose `.git` lies above such a root.
+   */
+  walkBegins(roots: readonly string[]): void {
+    this.walking = roots;
+    for (const root of roots) {
+      if (!this.fresh(root)) continue;
+      for (let dir = dirname(root); ; dir = dirname(dir)) {
+        if (lstatSync(join(dir, '.git'), { throwIfNoEntry: false })) this.outerTrees.add(dir);
+        if (dir === dirname(dir)) break;
+      }
+    }
+  }
+
+  /** The walk that `walkBegins` began has ended. */
+  walkEnded(): void {
+    for (const root of this.walking ?? []) if (this.fresh(root)) this.seen.push(root);
+    this.walking = undefined;
+  }
+
+  /** Whether `path` is being walked for the first time, in a root no earlier walk covered. */
+  private fresh(path: string): boolean {
+    return this.walking !== undefined && !this.seen.some((root) => inside(path, root));
   }
 
   /**
@@ -101,8 +135,11 @@ export class GitNotes {
     if (dirId === undefined) return [];
     if (name === '.git') return this.newPointer(path);
     if (!NAMES.has(name)) return [];
-    const known = this.follow(dirId, dirname(path));
-    if (known !== undefined) return isGitCodeName(name) && !known.code.has(name) ? [path] : [];
+    const known = this.noted.get(dirId);
+    if (known?.fromStart === true) {
+      this.follow(dirId, dirname(path));
+      return isGitCodeName(name) && !known.code.has(name) ? [path] : [];
+    }
     return this.walkedGitDir(dirname(path), dirId, namesIn(dirname(path)));
   }
 
@@ -113,15 +150,21 @@ export class GitNotes {
 
   private walkedGitDir(dir: string, id: string, names: ReadonlySet<string>): string[] {
     const known = this.follow(id, dir);
-    if (known !== undefined) return codeIn(dir, names, known.code);
+    if (known?.fromStart === true) return codeIn(dir, names, known.code);
     // Most directories are neither a git directory nor a `.git`: nothing more to look at.
-    if (basename(dir) !== '.git' && !isGitDirShape(names)) return [];
+    if (known === undefined && basename(dir) !== '.git' && !isGitDirShape(names)) return [];
     // One standing where the person's stood, but not it (that one was moved away or removed),
-    // one inside the person's repository, or one git would find from it: the server's.
+    // one inside the person's repository, or one git would find from it: the server's. So is
+    // one noted elsewhere during the session and renamed to such a place since: its notes say
+    // only what it held when it was made, by whoever made it.
     if (this.places.has(dir) || this.insidePersons(dir, names) || this.coversPersons(dir)) {
+      if (known !== undefined) this.noted.delete(id);
       return codeIn(dir, names);
     }
-    if (isGitDirShape(names) && (this.first || names.has('config'))) this.note(dir, id, names);
+    if (known !== undefined) return codeIn(dir, names, known.code);
+    if (isGitDirShape(names) && (this.fresh(dir) || names.has('config'))) {
+      this.note(dir, id, names);
+    }
     return [];
   }
 
@@ -142,7 +185,7 @@ export class GitNotes {
   private newPointer(path: string): string[] {
     const id = pointerIdentity(path);
     if (id === undefined) return [];
-    if (this.first) {
+    if (this.fresh(path)) {
       this.pointers.add(id);
       return [];
     }
@@ -152,7 +195,7 @@ export class GitNotes {
 
   /** Whether `path` lies in the work tree of one of the person's repositories (after the start). */
   inPersonsWorkTree(path: string): boolean {
-    return !this.first && this.inWorkTree(path);
+    return !this.fresh(path) && this.inWorkTree(path);
   }
 
   /** The git directories noted at the start: the person's. */
@@ -165,6 +208,7 @@ export class GitNotes {
     for (const d of this.persons()) {
       if (path !== d && basename(d) === '.git' && inside(path, dirname(d))) return true;
     }
+    for (const tree of this.outerTrees) if (inside(path, tree)) return true;
     return false;
   }
 
@@ -188,9 +232,9 @@ export class GitNotes {
     this.noted.set(id, {
       path: dir,
       code: new Set(GIT_DIR_CODE.filter((n) => names.has(n))),
-      fromStart: this.first,
+      fromStart: this.fresh(dir),
     });
-    if (this.first) this.places.add(dir);
+    if (this.fresh(dir)) this.places.add(dir);
   }
 
   /**
@@ -200,7 +244,7 @@ export class GitNotes {
    * file leads to).
    */
   private insidePersons(dir: string, names: ReadonlySet<string>): boolean {
-    if (this.first) return false;
+    if (this.fresh(dir)) return false;
     if (basename(dir) === '.git' && this.inWorkTree(dir)) return true;
     if (!isGitDirShape(names)) return false;
     // A bare git directory anywhere in the work tree (git run there or below takes it before the

@@ -17,7 +17,8 @@ export const isSentinel = (path: string): boolean => /\/sentinel-\d+\.secret$/.t
  * A `DenyWatch` of a new writable root `r` with `**\/.env`, `**\/*.secret` and `more` denied,
  * closed when `t` ends (`roots`: what it watches); `reports` collects what it reports, and
  * `planted` the git code entries it hands on (`onPlanted`, each then moved to `NAME.moved`);
- * `prepare` fills `r` before the watch. `quietNow` waits until every walk has
+ * `prepare` fills `r` before the watch; with `below`, the root watched is `r/below` (`root`), and
+ * `r` what holds it. `quietNow` waits until every walk has
  * ended and every event queued so far was read: it writes a denied sentinel file and waits for its
  * report (events arrive in order).
  */
@@ -25,9 +26,11 @@ export async function watchedRoot(
   t: Test,
   more: { pattern: string; access: 'all' | 'write' }[] = [],
   prepare: (r: string) => void = () => {},
+  below = '',
 ) {
   const r = ownedShortDir(t);
   prepare(r);
+  const root = join(r, below);
   const reports: DeniedPath[] = [];
   const planted: string[] = [];
   const dw = new DenyWatch({
@@ -48,7 +51,7 @@ export async function watchedRoot(
   t.teardown(() => dw.close());
   const roots: Root[] = [
     {
-      uri: pathToFileURL(r).href,
+      uri: pathToFileURL(root).href,
       _meta: {
         'mcp-roots/readOnly': false,
         'mcp-roots/deny': [
@@ -64,10 +67,10 @@ export async function watchedRoot(
   let sentinels = 0;
   const quietNow = async () => {
     await dw.settled();
-    const s = join(r, `sentinel-${++sentinels}.secret`);
+    const s = join(root, `sentinel-${++sentinels}.secret`);
     writeFileSync(s, '');
     await waitFor(() => count(s) === 1, 30_000, `the report of ${s}`);
     await dw.settled();
   };
-  return { r, roots, reports, planted, dw, count, quietNow };
+  return { r, root, roots, reports, planted, dw, count, quietNow };
 }

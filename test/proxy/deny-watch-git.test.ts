@@ -7,10 +7,14 @@
  * directory held at the start are never handed on; a repository completed after the start (a clone) is noted as it stands then;
  * a git directory made inside a noted repository (its work tree, its `modules/`) has every code
  * entry handed on, in either order of its making; and so is a new `.git` file or link there, and a
- * directory whose name is not UTF-8 carried into the work tree (it cannot be walked by name).
+ * directory whose name is not UTF-8 carried into the work tree (it cannot be walked by name). A
+ * root inside the person's repository is its work tree; a repository noted elsewhere during the
+ * session and renamed into such a place is not trusted for its notes; and a root added during
+ * the session is walked as the first walk was (its repositories are the person's).
  */
 import { mkdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import t from 'tap';
 import { watchedRoot } from '../helpers/deny-watch.js';
 
@@ -172,5 +176,78 @@ void t.test(
     renameSync(stage, join(w.r, 'repo', 'carried'));
     await w.quietNow();
     t.same(w.planted, [join(w.r, 'repo', 'carried', 'x\uFFFDy')], 'moved in: handed on');
+  },
+);
+
+void t.test(
+  "a root inside the person's repository: a git directory made anywhere in it",
+  async (t) => {
+    // The root is a package of the person's monorepo, whose `.git` lies above it: git run in the
+    // package finds a `.git` (or bare git directory) made there before the monorepo's.
+    const w = await watchedRoot(
+      t,
+      [],
+      (r) => {
+        gitDir(join(r, 'mono', '.git'));
+        mkdirSync(join(r, 'mono', 'packages', 'pkg', 'src'), { recursive: true });
+      },
+      'mono/packages/pkg',
+    );
+    gitDir(join(w.root, '.git'));
+    mkdirSync(join(w.root, 'src', 'bare'));
+    gitDir(join(w.root, 'src', 'bare'));
+    await w.quietNow();
+    t.same(
+      w.planted.sort(),
+      [join(w.root, '.git', 'config'), join(w.root, 'src', 'bare', 'config')],
+      'handed on, though no repository lies in the root',
+    );
+  },
+);
+
+void t.test('a repository made elsewhere during the session, renamed into place', async (t) => {
+  const w = await watchedRoot(t, [], (r) => gitDir(join(r, 'repo', '.git')));
+  const repo = join(w.r, 'repo');
+  // Made whole outside the work tree (noted then, as the server's own), then moved in.
+  mkdirSync(join(w.r, 'stage'));
+  gitDir(join(w.r, 'stage', 'evil', '.git'));
+  await w.quietNow();
+  t.same(w.planted, [], 'made elsewhere: its own');
+  renameSync(join(w.r, 'stage', 'evil'), join(repo, 'evil'));
+  await w.quietNow();
+  t.same(w.planted, [join(repo, 'evil', '.git', 'config')], 'into the work tree: handed on');
+  // A bare one made elsewhere, renamed to a `.git` above the person's repository.
+  gitDir(join(w.r, 'stage', 'gd'));
+  await w.quietNow();
+  renameSync(join(w.r, 'stage', 'gd'), join(w.r, '.git'));
+  await w.quietNow();
+  t.same(w.planted.slice(1), [join(w.r, '.git', 'config')], 'above the repository: handed on');
+});
+
+void t.test(
+  'a root added during the session: the repositories in it are the person’s',
+  async (t) => {
+    const w = await watchedRoot(
+      t,
+      [],
+      (r) => {
+        mkdirSync(join(r, 'a'));
+        gitDir(join(r, 'later', 'repo', '.git'));
+      },
+      'a',
+    );
+    // The person adds `later`, which holds their repository (the server never had it).
+    const later = join(w.r, 'later');
+    const root = w.roots[0]!;
+    await w.dw.update([...w.roots, { ...root, uri: pathToFileURL(later).href }]);
+    t.same(w.planted, [], "the person's repository in it is not handed on");
+    gitDir(join(later, 'repo', 'evil', '.git'));
+    await w.quietNow();
+    await w.dw.settled();
+    t.same(
+      w.planted,
+      [join(later, 'repo', 'evil', '.git', 'config')],
+      'one made in its work tree is',
+    );
   },
 );
