@@ -51,7 +51,12 @@ export interface DenyWatchOptions {
   /** The same for a directory whose name is not UTF-8, in a repository's work tree. */
   onPlantedUnnamed(dir: string, name: Buffer, dirIdentity: string): string;
   log: ProxyLogger;
-  /** The most directories watched at once (each is an inotify watch); default 50,000. */
+  /**
+   * The most directories watched at once (each is an inotify watch); default 50,000. Past it,
+   * what the first walk (before any server ran) could not watch is left unwatched, with a
+   * warning: the person's tree is that big. Reached later, the server may have grown the tree
+   * to get there, and the watch fails closed (`blindSpot`). 0 turns the watch off.
+   */
   maxDirs?: number;
 }
 
@@ -93,6 +98,12 @@ export class DenyWatch {
   private next: WatchSet | undefined;
   private key = '';
   private warned = false;
+  /** Whether the first walk has ended. */
+  private firstDone = false;
+  /** Whether the first walk, before any server ran, went past `maxDirs`. */
+  private bigFromStart = false;
+  /** Why the last walk of the roots could not watch them all, when the server must not start. */
+  private blind: string | undefined;
   /** Walks of directories that appeared, under way. */
   private readonly walks = new Set<Promise<void>>();
   /** The person's git directories and their code entries (git-notes.ts). */
@@ -121,6 +132,7 @@ export class DenyWatch {
     const key = JSON.stringify(all.map((r) => [r.path, r.denies]));
     if (key === this.key) return;
     this.key = key;
+    this.blind = undefined;
     closeSet(this.next);
     const set: WatchSet = {
       watchers: new Map(),
@@ -138,10 +150,20 @@ export class DenyWatch {
       await this.watchTree(set, root, root.path, false);
     }
     this.gitNotes.walkEnded();
+    this.firstDone = true;
     if (this.next !== set) return;
     this.next = undefined;
     closeSet(this.current);
     this.current = set;
+  }
+
+  /**
+   * Why the last walk of the roots (`update`) could not watch them all, when that must keep the
+   * server from starting: a watch the kernel refused (the user's inotify watches used up, by the
+   * server perhaps), or more directories than `maxDirs` where the first walk found fewer.
+   */
+  blindSpot(): string | undefined {
+    return this.blind;
   }
 
   /** Resolves once no walk of a directory that appeared is under way. */
@@ -180,11 +202,24 @@ export class DenyWatch {
     report: boolean,
   ): Promise<void> {
     if (!set.live || set.watchers.has(dir)) return;
-    if (set.watchers.size >= (this.o.maxDirs ?? 50_000))
-      return this.cannotWatch(
+    const max = this.o.maxDirs ?? 50_000;
+    if (set.watchers.size >= max) {
+      // The person's own tree, that big before any server ran (or the watch turned off): what
+      // lies past the limit is not watched, as the README says.
+      if (!this.firstDone) this.bigFromStart = true;
+      if (this.bigFromStart) {
+        return this.cannotWatch(
+          dir,
+          'too many directories; a git code entry planted there is not moved aside either',
+        );
+      }
+      return this.unwatchable(
+        set,
         dir,
-        'too many directories; a git code entry planted there is not moved aside either',
+        report,
+        `the roots hold more than ${max} directories now, more than when this session began (made by the server, perhaps, to get past the watch): remove them, narrow the roots, or raise MCP_ROOTS_PROXY_WATCH_DIRS in the proxy's environment`,
       );
+    }
     let w: FSWatcher;
     try {
       w = guardedWatch(
@@ -201,9 +236,18 @@ export class DenyWatch {
       );
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
-      // A directory that went away meanwhile needs no watch; anything else is a blind spot.
-      if (code !== 'ENOENT' && code !== 'ENOTDIR') this.cannotWatch(dir, (err as Error).message);
-      return;
+      // A directory that went away meanwhile needs no watch. One the person may not read (a
+      // container's volume owned by another user) the server may not fill either: a warning.
+      if (code === 'ENOENT' || code === 'ENOTDIR') return;
+      if (code === 'EACCES' || code === 'EPERM')
+        return this.cannotWatch(dir, (err as Error).message);
+      // Anything else (the user's inotify watches used up, which the server can do) fails closed.
+      return this.unwatchable(
+        set,
+        dir,
+        report,
+        `${(err as Error).message}${code === 'ENOSPC' ? ": the user's inotify watches are used up (by the server, perhaps): raise fs.inotify.max_user_watches, or narrow the roots" : ''}`,
+      );
     }
     // inotify followed whatever `dir` is now; what it is, is what the watch is of (a link in
     // its place leads elsewhere: not watched, as links are not entered).
@@ -391,6 +435,17 @@ export class DenyWatch {
       if (stop) this.o.onDenied({ path, access: 'all', why });
       else this.o.log.warn(why);
     }
+  }
+
+  /**
+   * `dir` cannot be watched, and the server may have brought that about: fail closed. Found by a
+   * walk of a directory that appeared (`report`), the server is stopped as for a flood; by a walk
+   * of the roots, the start is refused (`blindSpot`, supervisor.ts).
+   */
+  private unwatchable(set: WatchSet, dir: string, report: boolean, why: string): void {
+    const reason = `cannot watch ${dir} for denied paths and planted git code: ${why}`;
+    if (report) this.onLost(set, dir, reason);
+    else this.blind ??= reason;
   }
 
   private cannotWatch(dir: string, why: string): void {

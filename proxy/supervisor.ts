@@ -258,7 +258,12 @@ export class Supervisor {
       ...extras.flatMap((e) => (e.writable ? [e.path] : [])),
     ];
     const reach = { roots: input.roots ?? [], sandbox: input.sandbox, writes };
+    const blind = sandboxWanted(input) ? this.watch.blindSpot() : undefined;
     let plan = await planLaunch(input);
+    // A sandboxed server whose roots cannot all be watched is not started (deny-watch.ts).
+    if (blind !== undefined && plan.kind === 'start' && plan.sandboxed) {
+      plan = { kind: 'refuse', reason: `${blind}. It was not started` };
+    }
     if (plan.kind === 'refuse' && plan.overlap !== undefined) {
       this.programExposed ??= plan.overlap;
     } else if (plan.kind === 'start' && plan.sandboxed && this.programExposed !== undefined) {
