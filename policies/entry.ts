@@ -291,10 +291,11 @@ function refuse(x: Expansion, written: string, a: Anchor & { ok: false }): Expan
 
 /**
  * For a relative entry that misses: a relative path is read from the policy file's directory,
- * which a person writing `projects/app` for the one in their home does not expect.
+ * which a person writing `projects/app` for the one in their home does not expect. Not for one
+ * that begins with a variable (`${HOME}/x`), which expands to a path of its own.
  */
 function relativeHint(written: string): string {
-  if (written.startsWith('/') || written.startsWith('~')) return '';
+  if (/^[/~$]/.test(written)) return '';
   const home = written.startsWith('..')
     ? ''
     : `; write ~/${written.replace(/^\.\//, '')} for one in your home`;

@@ -199,14 +199,17 @@ export class AskPerson {
    * first (its default): until when they are not asked again; else undefined.
    */
   refusedRecently(q: AskQuestion): RememberedRefusal | undefined {
-    if (this.quiet !== undefined && this.quiet.until > Date.now()) {
-      return { ...this.quiet, quiet: QUIET_AFTER };
-    }
+    // What the person answered about this very path or grant comes first: the answer that also
+    // made the session quiet is reported as that answer, not as a question never put.
     const path = this.remembered(pathKey(q));
     if (path !== undefined) return path;
     const first = q.targets[0];
     const offered = first === undefined ? undefined : this.remembered(offerKey(q.access, first));
-    return offered === undefined ? undefined : { ...offered, offer: first!.path };
+    if (offered !== undefined) return { ...offered, offer: first!.path };
+    if (this.quiet !== undefined && this.quiet.until > Date.now()) {
+      return { ...this.quiet, quiet: QUIET_AFTER };
+    }
+    return undefined;
   }
 
   private remembered(key: string): { until: number; answer: AskAnswer } | undefined {

@@ -188,7 +188,7 @@ void t.test('validate', async (t) => {
   // A relative root that misses says where relative paths are read from.
   writeFileSync(
     join(dir, 'relative.yaml'),
-    'version: 1\nservers:\n  fs:\n    roots: [{path: projects/app}, {path: /nowhere/x}]\n',
+    'version: 1\nservers:\n  fs:\n    roots: [{path: projects/app}, {path: /nowhere/x}, {path: "${HOME}/nowhere"}]\n',
   );
   const relative = await rootsctl(['validate', join(dir, 'relative.yaml')], { env });
   t.equal(relative.code, 0);
@@ -197,6 +197,7 @@ void t.test('validate', async (t) => {
     `projects/app: ${dir}/projects/app does not exist (yet); it is watched and appears when created (a relative path is read from the directory of the file that holds it; write ~/projects/app for one in your home)\n`,
   );
   t.notMatch(relative.out, /\/nowhere\/x: .*relative path/, 'no such word for an absolute path');
+  t.notMatch(relative.out, /nowhere: .*relative path/, 'nor for one from a variable');
   // A typo'd glob is a missing directory of a strange name: the warning says why it is plain.
   writeFileSync(
     join(dir, 'typo.yaml'),

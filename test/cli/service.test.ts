@@ -317,3 +317,24 @@ void t.test(
     );
   },
 );
+
+void t.test('a reader that goes away (`| head`) ends the output, not the command', async (t) => {
+  const home = mkdtempSync(join(tmpdir(), 'mr-svc-pipe-'));
+  t.teardown(() => rmSync(home, { recursive: true, force: true }));
+  const { spawn } = await import('node:child_process');
+  const child = spawn(
+    process.execPath,
+    [join(REPO, 'dist/cli/rootsctl.cjs'), 'install-service', '--dry-run'],
+    {
+      env: { ...process.env, HOME: home, XDG_CONFIG_HOME: join(home, '.config') },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
+  // Closed before the first line is written: every write meets a reader that is gone (EPIPE).
+  child.stdout.destroy();
+  let stderr = '';
+  child.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
+  const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+  t.equal(code, 0, 'exits as it would have');
+  t.notMatch(stderr, /EPIPE|Unhandled/, `no stack trace: ${stderr}`);
+});

@@ -189,8 +189,11 @@ servers:
     t.equal(asked.length, n + 4, 'a choice the person was not shown first is asked about');
     // A third question not taken in a row: the session asks nothing more for a while, whatever
     // directory the agent names next.
-    await fs.call('read_text_file', { path: `${w}/out7/g.txt` });
+    const third = await fs.call('read_text_file', { path: `${w}/out7/g.txt` });
     t.equal(asked.length, n + 5);
+    // Its own refusal says it was declined: it was asked.
+    t.match(third.text, /the person refused .* and is not asked again before/);
+    t.notMatch(third.text, 'not asked: the last 3 questions');
     const next = await fs.call('read_text_file', { path: `${w}/out8/h.txt` });
     t.equal(next.isError, true);
     t.match(
