@@ -44,9 +44,9 @@ function setLockdown(on: boolean) {
       const result = await client.lockdown(on);
       emit(io, opts.json ?? false, result, (r) =>
         r.lockdown
-          ? `lockdown on: every server has no roots and every access is refused. \`${ctl(io, 'unlock', opts.socket)}\` ends it.\n` +
+          ? `lockdown on: every server has no roots and every access is refused. \`${ctl(io, 'unlock', opts.socket)}\` ends it, and brings back the grants that have not expired (\`${ctl(io, 'grants', opts.socket)}\` lists them; revoke first what should not return).\n` +
             (typeof r.notice === 'string' ? `note: ${inLine(r.notice)}\n` : '')
-          : 'lockdown off: the policy applies again.\n',
+          : 'lockdown off: the policy and the grants that have not expired apply again.\n',
       );
       return EXIT.ok;
     });
