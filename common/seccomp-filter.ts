@@ -16,13 +16,15 @@
  * person's other programs keep there, link its own into the person's keyrings for them to find,
  * or unlink theirs. `/proc/keys` still lists the keys' names and serials (docs/security.md, limits).
  *
- * It refuses a Unix domain socket made with `socket()` (a socketpair is allowed), unless the
- * policy lets the server have them (`sandbox.unixSockets`). Through one, named in a root two
+ * It refuses a Unix domain socket made with `socket()`, and a socketpair of datagram sockets
+ * (one of a stream or seqpacket pair is connected for good; a datagram one can be disconnected,
+ * bound to a name and sent to from elsewhere), unless the policy lets the server have them
+ * (`sandbox.unixSockets`). Through one, named in a root two
  * servers share or abstract (shared with the network), a sandboxed server hands an open
  * directory to another, which then keeps what the giver's mounts gave it after a revoke or an
  * expiry took them away: the restart of one server cannot reach a descriptor the other holds.
- * The domain is the call's first argument, which a filter can read (an address, behind a
- * pointer, it cannot). Where the call can also be made another way, that way is refused whole:
+ * The domain and type are the calls' first and second arguments, which a filter can read (an
+ * address, behind a pointer, it cannot). Where the call can also be made another way, that way is refused whole:
  * `socketcall` (32-bit x86's multiplexer, its arguments in memory) and io_uring, whose requests
  * (`IORING_OP_SOCKET` among them) no filter sees, as Docker's default profile refuses it.
  * Everything else is allowed: the mounts are the confinement.
@@ -37,6 +39,7 @@ const ARCH = 4;
 const LD_W_ABS = 0x20; // BPF_LD | BPF_W | BPF_ABS
 const JEQ_K = 0x15; // BPF_JMP | BPF_JEQ | BPF_K
 const JGE_K = 0x35; // BPF_JMP | BPF_JGE | BPF_K
+const AND_K = 0x54; // BPF_ALU | BPF_AND | BPF_K
 const RET_K = 0x06; // BPF_RET | BPF_K
 
 const ALLOW = 0x7fff0000; // SECCOMP_RET_ALLOW
@@ -44,7 +47,13 @@ const EPERM = 0x00050000 | 1; // SECCOMP_RET_ERRNO | EPERM
 
 /** `seccomp_data.args[0]`, its low 32 bits on a little-endian machine: `socket()`'s domain. */
 const ARG0_LOW = 16;
+/** `seccomp_data.args[1]`, its low 32 bits: `socketpair()`'s type (with its flags). */
+const ARG1_LOW = 24;
 const AF_UNIX = 1;
+/** The type's own bits (SOCK_NONBLOCK and SOCK_CLOEXEC lie above them). */
+const SOCK_TYPE_MASK = 0xf;
+const SOCK_STREAM = 1;
+const SOCK_SEQPACKET = 5;
 /** io_uring_setup, io_uring_enter, io_uring_register: the same numbers in every ABI here. */
 const IO_URING = [425, 426, 427];
 
@@ -62,6 +71,8 @@ interface Abi {
   refused: number[];
   /** `socket()`, refused for `AF_UNIX` unless the server may have Unix sockets. */
   socket: number;
+  /** `socketpair()`, refused for datagram (any type but stream and seqpacket) likewise. */
+  socketpair: number;
   /** Whether system calls with the x32 bit are refused as a whole (x86-64 only). */
   x32?: boolean;
 }
@@ -73,15 +84,43 @@ interface Abi {
  */
 const ABIS: Partial<Record<NodeJS.Architecture, Abi[]>> = {
   x64: [
-    { arch: 0xc000003e, refused: [101, 310, 311, 438, 248, 249, 250], socket: 41, x32: true },
-    { arch: 0x40000003, refused: [26, 347, 348, 438, 286, 287, 288, 102], socket: 359 },
+    {
+      arch: 0xc000003e,
+      refused: [101, 310, 311, 438, 248, 249, 250],
+      socket: 41,
+      socketpair: 53,
+      x32: true,
+    },
+    {
+      arch: 0x40000003,
+      refused: [26, 347, 348, 438, 286, 287, 288, 102],
+      socket: 359,
+      socketpair: 360,
+    },
   ],
   arm64: [
-    { arch: 0xc00000b7, refused: [117, 270, 271, 438, 217, 218, 219], socket: 198 },
+    {
+      arch: 0xc00000b7,
+      refused: [117, 270, 271, 438, 217, 218, 219],
+      socket: 198,
+      socketpair: 199,
+    },
     // 102 is the old ABI's socketcall, which an EABI kernel does not have: refused all the same.
-    { arch: 0x40000028, refused: [26, 376, 377, 438, 309, 310, 311, 102], socket: 281 },
+    {
+      arch: 0x40000028,
+      refused: [26, 376, 377, 438, 309, 310, 311, 102],
+      socket: 281,
+      socketpair: 288,
+    },
   ],
-  riscv64: [{ arch: 0xc00000f3, refused: [117, 270, 271, 438, 217, 218, 219], socket: 198 }],
+  riscv64: [
+    {
+      arch: 0xc00000f3,
+      refused: [117, 270, 271, 438, 217, 218, 219],
+      socket: 198,
+      socketpair: 199,
+    },
+  ],
 };
 
 /** The architectures the sandbox can filter system calls on. */
@@ -111,9 +150,14 @@ export function sandboxFilter(
     for (const nr of [...abi.refused, ...IO_URING]) b.push([JEQ_K, 0, 0, nr]);
     const tests = b.length;
     if (!unixSockets) {
-      b.push([JEQ_K, 0, 2, abi.socket]); // not socket(): on to the ALLOW
+      b.push([JEQ_K, 0, 2, abi.socket]); // not socket(): on to socketpair()'s test
       b.push([LD_W_ABS, 0, 0, ARG0_LOW]);
-      b.push([JEQ_K, 1, 0, AF_UNIX]); // AF_UNIX: over the ALLOW to the EPERM
+      b.push([JEQ_K, 6, 5, AF_UNIX]); // AF_UNIX: to the EPERM; otherwise to the ALLOW
+      b.push([JEQ_K, 0, 4, abi.socketpair]); // not socketpair(): to the ALLOW
+      b.push([LD_W_ABS, 0, 0, ARG1_LOW]);
+      b.push([AND_K, 0, 0, SOCK_TYPE_MASK]);
+      b.push([JEQ_K, 1, 0, SOCK_STREAM]); // stream: to the ALLOW
+      b.push([JEQ_K, 0, 1, SOCK_SEQPACKET]); // seqpacket: the ALLOW; anything else: the EPERM
     }
     b.push([RET_K, 0, 0, ALLOW]);
     b.push([RET_K, 0, 0, EPERM]);

@@ -352,8 +352,11 @@ export class CallGate {
     const { asker, askByInput } = this.options;
     const elicits = asker.elicits(line, era);
     const asked = new Set<string>(askByInput.askedBefore(line));
+    // The check after a question the person did not accept is not logged again: the log has the
+    // refusal that asked, and the answer (`asked:`), already.
+    let record = true;
     for (;;) {
-      const refusal = await this.checkPaths(values, access, tool, signal);
+      const refusal = await this.checkPaths(values, access, tool, signal, record);
       const c = refusal?.checked;
       if (c === undefined || !elicits || !asker.askable(c.refusal, c.access)) {
         return refusal;
@@ -423,7 +426,7 @@ export class CallGate {
       }
       // Checked again whatever the answer: the refusal then says what holds now (lockdown, say).
       // A cancelled call stops waiting for the answer; the question itself runs its course.
-      await untilCancelled(asker.ask(q, signal), signal);
+      record = await untilCancelled(asker.ask(q, signal), signal);
     }
   }
 
@@ -446,11 +449,13 @@ export class CallGate {
     access: Access,
     tool: string | undefined,
     signal: AbortSignal | undefined,
+    record = true,
   ): Promise<Refusal | undefined> {
     const { link, asker } = this.options;
     const context = {
       ...(tool !== undefined ? { tool } : {}),
       ...(asker.client !== undefined ? { client: asker.client } : {}),
+      ...(record ? {} : { record: false as const }),
     };
     const check = async (path: string, a: Access) => {
       try {

@@ -10,10 +10,10 @@ const EPERM = 0x00050001;
 
 /**
  * The filter's verdict for one system call (the kernel's `struct seccomp_data`: nr, arch, the
- * instruction pointer's two words, then the arguments; here the first, little-endian).
+ * instruction pointer's two words, then the arguments; here the first two, little-endian).
  */
-function run(prog: Buffer, arch: number, nr: number, arg0 = 0): number {
-  const data = [nr >>> 0, arch >>> 0, 0, 0, arg0 >>> 0, 0];
+function run(prog: Buffer, arch: number, nr: number, arg0 = 0, arg1 = 0): number {
+  const data = [nr >>> 0, arch >>> 0, 0, 0, arg0 >>> 0, 0, arg1 >>> 0, 0];
   let acc = 0;
   for (let pc = 0, steps = 0; steps < 1000; steps++) {
     if (pc * 8 >= prog.length) throw new Error(`ran off the end at ${pc}`);
@@ -24,6 +24,7 @@ function run(prog: Buffer, arch: number, nr: number, arg0 = 0): number {
     if (code === 0x20) acc = data[k / 4]!;
     else if (code === 0x15) pc += acc === k ? jt : jf;
     else if (code === 0x35) pc += acc >= k ? jt : jf;
+    else if (code === 0x54) acc = (acc & k) >>> 0;
     else if (code === 0x06) return k;
     else throw new Error(`unknown instruction ${code.toString(16)}`);
     pc++;
@@ -75,14 +76,15 @@ void t.test(
     const AF_INET = 2;
     const AF_INET6 = 10;
     const AF_NETLINK = 16;
-    const cases: [string, Buffer, number, number, number?][] = [
-      ['x86-64', sandboxFilter('x64')!, X86_64, 41],
-      ['i386', sandboxFilter('x64')!, I386, 359, 102],
-      ['arm64', sandboxFilter('arm64')!, AARCH64, 198],
-      ['arm', sandboxFilter('arm64')!, ARM, 281, 102],
-      ['riscv64', sandboxFilter('riscv64')!, 0xc00000f3, 198],
+    const cases: [string, Buffer, number, number, number, number?][] = [
+      ['x86-64', sandboxFilter('x64')!, X86_64, 41, 53],
+      ['i386', sandboxFilter('x64')!, I386, 359, 360, 102],
+      ['arm64', sandboxFilter('arm64')!, AARCH64, 198, 199],
+      ['arm', sandboxFilter('arm64')!, ARM, 281, 288, 102],
+      ['riscv64', sandboxFilter('riscv64')!, 0xc00000f3, 198, 199],
     ];
-    for (const [abi, prog, arch, socket, socketcall] of cases) {
+    const [STREAM, DGRAM, SEQPACKET, NONBLOCK, CLOEXEC] = [1, 2, 5, 0o4000, 0o2000000];
+    for (const [abi, prog, arch, socket, socketpair, socketcall] of cases) {
       t.equal(run(prog, arch, socket, AF_UNIX), EPERM, `${abi}: socket(AF_UNIX) refused`);
       for (const domain of [AF_INET, AF_INET6, AF_NETLINK])
         t.equal(run(prog, arch, socket, domain), ALLOW, `${abi}: socket(${domain}) allowed`);
@@ -90,13 +92,22 @@ void t.test(
         t.equal(run(prog, arch, nr), EPERM, `${abi}: io_uring ${nr}`);
       if (socketcall !== undefined)
         t.equal(run(prog, arch, socketcall, 1), EPERM, `${abi}: socketcall refused whole`);
+      // A socketpair: stream and seqpacket (flags or not) are connected for good; a datagram one
+      // can be disconnected and bound to a name, so it is refused.
+      for (const type of [STREAM, SEQPACKET, STREAM | NONBLOCK | CLOEXEC, SEQPACKET | CLOEXEC])
+        t.equal(run(prog, arch, socketpair, AF_UNIX, type), ALLOW, `${abi}: socketpair(${type})`);
+      for (const type of [DGRAM, DGRAM | CLOEXEC, 3, 0])
+        t.equal(
+          run(prog, arch, socketpair, AF_UNIX, type),
+          EPERM,
+          `${abi}: socketpair(${type}) refused`,
+        );
       // The domain is read only for socket(): another call with 1 as its first argument passes.
       t.equal(run(prog, arch, 63, AF_UNIX), ALLOW, `${abi}: another call with the same argument`);
     }
-    // socketpair (x86-64 53): a pair of connected sockets reaches no other sandbox.
-    t.equal(run(sandboxFilter('x64')!, X86_64, 53, AF_UNIX), ALLOW, 'socketpair allowed');
     const allowing = sandboxFilter('x64', { unixSockets: true })!;
     t.equal(run(allowing, X86_64, 41, AF_UNIX), ALLOW, 'sandbox.unixSockets: allowed');
+    t.equal(run(allowing, X86_64, 53, AF_UNIX, DGRAM), ALLOW, 'a datagram pair too');
     t.equal(run(allowing, X86_64, 425), EPERM, 'sandbox.unixSockets: io_uring still refused');
     t.equal(run(allowing, X86_64, 101), EPERM, 'sandbox.unixSockets: ptrace still refused');
     t.equal(run(allowing, I386, 102, 1), EPERM, 'sandbox.unixSockets: socketcall still refused');

@@ -5,8 +5,9 @@
  * sandboxed server `b`, which was never granted it. After `rootsctl revoke` (or the grant's
  * expiry) `a` was restarted without the mount, but `b` kept reading and writing the directory
  * through the descriptor, and could hand it back to `a`'s next instance. Now `socket(AF_UNIX)`
- * is refused in the sandbox, so no such socket can be made or reached; a socketpair (a pipe
- * between a server's own processes) still works, and `sandbox.unixSockets: true` lets a server
+ * is refused in the sandbox, so no such socket can be made or reached, and so is a datagram
+ * socketpair (whose end the next pass disconnected and bound to a name); a stream socketpair (a
+ * pipe between a server's own processes) still works, and `sandbox.unixSockets: true` lets a server
  * have them, which the last rows use to show that the descriptor's passing is real (and that
  * the daemon's socket stays out of reach, hidden by the mounts).
  *
@@ -49,6 +50,10 @@ print('took', sorted(os.listdir(d)))
 const PAIR = `
 import socket
 a, b = socket.socketpair(); a.send(b'pair'); print(b.recv(4).decode())
+try:
+    socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
+except OSError as e:
+    print('datagram pair:', e.strerror)
 `;
 
 void t.test('sandboxed servers cannot pass descriptors over Unix sockets', async (t) => {
@@ -110,6 +115,13 @@ void t.test('sandboxed servers cannot pass descriptors over Unix sockets', async
     await a!(py('a', 'pair.py')),
     /pair/,
     "a socketpair, between a server's own processes, works",
+  );
+  // A datagram pair's end can be disconnected, bound to a name and sent a descriptor to from
+  // another sandbox (found by the next attacker pass): refused.
+  t.match(
+    await a!(py('a', 'pair.py')),
+    /datagram pair: Operation not permitted/,
+    'a datagram socketpair is refused',
   );
 
   // The control: with Unix sockets allowed, the descriptor of `g` reaches `d`, never granted it.

@@ -284,6 +284,13 @@ servers:
       'once: the look before asking is not logged',
     );
     t.equal(checks.at(-1), true, 'then allowed');
+    // A call whose question was declined: one refusal (the check after the answer is not logged
+    // again), and the answer; the two calls after it, each refused once.
+    const declined = readFileSync(file, 'utf8')
+      .split('\n')
+      .filter((l) => l.includes('"kind":"check"') && l.includes(`${w}/out3/c.txt`))
+      .map((l) => (JSON.parse(l) as { allowed: boolean }).allowed);
+    t.same(declined, [false, false], 'the declined call and the one after it: once each');
   });
 });
 
