@@ -52,10 +52,9 @@ export interface DenyWatchOptions {
   onPlantedUnnamed(dir: string, name: Buffer, dirIdentity: string): string;
   log: ProxyLogger;
   /**
-   * The most directories watched at once (each is an inotify watch); default 50,000. Past it,
-   * what the first walk (before any server ran) could not watch is left unwatched, with a
-   * warning: the person's tree is that big. Reached later, the server may have grown the tree
-   * to get there, and the watch fails closed (`blindSpot`). 0 turns the watch off.
+   * The most directories watched at once (each is an inotify watch); default 50,000. Past it
+   * the watch fails closed (`blindSpot`): a server can grow its roots that far, in an earlier
+   * session too. 0 turns the watch off (a warning).
    */
   maxDirs?: number;
 }
@@ -98,10 +97,6 @@ export class DenyWatch {
   private next: WatchSet | undefined;
   private key = '';
   private warned = false;
-  /** Whether the first walk has ended. */
-  private firstDone = false;
-  /** Whether the first walk, before any server ran, went past `maxDirs`. */
-  private bigFromStart = false;
   /** Why the last walk of the roots could not watch them all, when the server must not start. */
   private blind: string | undefined;
   /** Walks of directories that appeared, under way. */
@@ -150,7 +145,6 @@ export class DenyWatch {
       await this.watchTree(set, root, root.path, false);
     }
     this.gitNotes.walkEnded();
-    this.firstDone = true;
     if (this.next !== set) return;
     this.next = undefined;
     closeSet(this.current);
@@ -159,8 +153,9 @@ export class DenyWatch {
 
   /**
    * Why the last walk of the roots (`update`) could not watch them all, when that must keep the
-   * server from starting: a watch the kernel refused (the user's inotify watches used up, by the
-   * server perhaps), or more directories than `maxDirs` where the first walk found fewer.
+   * server from starting: a watch the kernel refused (the user's inotify watches used up, or a
+   * directory of the user's that the user may not read: the server can do either), or more
+   * directories than `maxDirs`.
    */
   blindSpot(): string | undefined {
     return this.blind;
@@ -203,21 +198,13 @@ export class DenyWatch {
   ): Promise<void> {
     if (!set.live || set.watchers.has(dir)) return;
     const max = this.o.maxDirs ?? 50_000;
+    if (max === 0) return this.cannotWatch(dir, 'the watch is off (MCP_ROOTS_PROXY_WATCH_DIRS=0)');
     if (set.watchers.size >= max) {
-      // The person's own tree, that big before any server ran (or the watch turned off): what
-      // lies past the limit is not watched, as the README says.
-      if (!this.firstDone) this.bigFromStart = true;
-      if (this.bigFromStart) {
-        return this.cannotWatch(
-          dir,
-          'too many directories; a git code entry planted there is not moved aside either',
-        );
-      }
       return this.unwatchable(
         set,
         dir,
         report,
-        `the roots hold more than ${max} directories now, more than when this session began (made by the server, perhaps, to get past the watch): remove them, narrow the roots, or raise MCP_ROOTS_PROXY_WATCH_DIRS in the proxy's environment`,
+        `the roots hold more than ${max} directories (a server can make that many to get past the watch): narrow the roots, remove what was made, or raise MCP_ROOTS_PROXY_WATCH_DIRS in the proxy's environment`,
       );
     }
     let w: FSWatcher;
@@ -236,17 +223,20 @@ export class DenyWatch {
       );
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
-      // A directory that went away meanwhile needs no watch. One the person may not read (a
-      // container's volume owned by another user) the server may not fill either: a warning.
+      // A directory that went away meanwhile needs no watch. One of another user's that this
+      // user may not read (a container's volume) the server cannot fill either: a warning.
       if (code === 'ENOENT' || code === 'ENOTDIR') return;
-      if (code === 'EACCES' || code === 'EPERM')
+      const owner = lstatSync(dir, { throwIfNoEntry: false })?.uid;
+      if ((code === 'EACCES' || code === 'EPERM') && owner !== process.getuid?.()) {
         return this.cannotWatch(dir, (err as Error).message);
-      // Anything else (the user's inotify watches used up, which the server can do) fails closed.
+      }
+      // Anything else fails closed: the user's own directory made unreadable (mode 300 keeps it
+      // writable), the user's inotify watches used up; the server can do either.
       return this.unwatchable(
         set,
         dir,
         report,
-        `${(err as Error).message}${code === 'ENOSPC' ? ": the user's inotify watches are used up (by the server, perhaps): raise fs.inotify.max_user_watches, or narrow the roots" : ''}`,
+        `${(err as Error).message}${unwatchableHint(code, dir)}`,
       );
     }
     // inotify followed whatever `dir` is now; what it is, is what the watch is of (a link in
@@ -455,6 +445,17 @@ export class DenyWatch {
       `cannot watch ${dir} for denied paths (${why}): a denied path created there later is hidden from the sandboxed server only when it is next restarted`,
     );
   }
+}
+
+/** What to do about a directory the kernel would not watch, by the error's code. */
+function unwatchableHint(code: string | undefined, dir: string): string {
+  if (code === 'ENOSPC') {
+    return ": the user's inotify watches are used up (by the server, perhaps): raise fs.inotify.max_user_watches, or narrow the roots";
+  }
+  if (code === 'EACCES' || code === 'EPERM') {
+    return `: it is yours but not readable (a server can make such a directory and fill it unseen): make it readable (chmod u+r ${dir}) or remove it`;
+  }
+  return '';
 }
 
 /** Close the watches of `path` and below (it went away, or was renamed). */
