@@ -269,7 +269,7 @@ export class DenyWatch {
         // its event. One there at the start is the layout's to hide (sandbox-mounts.ts).
         else if (report) this.onUnnameable(set, root, dir, e.name);
       }
-      this.gitWalked(dir, identity(st), new Set(entries.map((x) => x.name)), report);
+      this.gitWalked(set, dir, identity(st), new Set(entries.map((x) => x.name)), report);
       for (const { name, e } of entries) {
         const p = join(dir, name);
         const denied = e.isSymbolicLink() ? undefined : this.denial(root, p);
@@ -320,7 +320,9 @@ export class DenyWatch {
     // Whatever it is (a link too: git follows it), a code entry new in a git directory.
     const dirId = set.identities.get(dirname(path));
     const planted = this.gitNotes.appeared(path, dirId);
-    if (planted.length > 0 && dirId !== undefined) return this.plantedFound(planted, dirId, true);
+    if (planted.length > 0 && dirId !== undefined) {
+      return this.plantedFound(set, planted, dirId, true);
+    }
     // A link is not mounted over (sandbox-mounts.ts): its target is shown or hidden on its own.
     if (st.isSymbolicLink()) return;
     const denied = this.denial(root, path);
@@ -408,20 +410,33 @@ export class DenyWatch {
    * on. A walk of whole roots (`report` false: while a plan is made, before the server starts)
    * only says so; a walk of a directory that appeared stops the server too.
    */
-  private gitWalked(dir: string, id: string, names: ReadonlySet<string>, report: boolean): void {
+  private gitWalked(
+    set: WatchSet,
+    dir: string,
+    id: string,
+    names: ReadonlySet<string>,
+    report: boolean,
+  ): void {
     const planted = this.gitNotes.walked(dir, id, names);
-    if (planted.length > 0) this.plantedFound(planted, id, report);
+    if (planted.length > 0) this.plantedFound(set, planted, id, report);
   }
 
   /**
-   * Each of `paths`, in the directory whose identity is `dirId`, is handed on to be moved aside;
-   * with `stop`, the server is then stopped as for a path denied for reading.
+   * Each of `paths` is handed on to be moved aside, with the identity of the watched directory
+   * that holds it (`dirId` for one in the directory the event or walk was of; one above it, a
+   * git directory the server made over the person's repository, has its own); with `stop`, the
+   * server is then stopped as for a path denied for reading.
    */
-  private plantedFound(paths: readonly string[], dirId: string, stop: boolean): void {
+  private plantedFound(
+    set: WatchSet,
+    paths: readonly string[],
+    dirId: string,
+    stop: boolean,
+  ): void {
     for (const path of paths) {
       // Moved aside already, when a walk and an event both found it.
       if (lstatSync(path, { throwIfNoEntry: false }) === undefined) continue;
-      const why = this.o.onPlanted(path, dirId);
+      const why = this.o.onPlanted(path, set.identities.get(dirname(path)) ?? dirId);
       if (stop) this.o.onDenied({ path, access: 'all', why });
       else this.o.log.warn(why);
     }

@@ -137,8 +137,8 @@ export class GitNotes {
     if (!NAMES.has(name)) return [];
     const known = this.noted.get(dirId);
     if (known?.fromStart === true) {
-      this.follow(dirId, dirname(path));
-      return isGitCodeName(name) && !known.code.has(name) ? [path] : [];
+      const above = this.moved(known, dirname(path));
+      return [...(isGitCodeName(name) && !known.code.has(name) ? [path] : []), ...above];
     }
     return this.walkedGitDir(dirname(path), dirId, namesIn(dirname(path)));
   }
@@ -149,8 +149,10 @@ export class GitNotes {
   }
 
   private walkedGitDir(dir: string, id: string, names: ReadonlySet<string>): string[] {
-    const known = this.follow(id, dir);
-    if (known?.fromStart === true) return codeIn(dir, names, known.code);
+    const known = this.noted.get(id);
+    if (known?.fromStart === true)
+      return [...codeIn(dir, names, known.code), ...this.moved(known, dir)];
+    if (known !== undefined) known.path = dir;
     // Most directories are neither a git directory nor a `.git`: nothing more to look at.
     if (known === undefined && basename(dir) !== '.git' && !isGitDirShape(names)) return [];
     // One standing where the person's stood, but not it (that one was moved away or removed),
@@ -168,14 +170,42 @@ export class GitNotes {
     return [];
   }
 
-  /** The noted git directory whose identity is `id`, now at `dir` (renamed there, perhaps). */
-  private follow(id: string, dir: string): Noted | undefined {
-    const known = this.noted.get(id);
-    if (known !== undefined && known.path !== dir) {
-      known.path = dir;
-      if (known.fromStart) this.places.add(dir);
+  /**
+   * The person's git directory `known` is at `dir` now. Renamed there, it may have been put below
+   * a git directory the server made beforehand, which git finds once the person's own cannot be
+   * read (its `HEAD` renamed away): that one's code entries, and a `.git` file or link of the
+   * server's above, are the server's.
+   */
+  private moved(known: Noted, dir: string): string[] {
+    if (known.path === dir) return [];
+    known.path = dir;
+    this.places.add(dir);
+    const tree = basename(dir) === '.git' ? dirname(dir) : dir;
+    const out: string[] = [];
+    for (
+      let above = dirname(tree);
+      this.seen.some((r) => inside(above, r));
+      above = dirname(above)
+    ) {
+      out.push(...this.notPersons(join(above, '.git')));
+      out.push(...this.notPersons(above, false));
+      if (above === dirname(above)) break;
     }
-    return known;
+    return out;
+  }
+
+  /**
+   * What at `path` is not the person's: a git directory the first walk did not note (its code
+   * entries), or, with `pointer`, a `.git` file or link it did not find (itself).
+   */
+  private notPersons(path: string, pointer = true): string[] {
+    const st = lstatSync(path, { throwIfNoEntry: false });
+    if (st === undefined) return [];
+    const id = `${st.dev}:${st.ino}`;
+    if (!st.isDirectory()) return pointer && !this.pointers.has(id) ? [path] : [];
+    if (this.noted.get(id)?.fromStart === true) return [];
+    const names = namesIn(path);
+    return isGitDirShape(names) || basename(path) === '.git' ? codeIn(path, names) : [];
   }
 
   /**

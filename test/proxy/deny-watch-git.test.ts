@@ -251,3 +251,23 @@ void t.test(
     );
   },
 );
+
+void t.test(
+  "the person's repository moved back under a git directory the server made",
+  async (t) => {
+    const w = await watchedRoot(t, [], (r) => gitDir(join(r, 'proj', 'repo', '.git')));
+    const proj = join(w.r, 'proj');
+    // Moved out of the way; a git directory made where nothing of the person's lies below it
+    // (noted as the server's own), renamed to `proj/.git`; the repository moved back under it.
+    renameSync(join(proj, 'repo'), join(w.r, 'away'));
+    await w.quietNow();
+    gitDir(join(w.r, 'ev'));
+    await w.quietNow();
+    renameSync(join(w.r, 'ev'), join(proj, '.git'));
+    await w.quietNow();
+    t.same(w.planted, [], 'nothing of the person’s below it yet');
+    renameSync(join(w.r, 'away'), join(proj, 'repo'));
+    await w.quietNow();
+    t.same(w.planted, [join(proj, '.git', 'config')], 'once it is: handed on');
+  },
+);
