@@ -161,6 +161,11 @@ export class DenyWatch {
     return this.blind;
   }
 
+  /** The person's git directories noted at the start, where they are now (git-notes.ts). */
+  personsGitDirs(): string[] {
+    return this.gitNotes.personsGitDirs();
+  }
+
   /** Resolves once no walk of a directory that appeared is under way. */
   async settled(): Promise<void> {
     while (this.walks.size > 0) await Promise.all(this.walks);

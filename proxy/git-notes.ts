@@ -228,6 +228,11 @@ export class GitNotes {
     return !this.fresh(path) && this.inWorkTree(path);
   }
 
+  /** The person's git directories (noted at the start), where they are now. */
+  personsGitDirs(): string[] {
+    return [...this.persons()];
+  }
+
   /** The git directories noted at the start: the person's. */
   private *persons(): Generator<string> {
     for (const n of this.noted.values()) if (n.fromStart) yield n.path;

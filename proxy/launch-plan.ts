@@ -65,6 +65,8 @@ export interface PlanInput {
   sandboxSupport: () => Promise<SandboxSupport>;
   /** Where the sandbox's extra paths led when first laid out in this session (sandbox-mounts.ts). */
   sandboxPins?: Map<string, string>;
+  /** The person's git directories the deny watch noted at the start (sandbox-mounts.ts). */
+  gitDirs?: readonly string[];
 }
 
 /** The command line's command, else the policy's `launch`. */
@@ -142,6 +144,7 @@ export async function planLaunch(input: PlanInput): Promise<LaunchPlan> {
       daemonSocket: input.daemonSocket,
       disableUserns: support.disableUserns,
       ...(input.sandboxPins === undefined ? {} : { pins: input.sandboxPins }),
+      ...(input.gitDirs === undefined ? {} : { gitDirs: input.gitDirs }),
       leftOut: (message) => warnings.push(message),
     });
   } catch (err) {

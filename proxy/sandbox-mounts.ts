@@ -351,6 +351,13 @@ export async function sandboxMounts(input: {
   pins?: Map<string, string>;
   /** Told of each path left out so. */
   leftOut?: (message: string) => void;
+  /**
+   * The person's git directories as the deny watch noted them at the start, where they are now
+   * (git-notes.ts): their code entries are read-only in a writable place whatever the directory's
+   * shape now (a bare repository whose `HEAD` the server renamed away is one to git again once
+   * it is renamed back).
+   */
+  gitDirs?: readonly string[];
 }): Promise<SandboxMounts> {
   const { system, extra } = await systemMounts();
   // A link there is not followed to a `read` or `write` path.
@@ -436,6 +443,16 @@ export async function sandboxMounts(input: {
     hidden.push(...holes.hidden);
     readOnly.push(...holes.readOnly);
     pinned.push(...holes.pinned);
+  }
+  const writable = [...roots.filter((r) => !r.readOnly).map((r) => r.path), ...write];
+  for (const dir of input.gitDirs ?? []) {
+    if (!writable.some((w) => inside(dir, w))) continue;
+    for (const code of GIT_DIR_CODE) {
+      const p = join(dir, code);
+      if (readOnly.includes(p) || (await holeKind(p)) === undefined) continue;
+      readOnly.push(p);
+      pinned.push(dir);
+    }
   }
   const visible = [...roots.map((r) => r.path), ...read, ...write];
   const socket = input.daemonSocket === undefined ? undefined : resolve(input.daemonSocket);

@@ -259,7 +259,7 @@ export class Supervisor {
     ];
     const reach = { roots: input.roots ?? [], sandbox: input.sandbox, writes };
     const blind = sandboxWanted(input) ? this.watch.blindSpot() : undefined;
-    let plan = await planLaunch(input);
+    let plan = await planLaunch({ ...input, gitDirs: this.watch.personsGitDirs() });
     // A sandboxed server whose roots cannot all be watched is not started (deny-watch.ts).
     if (blind !== undefined && plan.kind === 'start' && plan.sandboxed) {
       plan = { kind: 'refuse', reason: `${blind}. It was not started` };

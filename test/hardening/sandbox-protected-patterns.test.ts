@@ -141,3 +141,38 @@ void t.test('built-in **/NAME protected paths are read-only in the sandbox', asy
   t.match(wrote.text, /^EROFS/, `the new .mcp.json in the write path is read-only: ${wrote.text}`);
   t.equal(readFileSync(join(x, 'q/.mcp.json'), 'utf8'), KEEP, 'and unchanged');
 });
+
+void t.test(
+  "a bare repository's code stays read-only when its HEAD is renamed away before a restart",
+  async (t) => {
+    // Found by an attacker pass: the next layout found no git directory there (no HEAD) and left
+    // its config writable; HEAD renamed back, git ran what the server wrote. The layout now
+    // takes the person's git directories from the watch's notes, whatever their shape now.
+    const dir = ownedShortDir(t);
+    const r = join(dir, 'r');
+    for (const d of ['b.git/objects', 'b.git/refs']) mkdirSync(join(r, d), { recursive: true });
+    writeFileSync(join(r, 'b.git/HEAD'), 'ref: refs/heads/main\n');
+    writeFileSync(join(r, 'b.git/config'), KEEP);
+    const d = await startDaemon(t, `version: 1\nservers:\n  h:\n    roots:\n      - path: ${r}\n`, {
+      dir,
+    });
+    const { boxed, attempt } = await startBoxedHostile(t, d.socket);
+    t.match((await attempt('write', join(r, 'b.git/config'))).text, /^EROFS/, 'read-only at first');
+    t.match((await attempt('rename', join(r, 'b.git/HEAD'), join(r, 'b.git/HEAD.x'))).text, /^ok/);
+    // A protected path made by the server restarts it with a new layout.
+    const restarts = (): number => boxed.stderr().split('restarting the server').length - 1;
+    await attempt('mkdir', join(r, '.vscode')).catch(() => undefined);
+    await waitFor(() => restarts() > 0, 30_000, 'the restart');
+    let wrote = { text: '' };
+    await waitFor(
+      async () => {
+        wrote = await attempt('write', join(r, 'b.git/config')).catch(() => ({ text: '' }));
+        return wrote.text !== '';
+      },
+      30_000,
+      'the restarted server answers',
+    );
+    t.match(wrote.text, /^EROFS/, `still read-only after the restart: ${wrote.text}`);
+    t.equal(readFileSync(join(r, 'b.git/config'), 'utf8'), KEEP, 'and unchanged');
+  },
+);
