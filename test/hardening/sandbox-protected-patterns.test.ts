@@ -16,10 +16,24 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import { startDaemon } from '../helpers/daemon.js';
-import { startBoxedHostile } from '../helpers/proxied-server.js';
+import { startBoxedHostile, type Attempt } from '../helpers/proxied-server.js';
 import { ownedShortDir, waitFor } from '../helpers/proxy.js';
 
 const KEEP = 'the person wrote this';
+
+/** The write of `path` once the restarted server answers (calls fail while it starts). */
+async function writeOnceBack(attempt: Attempt, path: string): Promise<string> {
+  let wrote = '';
+  await waitFor(
+    async () => {
+      wrote = (await attempt('write', path).catch(() => ({ text: '' }))).text;
+      return wrote !== '';
+    },
+    30_000,
+    'the restarted server answers',
+  );
+  return wrote;
+}
 
 void t.test('built-in **/NAME protected paths are read-only in the sandbox', async (t) => {
   const dir = ownedShortDir(t);
@@ -129,16 +143,8 @@ void t.test('built-in **/NAME protected paths are read-only in the sandbox', asy
     30_000,
     'the proxy restarts the server for the new protected file in the write path',
   );
-  let wrote = { text: '' };
-  await waitFor(
-    async () => {
-      wrote = await attempt('write', join(x, 'q/.mcp.json')).catch(() => ({ text: '' }));
-      return wrote.text !== '';
-    },
-    30_000,
-    'the restarted server answers',
-  );
-  t.match(wrote.text, /^EROFS/, `the new .mcp.json in the write path is read-only: ${wrote.text}`);
+  const wrote = await writeOnceBack(attempt, join(x, 'q/.mcp.json'));
+  t.match(wrote, /^EROFS/, `the new .mcp.json in the write path is read-only: ${wrote}`);
   t.equal(readFileSync(join(x, 'q/.mcp.json'), 'utf8'), KEEP, 'and unchanged');
 });
 
@@ -163,16 +169,8 @@ void t.test(
     const restarts = (): number => boxed.stderr().split('restarting the server').length - 1;
     await attempt('mkdir', join(r, '.vscode')).catch(() => undefined);
     await waitFor(() => restarts() > 0, 30_000, 'the restart');
-    let wrote = { text: '' };
-    await waitFor(
-      async () => {
-        wrote = await attempt('write', join(r, 'b.git/config')).catch(() => ({ text: '' }));
-        return wrote.text !== '';
-      },
-      30_000,
-      'the restarted server answers',
-    );
-    t.match(wrote.text, /^EROFS/, `still read-only after the restart: ${wrote.text}`);
+    const wrote = await writeOnceBack(attempt, join(r, 'b.git/config'));
+    t.match(wrote, /^EROFS/, `still read-only after the restart: ${wrote}`);
     t.equal(readFileSync(join(r, 'b.git/config'), 'utf8'), KEEP, 'and unchanged');
   },
 );
