@@ -49,6 +49,13 @@ interface Noted {
   code: Set<string>;
   /** Found by the first walk, before any server ran: the person's beyond doubt. */
   fromStart: boolean;
+  /**
+   * Noted at the start: the identities of the git directories and `.git` pointers above it (in
+   * the roots) then, which git would find from it once its own could not be read. A session's
+   * first walk cannot tell one the server made in an earlier session from the person's, so one
+   * that holds it after a rename, and did not before, is the server's.
+   */
+  above?: Set<string>;
 }
 
 /** The names a git directory's shape and code are read from. */
@@ -172,40 +179,47 @@ export class GitNotes {
 
   /**
    * The person's git directory `known` is at `dir` now. Renamed there, it may have been put below
-   * a git directory the server made beforehand, which git finds once the person's own cannot be
-   * read (its `HEAD` renamed away): that one's code entries, and a `.git` file or link of the
-   * server's above, are the server's.
+   * a git directory the server made beforehand (in this session, or an earlier one, whose work a
+   * session's first walk cannot tell from the person's), which git finds once the person's own
+   * cannot be read (its `HEAD` renamed away): the code entries of a git directory above it now
+   * that was not at the start, and such a `.git` file or link, are the server's.
    */
   private moved(known: Noted, dir: string): string[] {
     if (known.path === dir) return [];
     known.path = dir;
     this.places.add(dir);
-    const tree = basename(dir) === '.git' ? dirname(dir) : dir;
     const out: string[] = [];
-    for (
-      let above = dirname(tree);
-      this.seen.some((r) => inside(above, r));
-      above = dirname(above)
-    ) {
-      out.push(...this.notPersons(join(above, '.git')));
-      out.push(...this.notPersons(above, false));
-      if (above === dirname(above)) break;
+    // One above it now that was not at the start (made by the server, in an earlier session
+    // perhaps, and so noted at this one's start): the server's.
+    for (const g of this.gitAbove(dir)) {
+      if (known.above?.has(g.id) === true) continue;
+      out.push(...(g.pointer ? [g.path] : codeIn(g.path, namesIn(g.path))));
     }
     return out;
   }
 
   /**
-   * What at `path` is not the person's: a git directory the first walk did not note (its code
-   * entries), or, with `pointer`, a `.git` file or link it did not find (itself).
+   * The git directories (a `.git`, or a bare one) and `.git` files or links in the directories
+   * above the work tree of the git directory `dir`, up to the top of the roots: what git finds
+   * from it once it cannot read `dir`.
    */
-  private notPersons(path: string, pointer = true): string[] {
-    const st = lstatSync(path, { throwIfNoEntry: false });
-    if (st === undefined) return [];
-    const id = `${st.dev}:${st.ino}`;
-    if (!st.isDirectory()) return pointer && !this.pointers.has(id) ? [path] : [];
-    if (this.noted.get(id)?.fromStart === true) return [];
-    const names = namesIn(path);
-    return isGitDirShape(names) || basename(path) === '.git' ? codeIn(path, names) : [];
+  private gitAbove(dir: string): { path: string; id: string; pointer: boolean }[] {
+    const tree = basename(dir) === '.git' ? dirname(dir) : dir;
+    const roots = [...this.seen, ...(this.walking ?? [])];
+    const out: { path: string; id: string; pointer: boolean }[] = [];
+    for (let above = dirname(tree); roots.some((r) => inside(above, r)); above = dirname(above)) {
+      for (const path of [join(above, '.git'), above]) {
+        const st = lstatSync(path, { throwIfNoEntry: false });
+        if (st === undefined) continue;
+        const id = `${st.dev}:${st.ino}`;
+        if (!st.isDirectory()) out.push({ path, id, pointer: true });
+        else if (basename(path) === '.git' || isGitDirShape(namesIn(path))) {
+          out.push({ path, id, pointer: false });
+        }
+      }
+      if (above === dirname(above)) break;
+    }
+    return out;
   }
 
   /**
@@ -264,12 +278,14 @@ export class GitNotes {
   }
 
   private note(dir: string, id: string, names: ReadonlySet<string>): void {
+    const fromStart = this.fresh(dir);
     this.noted.set(id, {
       path: dir,
       code: new Set(GIT_DIR_CODE.filter((n) => names.has(n))),
-      fromStart: this.fresh(dir),
+      fromStart,
+      ...(fromStart ? { above: new Set(this.gitAbove(dir).map((g) => g.id)) } : {}),
     });
-    if (this.fresh(dir)) this.places.add(dir);
+    if (fromStart) this.places.add(dir);
   }
 
   /**

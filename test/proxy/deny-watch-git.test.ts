@@ -45,10 +45,11 @@ void t.test('what a noted directory held, where it goes, and what takes its plac
   // The person's `git config`: a new config renamed over the one that was there.
   writeFileSync(join(w.r, 'a', '.git', 'config.new'), '[core]\n\tbare = false\n');
   renameSync(join(w.r, 'a', '.git', 'config.new'), join(w.r, 'a', '.git', 'config'));
-  // A repository renamed into another's work tree and back: still the one noted.
-  renameSync(join(w.r, 'c'), join(w.r, 'a', 'c'));
+  // A repository renamed and back: still the one noted. (Renamed under another repository, that
+  // one's code is handed on: the last row says why.)
+  renameSync(join(w.r, 'c'), join(w.r, 'c2'));
   await w.quietNow();
-  renameSync(join(w.r, 'a', 'c'), join(w.r, 'c'));
+  renameSync(join(w.r, 'c2'), join(w.r, 'c'));
   await w.quietNow();
   w.dw.close();
   await w.dw.update(w.roots);
@@ -271,3 +272,24 @@ void t.test(
     t.same(w.planted, [join(proj, '.git', 'config')], 'once it is: handed on');
   },
 );
+
+void t.test('a repository moved under one that was not above it at the start', async (t) => {
+  // `evil` stands for a repository the server made in an earlier session: this session's first
+  // walk notes it with the person's, and cannot tell. Git run in `repo` finds `evil`'s once
+  // `repo`'s own HEAD is broken (which the server may write), so its code is handed on: were it
+  // the person's (a repository moved into another's work tree while the server runs), it is
+  // moved aside all the same, and the log says how to move it back.
+  const w = await watchedRoot(t, [], (r) => {
+    gitDir(join(r, 'repo', '.git'));
+    gitDir(join(r, 'evil', '.git'));
+    gitDir(join(r, 'outer', '.git'));
+    gitDir(join(r, 'outer', 'sub', '.git'));
+  });
+  // The person's nested repositories moved together: what was above stays above.
+  renameSync(join(w.r, 'outer'), join(w.r, 'outer2'));
+  await w.quietNow();
+  t.same(w.planted, [], 'a repository and the one above it, renamed together: nothing');
+  renameSync(join(w.r, 'repo'), join(w.r, 'evil', 'repo'));
+  await w.quietNow();
+  t.same(w.planted, [join(w.r, 'evil', '.git', 'config')], 'moved under another: handed on');
+});
