@@ -10,7 +10,7 @@ import { linkItself, mayHoldEntries, positionDependent } from './descendants.js'
 import { equivalentPaths, MAX_EQUIVALENT_PATHS } from './equivalent-names.js';
 import { gitDirWrite } from './git-dir.js';
 import type { FsView, RootEntry } from './model.js';
-import { canonicalizeLoose, normalizeLexically, physicalDots } from './paths.js';
+import { canonicalizeLoose, isInsideOrEqual, normalizeLexically, physicalDots } from './paths.js';
 import { throughProc } from './process-paths.js';
 import type { ServerView } from './server-view.js';
 import { holdingRoot, readOnlyInside } from './sorted-roots.js';
@@ -159,7 +159,11 @@ function decide(
     );
     if (deny !== undefined)
       return no(`${shown} is outside every root of ${server}, and denied by ${describeRule(deny)}`);
-    return no(`${shown} is outside every root of ${server}`, undefined, 'outside');
+    return no(
+      `${shown} is outside every root of ${server}${expiredHint(view, canonical)}`,
+      undefined,
+      'outside',
+    );
   }
   for (const d of view.denies) {
     if (d.access === 'all' && covers(d, canonical))
@@ -197,6 +201,21 @@ function decide(
     canonical,
     root: best.root,
   };
+}
+
+/**
+ * The expired entry a path lies in, named, so that "outside every root" does not leave the person
+ * looking for the root they remember writing. By the entry's written path, not a canonical one:
+ * an expired entry is not resolved, so a path reached through a link to it is not named.
+ */
+function expiredHint(view: ServerView, canonical: string): string {
+  let best: RootEntry | undefined;
+  for (const e of view.expired) {
+    if (!isInsideOrEqual(canonical, e.abs!)) continue;
+    if (best === undefined || e.abs!.length > best.abs!.length) best = e;
+  }
+  if (best === undefined) return '';
+  return `: its ${describeRoot(best)} expired at ${new Date(best.expires!).toISOString()}`;
 }
 
 /** How a root entry is named in a reason: what was written, and where. */

@@ -8,6 +8,7 @@ import type { DenyMeta, Root } from '../common/types.js';
 import { denyMeta, EffectIndex, type Effect } from './common-effect.js';
 import { covers, type DenyRule } from './deny.js';
 import type { EntryResult } from './entry.js';
+import { isGlob } from './expand.js';
 import { includeMeta } from './include-meta.js';
 import type { ParsedPolicyFile, RootEntry, ServerBlock } from './model.js';
 import { MatchMerge, orderedMatches, type OrderedMatches } from './match-order.js';
@@ -41,6 +42,8 @@ export interface ServerView {
   /** Why each entry's matches were dropped, keyed by canonical path. */
   dropped: Map<string, DenyRule>;
   nextExpiry: number | undefined;
+  /** Entries naming one path (not a glob) that have expired: a refusal names the one it falls in. */
+  expired: RootEntry[];
   /** Listed or dropped paths reached by more than one match (the rest by exactly one). */
   counts: Map<string, number>;
   /** For a view updated from the one before (view-update.ts): that view's roots, and the URIs in and out. */
@@ -226,6 +229,7 @@ export function* viewSteps(blocks: Block[], d: ViewDenies): Generator<void, Serv
     denies,
     dropped,
     nextExpiry: nextExpiryOf(blocks),
+    expired: expiredOf(blocks),
     counts,
   };
 }
@@ -351,6 +355,15 @@ export function nextExpiryOf(blocks: Block[]): number | undefined {
     }
   }
   return next;
+}
+
+/** The expired entries that name one path: what a refusal of a path in one of them names. */
+export function expiredOf(blocks: Block[]): RootEntry[] {
+  const out: RootEntry[] = [];
+  for (const b of blocks)
+    for (const e of b.entries)
+      if (e.expired && e.entry.abs !== undefined && !isGlob(e.entry.abs)) out.push(e.entry);
+  return out;
 }
 
 /** The root a path's matches give it, or the deny that drops it (`own`: the blocks' denies). */

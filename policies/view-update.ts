@@ -15,6 +15,7 @@ import { indexOf, insertionPoint } from './sorted-roots.js';
 import {
   fold,
   nextExpiryOf,
+  expiredOf,
   rootOf,
   type Agg,
   type Block,
@@ -126,6 +127,7 @@ export function* updateViewSteps(
     denies,
     dropped,
     nextExpiry: nextExpiryOf(blocks),
+    expired: expiredOf(blocks),
     counts,
     change,
   };

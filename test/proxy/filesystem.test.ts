@@ -203,6 +203,11 @@ void t.test('the filesystem server under the proxy', async (t) => {
     const r = await exp.call('read_text_file', { path: `${w}/soon/s.txt` });
     t.equal(r.isError, true);
     t.match(r.text, /^mcp-roots-proxy refused .*outside every root/);
+    // The refusal names the root that ended, so the person is not left looking for it.
+    t.ok(
+      r.text.includes(`: its root ${w}/soon (`) && r.text.includes(` expired at ${iso}`),
+      `the refusal names the expired root: ${r.text}`,
+    );
     t.equal(fs.hostRootsCalls(), 0, 'the host is never asked for its roots');
   });
 });
