@@ -280,12 +280,42 @@ export class DenyWatch {
         const denied = e.isSymbolicLink() ? undefined : this.denial(root, p);
         if (denied !== undefined) {
           if (report) this.walkReport(set, denied, reported);
+          if (e.isDirectory() && this.gitNotes.mayBeInWorkTree(p))
+            await this.gitWalkDenied(set, root, p, report);
           continue;
         }
         if (e.isDirectory()) await this.watchTree(set, root, p, report);
       }
     } finally {
       if (set.walking.get(dir) === reported) set.walking.delete(dir);
+    }
+  }
+
+  /**
+   * `dir` is denied, so not watched, nor hidden from git outside the sandbox: in a repository's
+   * work tree, git run there enters it behind a gitlink the server stages, and runs what a git
+   * directory in it says. So the walks look inside for git directories (git-notes.ts) there, the
+   * watch's first walk and each plan's too: one that appears denied stops the server (above),
+   * and the next plan's walk finds what it made inside meanwhile. Nothing here is watched.
+   */
+  private async gitWalkDenied(
+    set: WatchSet,
+    root: WatchedRoot,
+    dir: string,
+    report: boolean,
+  ): Promise<void> {
+    if (!set.live) return;
+    const st = lstatSync(dir, { throwIfNoEntry: false });
+    if (st === undefined || !st.isDirectory()) return;
+    const entries: { name: string; e: Dirent<Buffer> }[] = [];
+    for (const e of await rawEntriesOf(Buffer.from(dir))) {
+      const name = e.name.toString('utf8');
+      if (Buffer.from(name).equals(e.name)) entries.push({ name, e });
+      else if (report) this.onUnnameable(set, root, dir, e.name);
+    }
+    this.gitWalked(set, dir, identity(st), new Set(entries.map((x) => x.name)), report);
+    for (const { name, e } of entries) {
+      if (e.isDirectory()) await this.gitWalkDenied(set, root, join(dir, name), report);
     }
   }
 
@@ -335,7 +365,19 @@ export class DenyWatch {
       const key = appearance(path, st);
       if (set.walked.delete(key)) return; // the walk reported this appearance (`walkReport`)
       set.walking.get(dirname(path))?.add(key);
-      return this.o.onDenied(denied);
+      if (!st.isDirectory() || !this.gitNotes.mayBeInWorkTree(path)) return this.o.onDenied(denied);
+      // Not watched inside: what the server makes there until it is stopped is seen only by a
+      // walk, so it is stopped now, whatever the deny, and the next plan walks every root afresh
+      // (the same roots and denies would keep this set) before the server starts again.
+      this.key = '';
+      this.o.onDenied({
+        path,
+        access: 'all',
+        why: `a denied directory appeared in a repository's work tree: ${path} (what is made inside it is not watched, and git may enter it)`,
+      });
+      const walk = this.gitWalkDenied(set, root, path, true).finally(() => this.walks.delete(walk));
+      this.walks.add(walk);
+      return;
     }
     if (!st.isDirectory()) return;
     const walk = this.watchTree(set, root, path, true).finally(() => this.walks.delete(walk));

@@ -25,7 +25,12 @@
  *   it. Every code entry in such a directory is the server's, and so is a new `.git` that is not
  *   a directory (a file naming a git directory elsewhere, or a link to one) in such a place. A
  *   directory noted during the session and renamed into such a place is the server's too: its
- *   notes are of what it held when it was made, by whoever made it.
+ *   notes are of what it held when it was made, by whoever made it. A work tree is one whose
+ *   `.git` directory was noted at the start, one whose `.git` file or link the first walk found
+ *   (a linked worktree, a submodule's checkout), or one holding a root.
+ * - **Two of the start's brought together by a rename.** The first walk cannot tell a repository
+ *   the server made in an earlier session from the person's: one renamed below another that was
+ *   not above it at the start, or to where another stood, has its code handed on (`moved`).
  * - **Anything else is new and its own.** A repository made elsewhere is the server's whole (the
  *   person runs git in it only by choice); docs/security.md says so.
  */
@@ -81,8 +86,8 @@ function pointerIdentity(path: string): string | undefined {
 export class GitNotes {
   /** The noted git directories, by identity. */
   private readonly noted = new Map<string, Noted>();
-  /** Every path a git directory noted at the start has stood at. */
-  private readonly places = new Set<string>();
+  /** Every path a git directory noted at the start has stood at, with the first one's identity. */
+  private readonly places = new Map<string, string>();
   /** The identities of the `.git` files and links the first walk found (submodules, worktrees). */
   private readonly pointers = new Set<string>();
   /** The roots every earlier walk covered: the server may have written what lies in them. */
@@ -104,7 +109,7 @@ export class GitNotes {
     this.walking = roots;
     for (const root of roots) {
       if (!this.fresh(root)) continue;
-      for (let dir = dirname(root); ; dir = dirname(dir)) {
+      for (let dir = root; ; dir = dirname(dir)) {
         if (lstatSync(join(dir, '.git'), { throwIfNoEntry: false })) this.outerTrees.add(dir);
         if (dir === dirname(dir)) break;
       }
@@ -144,7 +149,7 @@ export class GitNotes {
     if (!NAMES.has(name)) return [];
     const known = this.noted.get(dirId);
     if (known?.fromStart === true) {
-      const above = this.moved(known, dirname(path));
+      const above = this.moved(known, dirId, dirname(path));
       return [...(isGitCodeName(name) && !known.code.has(name) ? [path] : []), ...above];
     }
     return this.walkedGitDir(dirname(path), dirId, namesIn(dirname(path)));
@@ -158,7 +163,7 @@ export class GitNotes {
   private walkedGitDir(dir: string, id: string, names: ReadonlySet<string>): string[] {
     const known = this.noted.get(id);
     if (known?.fromStart === true)
-      return [...codeIn(dir, names, known.code), ...this.moved(known, dir)];
+      return [...codeIn(dir, names, known.code), ...this.moved(known, id, dir)];
     if (known !== undefined) known.path = dir;
     // Most directories are neither a git directory nor a `.git`: nothing more to look at.
     if (known === undefined && basename(dir) !== '.git' && !isGitDirShape(names)) return [];
@@ -178,23 +183,28 @@ export class GitNotes {
   }
 
   /**
-   * The person's git directory `known` is at `dir` now. Renamed there, it may have been put below
-   * a git directory the server made beforehand (in this session, or an earlier one, whose work a
-   * session's first walk cannot tell from the person's), which git finds once the person's own
-   * cannot be read (its `HEAD` renamed away): the code entries of a git directory above it now
-   * that was not at the start, and such a `.git` file or link, are the server's.
+   * The git directory `known` (identity `id`), noted at the start, is at `dir` now. A session's
+   * first walk cannot tell a repository the server made in an earlier session from the
+   * person's. Put below a git directory (or `.git` file or link) that was not above it at the
+   * start, the upper one's code is the server's: git finds it once the lower one's own cannot be
+   * read (its `HEAD` renamed away). So is the lower one's, unless the upper was made during the
+   * session (then that one is the server's, and the lower the person's): git run in the upper's
+   * work tree enters the lower behind a gitlink. Put where another of the start's stood (moved
+   * away first), its own code is the server's: the person's next `git status` there runs it.
    */
-  private moved(known: Noted, dir: string): string[] {
+  private moved(known: Noted, id: string, dir: string): string[] {
     if (known.path === dir) return [];
     known.path = dir;
-    this.places.add(dir);
+    const stood = this.places.get(dir);
+    if (stood === undefined) this.places.set(dir, id);
     const out: string[] = [];
-    // One above it now that was not at the start (made by the server, in an earlier session
-    // perhaps, and so noted at this one's start): the server's.
+    let own = stood !== undefined && stood !== id;
     for (const g of this.gitAbove(dir)) {
       if (known.above?.has(g.id) === true) continue;
       out.push(...(g.pointer ? [g.path] : codeIn(g.path, namesIn(g.path))));
+      if (this.noted.get(g.id)?.fromStart !== false) own = true;
     }
+    if (own) out.push(...codeIn(dir, namesIn(dir)));
     return out;
   }
 
@@ -205,7 +215,7 @@ export class GitNotes {
    */
   private gitAbove(dir: string): { path: string; id: string; pointer: boolean }[] {
     const tree = basename(dir) === '.git' ? dirname(dir) : dir;
-    const roots = [...this.seen, ...(this.walking ?? [])];
+    const roots = this.roots();
     const out: { path: string; id: string; pointer: boolean }[] = [];
     for (let above = dirname(tree); roots.some((r) => inside(above, r)); above = dirname(above)) {
       for (const path of [join(above, '.git'), above]) {
@@ -252,12 +262,48 @@ export class GitNotes {
     for (const n of this.noted.values()) if (n.fromStart) yield n.path;
   }
 
+  /** The roots every walk so far covered, and the one under way. */
+  private roots(): string[] {
+    return [...this.seen, ...(this.walking ?? [])];
+  }
+
   /** Whether `path` lies in the work tree of one of the person's repositories. */
   private inWorkTree(path: string): boolean {
     for (const d of this.persons()) {
       if (path !== d && basename(d) === '.git' && inside(path, dirname(d))) return true;
     }
     for (const tree of this.outerTrees) if (inside(path, tree)) return true;
+    return this.underPointer(path);
+  }
+
+  /**
+   * Whether a directory above `path`, in the roots, holds one of the `.git` files or links the
+   * first walk found: the work tree of a repository whose git directory lies elsewhere (a linked
+   * worktree, a submodule's checkout, a `--separate-git-dir` clone), which no noted `.git`
+   * directory marks. Found by identity, wherever the server renamed the tree to.
+   */
+  private underPointer(path: string): boolean {
+    const roots = this.roots();
+    for (let dir = dirname(path); roots.some((r) => inside(dir, r)); dir = dirname(dir)) {
+      const id = pointerIdentity(join(dir, '.git'));
+      if (id !== undefined && this.pointers.has(id)) return true;
+      if (dir === dirname(dir)) break;
+    }
+    return false;
+  }
+
+  /**
+   * Whether `path` may lie in some repository's work tree, whoever's: a `.git` of any kind in a
+   * directory above it, in the roots or above them. Cheap, and no more than a hint of where a
+   * denied directory (which the watch does not enter) must be looked into for git directories.
+   */
+  mayBeInWorkTree(path: string): boolean {
+    for (const tree of this.outerTrees) if (inside(path, tree)) return true;
+    const roots = this.roots();
+    for (let dir = dirname(path); roots.some((r) => inside(dir, r)); dir = dirname(dir)) {
+      if (lstatSync(join(dir, '.git'), { throwIfNoEntry: false }) !== undefined) return true;
+      if (dir === dirname(dir)) break;
+    }
     return false;
   }
 
@@ -285,7 +331,7 @@ export class GitNotes {
       fromStart,
       ...(fromStart ? { above: new Set(this.gitAbove(dir).map((g) => g.id)) } : {}),
     });
-    if (fromStart) this.places.add(dir);
+    if (fromStart && !this.places.has(dir)) this.places.set(dir, id);
   }
 
   /**

@@ -355,6 +355,22 @@ void t.test('git code entries a sandboxed server makes in an existing repository
     t.ok(existsSync(join(gitDir, 'config')), 'the replaced config stays');
   });
 
+  await t.test('a repository of its own renamed in under a protected name', async (t) => {
+    // `.vscode` is denied for writing, so the watch does not enter it; git does, behind a gitlink.
+    const marker = join(dir, 'ran-protected');
+    const evil = join(r, 'stage4', 'evil');
+    await changedHere(h, 'a repository of its own', () => evilRepo(evil, marker));
+    await plantUntilMoved(
+      h,
+      `${gitlink(repo, '.vscode')} && { [ -d ${repo}/.vscode ] || mv ${evil} ${repo}/.vscode; }`,
+      'protected name',
+    );
+    t.notOk(existsSync(join(repo, '.vscode', '.git', 'config')), 'its config is moved aside');
+    t.match(h.stderr(), "a denied directory appeared in a repository's work tree");
+    gitStatus(repo);
+    t.notOk(existsSync(marker), 'git status in the repository runs nothing of the server');
+  });
+
   // Last: the name left in the work tree makes later layouts hide the repository (sandbox-mounts.ts).
   await t.test('a repository of its own renamed in under a name that is not UTF-8', async (t) => {
     const marker = join(dir, 'ran-unnamed');

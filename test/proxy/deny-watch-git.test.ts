@@ -10,7 +10,11 @@
  * directory whose name is not UTF-8 carried into the work tree (it cannot be walked by name). A
  * root inside the person's repository is its work tree; a repository noted elsewhere during the
  * session and renamed into such a place is not trusted for its notes; and a root added during
- * the session is walked as the first walk was (its repositories are the person's).
+ * the session is walked as the first walk was (its repositories are the person's). Two
+ * repositories the first walk found, brought together by a rename (one under the other, or one in
+ * the other's place), are both suspect. A work tree marked only by a `.git` file (a linked
+ * worktree, the root itself) is a work tree; and a denied directory in a work tree, which the
+ * watch does not enter, is looked into.
  */
 import { mkdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -269,6 +273,8 @@ void t.test(
     t.same(w.planted, [], 'nothing of the person’s below it yet');
     renameSync(join(w.r, 'away'), join(proj, 'repo'));
     await w.quietNow();
+    // Not the repository's own: the one above was made during the session, so that one is the
+    // server's (against the next row, where both were there at the start).
     t.same(w.planted, [join(proj, '.git', 'config')], 'once it is: handed on');
   },
 );
@@ -291,5 +297,105 @@ void t.test('a repository moved under one that was not above it at the start', a
   t.same(w.planted, [], 'a repository and the one above it, renamed together: nothing');
   renameSync(join(w.r, 'repo'), join(w.r, 'evil', 'repo'));
   await w.quietNow();
-  t.same(w.planted, [join(w.r, 'evil', '.git', 'config')], 'moved under another: handed on');
+  // Either may be the server's: `evil`'s, run once `repo`'s HEAD is broken, or `repo`'s, which
+  // git run in `evil` enters behind a gitlink the server stages.
+  t.same(
+    w.planted.sort(),
+    [join(w.r, 'evil', '.git', 'config'), join(w.r, 'evil', 'repo', '.git', 'config')],
+    'moved under another: both handed on',
+  );
+});
+
+void t.test("a repository put where another of the start's stood", async (t) => {
+  // `x` stands for the server's clone of `repo` from an earlier session, noted with the person's.
+  const w = await watchedRoot(t, [], (r) => {
+    gitDir(join(r, 'repo', '.git'));
+    gitDir(join(r, 'cache', 'x', '.git'));
+  });
+  renameSync(join(w.r, 'repo'), join(w.r, 'cache', 'old'));
+  await w.quietNow();
+  t.same(w.planted, [], "the person's moved away: nothing");
+  renameSync(join(w.r, 'cache', 'x'), join(w.r, 'repo'));
+  await w.quietNow();
+  t.same(w.planted, [join(w.r, 'repo', '.git', 'config')], 'the other in its place: handed on');
+  // The person's moved back to its own place (the other moved off first): nothing more.
+  renameSync(join(w.r, 'repo'), join(w.r, 'cache', 'x'));
+  await w.quietNow();
+  renameSync(join(w.r, 'cache', 'old'), join(w.r, 'repo'));
+  await w.quietNow();
+  t.equal(w.planted.length, 1, 'back where it stood: its own place');
+});
+
+void t.test('work trees marked by a .git file', async (t) => {
+  // The root is a linked worktree (its `.git` a file leading out of the roots); `r/other` holds
+  // another, whose tree the server then renames.
+  const w = await watchedRoot(
+    t,
+    [],
+    (r) => {
+      mkdirSync(join(r, 'wt', 'src'), { recursive: true });
+      writeFileSync(join(r, 'wt', '.git'), 'gitdir: /elsewhere/.git/worktrees/wt\n');
+      mkdirSync(join(r, 'wt', 'other', 'tree'), { recursive: true });
+      writeFileSync(join(r, 'wt', 'other', 'tree', '.git'), 'gitdir: /elsewhere/worktrees/t\n');
+    },
+    'wt',
+  );
+  gitDir(join(w.root, 'src', '.git'));
+  mkdirSync(join(w.root, 'lib'));
+  gitDir(join(w.root, 'lib'));
+  await w.quietNow();
+  t.same(
+    w.planted.sort(),
+    [join(w.root, 'lib', 'config'), join(w.root, 'src', '.git', 'config')],
+    "in the root's own work tree: handed on",
+  );
+  const from = w.planted.length;
+  renameSync(join(w.root, 'other', 'tree'), join(w.root, 'other', 'moved'));
+  await w.quietNow();
+  gitDir(join(w.root, 'other', 'moved', 'deep', '.git'));
+  await w.quietNow();
+  t.same(
+    w.planted.slice(from),
+    [join(w.root, 'other', 'moved', 'deep', '.git', 'config')],
+    'in a linked worktree renamed: handed on',
+  );
+});
+
+void t.test("a denied directory in a repository's work tree is looked into", async (t) => {
+  const w = await watchedRoot(t, [{ pattern: '**/private', access: 'all' }], (r) =>
+    gitDir(join(r, 'repo', '.git')),
+  );
+  const repo = join(w.r, 'repo');
+  // Made elsewhere (the server's own there), then moved in under a protected name: git run in
+  // `repo` enters it behind a gitlink, and the watch does not.
+  gitDir(join(w.r, 'stage', 'evil', '.git'));
+  await w.quietNow();
+  renameSync(join(w.r, 'stage', 'evil'), join(repo, '.vscode'));
+  await w.quietNow();
+  t.same(w.planted, [join(repo, '.vscode', '.git', 'config')], 'its code is handed on');
+  t.ok(
+    w.reports.some((d) => d.path === join(repo, '.vscode') && d.access === 'all'),
+    'and the server is stopped at once, though the deny is for writing',
+  );
+  // Made inside it afterwards, unwatched (before the stop took): the next plan walks it.
+  mkdirSync(join(repo, 'private'));
+  await w.quietNow();
+  gitDir(join(repo, 'private', 'x', '.git'));
+  gitDir(join(repo, '.vscode', 'y', '.git'));
+  await w.dw.update(w.roots);
+  t.same(
+    w.planted.slice(1).sort(),
+    [join(repo, '.vscode', 'y', '.git', 'config'), join(repo, 'private', 'x', '.git', 'config')],
+    'the next walk finds what was made inside',
+  );
+  // Outside every work tree a denied directory is its own, and not looked into.
+  const reported = w.reports.length;
+  mkdirSync(join(w.r, 'plain', '.vscode'), { recursive: true });
+  await w.quietNow();
+  t.ok(
+    w.reports
+      .slice(reported)
+      .some((d) => d.path === join(w.r, 'plain', '.vscode') && d.access === 'write'),
+    'outside a work tree: reported as denied for writing',
+  );
 });
