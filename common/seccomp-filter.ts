@@ -26,7 +26,16 @@
  * The domain and type are the calls' first and second arguments, which a filter can read (an
  * address, behind a pointer, it cannot). Where the call can also be made another way, that way is refused whole:
  * `socketcall` (32-bit x86's multiplexer, its arguments in memory) and io_uring, whose requests
- * (`IORING_OP_SOCKET` among them) no filter sees, as Docker's default profile refuses it.
+ * (`IORING_OP_SOCKET` among them) no filter sees, as Docker's default profile refuses it. Of the
+ * other socket families only the network's and netlink are allowed (`FAMILIES`: AF_VSOCK, whose
+ * ports no network namespace holds, reached the hypervisor with `network: false`).
+ *
+ * It refuses a set-user-ID or set-group-ID bit in any mode a server gives a file (open, creat,
+ * mknod, chmod and their `at` and `f` forms). The sandbox's mounts are `nosuid`, but the file
+ * keeps its bits outside, where another user (or, for a proxy run as root, anyone) who runs it
+ * runs as its owner. openat2, whose mode a filter cannot read, is refused as an old kernel would
+ * (ENOSYS), so that its callers fall back to openat.
+ *
  * Everything else is allowed: the mounts are the confinement.
  *
  * Debuggers (gdb, strace) do not work inside the sandbox as a result.
@@ -35,27 +44,44 @@
 /** `struct seccomp_data`: the syscall number at offset 0, the architecture at offset 4. */
 const NR = 0;
 const ARCH = 4;
+/** `seccomp_data.args[i]`, its low 32 bits on a little-endian machine. */
+const argLow = (i: number): number => 16 + 8 * i;
 
 const LD_W_ABS = 0x20; // BPF_LD | BPF_W | BPF_ABS
 const JEQ_K = 0x15; // BPF_JMP | BPF_JEQ | BPF_K
 const JGE_K = 0x35; // BPF_JMP | BPF_JGE | BPF_K
+const JSET_K = 0x45; // BPF_JMP | BPF_JSET | BPF_K
 const AND_K = 0x54; // BPF_ALU | BPF_AND | BPF_K
 const RET_K = 0x06; // BPF_RET | BPF_K
 
 const ALLOW = 0x7fff0000; // SECCOMP_RET_ALLOW
 const EPERM = 0x00050000 | 1; // SECCOMP_RET_ERRNO | EPERM
+const ENOSYS = 0x00050000 | 38; // SECCOMP_RET_ERRNO | ENOSYS
 
-/** `seccomp_data.args[0]`, its low 32 bits on a little-endian machine: `socket()`'s domain. */
-const ARG0_LOW = 16;
-/** `seccomp_data.args[1]`, its low 32 bits: `socketpair()`'s type (with its flags). */
-const ARG1_LOW = 24;
 const AF_UNIX = 1;
+/**
+ * The socket families a server may make: the network's (which `--unshare-net` takes away when the
+ * policy says `network: false`) and netlink (the interfaces and routes libc asks about). Every
+ * other family is refused: AF_VSOCK's ports are the machine's, not a network namespace's, so a
+ * server without a network would still reach the hypervisor's services and other sandboxes
+ * through it; the rest no server needs.
+ */
+const FAMILIES = [2, 10, 16]; // AF_INET, AF_INET6, AF_NETLINK
 /** The type's own bits (SOCK_NONBLOCK and SOCK_CLOEXEC lie above them). */
 const SOCK_TYPE_MASK = 0xf;
 const SOCK_STREAM = 1;
 const SOCK_SEQPACKET = 5;
+/** S_ISUID | S_ISGID: refused in any mode a sandboxed server gives a file. */
+const SET_ID_BITS = 0o6000;
 /** io_uring_setup, io_uring_enter, io_uring_register: the same numbers in every ABI here. */
 const IO_URING = [425, 426, 427];
+/**
+ * openat2, the same number in every ABI here: its mode lies in a struct behind a pointer, which a
+ * filter cannot read. Refused as a kernel without it would (ENOSYS), so that callers use openat.
+ */
+const OPENAT2 = 437;
+/** fchmodat2, the same number in every ABI here, and its mode argument. */
+const FCHMODAT2: [number, number] = [452, 2];
 
 /** x32 system calls carry this bit on x86-64; the sandbox refuses them all (nothing uses x32). */
 const X32_BIT = 0x40000000;
@@ -69,13 +95,38 @@ interface Abi {
    * `socketcall` where the ABI has one.
    */
   refused: number[];
-  /** `socket()`, refused for `AF_UNIX` unless the server may have Unix sockets. */
+  /** `socket()`, refused for a family not in `FAMILIES` (AF_UNIX when the server may have them). */
   socket: number;
   /** `socketpair()`, refused for datagram (any type but stream and seqpacket) likewise. */
   socketpair: number;
+  /**
+   * The calls that give a file its mode, each with the argument the mode is in: open, creat,
+   * chmod, fchmod, mknod (where the ABI has them), openat, mknodat, fchmodat.
+   */
+  modes: [nr: number, arg: number][];
   /** Whether system calls with the x32 bit are refused as a whole (x86-64 only). */
   x32?: boolean;
 }
+
+/** The mode-giving calls of the ABIs that have the old ones: i386 and 32-bit arm. */
+const modes32 = (openat: number, mknodat: number, fchmodat: number): [number, number][] => [
+  [5, 2], // open
+  [8, 1], // creat
+  [14, 1], // mknod
+  [15, 1], // chmod
+  [94, 1], // fchmod
+  [openat, 3],
+  [mknodat, 2],
+  [fchmodat, 2],
+];
+
+/** The mode-giving calls of the generic table (arm64, riscv64): mknodat, fchmod, fchmodat, openat. */
+const MODES_GENERIC: [number, number][] = [
+  [33, 2],
+  [52, 1],
+  [53, 2],
+  [56, 3],
+];
 
 /**
  * The ABIs of each Node.js architecture, from the kernel's syscall tables. A 64-bit kernel also
@@ -89,6 +140,17 @@ const ABIS: Partial<Record<NodeJS.Architecture, Abi[]>> = {
       refused: [101, 310, 311, 438, 248, 249, 250],
       socket: 41,
       socketpair: 53,
+      // open, creat, chmod, fchmod, mknod, openat, mknodat, fchmodat
+      modes: [
+        [2, 2],
+        [85, 1],
+        [90, 1],
+        [91, 1],
+        [133, 1],
+        [257, 3],
+        [259, 2],
+        [268, 2],
+      ],
       x32: true,
     },
     {
@@ -96,6 +158,7 @@ const ABIS: Partial<Record<NodeJS.Architecture, Abi[]>> = {
       refused: [26, 347, 348, 438, 286, 287, 288, 102],
       socket: 359,
       socketpair: 360,
+      modes: modes32(295, 297, 306),
     },
   ],
   arm64: [
@@ -104,6 +167,7 @@ const ABIS: Partial<Record<NodeJS.Architecture, Abi[]>> = {
       refused: [117, 270, 271, 438, 217, 218, 219],
       socket: 198,
       socketpair: 199,
+      modes: MODES_GENERIC,
     },
     // 102 is the old ABI's socketcall, which an EABI kernel does not have: refused all the same.
     {
@@ -111,6 +175,7 @@ const ABIS: Partial<Record<NodeJS.Architecture, Abi[]>> = {
       refused: [26, 376, 377, 438, 309, 310, 311, 102],
       socket: 281,
       socketpair: 288,
+      modes: modes32(322, 324, 333),
     },
   ],
   riscv64: [
@@ -119,6 +184,7 @@ const ABIS: Partial<Record<NodeJS.Architecture, Abi[]>> = {
       refused: [117, 270, 271, 438, 217, 218, 219],
       socket: 198,
       socketpair: 199,
+      modes: MODES_GENERIC,
     },
   ],
 };
@@ -126,7 +192,17 @@ const ABIS: Partial<Record<NodeJS.Architecture, Abi[]>> = {
 /** The architectures the sandbox can filter system calls on. */
 export const FILTERED_ARCHITECTURES = Object.keys(ABIS);
 
-type Insn = [code: number, jt: number, jf: number, k: number];
+/**
+ * One instruction, its jumps named by label (`undefined`: the next instruction); `at` names the
+ * instruction itself.
+ */
+interface Op {
+  code: number;
+  k: number;
+  jt?: string;
+  jf?: string;
+  at?: string;
+}
 
 /**
  * The filter for `arch` as bubblewrap reads it (8 bytes an instruction, this machine's byte
@@ -140,46 +216,81 @@ export function sandboxFilter(
 ): Buffer | undefined {
   const abis = ABIS[arch];
   if (abis === undefined) return undefined;
-  const prog: Insn[] = [];
-  // Each ABI's block: load the number, refuse the listed ones (and x32), then, for `socket()`,
-  // load its domain and refuse AF_UNIX; allow the rest. Jumps go forward only and are relative,
-  // so blocks are laid out first and the dispatch put before them.
-  const blocks = abis.map((abi) => {
-    const b: Insn[] = [[LD_W_ABS, 0, 0, NR]];
-    if (abi.x32 === true) b.push([JGE_K, 0, 0, X32_BIT]); // jt patched below
-    for (const nr of [...abi.refused, ...IO_URING]) b.push([JEQ_K, 0, 0, nr]);
-    const tests = b.length;
-    if (!unixSockets) {
-      b.push([JEQ_K, 0, 2, abi.socket]); // not socket(): on to socketpair()'s test
-      b.push([LD_W_ABS, 0, 0, ARG0_LOW]);
-      b.push([JEQ_K, 6, 5, AF_UNIX]); // AF_UNIX: to the EPERM; otherwise to the ALLOW
-      b.push([JEQ_K, 0, 4, abi.socketpair]); // not socketpair(): to the ALLOW
-      b.push([LD_W_ABS, 0, 0, ARG1_LOW]);
-      b.push([AND_K, 0, 0, SOCK_TYPE_MASK]);
-      b.push([JEQ_K, 1, 0, SOCK_STREAM]); // stream: to the ALLOW
-      b.push([JEQ_K, 0, 1, SOCK_SEQPACKET]); // seqpacket: the ALLOW; anything else: the EPERM
-    }
-    b.push([RET_K, 0, 0, ALLOW]);
-    b.push([RET_K, 0, 0, EPERM]);
-    // Every number test jumps, when true, to the EPERM at the block's end.
-    for (let i = 1; i < tests; i++) b[i]![1] = b.length - 1 - (i + 1);
-    return b;
-  });
   // Dispatch on the architecture: an unknown one (a foreign binary through binfmt) is refused.
-  prog.push([LD_W_ABS, 0, 0, ARCH]);
-  let offset = abis.length + 1; // past the tests and the refusal that follows them
-  abis.forEach((abi, i) => {
-    prog.push([JEQ_K, offset - (i + 1), 0, abi.arch]);
-    offset += blocks[i]!.length;
+  const ops: Op[] = [{ code: LD_W_ABS, k: ARCH }];
+  abis.forEach((abi, i) => ops.push({ code: JEQ_K, k: abi.arch, jt: `abi${i}` }));
+  ops.push({ code: RET_K, k: EPERM });
+  abis.forEach((abi, i) => ops.push(...abiBlock(abi, `abi${i}`, unixSockets)));
+  return assemble(ops);
+}
+
+/**
+ * One ABI's block: load the number; refuse the listed ones (and x32); then each call whose
+ * arguments are judged, once its number matched, loads the argument and ends in the block's
+ * verdicts (so the number need not be loaded again).
+ */
+function abiBlock(abi: Abi, label: string, unixSockets: boolean): Op[] {
+  const v = (name: string) => `${label}.${name}`;
+  const b: Op[] = [{ code: LD_W_ABS, k: NR, at: label }];
+  if (abi.x32 === true) b.push({ code: JGE_K, k: X32_BIT, jt: v('eperm') });
+  for (const nr of [...abi.refused, ...IO_URING]) b.push({ code: JEQ_K, k: nr, jt: v('eperm') });
+  b.push({ code: JEQ_K, k: OPENAT2, jt: v('enosys') });
+  // socket(): its family, from the allowed ones.
+  const families = unixSockets ? [AF_UNIX, ...FAMILIES] : FAMILIES;
+  b.push({ code: JEQ_K, k: abi.socket, jf: v('socketpair') });
+  b.push({ code: LD_W_ABS, k: argLow(0) });
+  families.forEach((f, i) => {
+    const last = i === families.length - 1;
+    b.push({ code: JEQ_K, k: f, jt: v('allow'), ...(last ? { jf: v('eperm') } : {}) });
   });
-  prog.push([RET_K, 0, 0, EPERM]);
-  for (const b of blocks) prog.push(...b);
-  const out = Buffer.alloc(prog.length * 8);
-  prog.forEach(([code, jt, jf, k], i) => {
-    out.writeUInt16LE(code, i * 8);
-    out.writeUInt8(jt, i * 8 + 2);
-    out.writeUInt8(jf, i * 8 + 3);
-    out.writeUInt32LE(k >>> 0, i * 8 + 4);
+  // socketpair(): a stream or seqpacket pair, unless Unix sockets are the server's.
+  b.push({ code: JEQ_K, k: abi.socketpair, jf: v('mode0'), at: v('socketpair') });
+  if (unixSockets) b.push({ code: RET_K, k: ALLOW });
+  else {
+    b.push({ code: LD_W_ABS, k: argLow(1) });
+    b.push({ code: AND_K, k: SOCK_TYPE_MASK });
+    b.push({ code: JEQ_K, k: SOCK_STREAM, jt: v('allow') });
+    b.push({ code: JEQ_K, k: SOCK_SEQPACKET, jt: v('allow'), jf: v('eperm') });
+  }
+  // A mode with a set-ID bit: the file would keep it outside, where the mounts' nosuid is not.
+  const modes = [...abi.modes, FCHMODAT2];
+  modes.forEach(([nr, arg], i) => {
+    const next = i === modes.length - 1 ? v('allow') : v(`mode${i + 1}`);
+    b.push({ code: JEQ_K, k: nr, at: v(`mode${i}`), jf: next });
+    b.push({ code: LD_W_ABS, k: argLow(arg) });
+    b.push({ code: JSET_K, k: SET_ID_BITS, jt: v('eperm'), jf: v('allow') });
+  });
+  b.push({ code: RET_K, k: ALLOW, at: v('allow') });
+  b.push({ code: RET_K, k: EPERM, at: v('eperm') });
+  b.push({ code: RET_K, k: ENOSYS, at: v('enosys') });
+  return b;
+}
+
+/**
+ * The program as bytes, each label's jumps made relative. Classic BPF jumps only forward, at most
+ * 255 instructions: a label behind, or too far, is a mistake in this file, and throws.
+ */
+function assemble(ops: Op[]): Buffer {
+  const where = new Map<string, number>();
+  ops.forEach((op, i) => {
+    if (op.at === undefined) return;
+    if (where.has(op.at)) throw new Error(`seccomp filter: label ${op.at} twice`);
+    where.set(op.at, i);
+  });
+  const offset = (from: number, label: string | undefined): number => {
+    if (label === undefined) return 0;
+    const to = where.get(label);
+    const d = to === undefined ? -1 : to - (from + 1);
+    if (d < 0 || d > 255)
+      throw new Error(`seccomp filter: no forward jump to ${label} from ${from}`);
+    return d;
+  };
+  const out = Buffer.alloc(ops.length * 8);
+  ops.forEach((op, i) => {
+    out.writeUInt16LE(op.code, i * 8);
+    out.writeUInt8(offset(i, op.jt), i * 8 + 2);
+    out.writeUInt8(offset(i, op.jf), i * 8 + 3);
+    out.writeUInt32LE(op.k >>> 0, i * 8 + 4);
   });
   return out;
 }

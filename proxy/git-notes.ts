@@ -109,7 +109,7 @@ export class GitNotes {
     this.walking = roots;
     for (const root of roots) {
       if (!this.fresh(root)) continue;
-      for (let dir = root; ; dir = dirname(dir)) {
+      for (let dir = dirname(root); ; dir = dirname(dir)) {
         if (lstatSync(join(dir, '.git'), { throwIfNoEntry: false })) this.outerTrees.add(dir);
         if (dir === dirname(dir)) break;
       }

@@ -7,13 +7,15 @@ import { FILTERED_ARCHITECTURES, sandboxFilter } from '../../common/seccomp-filt
 
 const ALLOW = 0x7fff0000;
 const EPERM = 0x00050001;
+const ENOSYS = 0x00050026;
 
 /**
  * The filter's verdict for one system call (the kernel's `struct seccomp_data`: nr, arch, the
- * instruction pointer's two words, then the arguments; here the first two, little-endian).
+ * instruction pointer's two words, then the six arguments, each two words, little-endian).
  */
-function run(prog: Buffer, arch: number, nr: number, arg0 = 0, arg1 = 0): number {
-  const data = [nr >>> 0, arch >>> 0, 0, 0, arg0 >>> 0, 0, arg1 >>> 0, 0];
+function run(prog: Buffer, arch: number, nr: number, ...args: number[]): number {
+  const data = [nr >>> 0, arch >>> 0, 0, 0];
+  for (let i = 0; i < 6; i++) data.push((args[i] ?? 0) >>> 0, 0);
   let acc = 0;
   for (let pc = 0, steps = 0; steps < 1000; steps++) {
     if (pc * 8 >= prog.length) throw new Error(`ran off the end at ${pc}`);
@@ -24,6 +26,7 @@ function run(prog: Buffer, arch: number, nr: number, arg0 = 0, arg1 = 0): number
     if (code === 0x20) acc = data[k / 4]!;
     else if (code === 0x15) pc += acc === k ? jt : jf;
     else if (code === 0x35) pc += acc >= k ? jt : jf;
+    else if (code === 0x45) pc += (acc & k) !== 0 ? jt : jf;
     else if (code === 0x54) acc = (acc & k) >>> 0;
     else if (code === 0x06) return k;
     else throw new Error(`unknown instruction ${code.toString(16)}`);
@@ -88,6 +91,10 @@ void t.test(
       t.equal(run(prog, arch, socket, AF_UNIX), EPERM, `${abi}: socket(AF_UNIX) refused`);
       for (const domain of [AF_INET, AF_INET6, AF_NETLINK])
         t.equal(run(prog, arch, socket, domain), ALLOW, `${abi}: socket(${domain}) allowed`);
+      // AF_VSOCK (its ports are the machine's, whatever the network namespace), AF_PACKET,
+      // AF_ALG, AF_BLUETOOTH, and a family with bits above the low word's: refused.
+      for (const domain of [40, 17, 38, 31, 0, 46])
+        t.equal(run(prog, arch, socket, domain), EPERM, `${abi}: socket(${domain}) refused`);
       for (const nr of [425, 426, 427])
         t.equal(run(prog, arch, nr), EPERM, `${abi}: io_uring ${nr}`);
       if (socketcall !== undefined)
@@ -107,6 +114,7 @@ void t.test(
     }
     const allowing = sandboxFilter('x64', { unixSockets: true })!;
     t.equal(run(allowing, X86_64, 41, AF_UNIX), ALLOW, 'sandbox.unixSockets: allowed');
+    t.equal(run(allowing, X86_64, 41, 40), EPERM, 'sandbox.unixSockets: AF_VSOCK still refused');
     t.equal(run(allowing, X86_64, 53, AF_UNIX, DGRAM), ALLOW, 'a datagram pair too');
     t.equal(run(allowing, X86_64, 425), EPERM, 'sandbox.unixSockets: io_uring still refused');
     t.equal(run(allowing, X86_64, 101), EPERM, 'sandbox.unixSockets: ptrace still refused');
@@ -114,6 +122,67 @@ void t.test(
     t.end();
   },
 );
+
+void t.test('a set-user-ID or set-group-ID mode is refused in every call that gives one', (t) => {
+  // Each ABI's mode-giving calls, with the argument the mode is in (fchmodat2 is 452 in all).
+  const x64 = sandboxFilter('x64')!;
+  const arm64 = sandboxFilter('arm64')!;
+  const riscv = sandboxFilter('riscv64')!;
+  const old32: [number, number][] = [
+    [5, 2],
+    [8, 1],
+    [14, 1],
+    [15, 1],
+    [94, 1],
+  ];
+  const generic: [number, number][] = [
+    [33, 2],
+    [52, 1],
+    [53, 2],
+    [56, 3],
+    [452, 2],
+  ];
+  const cases: [string, Buffer, number, [number, number][]][] = [
+    [
+      'x86-64',
+      x64,
+      X86_64,
+      [
+        [2, 2],
+        [85, 1],
+        [90, 1],
+        [91, 1],
+        [133, 1],
+        [257, 3],
+        [259, 2],
+        [268, 2],
+        [452, 2],
+      ],
+    ],
+    ['i386', x64, I386, [...old32, [295, 3], [297, 2], [306, 2], [452, 2]]],
+    ['arm64', arm64, AARCH64, generic],
+    ['arm', arm64, ARM, [...old32, [322, 3], [324, 2], [333, 2], [452, 2]]],
+    ['riscv64', riscv, 0xc00000f3, generic],
+  ];
+  for (const [abi, prog, arch, calls] of cases) {
+    for (const [nr, arg] of calls) {
+      const withMode = (mode: number) => {
+        const args = [0, 0, 0, 0];
+        // The other arguments hold set-ID-looking bits too: only the mode's are read.
+        for (let i = 0; i < 4; i++) args[i] = i === arg ? mode : 0o6000;
+        return run(prog, arch, nr, ...args);
+      };
+      t.equal(withMode(0o4755), EPERM, `${abi} ${nr}: set-user-ID refused`);
+      t.equal(withMode(0o2755), EPERM, `${abi} ${nr}: set-group-ID refused`);
+      t.equal(withMode(0o755), ALLOW, `${abi} ${nr}: an ordinary mode allowed`);
+      t.equal(withMode(0o1777), ALLOW, `${abi} ${nr}: the sticky bit allowed`);
+    }
+    t.equal(run(prog, arch, 437), ENOSYS, `${abi}: openat2 answered as an old kernel would`);
+  }
+  // mkdir's mode is not read: a set-group-ID directory gives no one more than its group has.
+  t.equal(run(x64, X86_64, 83, 0, 0o2755), ALLOW, 'mkdir with set-group-ID: allowed');
+  t.end();
+});
 
 void t.test('an architecture without a table has no filter (the sandbox refuses to start)', (t) => {
   t.equal(sandboxFilter('ppc64'), undefined);
