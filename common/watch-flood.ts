@@ -29,6 +29,11 @@
  * (`fs.inotify.max_queued_events`) counts too, however fast it went: the queue may have
  * overflowed while the loop was busy elsewhere, and libuv drops the kernel's overflow notice
  * without a word (it names no watch), so the events lost after it were never known.
+ *
+ * The count stands for the queue only while no watch is closed with events still queued for it:
+ * libuv drops those too, uncounted (no handle is left to call), so a queue filled with them
+ * overflows unseen. The proxy's deny watch therefore keeps a watch it gives up open, its events
+ * counted and ignored, until a walk of the roots has followed (proxy/deny-watch.ts, `retired`).
  */
 import { readFileSync, watch, type FSWatcher, type WatchEventType } from 'node:fs';
 

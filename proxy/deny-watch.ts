@@ -57,6 +57,8 @@ export interface DenyWatchOptions {
    * session too. 0 turns the watch off (a warning).
    */
   maxDirs?: number;
+  /** The most watches kept retired (`WatchSet.retired`); default `RETIRED_MAX`. */
+  maxRetired?: number;
 }
 
 interface WatchedRoot {
@@ -74,7 +76,23 @@ interface WatchSet {
   walking: Map<string, Set<string>>;
   /** Entries a walk reported: the one event each may still have queued is not reported again. */
   walked: Set<string>;
+  /**
+   * Watches given up (their directory went away, was renamed, or is another one now), kept open
+   * but deaf (`retire`): libuv drops, uncounted, every event still queued for a watch it no longer
+   * has, and the flood guard (common/watch-flood.ts) knows of an overflow of the kernel's queue
+   * only by counting. A server renamed a directory, filled the queue with events in it behind
+   * the rename (dropped once its watch closed), and planted what the overflow then hid.
+   */
+  retired: { w: FSWatcher; id: string | undefined }[];
 }
+
+/**
+ * The most watches a set keeps retired (about 1.2 KB each). Past it the server is stopped, and
+ * the watches closed once the next plan has walked the roots afresh (`update`): a server's
+ * rename loop would grow them without end, and a long session's builds removing directories
+ * come to it only now and then.
+ */
+const RETIRED_MAX = 10_000;
 
 /** One appearance of a path: the same path and file (device and inode). */
 const appearance = (path: string, st: Stats): string => `${st.dev}:${st.ino}:${path}`;
@@ -86,6 +104,7 @@ const closeSet = (set: WatchSet | undefined): void => {
   if (set === undefined) return;
   set.live = false;
   for (const w of set.watchers.values()) w.close();
+  for (const r of set.retired.splice(0)) r.w.close();
   set.watchers.clear();
   set.identities.clear();
   set.walking.clear();
@@ -103,6 +122,11 @@ export class DenyWatch {
   private readonly walks = new Set<Promise<void>>();
   /** The person's git directories and their code entries (git-notes.ts). */
   private readonly gitNotes = new GitNotes();
+  /**
+   * The retired watches reached `RETIRED_MAX` and the server was stopped: the next plan's walk
+   * comes after it, so the last set's watches may close then, events queued or not.
+   */
+  private drain = false;
 
   constructor(private readonly o: DenyWatchOptions) {}
 
@@ -135,6 +159,7 @@ export class DenyWatch {
       live: true,
       walking: new Map(),
       walked: new Set(),
+      retired: [],
     };
     this.next = set;
     this.gitNotes.walkBegins(all.filter((r) => r.denies.length > 0).map((r) => r.path));
@@ -147,8 +172,53 @@ export class DenyWatch {
     this.gitNotes.walkEnded();
     if (this.next !== set) return;
     this.next = undefined;
-    closeSet(this.current);
+    const old = this.current;
     this.current = set;
+    if (this.drain) {
+      this.drain = false;
+      closeSet(old);
+    } else if (old !== undefined) this.handOver(old, set);
+  }
+
+  /**
+   * The last set's watches, once `set` watches the roots: one of a directory `set` watches too
+   * closes (the kernel keeps the watch for `set`'s, and hands its events to it); every other one
+   * is retired in `set`, as a directory that went away is (`WatchSet.retired`).
+   */
+  private handOver(old: WatchSet, set: WatchSet): void {
+    old.live = false;
+    const watched = new Set(set.identities.values());
+    for (const [dir, w] of old.watchers) {
+      const id = old.identities.get(dir);
+      if (id !== undefined && watched.has(id)) w.close();
+      else this.retire(set, w, id, dir);
+    }
+    for (const r of old.retired.splice(0)) this.retire(set, r.w, r.id, '');
+    old.watchers.clear();
+    old.identities.clear();
+  }
+
+  /** Give up the watches of `path` and below (it went away, or was renamed): retired. */
+  private unwatchBelow(set: WatchSet, path: string): void {
+    for (const [dir, w] of set.watchers) {
+      if (!inside(dir, path)) continue;
+      set.watchers.delete(dir);
+      this.retire(set, w, set.identities.get(dir), dir);
+      set.identities.delete(dir);
+    }
+  }
+
+  /** `w` (of directory `dir`, identity `id`) is no longer the set's: kept open, deaf, and counted. */
+  private retire(set: WatchSet, w: FSWatcher, id: string | undefined, dir: string): void {
+    set.retired.push({ w, id });
+    const max = this.o.maxRetired ?? RETIRED_MAX;
+    if (set.retired.length !== max + 1) return;
+    this.drain = true;
+    this.onLost(
+      set,
+      dir,
+      `more than ${max} watched directories went away or moved during the session; the server is stopped so that their watches can close once the roots are watched afresh`,
+    );
   }
 
   /**
@@ -218,6 +288,8 @@ export class DenyWatch {
         dir,
         { persistent: false, encoding: 'buffer' },
         (event, name) => {
+          // A retired watch's events were counted (guardedWatch), which is all it is kept for.
+          if (set.watchers.get(dir) !== w) return;
           if (event !== 'rename' || name === null) return;
           const text = name.toString('utf8');
           if (!Buffer.from(text).equals(name)) return this.onUnnameable(set, root, dir, name);
@@ -346,12 +418,13 @@ export class DenyWatch {
     const st = lstatSync(path, { throwIfNoEntry: false });
     if (st === undefined) {
       this.gitNotes.vanished(path, set.identities.get(dirname(path)));
-      return unwatchBelow(set, path);
+      return this.unwatchBelow(set, path);
     }
     // A name whose watch is of another directory (or of one that is no longer there): the
     // watches below it follow that one, and this one is watched afresh below.
     const held = set.identities.get(path);
-    if (held !== undefined && (!st.isDirectory() || held !== identity(st))) unwatchBelow(set, path);
+    if (held !== undefined && (!st.isDirectory() || held !== identity(st)))
+      this.unwatchBelow(set, path);
     // Whatever it is (a link too: git follows it), a code entry new in a git directory.
     const dirId = set.identities.get(dirname(path));
     const planted = this.gitNotes.appeared(path, dirId);
@@ -394,7 +467,7 @@ export class DenyWatch {
   private maybeSelf(set: WatchSet, root: WatchedRoot, dir: string, w: FSWatcher): void {
     if (!set.live || set.watchers.get(dir) !== w) return;
     if (lstatSync(join(dir, basename(dir)), { throwIfNoEntry: false }) !== undefined) return;
-    unwatchBelow(set, dir);
+    this.unwatchBelow(set, dir);
     this.onEntry(set, root, dir);
   }
 
@@ -518,14 +591,4 @@ function unwatchableHint(code: string | undefined, dir: string): string {
     return `: it is yours but not readable (a server can make such a directory and fill it unseen): make it readable (chmod u+r ${dir}) or remove it`;
   }
   return '';
-}
-
-/** Close the watches of `path` and below (it went away, or was renamed). */
-function unwatchBelow(set: WatchSet, path: string): void {
-  for (const [dir, w] of set.watchers) {
-    if (!inside(dir, path)) continue;
-    w.close();
-    set.watchers.delete(dir);
-    set.identities.delete(dir);
-  }
 }

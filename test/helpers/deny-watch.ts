@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Test } from 'tap';
 import type { Root } from '../../common/types.js';
-import { DenyWatch, type DeniedPath } from '../../proxy/deny-watch.js';
+import { DenyWatch, type DeniedPath, type DenyWatchOptions } from '../../proxy/deny-watch.js';
 import { waitFor } from './poll.js';
 import { ownedShortDir } from './proxy.js';
 
@@ -18,7 +18,7 @@ export const isSentinel = (path: string): boolean => /\/sentinel-\d+\.secret$/.t
  * closed when `t` ends (`roots`: what it watches); `reports` collects what it reports, and
  * `planted` the git code entries it hands on (`onPlanted`, each then moved to `NAME.moved`);
  * `prepare` fills `r` before the watch; with `below`, the root watched is `r/below` (`root`), and
- * `r` what holds it. `quietNow` waits until every walk has
+ * `r` what holds it; `options` are the watch's own (`maxRetired`, say). `quietNow` waits until every walk has
  * ended and every event queued so far was read: it writes a denied sentinel file and waits for its
  * report (events arrive in order).
  */
@@ -27,6 +27,7 @@ export async function watchedRoot(
   more: { pattern: string; access: 'all' | 'write' }[] = [],
   prepare: (r: string) => void = () => {},
   below = '',
+  options: Partial<DenyWatchOptions> = {},
 ) {
   const r = ownedShortDir(t);
   prepare(r);
@@ -47,6 +48,7 @@ export async function watchedRoot(
       return 'planted';
     },
     log: quiet,
+    ...options,
   });
   t.teardown(() => dw.close());
   const roots: Root[] = [
