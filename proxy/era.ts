@@ -58,6 +58,15 @@ export class SessionEra {
     return era;
   }
 
+  /**
+   * Whether the host has opened its session: sent `initialize`, or a request with the 2026-07-28
+   * envelope. Until then the server has heard nothing the host said, and the proxy says nothing
+   * in the host's name either (it would have to guess the era).
+   */
+  get opened(): boolean {
+    return this.initializeSeen || this.envelope !== undefined;
+  }
+
   /** The era the proxy's own next request should speak: that of the host's latest request. */
   get current(): Era {
     return this.latest ?? 'legacy';

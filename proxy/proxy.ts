@@ -479,6 +479,7 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
       request: (method, params) => this.own.request(method, this.withOwnMeta(params)),
       withEnvelope: (params) => this.withOwnMeta(params),
       initializeParams: () => this.handshake.initializeParams(),
+      opened: () => this.era.opened,
       initialized: (result) => this.handshake.onResult(result),
       capabilities: () => this.handshake.serverCaps,
       toServer: (line) => this.toServer(line),

@@ -45,6 +45,8 @@ export interface SwapRouter {
   request(method: string, params: JsonObject): Promise<unknown>;
   /** The host's `initialize` params as sent to the server; undefined in a 2026-07-28 session. */
   initializeParams(): JsonObject | undefined;
+  /** Whether the host has opened its session (`initialize`, or a 2026-07-28 request). */
+  opened(): boolean;
   /** `params` with the host's per-request envelope in a 2026-07-28 session. */
   withEnvelope(params: JsonObject): JsonObject;
   /** Learn the new server's `initialize` or `server/discover` result (its capabilities). */
@@ -316,10 +318,41 @@ async function retireOld(
   return before;
 }
 
+/**
+ * A swap before the host opened its session: the old server is stopped and the new one started,
+ * and nothing more, since the host's own first message opens the new one as it would have the
+ * old. An opening made up by the proxy (a `server/discover` without the host's envelope, in no
+ * era) fixed the wrong era on a server that serves both: every later answer lacked 2026-07-28's
+ * `resultType`, and the host's SDK refused each.
+ */
+async function swapUnopened(r: SwapRouter, plan: SwapPlan, phases: Phases): Promise<void> {
+  r.detach();
+  await plan.stopOld();
+  phases.mark('stop');
+  const server = await plan.start();
+  phases.mark('start');
+  r.attach(server);
+  server.serverOut.resume();
+  plan.log.info(
+    `restarted the server before the host opened its session (ms: ${phases.toString()})`,
+  );
+}
+
 /** Put a new server behind the host; resolves once the held messages are on their way. */
 export async function swapServer(r: SwapRouter, plan: SwapPlan): Promise<void> {
   const { log } = plan;
   const release = r.holdHost();
+  if (!r.opened()) {
+    const phases = new Phases(plan.changedAt);
+    try {
+      await swapUnopened(r, plan, phases);
+    } catch (err) {
+      log.error(`the restarted server did not start: ${(err as Error).message}`);
+    } finally {
+      release();
+    }
+    return;
+  }
   const modern = r.initializeParams() === undefined;
   const phases = new Phases(plan.changedAt);
   if (plan.changedAt !== undefined) phases.mark('settle and plan');
