@@ -135,6 +135,7 @@ export class Daemon {
         status: async () => (await self).status(),
         decisions,
         extra: grants.handlers(),
+        endedGrant: (server, canonical) => grants.endedGrant(server, canonical),
       });
       await watcher.start();
       // Accept only now: every connection finds a loaded policy and a handler.

@@ -7,6 +7,7 @@ import { errnoCode, ignoreMissing, RootsError } from '../common/errors.js';
 import { SerialQueue } from '../common/serial-queue.js';
 import { shellQuote } from '../common/shell-quote.js';
 import { isGlob } from '../common/glob-dialect.js';
+import { isInsideOrEqual } from '../common/segments.js';
 import { canonicalHome, tooWide } from '../common/too-wide.js';
 import { parseRfc3339, RFC3339_WANTED } from '../common/rfc3339.js';
 import type { Grant } from '../common/types.js';
@@ -43,6 +44,9 @@ type Handlers = Partial<{
 /** A grant lasts one hour unless asked otherwise. */
 export const DEFAULT_GRANT_SECONDS = 3600;
 
+/** How many expired grants are remembered, to name in a refusal (`endedGrant`). */
+const ENDED_KEPT = 64;
+
 const HEADER = `# Temporary grants, written by mcp-rootsd when \`rootsctl grant\` asks.
 # Change them with \`rootsctl grant\` and \`rootsctl revoke\`; put lasting access in the policy file.
 `;
@@ -76,6 +80,22 @@ export class GrantStore {
       .catch((err: unknown) => this.opts.log.debug(`grants not pruned: ${String(err)}`));
   }
 
+  /** The grants the file lost to their expiry, the latest last (at most `ENDED_KEPT`). */
+  private readonly ended: { server: string; path: string; expires: number }[] = [];
+
+  /**
+   * Why a path refused as outside every root of `server` may be: a grant of it (or above it)
+   * that expired and was pruned from the file, named with its time; undefined for none.
+   */
+  endedGrant(server: string, canonical: string): string | undefined {
+    for (let i = this.ended.length - 1; i >= 0; i--) {
+      const g = this.ended[i]!;
+      if (g.server !== server || !isInsideOrEqual(canonical, g.path)) continue;
+      return `its grant of ${g.path} expired at ${new Date(g.expires).toISOString()}`;
+    }
+    return undefined;
+  }
+
   /** Rewrite the grants file without its expired grants, if it has any. */
   private async pruneExpired(): Promise<void> {
     const bytes = await this.readBytes();
@@ -94,6 +114,8 @@ export class GrantStore {
     if (expired.length === 0) return;
     await this.write(await this.read());
     this.opts.log.info('removed expired grants from the grants file');
+    this.ended.push(...expired);
+    this.ended.splice(0, Math.max(0, this.ended.length - ENDED_KEPT));
     for (const g of expired) {
       this.opts.decisions.record({
         kind: 'grant-expired',

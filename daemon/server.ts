@@ -1,6 +1,7 @@
 /** The socket side of the daemon: one JSON-RPC connection per client, subscriptions, pushes. */
 import type { Server, Socket } from 'node:net';
 import { rootCounts } from '../common/decision.js';
+import type { CheckResult } from '../common/types.js';
 import type { Logger } from './logger.js';
 import { encodeNotification, JsonRpcConnection } from '../protocol/connection.js';
 import {
@@ -39,6 +40,8 @@ export interface ServerDeps {
   settleMs: number;
   /** Where every check's answer is recorded. */
   decisions: DecisionSink;
+  /** The expired grant a path refused as outside every root lay in, in words (grants.ts). */
+  endedGrant?: (server: string, canonical: string) => string | undefined;
 }
 
 /** Serves every connection of a listening socket. */
@@ -167,7 +170,11 @@ export class RootsServer {
     });
     c.onRequest('roots/check', async (params) => {
       const access = params.access ?? 'read';
-      const result = await state.check(params.server, params.path, access);
+      const result = withEndedGrant(
+        await state.check(params.server, params.path, access),
+        params.server,
+        this.deps.endedGrant,
+      );
       if (!result.allowed)
         this.deps.log.info(`denied ${access} for ${params.server}: ${result.reason}`);
       if (params.record === false) return result;
@@ -274,4 +281,20 @@ function asker(
 ): { client?: string } {
   if (params.client !== undefined) return { client: params.client };
   return params.tool === undefined && connection !== 'unknown' ? { client: connection } : {};
+}
+
+/**
+ * `result` with the grant that ended named, when it refuses a path outside every root that an
+ * expired grant held: "outside every root" alone left the person looking for the grant they
+ * remembered. An expired policy entry is named by the check itself (policies/check-access.ts).
+ */
+function withEndedGrant(
+  result: CheckResult,
+  server: string,
+  endedGrant: ServerDeps['endedGrant'],
+): CheckResult {
+  if (result.refusal !== 'outside' || result.canonical === undefined) return result;
+  if (/ expired at /.test(result.reason)) return result;
+  const ended = endedGrant?.(server, result.canonical);
+  return ended === undefined ? result : { ...result, reason: `${result.reason}: ${ended}` };
 }

@@ -79,6 +79,13 @@ void t.test('a 2-second grant expires with a notification', async (t) => {
     [],
     'and leaves no warning behind',
   );
+  // A path it held is refused, and the refusal says which grant ended and when.
+  const refused = await c.check('fs', join(dir, 'dl'));
+  t.equal(refused.allowed, false);
+  t.match(
+    refused.reason,
+    `is outside every root of fs: its grant of ${join(dir, 'dl')} expired at ${grant.expires}`,
+  );
 });
 
 void t.test('denies hold: access all refuses, access write makes it read-only', async (t) => {
