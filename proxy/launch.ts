@@ -145,7 +145,8 @@ export function expandLaunch(t: LaunchTemplate, roots: readonly LaunchRoot[]): E
           : 'roots';
     return {
       ok: false,
-      reason: `${empty} has nothing to stand for: the server has no ${which} in the policy now`,
+      // The list says no more than that it is empty: the policy's, an expiry's, or lockdown's doing.
+      reason: `${empty} has nothing to stand for: the server has no ${which} now (none in the policy, all expired or revoked, or lockdown on: \`rootsctl status\` and \`rootsctl explain\` say which)`,
     };
   }
   return { ok: true, launch, leftOut: [...leftOut] };

@@ -159,6 +159,11 @@ void t.test('a server with no root yet is not started; it starts when it gets on
     (e: unknown) => (e as Error).message,
   );
   t.match(call, /is not running: \{roots\} has nothing to stand for/);
+  t.match(
+    call,
+    /or lockdown on: `rootsctl status` and `rootsctl explain` say which/,
+    'what to look at',
+  );
 
   await admin.grant('none-yet', join(w, 'later'), { seconds: 600 });
   await waitFor(() => h.toolsChanged() > 0, 30_000, 'tools/list_changed');
