@@ -88,7 +88,11 @@ export function check(io: Io, [server, path]: string[], opts: Options): Promise<
   });
 }
 
-/** `rootsctl explain SERVER [--all]`: deny rules that affect nothing only with --all. */
+/**
+ * `rootsctl explain SERVER [--all]`: deny rules that affect nothing only with --all. Exit 1 when
+ * no entry of the policy names SERVER, as `list` does: the likely typo is said on stderr, and a
+ * script must not take the table of a name nothing covers for the server's.
+ */
 export function explain(io: Io, [server]: string[], opts: Options): Promise<ExitCode> {
   return withBackend(io, opts, async (backend) => {
     const result = await backend.explain(server!);
@@ -97,6 +101,6 @@ export function explain(io: Io, [server]: string[], opts: Options): Promise<Exit
     emit(io, opts.json ?? false, result, (r) =>
       explainTable(r, homeDir(io.env), { all: opts.all ?? false }),
     );
-    return EXIT.ok;
+    return result.coveredBy === undefined && result.declared === false ? EXIT.fail : EXIT.ok;
   });
 }

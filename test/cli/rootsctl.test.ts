@@ -361,6 +361,11 @@ void t.test(
       out: 'No entry of the policy names "fx" (deny by default). Did you mean "fs"? Servers in the policy: fs.\n',
       err: '',
     });
+    // explain too: its table of a name nothing covers is not the server's.
+    const typo = await rootsctl(['explain', 'fx'], { env: online });
+    t.equal(typo.code, 1, 'explain of a name no entry covers exits 1');
+    t.match(typo.err, 'No entry of the policy names "fx" (deny by default). Did you mean "fs"?');
+    t.equal((await rootsctl(['explain', 'fs'], { env: online })).code, 0, 'and 0 for one it names');
   },
 );
 
