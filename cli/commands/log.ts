@@ -260,7 +260,8 @@ function what(d: Decision, home: string): [string, string] {
         `${d.access} ${path(d.path)}${by(d.tool, d.client)}${d.granted ? ` → ${d.granted.readOnly ? 'read-only' : 'read-write'} ${path(d.granted.path)} until ${localTime(d.granted.expiresAt)}` : ''}`,
       ];
     case 'policy-loaded':
-      return ['policy loaded', `${text(d.reason)}: ${d.files.map(path).join(', ')}`];
+      // The files are those of the policy now in force, not those that changed.
+      return ['policy loaded', `${text(d.reason)}; in force: ${d.files.map(path).join(', ')}`];
     case 'policy-rejected':
       return ['policy REJECTED', `${text(d.reason)}: ${(d.errors ?? []).map(text).join('; ')}`];
     case 'lockdown':

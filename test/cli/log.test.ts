@@ -81,6 +81,8 @@ void t.test('the table, and what each filter keeps', async (t) => {
   t.match(all.out, /fs\s+allowed read\s+~\/work\/a\.ts \[read_text_file via claude-code 2\.1\]/);
   t.match(all.out, /REFUSED read\s+~\/\.ssh\/id_ed25519: outside every root of fs/);
   t.match(all.out, /asked: decline/);
+  // The files a load read: those in force, which a reason such as "grants changed" did not all touch.
+  t.match(all.out, /policy loaded\s+start; in force: ~\/\.config\/mcp-roots\.yaml\n/);
   // In local time to the second, as the TIME column: not UTC in one cell and local in the next.
   t.match(all.out, /grant read-write\s+~\/repo until \d{4}-\d\d-\d\d \d\d:\d\d:\d\d\n/);
   t.equal(all.out.trimEnd().split('\n').length, ENTRIES.length + 1, 'one line per entry');
