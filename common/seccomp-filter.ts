@@ -243,8 +243,11 @@ function abiBlock(abi: Abi, label: string, unixSockets: boolean): Op[] {
     const last = i === families.length - 1;
     b.push({ code: JEQ_K, k: f, jt: v('allow'), ...(last ? { jf: v('eperm') } : {}) });
   });
-  // socketpair(): a stream or seqpacket pair, unless Unix sockets are the server's.
+  // socketpair(): of AF_UNIX only (the one family a pair is for), and a stream or seqpacket
+  // pair unless Unix sockets are the server's.
   b.push({ code: JEQ_K, k: abi.socketpair, jf: v('mode0'), at: v('socketpair') });
+  b.push({ code: LD_W_ABS, k: argLow(0) });
+  b.push({ code: JEQ_K, k: AF_UNIX, jf: v('eperm') });
   if (unixSockets) b.push({ code: RET_K, k: ALLOW });
   else {
     b.push({ code: LD_W_ABS, k: argLow(1) });

@@ -109,6 +109,13 @@ void t.test(
           EPERM,
           `${abi}: socketpair(${type}) refused`,
         );
+      // A pair of any other family (AF_VSOCK, AF_INET, AF_TIPC) is refused.
+      for (const domain of [40, AF_INET, 30])
+        t.equal(
+          run(prog, arch, socketpair, domain, STREAM),
+          EPERM,
+          `${abi}: socketpair(${domain})`,
+        );
       // The domain is read only for socket(): another call with 1 as its first argument passes.
       t.equal(run(prog, arch, 63, AF_UNIX), ALLOW, `${abi}: another call with the same argument`);
     }
@@ -116,6 +123,7 @@ void t.test(
     t.equal(run(allowing, X86_64, 41, AF_UNIX), ALLOW, 'sandbox.unixSockets: allowed');
     t.equal(run(allowing, X86_64, 41, 40), EPERM, 'sandbox.unixSockets: AF_VSOCK still refused');
     t.equal(run(allowing, X86_64, 53, AF_UNIX, DGRAM), ALLOW, 'a datagram pair too');
+    t.equal(run(allowing, X86_64, 53, 40, STREAM), EPERM, 'a pair of another family still not');
     t.equal(run(allowing, X86_64, 425), EPERM, 'sandbox.unixSockets: io_uring still refused');
     t.equal(run(allowing, X86_64, 101), EPERM, 'sandbox.unixSockets: ptrace still refused');
     t.equal(run(allowing, I386, 102, 1), EPERM, 'sandbox.unixSockets: socketcall still refused');
