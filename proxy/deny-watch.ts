@@ -83,7 +83,7 @@ interface WatchSet {
    * only by counting. A server renamed a directory, filled the queue with events in it behind
    * the rename (dropped once its watch closed), and planted what the overflow then hid.
    */
-  retired: { w: FSWatcher; id: string | undefined }[];
+  retired: { w: FSWatcher; id: string | undefined; dir: string }[];
 }
 
 /**
@@ -193,7 +193,7 @@ export class DenyWatch {
       if (id !== undefined && watched.has(id)) w.close();
       else this.retire(set, w, id, dir);
     }
-    for (const r of old.retired.splice(0)) this.retire(set, r.w, r.id, '');
+    for (const r of old.retired.splice(0)) this.retire(set, r.w, r.id, r.dir);
     old.watchers.clear();
     old.identities.clear();
   }
@@ -210,7 +210,7 @@ export class DenyWatch {
 
   /** `w` (of directory `dir`, identity `id`) is no longer the set's: kept open, deaf, and counted. */
   private retire(set: WatchSet, w: FSWatcher, id: string | undefined, dir: string): void {
-    set.retired.push({ w, id });
+    set.retired.push({ w, id, dir });
     const max = this.o.maxRetired ?? RETIRED_MAX;
     if (set.retired.length !== max + 1) return;
     this.drain = true;
