@@ -293,12 +293,12 @@ export class GitNotes {
   }
 
   /**
-   * Whether `path` may lie in some repository's work tree, whoever's: a `.git` of any kind in a
-   * directory above it, in the roots or above them. Cheap, and no more than a hint of where a
+   * Whether `path` may lie in some repository's work tree, whoever's: one of the person's, or a
+   * `.git` of any kind in a directory above it in the roots. Cheap, and no more than a hint of where a
    * denied directory (which the watch does not enter) must be looked into for git directories.
    */
   mayBeInWorkTree(path: string): boolean {
-    for (const tree of this.outerTrees) if (inside(path, tree)) return true;
+    if (this.inWorkTree(path)) return true;
     const roots = this.roots();
     for (let dir = dirname(path); roots.some((r) => inside(dir, r)); dir = dirname(dir)) {
       if (lstatSync(join(dir, '.git'), { throwIfNoEntry: false }) !== undefined) return true;
