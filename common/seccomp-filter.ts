@@ -34,7 +34,13 @@
  * mknod, chmod and their `at` and `f` forms). The sandbox's mounts are `nosuid`, but the file
  * keeps its bits outside, where another user (or, for a proxy run as root, anyone) who runs it
  * runs as its owner. openat2, whose mode a filter cannot read, is refused as an old kernel would
- * (ENOSYS), so that its callers fall back to openat.
+ * (ENOSYS), so that its callers fall back to openat. A directory's set-group-ID bit is refused
+ * too (the filter cannot tell a directory from a file): `chmod` of a directory that has it, which
+ * keeps it, fails; docs/security.md says what that costs.
+ *
+ * It refuses a new user namespace (clone or unshare with CLONE_NEWUSER; clone3, whose flags lie
+ * behind a pointer, answered ENOSYS so that libc uses clone), as Flatpak's filter does: bubblewrap
+ * before 0.8 cannot forbid one, and in one the server holds every capability over what it maps.
  *
  * Everything else is allowed: the mounts are the confinement.
  *
@@ -82,6 +88,13 @@ const IO_URING = [425, 426, 427];
 const OPENAT2 = 437;
 /** fchmodat2, the same number in every ABI here, and its mode argument. */
 const FCHMODAT2: [number, number] = [452, 2];
+/**
+ * clone3, the same number in every ABI here: its flags lie in a struct behind a pointer. Refused
+ * as an old kernel would (ENOSYS), so that libc falls back to clone, whose flags a filter reads.
+ */
+const CLONE3 = 435;
+/** A new user namespace, in the flags of clone and unshare (their first argument). */
+const CLONE_NEWUSER = 0x10000000;
 
 /** x32 system calls carry this bit on x86-64; the sandbox refuses them all (nothing uses x32). */
 const X32_BIT = 0x40000000;
@@ -104,6 +117,8 @@ interface Abi {
    * chmod, fchmod, mknod (where the ABI has them), openat, mknodat, fchmodat.
    */
   modes: [nr: number, arg: number][];
+  /** clone and unshare: a new user namespace is refused in their flags. */
+  namespaces: [clone: number, unshare: number];
   /** Whether system calls with the x32 bit are refused as a whole (x86-64 only). */
   x32?: boolean;
 }
@@ -151,6 +166,7 @@ const ABIS: Partial<Record<NodeJS.Architecture, Abi[]>> = {
         [259, 2],
         [268, 2],
       ],
+      namespaces: [56, 272],
       x32: true,
     },
     {
@@ -159,6 +175,7 @@ const ABIS: Partial<Record<NodeJS.Architecture, Abi[]>> = {
       socket: 359,
       socketpair: 360,
       modes: modes32(295, 297, 306),
+      namespaces: [120, 310],
     },
   ],
   arm64: [
@@ -168,6 +185,7 @@ const ABIS: Partial<Record<NodeJS.Architecture, Abi[]>> = {
       socket: 198,
       socketpair: 199,
       modes: MODES_GENERIC,
+      namespaces: [220, 97],
     },
     // 102 is the old ABI's socketcall, which an EABI kernel does not have: refused all the same.
     {
@@ -176,6 +194,7 @@ const ABIS: Partial<Record<NodeJS.Architecture, Abi[]>> = {
       socket: 281,
       socketpair: 288,
       modes: modes32(322, 324, 333),
+      namespaces: [120, 337],
     },
   ],
   riscv64: [
@@ -185,6 +204,7 @@ const ABIS: Partial<Record<NodeJS.Architecture, Abi[]>> = {
       socket: 198,
       socketpair: 199,
       modes: MODES_GENERIC,
+      namespaces: [220, 97],
     },
   ],
 };
@@ -235,6 +255,7 @@ function abiBlock(abi: Abi, label: string, unixSockets: boolean): Op[] {
   if (abi.x32 === true) b.push({ code: JGE_K, k: X32_BIT, jt: v('eperm') });
   for (const nr of [...abi.refused, ...IO_URING]) b.push({ code: JEQ_K, k: nr, jt: v('eperm') });
   b.push({ code: JEQ_K, k: OPENAT2, jt: v('enosys') });
+  b.push({ code: JEQ_K, k: CLONE3, jt: v('enosys') });
   // socket(): its family, from the allowed ones.
   const families = unixSockets ? [AF_UNIX, ...FAMILIES] : FAMILIES;
   b.push({ code: JEQ_K, k: abi.socket, jf: v('socketpair') });
@@ -245,7 +266,7 @@ function abiBlock(abi: Abi, label: string, unixSockets: boolean): Op[] {
   });
   // socketpair(): of AF_UNIX only (the one family a pair is for), and a stream or seqpacket
   // pair unless Unix sockets are the server's.
-  b.push({ code: JEQ_K, k: abi.socketpair, jf: v('mode0'), at: v('socketpair') });
+  b.push({ code: JEQ_K, k: abi.socketpair, jf: v('bits0'), at: v('socketpair') });
   b.push({ code: LD_W_ABS, k: argLow(0) });
   b.push({ code: JEQ_K, k: AF_UNIX, jf: v('eperm') });
   if (unixSockets) b.push({ code: RET_K, k: ALLOW });
@@ -256,12 +277,21 @@ function abiBlock(abi: Abi, label: string, unixSockets: boolean): Op[] {
     b.push({ code: JEQ_K, k: SOCK_SEQPACKET, jt: v('allow'), jf: v('eperm') });
   }
   // A mode with a set-ID bit: the file would keep it outside, where the mounts' nosuid is not.
-  const modes = [...abi.modes, FCHMODAT2];
-  modes.forEach(([nr, arg], i) => {
-    const next = i === modes.length - 1 ? v('allow') : v(`mode${i + 1}`);
-    b.push({ code: JEQ_K, k: nr, at: v(`mode${i}`), jf: next });
+  // A new user namespace: its capabilities, where bubblewrap cannot turn them off (before 0.8).
+  const bits: [nr: number, arg: number, mask: number][] = [
+    ...[...abi.modes, FCHMODAT2].map(([nr, arg]): [number, number, number] => [
+      nr,
+      arg,
+      SET_ID_BITS,
+    ]),
+    [abi.namespaces[0], 0, CLONE_NEWUSER],
+    [abi.namespaces[1], 0, CLONE_NEWUSER],
+  ];
+  bits.forEach(([nr, arg, mask], i) => {
+    const next = i === bits.length - 1 ? v('allow') : v(`bits${i + 1}`);
+    b.push({ code: JEQ_K, k: nr, at: v(`bits${i}`), jf: next });
     b.push({ code: LD_W_ABS, k: argLow(arg) });
-    b.push({ code: JSET_K, k: SET_ID_BITS, jt: v('eperm'), jf: v('allow') });
+    b.push({ code: JSET_K, k: mask, jt: v('eperm'), jf: v('allow') });
   });
   b.push({ code: RET_K, k: ALLOW, at: v('allow') });
   b.push({ code: RET_K, k: EPERM, at: v('eperm') });

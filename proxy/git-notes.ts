@@ -298,6 +298,8 @@ export class GitNotes {
    * denied directory (which the watch does not enter) must be looked into for git directories.
    */
   mayBeInWorkTree(path: string): boolean {
+    // Inside a git directory (its `hooks`, say): git never takes a path there for a work tree's.
+    if (path.split('/').includes('.git')) return false;
     if (this.inWorkTree(path)) return true;
     const roots = this.roots();
     for (let dir = dirname(path); roots.some((r) => inside(dir, r)); dir = dirname(dir)) {

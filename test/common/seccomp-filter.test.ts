@@ -187,6 +187,29 @@ void t.test('a set-user-ID or set-group-ID mode is refused in every call that gi
     }
     t.equal(run(prog, arch, 437), ENOSYS, `${abi}: openat2 answered as an old kernel would`);
   }
+  // A new user namespace: refused in clone and unshare's flags, in every ABI; clone3 (flags
+  // behind a pointer) answered as an old kernel would.
+  const NEWUSER = 0x10000000;
+  const spawns: [string, Buffer, number, number, number][] = [
+    ['x86-64', x64, X86_64, 56, 272],
+    ['i386', x64, I386, 120, 310],
+    ['arm64', arm64, AARCH64, 220, 97],
+    ['arm', arm64, ARM, 120, 337],
+    ['riscv64', riscv, 0xc00000f3, 220, 97],
+  ];
+  for (const [abi, prog, arch, clone, unshare] of spawns) {
+    t.equal(run(prog, arch, clone, NEWUSER | 17), EPERM, `${abi}: clone(CLONE_NEWUSER) refused`);
+    t.equal(run(prog, arch, unshare, NEWUSER), EPERM, `${abi}: unshare(CLONE_NEWUSER) refused`);
+    // A thread (CLONE_VM | CLONE_THREAD | ...) and a fork (SIGCHLD) go on.
+    t.equal(run(prog, arch, clone, 0x3d0f00), ALLOW, `${abi}: a thread's clone allowed`);
+    t.equal(run(prog, arch, clone, 17), ALLOW, `${abi}: a fork allowed`);
+    t.equal(
+      run(prog, arch, unshare, 0x20000),
+      ALLOW,
+      `${abi}: unshare(CLONE_NEWNS) left to the kernel`,
+    );
+    t.equal(run(prog, arch, 435), ENOSYS, `${abi}: clone3 answered as an old kernel would`);
+  }
   // mkdir's mode is not read: a set-group-ID directory gives no one more than its group has.
   t.equal(run(x64, X86_64, 83, 0, 0o2755), ALLOW, 'mkdir with set-group-ID: allowed');
   t.end();

@@ -7,6 +7,10 @@
  *   host, owned by the server's real uid, so another user who could reach the root and run it
  *   ran it as the person (as root, for a proxy run as root). Now a set-user-ID or set-group-ID
  *   bit is refused in every call that gives a mode; an ordinary mode, and the sticky bit, pass.
+ * - **A new user namespace** (a finding of the next pass): with bubblewrap before 0.8, which cannot
+ *   forbid one, a server made one and held every capability in it. Now clone and unshare with
+ *   CLONE_NEWUSER are refused (clone3 answered ENOSYS, so that libc uses clone); threads and
+ *   children still start.
  * - **AF_VSOCK with `network: false`.** Its ports are the machine's, not a network namespace's,
  *   so a server without a network listened on one (and could reach the hypervisor's services).
  *   Now only the network's families and netlink may be made.
@@ -43,6 +47,15 @@ os.mkdir(d + '/sticky')
 tried('chmod 1777', lambda: os.chmod(d + '/sticky', 0o1777))
 tried('vsock', lambda: socket.socket(socket.AF_VSOCK, socket.SOCK_STREAM))
 tried('inet', lambda: socket.socket(socket.AF_INET, socket.SOCK_STREAM))
+def unshare_user():
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.unshare(0x10000000) != 0:
+        e = ctypes.get_errno(); raise OSError(e, os.strerror(e))
+tried('userns', unshare_user)
+import threading, subprocess
+t = threading.Thread(target=lambda: None); t.start(); t.join(); print('thread done')
+print('fork', subprocess.run(['true']).returncode)
 `;
 
 void t.test('no set-ID mode and no vsock in the sandbox', async (t) => {
@@ -66,10 +79,13 @@ void t.test('no set-ID mode and no vsock in the sandbox', async (t) => {
     'open 4755',
     'mknod 4755',
     'vsock',
+    'userns',
   ])
     t.match(out, `${what} refused: Operation not permitted`, `${what}: refused`);
   for (const what of ['chmod 755', 'open 755', 'chmod 1777', 'inet'])
     t.match(out, `${what} done`, `${what}: allowed`);
+  t.match(out, 'thread done', 'a thread starts (clone3 refused, libc falls back to clone)');
+  t.match(out, 'fork 0', 'and a child process');
   // What the host sees: no file of the server's has a set-ID bit.
   for (const f of ['by-cp', 'plain', 'by-open', 'by-mknod', 'ok']) {
     const mode = statSync(join(a, f), { throwIfNoEntry: false })?.mode ?? 0;
