@@ -122,6 +122,8 @@ export class DenyWatch {
   private readonly walks = new Set<Promise<void>>();
   /** The person's git directories and their code entries (git-notes.ts). */
   private readonly gitNotes = new GitNotes();
+  /** The identities of the directories whose names are not UTF-8 that the proxy moved aside. */
+  private readonly movedAside = new Set<string>();
   /**
    * The retired watches reached `RETIRED_MAX` and the server was stopped: the next plan's walk
    * comes after it, so the last set's watches may close then, events queued or not.
@@ -342,18 +344,18 @@ export class DenyWatch {
       for (const e of await rawEntriesOf(Buffer.from(dir))) {
         const name = e.name.toString('utf8');
         if (Buffer.from(name).equals(e.name)) entries.push({ name, e });
-        // Made after the first walk, in a directory that appeared (moved in whole, say): as for
-        // its event. One there at the start is the layout's to hide (sandbox-mounts.ts).
-        else if (report) this.onUnnameable(set, root, dir, e.name);
+        // Made after the first walk: as for its event (in a work tree, by any walk). One there
+        // at the start is the layout's to hide (sandbox-mounts.ts).
+        else this.onUnnameable(set, root, dir, e.name, report);
       }
       this.gitWalked(set, dir, identity(st), new Set(entries.map((x) => x.name)), report);
       for (const { name, e } of entries) {
         const p = join(dir, name);
         const denied = e.isSymbolicLink() ? undefined : this.denial(root, p);
         if (denied !== undefined) {
-          if (report) this.walkReport(set, denied, reported);
-          if (e.isDirectory() && this.gitNotes.mayBeInWorkTree(p))
-            await this.gitWalkDenied(set, root, p, report);
+          const inTree = e.isDirectory() && this.gitNotes.mayBeInWorkTree(p);
+          if (report) this.walkReport(set, inTree ? this.deniedInTree(denied) : denied, reported);
+          if (inTree) await this.gitWalkDenied(set, root, p, report);
           continue;
         }
         if (e.isDirectory()) await this.watchTree(set, root, p, report);
@@ -361,6 +363,38 @@ export class DenyWatch {
     } finally {
       if (set.walking.get(dir) === reported) set.walking.delete(dir);
     }
+  }
+
+  /**
+   * A git code entry that is read-only in the sandbox was replaced (the person's `git config`
+   * renames a new `config` over the old): the kernel drops a mount whose file is replaced, so the
+   * server may write the new one until it is stopped, or link it under another name to write
+   * later. It is stopped now, and the next plan walks the roots afresh, where a code entry with a
+   * second name is handed on (git-notes.ts). What it wrote in the moment before the stop stays:
+   * docs/security.md says so.
+   */
+  private codeReplaced(denied: DeniedPath): DeniedPath {
+    this.key = '';
+    return {
+      path: denied.path,
+      access: 'all',
+      why: `${denied.path} was replaced, and its read-only mount in the sandbox with it`,
+    };
+  }
+
+  /**
+   * A denied directory appeared in a repository's work tree (itself, or inside one that did). It
+   * is not watched inside: what the server makes there until it is stopped is seen only by a
+   * walk, so it is stopped now, whatever the deny, and the next plan walks every root afresh (the
+   * same roots and denies would keep this set) before the server starts again.
+   */
+  private deniedInTree(denied: DeniedPath): DeniedPath {
+    this.key = '';
+    return {
+      path: denied.path,
+      access: 'all',
+      why: `a denied directory appeared in a repository's work tree: ${denied.path} (what is made inside it is not watched, and git may enter it)`,
+    };
   }
 
   /**
@@ -383,7 +417,7 @@ export class DenyWatch {
     for (const e of await rawEntriesOf(Buffer.from(dir))) {
       const name = e.name.toString('utf8');
       if (Buffer.from(name).equals(e.name)) entries.push({ name, e });
-      else if (report) this.onUnnameable(set, root, dir, e.name);
+      else this.onUnnameable(set, root, dir, e.name, report, identity(st));
     }
     this.gitWalked(set, dir, identity(st), new Set(entries.map((x) => x.name)), report);
     for (const { name, e } of entries) {
@@ -438,16 +472,11 @@ export class DenyWatch {
       const key = appearance(path, st);
       if (set.walked.delete(key)) return; // the walk reported this appearance (`walkReport`)
       set.walking.get(dirname(path))?.add(key);
+      if (denied.access === 'write' && !st.isDirectory() && this.gitNotes.held(path, dirId)) {
+        return this.o.onDenied(this.codeReplaced(denied));
+      }
       if (!st.isDirectory() || !this.gitNotes.mayBeInWorkTree(path)) return this.o.onDenied(denied);
-      // Not watched inside: what the server makes there until it is stopped is seen only by a
-      // walk, so it is stopped now, whatever the deny, and the next plan walks every root afresh
-      // (the same roots and denies would keep this set) before the server starts again.
-      this.key = '';
-      this.o.onDenied({
-        path,
-        access: 'all',
-        why: `a denied directory appeared in a repository's work tree: ${path} (what is made inside it is not watched, and git may enter it)`,
-      });
+      this.o.onDenied(this.deniedInTree(denied));
       const walk = this.gitWalkDenied(set, root, path, true).finally(() => this.walks.delete(walk));
       this.walks.add(walk);
       return;
@@ -477,19 +506,31 @@ export class DenyWatch {
    * restarted, and its layout hides the nearest ancestor that can be named, or refuses to start
    * (sandbox-mounts.ts). What is made inside such a directory later is not seen.
    */
-  private onUnnameable(set: WatchSet, root: WatchedRoot, dir: string, name: Buffer): void {
+  private onUnnameable(
+    set: WatchSet,
+    root: WatchedRoot,
+    dir: string,
+    name: Buffer,
+    report = true,
+    dirId = set.identities.get(dir),
+  ): void {
     const st = lstatSync(Buffer.concat([Buffer.from(dir), Buffer.from('/'), name]), {
       throwIfNoEntry: false,
     });
     if (st === undefined || st.isSymbolicLink()) return;
+    // One the proxy moved aside itself: its new name is no more UTF-8 than the old.
+    if (this.movedAside.has(identity(st))) return;
     const path = join(dir, name.toString('utf8'));
-    const dirId = set.identities.get(dir);
     // What is inside cannot be walked by name: in the person's work tree (a repository git would
-    // find there, behind a gitlink), it is moved aside whole.
+    // find there, behind a gitlink), it is moved aside whole. By any walk after the start (one
+    // after lost events has no event to go by), not only by one of a directory that appeared.
     if (st.isDirectory() && dirId !== undefined && this.gitNotes.inPersonsWorkTree(path)) {
+      this.movedAside.add(identity(st));
       const why = this.o.onPlantedUnnamed(dir, name, dirId);
-      return this.o.onDenied({ path, access: 'all', why });
+      if (report) return this.o.onDenied({ path, access: 'all', why });
+      return this.o.log.warn(why);
     }
+    if (!report) return; // the layout hides it (sandbox-mounts.ts)
     const denied = this.denial(root, path);
     if (denied !== undefined) return this.o.onDenied(denied);
     if (!st.isDirectory()) return;

@@ -77,6 +77,22 @@ function namesIn(dir: string): Set<string> {
 const codeIn = (dir: string, names: ReadonlySet<string>, except?: ReadonlySet<string>): string[] =>
   GIT_DIR_CODE.filter((n) => names.has(n) && !except?.has(n)).map((n) => join(dir, n));
 
+/**
+ * The code entries among `names` in `dir` that are files with another name too (a hard link): a
+ * server made the link while a replaced entry's read-only mount was gone (the person's `git
+ * config` renames a new file over `config`), and writes through it once the mount is back. Git
+ * never links these.
+ */
+function linkedCode(dir: string, names: ReadonlySet<string>): string[] {
+  const out: string[] = [];
+  for (const n of GIT_DIR_CODE) {
+    if (!names.has(n)) continue;
+    const st = lstatSync(join(dir, n), { throwIfNoEntry: false });
+    if (st?.isFile() === true && st.nlink > 1) out.push(join(dir, n));
+  }
+  return out;
+}
+
 /** A `.git` that is not a directory (a file or a link), by its identity, when it is one. */
 function pointerIdentity(path: string): string | undefined {
   const st = lstatSync(path, { throwIfNoEntry: false });
@@ -155,6 +171,14 @@ export class GitNotes {
     return this.walkedGitDir(dirname(path), dirId, namesIn(dirname(path)));
   }
 
+  /**
+   * Whether `path`, in the directory whose identity is `dirId`, is a code entry a noted git
+   * directory held (and holds again: replaced, as `git config` does).
+   */
+  held(path: string, dirId: string | undefined): boolean {
+    return dirId !== undefined && this.noted.get(dirId)?.code.has(basename(path)) === true;
+  }
+
   /** `path` went away from the directory whose identity is `dirId`. */
   vanished(path: string, dirId: string | undefined): void {
     if (dirId !== undefined) this.noted.get(dirId)?.code.delete(basename(path));
@@ -162,8 +186,11 @@ export class GitNotes {
 
   private walkedGitDir(dir: string, id: string, names: ReadonlySet<string>): string[] {
     const known = this.noted.get(id);
-    if (known?.fromStart === true)
-      return [...codeIn(dir, names, known.code), ...this.moved(known, id, dir)];
+    if (known?.fromStart === true) {
+      const planted = codeIn(dir, names, known.code);
+      const linked = linkedCode(dir, names).filter((p) => !planted.includes(p));
+      return [...planted, ...linked, ...this.moved(known, id, dir)];
+    }
     if (known !== undefined) known.path = dir;
     // Most directories are neither a git directory nor a `.git`: nothing more to look at.
     if (known === undefined && basename(dir) !== '.git' && !isGitDirShape(names)) return [];
@@ -178,6 +205,7 @@ export class GitNotes {
     if (known !== undefined) return codeIn(dir, names, known.code);
     if (isGitDirShape(names) && (this.fresh(dir) || names.has('config'))) {
       this.note(dir, id, names);
+      return linkedCode(dir, names);
     }
     return [];
   }

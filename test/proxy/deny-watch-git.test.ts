@@ -16,7 +16,7 @@
  * worktree, the root itself) is a work tree; and a denied directory in a work tree, which the
  * watch does not enter, is looked into.
  */
-import { mkdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { linkSync, mkdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import t from 'tap';
@@ -399,3 +399,85 @@ void t.test("a denied directory in a repository's work tree is looked into", asy
     'outside a work tree: reported as denied for writing',
   );
 });
+
+void t.test(
+  'a denied directory carried into the work tree inside another, then filled',
+  async (t) => {
+    const w = await watchedRoot(t, [], (r) => gitDir(join(r, 'repo', '.git')));
+    const repo = join(w.r, 'repo');
+    // Empty, outside every work tree: only denied for writing there.
+    mkdirSync(join(w.r, 'stage', '.vscode'), { recursive: true });
+    await w.quietNow();
+    renameSync(join(w.r, 'stage'), join(repo, 'stage'));
+    await w.quietNow();
+    const vscode = join(repo, 'stage', '.vscode');
+    t.ok(
+      w.reports.some((d) => d.path === vscode && d.access === 'all'),
+      'carried in: the server is stopped at once, as for one that appears itself',
+    );
+    // Filled before the stop took: the next plan walks it.
+    gitDir(join(vscode, 'evil', '.git'));
+    await w.dw.update(w.roots);
+    t.same(w.planted, [join(vscode, 'evil', '.git', 'config')], 'the next walk finds it');
+  },
+);
+
+void t.test('a repository under a name that is not UTF-8 in a denied directory', async (t) => {
+  const w = await watchedRoot(t, [], (r) => gitDir(join(r, 'repo', '.git')));
+  const repo = join(w.r, 'repo');
+  const odd = Buffer.concat([Buffer.from(`${w.r}/stage/.vscode/x`), Buffer.from([0xff])]);
+  for (const d of ['/.git/objects', '/.git/refs'])
+    mkdirSync(Buffer.concat([odd, Buffer.from(d)]), { recursive: true });
+  writeFileSync(Buffer.concat([odd, Buffer.from('/.git/HEAD')]), 'ref: refs/heads/main\n');
+  writeFileSync(Buffer.concat([odd, Buffer.from('/.git/config')]), '[core]\n');
+  await w.quietNow();
+  t.same(w.planted, [], 'made outside the work tree: its own');
+  renameSync(join(w.r, 'stage'), join(repo, 'stage'));
+  await w.quietNow();
+  t.same(w.planted, [join(repo, 'stage', '.vscode', 'x\uFFFD')], 'moved in: handed on whole');
+});
+
+void t.test(
+  'what a walk after lost events finds: a name that is not UTF-8, a linked config',
+  async (t) => {
+    const w = await watchedRoot(t, [], (r) => gitDir(join(r, 'repo', '.git')));
+    const repo = join(w.r, 'repo');
+    // Made while nothing watched (events lost to a flood, say): no event will say so.
+    w.dw.close();
+    const odd = Buffer.concat([Buffer.from(`${repo}/y`), Buffer.from([0xfe])]);
+    mkdirSync(Buffer.concat([odd, Buffer.from('/.git/refs')]), { recursive: true });
+    writeFileSync(Buffer.concat([odd, Buffer.from('/.git/HEAD')]), 'ref: refs/heads/main\n');
+    // The person's config with a second name, as a server makes one while its mount is gone.
+    linkSync(join(repo, '.git', 'config'), join(repo, '.git', 'x'));
+    await w.dw.update(w.roots);
+    t.same(
+      w.planted.sort(),
+      [join(repo, '.git', 'config'), join(repo, 'y\uFFFD')],
+      'both handed on by the walk',
+    );
+  },
+);
+
+void t.test('a code entry with a second name at the start is handed on', async (t) => {
+  const w = await watchedRoot(t, [], (r) => {
+    gitDir(join(r, 'repo', '.git'));
+    linkSync(join(r, 'repo', '.git', 'config'), join(r, 'repo', '.git', 'x'));
+  });
+  t.same(w.planted, [join(w.r, 'repo', '.git', 'config')], 'by the first walk');
+});
+
+void t.test(
+  "the person's config replaced (git config): the server is stopped at once",
+  async (t) => {
+    const w = await watchedRoot(t, [], (r) => gitDir(join(r, 'repo', '.git')));
+    const config = join(w.r, 'repo', '.git', 'config');
+    // As git writes it: a lock file renamed over it, which drops the sandbox's read-only mount.
+    writeFileSync(`${config}.lock`, '[core]\n[user]\n\tname = me\n');
+    renameSync(`${config}.lock`, config);
+    await w.quietNow();
+    const stop = w.reports.find((d) => d.path === config);
+    t.equal(stop?.access, 'all', 'stopped at once, not restarted after its calls');
+    t.match(stop?.why, 'and its read-only mount in the sandbox with it');
+    t.same(w.planted, [], 'nothing moved: it is still the person’s');
+  },
+);
