@@ -1,3 +1,4 @@
+import { lstatSync, type Stats } from 'node:fs';
 /** The string codes every mcp-roots error carries, on the wire and in process. */
 export type ErrorCode =
   | 'POLICY_INVALID'
@@ -37,6 +38,20 @@ export function errnoCode(err: unknown): string | undefined {
     return typeof code === 'string' ? code : undefined;
   }
   return undefined;
+}
+
+/**
+ * `lstat`, undefined for a path that is not there, or whose parent is no longer a directory
+ * (ENOTDIR, which `throwIfNoEntry: false` still throws: a watched directory replaced by a file
+ * made a watch's listener throw, and the process with it).
+ */
+export function lstatOrNone(path: string | Buffer): Stats | undefined {
+  try {
+    return lstatSync(path, { throwIfNoEntry: false });
+  } catch (err) {
+    if (errnoCode(err) === 'ENOTDIR') return undefined;
+    throw err;
+  }
 }
 
 /** Run an fs operation and turn ENOENT/ENOTDIR (and only those) into undefined. */

@@ -32,14 +32,24 @@
  *
  * The count stands for the queue only while no watch is closed with events still queued for it:
  * libuv drops those too, uncounted (no handle is left to call), so a queue filled with them
- * overflows unseen. The proxy's deny watch therefore keeps a watch it gives up open, its events
- * counted and ignored, until a walk of the roots has followed (proxy/deny-watch.ts, `retired`).
+ * overflows unseen; closing a watch queues one such event itself (IN_IGNORED). The proxy's deny
+ * watch therefore keeps a watch it gives up open, its events counted and ignored, until a walk of
+ * the roots has followed (proxy/deny-watch.ts, `retired`), and a full queue short of `UNSEEN`
+ * events counts as full.
  */
 import { readFileSync, watch, type FSWatcher, type WatchEventType } from 'node:fs';
 
 /** How long a turn of the event loop with `FLOOD_EVENTS` watch events in it may last. */
 export const FLOOD_TURN_MS = 250;
 export const FLOOD_EVENTS = 1000;
+
+/**
+ * Events of a full queue that may have reached no listener: a watch closed while one was queued
+ * for it (its IN_IGNORED at least; the proxy's deny watch retires rather than closes, but the
+ * daemon's watchers close). A queue full but for these counts as full: short by one, a full queue
+ * went unseen (an attacker pass).
+ */
+const UNSEEN = 256;
 
 /** The kernel's queue length per inotify instance (Node has one per process). */
 const QUEUED_MAX = queuedMax();
@@ -62,7 +72,10 @@ export function flooded(): boolean {
     return false;
   }
   turnEvents++;
-  return turnEvents >= QUEUED_MAX || (turnEvents > FLOOD_EVENTS && now - turnStart > FLOOD_TURN_MS);
+  return (
+    turnEvents >= QUEUED_MAX - UNSEEN ||
+    (turnEvents > FLOOD_EVENTS && now - turnStart > FLOOD_TURN_MS)
+  );
 }
 
 /** `fs.inotify.max_queued_events`, or the kernel's default where it cannot be read. */

@@ -21,8 +21,18 @@
  * of what it watches, a directory whose identity changed under a watched name is watched afresh,
  * and a watch that reports its own directory's removal or move gives up its name.
  */
-import { lstatSync, type Dirent, type FSWatcher, type Stats } from 'node:fs';
+import {
+  closeSync,
+  constants,
+  fstatSync,
+  openSync,
+  type Dirent,
+  type FSWatcher,
+  type Stats,
+} from 'node:fs';
+import { lstatOrNone } from '../common/errors.js';
 import { basename, dirname, join } from 'node:path';
+import { readdir } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import type { DenyAccess, DenyMeta, Root } from '../common/types.js';
 import { guardedWatch } from '../common/watch-flood.js';
@@ -305,7 +315,7 @@ export class DenyWatch {
       // A directory that went away meanwhile needs no watch. One of another user's that this
       // user may not read (a container's volume) the server cannot fill either: a warning.
       if (code === 'ENOENT' || code === 'ENOTDIR') return;
-      const owner = lstatSync(dir, { throwIfNoEntry: false })?.uid;
+      const owner = lstatOrNone(dir)?.uid;
       if ((code === 'EACCES' || code === 'EPERM') && owner !== process.getuid?.()) {
         return this.cannotWatch(dir, (err as Error).message);
       }
@@ -320,9 +330,11 @@ export class DenyWatch {
     }
     // inotify followed whatever `dir` is now; what it is, is what the watch is of (a link in
     // its place leads elsewhere: not watched, as links are not entered).
-    const st = lstatSync(dir, { throwIfNoEntry: false });
+    const st = lstatOrNone(dir);
     if (st === undefined || !st.isDirectory()) {
-      w.close();
+      // Closed, the kernel's IN_IGNORED for it (and what came meanwhile) would be dropped by
+      // libuv uncounted, leaving the flood guard short: retired, as a watch given up is.
+      this.retire(set, w, undefined, dir);
       return;
     }
     // Node closes a watch that reports an error: what is made in `dir` from then on goes unseen.
@@ -341,7 +353,7 @@ export class DenyWatch {
       // Names as bytes: one that is not UTF-8 cannot be looked up by its text (U+FFFD in its
       // place), so what it is, and what is below it, is seen only this way.
       const entries: { name: string; e: Dirent<Buffer> }[] = [];
-      for (const e of await rawEntriesOf(Buffer.from(dir))) {
+      for (const e of await entriesOfHeld(dir, identity(st))) {
         const name = e.name.toString('utf8');
         if (Buffer.from(name).equals(e.name)) entries.push({ name, e });
         // Made after the first walk: as for its event (in a work tree, by any walk). One there
@@ -363,6 +375,23 @@ export class DenyWatch {
     } finally {
       if (set.walking.get(dir) === reported) set.walking.delete(dir);
     }
+  }
+
+  /**
+   * A walk of `path`, which appeared, under way (`settled` waits for it). One that fails (a file
+   * system error no walk expects) fails closed, as a lost watch does.
+   */
+  private walking(set: WatchSet, path: string, done: Promise<void>): void {
+    const walk = done
+      .catch((err: unknown) =>
+        this.onLost(
+          set,
+          path,
+          `walking ${path} failed (${String(err)}), so what is in it went unseen`,
+        ),
+      )
+      .finally(() => this.walks.delete(walk));
+    this.walks.add(walk);
   }
 
   /**
@@ -411,10 +440,10 @@ export class DenyWatch {
     report: boolean,
   ): Promise<void> {
     if (!set.live) return;
-    const st = lstatSync(dir, { throwIfNoEntry: false });
+    const st = lstatOrNone(dir);
     if (st === undefined || !st.isDirectory()) return;
     const entries: { name: string; e: Dirent<Buffer> }[] = [];
-    for (const e of await rawEntriesOf(Buffer.from(dir))) {
+    for (const e of await entriesOfHeld(dir, identity(st))) {
       const name = e.name.toString('utf8');
       if (Buffer.from(name).equals(e.name)) entries.push({ name, e });
       else this.onUnnameable(set, root, dir, e.name, report, identity(st));
@@ -435,7 +464,7 @@ export class DenyWatch {
    * more, and a reused inode comes with an event for the removal too, so each is reported again.
    */
   private walkReport(set: WatchSet, denied: DeniedPath, reported: Set<string>): void {
-    const st = lstatSync(denied.path, { throwIfNoEntry: false });
+    const st = lstatOrNone(denied.path);
     if (st !== undefined) {
       const key = appearance(denied.path, st);
       if (reported.delete(key)) return;
@@ -449,7 +478,7 @@ export class DenyWatch {
   private onEntry(set: WatchSet, root: WatchedRoot, path: string): void {
     if (!set.live) return;
     // A synchronous lstat: the report must not wait behind anything else the proxy does.
-    const st = lstatSync(path, { throwIfNoEntry: false });
+    const st = lstatOrNone(path);
     if (st === undefined) {
       this.gitNotes.vanished(path, set.identities.get(dirname(path)));
       return this.unwatchBelow(set, path);
@@ -477,13 +506,11 @@ export class DenyWatch {
       }
       if (!st.isDirectory() || !this.gitNotes.mayBeInWorkTree(path)) return this.o.onDenied(denied);
       this.o.onDenied(this.deniedInTree(denied));
-      const walk = this.gitWalkDenied(set, root, path, true).finally(() => this.walks.delete(walk));
-      this.walks.add(walk);
+      this.walking(set, path, this.gitWalkDenied(set, root, path, true));
       return;
     }
     if (!st.isDirectory()) return;
-    const walk = this.watchTree(set, root, path, true).finally(() => this.walks.delete(walk));
-    this.walks.add(walk);
+    this.walking(set, path, this.watchTree(set, root, path, true));
   }
 
   /**
@@ -495,7 +522,7 @@ export class DenyWatch {
    */
   private maybeSelf(set: WatchSet, root: WatchedRoot, dir: string, w: FSWatcher): void {
     if (!set.live || set.watchers.get(dir) !== w) return;
-    if (lstatSync(join(dir, basename(dir)), { throwIfNoEntry: false }) !== undefined) return;
+    if (lstatOrNone(join(dir, basename(dir))) !== undefined) return;
     this.unwatchBelow(set, dir);
     this.onEntry(set, root, dir);
   }
@@ -514,9 +541,7 @@ export class DenyWatch {
     report = true,
     dirId = set.identities.get(dir),
   ): void {
-    const st = lstatSync(Buffer.concat([Buffer.from(dir), Buffer.from('/'), name]), {
-      throwIfNoEntry: false,
-    });
+    const st = lstatOrNone(Buffer.concat([Buffer.from(dir), Buffer.from('/'), name]));
     if (st === undefined || st.isSymbolicLink()) return;
     // One the proxy moved aside itself: its new name is no more UTF-8 than the old.
     if (this.movedAside.has(identity(st))) return;
@@ -596,7 +621,7 @@ export class DenyWatch {
   ): void {
     for (const path of paths) {
       // Moved aside already, when a walk and an event both found it.
-      if (lstatSync(path, { throwIfNoEntry: false }) === undefined) continue;
+      if (lstatOrNone(path) === undefined) continue;
       const why = this.o.onPlanted(path, set.identities.get(dirname(path)) ?? dirId);
       if (stop) this.o.onDenied({ path, access: 'all', why });
       else this.o.log.warn(why);
@@ -632,4 +657,33 @@ function unwatchableHint(code: string | undefined, dir: string): string {
     return `: it is yours but not readable (a server can make such a directory and fill it unseen): make it readable (chmod u+r ${dir}) or remove it`;
   }
   return '';
+}
+
+/**
+ * The entries of the directory `dir` whose identity is `id`, by bytes, or none when `dir` is no
+ * longer that directory. Read through a descriptor opened without following a link (by its
+ * /proc/self/fd name): a server swapping `dir` for a link to `/` between the walk's lstat and
+ * its readdir led the walk, and its watches, out of the roots. Its event is then what goes on.
+ */
+async function entriesOfHeld(dir: string, id: string): Promise<Dirent<Buffer>[]> {
+  let fd: number;
+  try {
+    fd = openSync(dir, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW);
+  } catch {
+    return [];
+  }
+  try {
+    if (identity(fstatSync(fd)) !== id) return [];
+    return await readdir(Buffer.from(`/proc/self/fd/${fd}`), {
+      withFileTypes: true,
+      encoding: 'buffer',
+    });
+  } catch {
+    // No /proc: by name, kept only if `dir` is still the directory afterwards.
+    const entries = await rawEntriesOf(Buffer.from(dir));
+    const now = lstatOrNone(dir);
+    return now !== undefined && identity(now) === id ? entries : [];
+  } finally {
+    closeSync(fd);
+  }
 }

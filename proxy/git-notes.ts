@@ -34,7 +34,7 @@
  * - **Anything else is new and its own.** A repository made elsewhere is the server's whole (the
  *   person runs git in it only by choice); docs/security.md says so.
  */
-import { lstatSync } from 'node:fs';
+import { lstatOrNone } from '../common/errors.js';
 import { basename, dirname, join } from 'node:path';
 import {
   GIT_DIR_CODE,
@@ -69,7 +69,7 @@ const NAMES: ReadonlySet<string> = new Set<string>([...GIT_DIR_SHAPE, ...GIT_DIR
 /** Which of `NAMES` `dir` holds now, as any kind of entry (a link too). */
 function namesIn(dir: string): Set<string> {
   const found = new Set<string>();
-  for (const n of NAMES) if (lstatSync(join(dir, n), { throwIfNoEntry: false })) found.add(n);
+  for (const n of NAMES) if (lstatOrNone(join(dir, n))) found.add(n);
   return found;
 }
 
@@ -87,7 +87,7 @@ function linkedCode(dir: string, names: ReadonlySet<string>): string[] {
   const out: string[] = [];
   for (const n of GIT_DIR_CODE) {
     if (!names.has(n)) continue;
-    const st = lstatSync(join(dir, n), { throwIfNoEntry: false });
+    const st = lstatOrNone(join(dir, n));
     if (st?.isFile() === true && st.nlink > 1) out.push(join(dir, n));
   }
   return out;
@@ -95,7 +95,7 @@ function linkedCode(dir: string, names: ReadonlySet<string>): string[] {
 
 /** A `.git` that is not a directory (a file or a link), by its identity, when it is one. */
 function pointerIdentity(path: string): string | undefined {
-  const st = lstatSync(path, { throwIfNoEntry: false });
+  const st = lstatOrNone(path);
   return st === undefined || st.isDirectory() ? undefined : `${st.dev}:${st.ino}`;
 }
 
@@ -126,7 +126,7 @@ export class GitNotes {
     for (const root of roots) {
       if (!this.fresh(root)) continue;
       for (let dir = dirname(root); ; dir = dirname(dir)) {
-        if (lstatSync(join(dir, '.git'), { throwIfNoEntry: false })) this.outerTrees.add(dir);
+        if (lstatOrNone(join(dir, '.git'))) this.outerTrees.add(dir);
         if (dir === dirname(dir)) break;
       }
     }
@@ -247,7 +247,7 @@ export class GitNotes {
     const out: { path: string; id: string; pointer: boolean }[] = [];
     for (let above = dirname(tree); roots.some((r) => inside(above, r)); above = dirname(above)) {
       for (const path of [join(above, '.git'), above]) {
-        const st = lstatSync(path, { throwIfNoEntry: false });
+        const st = lstatOrNone(path);
         if (st === undefined) continue;
         const id = `${st.dev}:${st.ino}`;
         if (!st.isDirectory()) out.push({ path, id, pointer: true });
@@ -331,7 +331,7 @@ export class GitNotes {
     if (this.inWorkTree(path)) return true;
     const roots = this.roots();
     for (let dir = dirname(path); roots.some((r) => inside(dir, r)); dir = dirname(dir)) {
-      if (lstatSync(join(dir, '.git'), { throwIfNoEntry: false }) !== undefined) return true;
+      if (lstatOrNone(join(dir, '.git')) !== undefined) return true;
       if (dir === dirname(dir)) break;
     }
     return false;

@@ -15,8 +15,10 @@
  */
 import {
   mkdirSync,
+  readdirSync,
   readFileSync,
   renameSync,
+  rmdirSync,
   rmSync,
   unlinkSync,
   utimesSync,
@@ -130,3 +132,54 @@ void t.test(
     );
   },
 );
+
+void t.test('a watch of what is not a directory is retired too, not closed', async (t) => {
+  // **A hole, found by the next attacker pass:** a directory the walk read as one, swapped for a
+  // file before its watch was set, had that watch closed at once; the IN_IGNORED the close
+  // queued reached no listener, so a full queue counted one short, the guard did not trip, and
+  // what came after the overflow went unseen.
+  const w = await watchedRoot(t);
+  for (const f of ['a', 'b']) writeFileSync(join(w.root, f), '');
+  const tree = join(w.root, 'T');
+  mkdirSync(join(tree, 'b0'), { recursive: true });
+  mkdirSync(join(tree, 'b1'));
+  const order = readdirSync(tree);
+  let deep = join(tree, order[0]!);
+  for (let i = 0; i < 150; i++) mkdirSync((deep = join(deep, 'd')));
+  await w.quietNow();
+  const before = w.reports.length;
+  renameSync(tree, join(w.root, 'T2'));
+  // Once the walk of the new name is below its first entry, the other becomes a file.
+  const watching = (w.dw as unknown as { current: { watchers: Map<string, unknown> } }).current;
+  await waitFor(() => watching.watchers.has(join(w.root, 'T2', order[0]!, 'd')), 10_000, 'below');
+  rmdirSync(join(w.root, 'T2', order[1]!));
+  writeFileSync(join(w.root, 'T2', order[1]!), '');
+  await w.dw.settled();
+  // This loop reads no event from here: the queue overflows, and then the .env is made.
+  for (let i = 0; i < QUEUED + 100; i++) utimesSync(join(w.root, i % 2 ? 'a' : 'b'), i, i);
+  const env = join(w.root, '.env');
+  writeFileSync(env, 'secret');
+  await waitFor(
+    () => w.reports.slice(before).some((d) => d.path === env || /came faster/.test(d.why ?? '')),
+    30_000,
+    'the .env, or the flood',
+  );
+  t.pass('the .env is seen, or the watch fails closed');
+});
+
+void t.test('a watched directory replaced by a file does not throw in the listener', async (t) => {
+  // **A hole, found by the same pass:** the lstat of `D/D` (is the watch's own name an entry of
+  // it?) threw ENOTDIR, which `throwIfNoEntry: false` does not cover, out of the watch's
+  // listener: the proxy ended, and the host's session with it. Any server could do it.
+  const thrown: unknown[] = [];
+  const onError = (err: unknown) => thrown.push(err);
+  process.on('uncaughtException', onError);
+  t.teardown(() => process.off('uncaughtException', onError));
+  const w = await watchedRoot(t);
+  mkdirSync(join(w.root, 'D'));
+  await w.quietNow();
+  rmdirSync(join(w.root, 'D'));
+  writeFileSync(join(w.root, 'D'), '');
+  await w.quietNow();
+  t.same(thrown, [], 'nothing escaped');
+});
