@@ -49,7 +49,9 @@ export function lstatOrNone(path: string | Buffer): Stats | undefined {
   try {
     return lstatSync(path, { throwIfNoEntry: false });
   } catch (err) {
-    if (errnoCode(err) === 'ENOTDIR') return undefined;
+    // Too long a path names nothing that can be looked at either (a server made it to crash
+    // whatever looked: the caller decides what "not there" means for it).
+    if (errnoCode(err) === 'ENOTDIR' || errnoCode(err) === 'ENAMETOOLONG') return undefined;
     throw err;
   }
 }

@@ -132,8 +132,6 @@ export class DenyWatch {
   private readonly walks = new Set<Promise<void>>();
   /** The person's git directories and their code entries (git-notes.ts). */
   private readonly gitNotes = new GitNotes();
-  /** The identities of the directories whose names are not UTF-8 that the proxy moved aside. */
-  private readonly movedAside = new Set<string>();
   /**
    * The retired watches reached `RETIRED_MAX` and the server was stopped: the next plan's walk
    * comes after it, so the last set's watches may close then, events queued or not.
@@ -175,11 +173,17 @@ export class DenyWatch {
     };
     this.next = set;
     this.gitNotes.walkBegins(all.filter((r) => r.denies.length > 0).map((r) => r.path));
-    for (const r of all) {
-      const denies = r.denies.map((d) => ({ test: denyTest(d), access: d.access }));
-      if (denies.length === 0) continue;
-      const root: WatchedRoot = { path: r.path, denies };
-      await this.watchTree(set, root, root.path, false);
+    try {
+      for (const r of all) {
+        const denies = r.denies.map((d) => ({ test: denyTest(d), access: d.access }));
+        if (denies.length === 0) continue;
+        const root: WatchedRoot = { path: r.path, denies };
+        await this.watchTree(set, root, root.path, false);
+      }
+    } catch (err) {
+      // Not walked whole: the next plan must walk again, not find the same key and return.
+      this.key = '';
+      throw err;
     }
     this.gitNotes.walkEnded();
     if (this.next !== set) return;
@@ -276,12 +280,18 @@ export class DenyWatch {
   /**
    * Watch `dir` and the directories below it that are not denied. With `report`, denied entries
    * found on the way are reported: a directory that appears whole (moved in) may carry them.
+   *
+   * A denied directory in a repository's work tree is watched too, `gitOnly`: for git directories
+   * (git-notes.ts), not for denies (it is denied whole, and reported once). It is not hidden from
+   * git outside the sandbox, which enters it behind a gitlink the server stages and runs what a
+   * git directory there says; unwatched, a server filled it unseen until its restart.
    */
   private async watchTree(
     set: WatchSet,
     root: WatchedRoot,
     dir: string,
     report: boolean,
+    gitOnly = false,
   ): Promise<void> {
     if (!set.live || set.watchers.has(dir)) return;
     const max = this.o.maxDirs ?? 50_000;
@@ -303,10 +313,16 @@ export class DenyWatch {
           // A retired watch's events were counted (guardedWatch), which is all it is kept for.
           if (set.watchers.get(dir) !== w) return;
           if (event !== 'rename' || name === null) return;
-          const text = name.toString('utf8');
-          if (!Buffer.from(text).equals(name)) return this.onUnnameable(set, root, dir, name);
-          if (text === basename(dir)) this.maybeSelf(set, root, dir, w);
-          this.onEntry(set, root, join(dir, text));
+          try {
+            const text = name.toString('utf8');
+            if (!Buffer.from(text).equals(name)) return this.onUnnameable(set, root, dir, name);
+            if (text === basename(dir)) this.maybeSelf(set, root, dir, w);
+            this.onEntry(set, root, join(dir, text), gitOnly);
+          } catch (err) {
+            // An error no event should bring (a path too long to name, say) must neither end the
+            // proxy nor leave the entry unseen: fail closed, as for a lost watch.
+            this.onLost(set, dir, `an event in ${dir} could not be handled (${String(err)})`);
+          }
         },
         () => this.onFlood(set, dir),
       );
@@ -363,14 +379,14 @@ export class DenyWatch {
       this.gitWalked(set, dir, identity(st), new Set(entries.map((x) => x.name)), report);
       for (const { name, e } of entries) {
         const p = join(dir, name);
-        const denied = e.isSymbolicLink() ? undefined : this.denial(root, p);
+        const denied = gitOnly || e.isSymbolicLink() ? undefined : this.denial(root, p);
         if (denied !== undefined) {
-          const inTree = e.isDirectory() && this.gitNotes.mayBeInWorkTree(p);
-          if (report) this.walkReport(set, inTree ? this.deniedInTree(denied) : denied, reported);
-          if (inTree) await this.gitWalkDenied(set, root, p, report);
+          if (report) this.walkReport(set, denied, reported);
+          if (e.isDirectory() && this.gitNotes.mayBeInWorkTree(p))
+            await this.watchTree(set, root, p, report, true);
           continue;
         }
-        if (e.isDirectory()) await this.watchTree(set, root, p, report);
+        if (e.isDirectory()) await this.watchTree(set, root, p, report, gitOnly);
       }
     } finally {
       if (set.walking.get(dir) === reported) set.walking.delete(dir);
@@ -402,56 +418,13 @@ export class DenyWatch {
    * second name is handed on (git-notes.ts). What it wrote in the moment before the stop stays:
    * docs/security.md says so.
    */
-  private codeReplaced(denied: DeniedPath): DeniedPath {
+  private codeReplaced(path: string): DeniedPath {
     this.key = '';
     return {
-      path: denied.path,
+      path,
       access: 'all',
-      why: `${denied.path} was replaced, and its read-only mount in the sandbox with it`,
+      why: `${path} was replaced, and its read-only mount in the sandbox with it`,
     };
-  }
-
-  /**
-   * A denied directory appeared in a repository's work tree (itself, or inside one that did). It
-   * is not watched inside: what the server makes there until it is stopped is seen only by a
-   * walk, so it is stopped now, whatever the deny, and the next plan walks every root afresh (the
-   * same roots and denies would keep this set) before the server starts again.
-   */
-  private deniedInTree(denied: DeniedPath): DeniedPath {
-    this.key = '';
-    return {
-      path: denied.path,
-      access: 'all',
-      why: `a denied directory appeared in a repository's work tree: ${denied.path} (what is made inside it is not watched, and git may enter it)`,
-    };
-  }
-
-  /**
-   * `dir` is denied, so not watched, nor hidden from git outside the sandbox: in a repository's
-   * work tree, git run there enters it behind a gitlink the server stages, and runs what a git
-   * directory in it says. So the walks look inside for git directories (git-notes.ts) there, the
-   * watch's first walk and each plan's too: one that appears denied stops the server (above),
-   * and the next plan's walk finds what it made inside meanwhile. Nothing here is watched.
-   */
-  private async gitWalkDenied(
-    set: WatchSet,
-    root: WatchedRoot,
-    dir: string,
-    report: boolean,
-  ): Promise<void> {
-    if (!set.live) return;
-    const st = lstatOrNone(dir);
-    if (st === undefined || !st.isDirectory()) return;
-    const entries: { name: string; e: Dirent<Buffer> }[] = [];
-    for (const e of await entriesOfHeld(dir, identity(st))) {
-      const name = e.name.toString('utf8');
-      if (Buffer.from(name).equals(e.name)) entries.push({ name, e });
-      else this.onUnnameable(set, root, dir, e.name, report, identity(st));
-    }
-    this.gitWalked(set, dir, identity(st), new Set(entries.map((x) => x.name)), report);
-    for (const { name, e } of entries) {
-      if (e.isDirectory()) await this.gitWalkDenied(set, root, join(dir, name), report);
-    }
   }
 
   /**
@@ -475,7 +448,7 @@ export class DenyWatch {
   }
 
   /** An entry of a watched directory appeared, went away, or was renamed (either end). */
-  private onEntry(set: WatchSet, root: WatchedRoot, path: string): void {
+  private onEntry(set: WatchSet, root: WatchedRoot, path: string, gitOnly = false): void {
     if (!set.live) return;
     // A synchronous lstat: the report must not wait behind anything else the proxy does.
     const st = lstatOrNone(path);
@@ -494,23 +467,25 @@ export class DenyWatch {
     if (planted.length > 0 && dirId !== undefined) {
       return this.plantedFound(set, planted, dirId, true);
     }
+    // The person's code entry replaced (`git config`), wherever its git directory stands: a
+    // bare or separate one's is read-only by the layout's own rule, not by a deny pattern.
+    if (!st.isDirectory() && this.gitNotes.held(path, dirId)) {
+      return this.o.onDenied(this.codeReplaced(path));
+    }
     // A link is not mounted over (sandbox-mounts.ts): its target is shown or hidden on its own.
     if (st.isSymbolicLink()) return;
-    const denied = this.denial(root, path);
+    const denied = gitOnly ? undefined : this.denial(root, path);
     if (denied !== undefined) {
       const key = appearance(path, st);
       if (set.walked.delete(key)) return; // the walk reported this appearance (`walkReport`)
       set.walking.get(dirname(path))?.add(key);
-      if (denied.access === 'write' && !st.isDirectory() && this.gitNotes.held(path, dirId)) {
-        return this.o.onDenied(this.codeReplaced(denied));
-      }
-      if (!st.isDirectory() || !this.gitNotes.mayBeInWorkTree(path)) return this.o.onDenied(denied);
-      this.o.onDenied(this.deniedInTree(denied));
-      this.walking(set, path, this.gitWalkDenied(set, root, path, true));
+      this.o.onDenied(denied);
+      if (st.isDirectory() && this.gitNotes.mayBeInWorkTree(path))
+        this.walking(set, path, this.watchTree(set, root, path, true, true));
       return;
     }
     if (!st.isDirectory()) return;
-    this.walking(set, path, this.watchTree(set, root, path, true));
+    this.walking(set, path, this.watchTree(set, root, path, true, gitOnly));
   }
 
   /**
@@ -543,14 +518,11 @@ export class DenyWatch {
   ): void {
     const st = lstatOrNone(Buffer.concat([Buffer.from(dir), Buffer.from('/'), name]));
     if (st === undefined || st.isSymbolicLink()) return;
-    // One the proxy moved aside itself: its new name is no more UTF-8 than the old.
-    if (this.movedAside.has(identity(st))) return;
     const path = join(dir, name.toString('utf8'));
     // What is inside cannot be walked by name: in the person's work tree (a repository git would
     // find there, behind a gitlink), it is moved aside whole. By any walk after the start (one
     // after lost events has no event to go by), not only by one of a directory that appeared.
     if (st.isDirectory() && dirId !== undefined && this.gitNotes.inPersonsWorkTree(path)) {
-      this.movedAside.add(identity(st));
       const why = this.o.onPlantedUnnamed(dir, name, dirId);
       if (report) return this.o.onDenied({ path, access: 'all', why });
       return this.o.log.warn(why);

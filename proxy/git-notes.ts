@@ -93,6 +93,9 @@ function linkedCode(dir: string, names: ReadonlySet<string>): string[] {
   return out;
 }
 
+/** Where git is run to find the git directory `dir`: a `.git`'s parent, a bare one itself. */
+const placeOf = (dir: string): string => (basename(dir) === '.git' ? dirname(dir) : dir);
+
 /** A `.git` that is not a directory (a file or a link), by its identity, when it is one. */
 function pointerIdentity(path: string): string | undefined {
   const st = lstatOrNone(path);
@@ -102,7 +105,11 @@ function pointerIdentity(path: string): string | undefined {
 export class GitNotes {
   /** The noted git directories, by identity. */
   private readonly noted = new Map<string, Noted>();
-  /** Every path a git directory noted at the start has stood at, with the first one's identity. */
+  /**
+   * Every place a repository of the start has stood at, with the first one's identity: the
+   * directory git is run in to find it (a `.git` directory's or `.git` file's parent, a bare
+   * one itself), so that one put where another stood is known whatever its shape.
+   */
   private readonly places = new Map<string, string>();
   /** The identities of the `.git` files and links the first walk found (submodules, worktrees). */
   private readonly pointers = new Set<string>();
@@ -172,11 +179,15 @@ export class GitNotes {
   }
 
   /**
-   * Whether `path`, in the directory whose identity is `dirId`, is a code entry a noted git
-   * directory held (and holds again: replaced, as `git config` does).
+   * Whether `path`, in the directory whose identity is `dirId`, is a code entry of the person's
+   * (a git directory noted at the start, whose code the sandbox's layout made read-only) held
+   * then and holding again: replaced, as `git config` does. Not one of a repository made during
+   * the session: `git init` and `git clone` write their `config` by a rename too.
    */
   held(path: string, dirId: string | undefined): boolean {
-    return dirId !== undefined && this.noted.get(dirId)?.code.has(basename(path)) === true;
+    if (dirId === undefined) return false;
+    const known = this.noted.get(dirId);
+    return known?.fromStart === true && known.code.has(basename(path));
   }
 
   /** `path` went away from the directory whose identity is `dirId`. */
@@ -198,7 +209,11 @@ export class GitNotes {
     // one inside the person's repository, or one git would find from it: the server's. So is
     // one noted elsewhere during the session and renamed to such a place since: its notes say
     // only what it held when it was made, by whoever made it.
-    if (this.places.has(dir) || this.insidePersons(dir, names) || this.coversPersons(dir)) {
+    if (
+      this.places.has(placeOf(dir)) ||
+      this.insidePersons(dir, names) ||
+      this.coversPersons(dir)
+    ) {
       if (known !== undefined) this.noted.delete(id);
       return codeIn(dir, names);
     }
@@ -223,8 +238,8 @@ export class GitNotes {
   private moved(known: Noted, id: string, dir: string): string[] {
     if (known.path === dir) return [];
     known.path = dir;
-    const stood = this.places.get(dir);
-    if (stood === undefined) this.places.set(dir, id);
+    const stood = this.places.get(placeOf(dir));
+    if (stood === undefined) this.places.set(placeOf(dir), id);
     const out: string[] = [];
     let own = stood !== undefined && stood !== id;
     for (const g of this.gitAbove(dir)) {
@@ -269,9 +284,15 @@ export class GitNotes {
     if (id === undefined) return [];
     if (this.fresh(path)) {
       this.pointers.add(id);
+      if (!this.places.has(dirname(path))) this.places.set(dirname(path), id);
       return [];
     }
-    if (this.pointers.has(id)) return [];
+    if (this.pointers.has(id)) {
+      // The start's, but put where another repository of the start stood (moved away first).
+      const stood = this.places.get(dirname(path));
+      if (stood === undefined) this.places.set(dirname(path), id);
+      return stood !== undefined && stood !== id ? [path] : [];
+    }
     return this.inWorkTree(path) || this.coversPersons(path) ? [path] : [];
   }
 
@@ -361,7 +382,7 @@ export class GitNotes {
       fromStart,
       ...(fromStart ? { above: new Set(this.gitAbove(dir).map((g) => g.id)) } : {}),
     });
-    if (fromStart && !this.places.has(dir)) this.places.set(dir, id);
+    if (fromStart && !this.places.has(placeOf(dir))) this.places.set(placeOf(dir), id);
   }
 
   /**

@@ -9,15 +9,36 @@
  * it, so the proxy moves it aside, in the same directory, under a name git does not read, and
  * says where: the person gets it back with one `mv` if they made it themselves.
  */
+import { createHash, randomBytes } from 'node:crypto';
 import { closeSync, constants, fstatSync, openSync, renameSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 
-/** The name `name` is moved to: one git does not read, saying who moved it and when. */
+/**
+ * The name `name` is moved to: one git does not read, saying who moved it and when, with a
+ * random part. A directory moved aside is still a repository git enters behind a gitlink that
+ * names it, and a server staged gitlinks for every name a clock would give.
+ */
 const asideName = (name: Buffer, now: Date): Buffer =>
   Buffer.concat([
     name,
-    Buffer.from(`.moved-by-mcp-roots-${now.toISOString().replace(/[:.]/g, '-')}`),
+    Buffer.from(
+      `.moved-by-mcp-roots-${now.toISOString().replace(/[:.]/g, '-')}-${randomBytes(6).toString('hex')}`,
+    ),
   ]);
+
+/**
+ * The name a directory whose name is not UTF-8 is moved to: UTF-8, so that the watch walks it
+ * as any directory that appeared and hands on the code of a git directory in it (in the
+ * person's work tree), and random. Its old name is in the log, quoted for the shell.
+ */
+const unnamedAsideName = (name: Buffer): Buffer =>
+  Buffer.from(
+    `mcp-roots-moved-${createHash('sha256').update(name).digest('hex').slice(0, 12)}-${randomBytes(6).toString('hex')}`,
+  );
+
+/** `name` as a shell word that names those bytes: `$'…'` with octal escapes. */
+const shellBytes = (name: Buffer): string =>
+  `$'${[...name].map((b) => (b >= 0x20 && b < 0x7f && b !== 0x27 && b !== 0x5c ? String.fromCharCode(b) : `\\${b.toString(8).padStart(3, '0')}`)).join('')}'`;
 
 /**
  * Move `path` aside within its directory, provided that directory is still the one the watch
@@ -40,12 +61,18 @@ export function setAsideUnnamed(
   dirIdentity: string,
   now = new Date(),
 ): string {
-  const path = join(dir, name.toString('utf8'));
-  const what = `${path} (a name that is not UTF-8) appeared in a repository's work tree while the sandboxed server could write there, and nothing can say what git outside the sandbox would find in it`;
-  return setAside(dir, name, dirIdentity, what, now);
+  const what = `${join(dir, shellBytes(name))} (a name that is not UTF-8) appeared in a repository's work tree while the sandboxed server could write there, and nothing can say what git outside the sandbox would find in it`;
+  return setAside(dir, name, dirIdentity, what, now, unnamedAsideName(name));
 }
 
-function setAside(dir: string, name: Buffer, dirIdentity: string, what: string, now: Date): string {
+function setAside(
+  dir: string,
+  name: Buffer,
+  dirIdentity: string,
+  what: string,
+  now: Date,
+  aside = asideName(name, now),
+): string {
   const path = join(dir, name.toString('utf8'));
   let fd: number;
   try {
@@ -58,7 +85,6 @@ function setAside(dir: string, name: Buffer, dirIdentity: string, what: string, 
     if (`${st.dev}:${st.ino}` !== dirIdentity) {
       return `${what}; ${dir} is no longer the directory that was watched, so nothing was moved: look at ${path} before you run git there`;
     }
-    const aside = asideName(name, now);
     const at = Buffer.from(`/proc/self/fd/${fd}/`);
     renameSync(Buffer.concat([at, name]), Buffer.concat([at, aside]));
     return `${what}: moved it aside to ${join(dir, aside.toString('utf8'))} (if you made it yourself, move it back)`;

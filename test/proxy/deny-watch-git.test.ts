@@ -20,7 +20,7 @@ import { linkSync, mkdirSync, renameSync, rmSync, symlinkSync, writeFileSync } f
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import t from 'tap';
-import { watchedRoot } from '../helpers/deny-watch.js';
+import { isSentinel, watchedRoot } from '../helpers/deny-watch.js';
 
 /** A git directory as git takes it, holding `config` and no other code entry. */
 function gitDir(dir: string): void {
@@ -367,34 +367,41 @@ void t.test("a denied directory in a repository's work tree is looked into", asy
   );
   const repo = join(w.r, 'repo');
   // Made elsewhere (the server's own there), then moved in under a protected name: git run in
-  // `repo` enters it behind a gitlink, and the watch does not.
+  // `repo` enters it behind a gitlink, though the deny watch has nothing to report inside.
   gitDir(join(w.r, 'stage', 'evil', '.git'));
   await w.quietNow();
   renameSync(join(w.r, 'stage', 'evil'), join(repo, '.vscode'));
   await w.quietNow();
   t.same(w.planted, [join(repo, '.vscode', '.git', 'config')], 'its code is handed on');
   t.ok(
-    w.reports.some((d) => d.path === join(repo, '.vscode') && d.access === 'all'),
-    'and the server is stopped at once, though the deny is for writing',
+    w.reports.some((d) => d.path === join(repo, '.vscode') && d.access === 'write'),
+    'and the directory reported once, as denied for writing (a restart after the calls)',
   );
-  // Made inside it afterwards, unwatched (before the stop took): the next plan walks it.
+  // Made inside it afterwards, before that restart: watched for git directories, so handed on
+  // at once, and no denied path reported for each entry inside.
   mkdirSync(join(repo, 'private'));
   await w.quietNow();
+  const reported = w.reports.length;
   gitDir(join(repo, 'private', 'x', '.git'));
   gitDir(join(repo, '.vscode', 'y', '.git'));
-  await w.dw.update(w.roots);
+  await w.quietNow();
   t.same(
     w.planted.slice(1).sort(),
     [join(repo, '.vscode', 'y', '.git', 'config'), join(repo, 'private', 'x', '.git', 'config')],
-    'the next walk finds what was made inside',
+    'what is made inside is handed on as it appears',
+  );
+  t.same(
+    w.reports.slice(reported).filter((d) => !isSentinel(d.path) && d.why === undefined),
+    [],
+    'nothing inside reported as a denied path (only the plants, which stop the server)',
   );
   // Outside every work tree a denied directory is its own, and not looked into.
-  const reported = w.reports.length;
+  const before = w.reports.length;
   mkdirSync(join(w.r, 'plain', '.vscode'), { recursive: true });
   await w.quietNow();
   t.ok(
     w.reports
-      .slice(reported)
+      .slice(before)
       .some((d) => d.path === join(w.r, 'plain', '.vscode') && d.access === 'write'),
     'outside a work tree: reported as denied for writing',
   );
@@ -405,37 +412,18 @@ void t.test(
   async (t) => {
     const w = await watchedRoot(t, [], (r) => gitDir(join(r, 'repo', '.git')));
     const repo = join(w.r, 'repo');
-    // Empty, outside every work tree: only denied for writing there.
+    // Empty, outside every work tree: only denied for writing there, and not watched.
     mkdirSync(join(w.r, 'stage', '.vscode'), { recursive: true });
     await w.quietNow();
     renameSync(join(w.r, 'stage'), join(repo, 'stage'));
     await w.quietNow();
+    // Carried into the work tree: watched for git directories from then on.
     const vscode = join(repo, 'stage', '.vscode');
-    t.ok(
-      w.reports.some((d) => d.path === vscode && d.access === 'all'),
-      'carried in: the server is stopped at once, as for one that appears itself',
-    );
-    // Filled before the stop took: the next plan walks it.
     gitDir(join(vscode, 'evil', '.git'));
-    await w.dw.update(w.roots);
-    t.same(w.planted, [join(vscode, 'evil', '.git', 'config')], 'the next walk finds it');
+    await w.quietNow();
+    t.same(w.planted, [join(vscode, 'evil', '.git', 'config')], 'filled after: handed on');
   },
 );
-
-void t.test('a repository under a name that is not UTF-8 in a denied directory', async (t) => {
-  const w = await watchedRoot(t, [], (r) => gitDir(join(r, 'repo', '.git')));
-  const repo = join(w.r, 'repo');
-  const odd = Buffer.concat([Buffer.from(`${w.r}/stage/.vscode/x`), Buffer.from([0xff])]);
-  for (const d of ['/.git/objects', '/.git/refs'])
-    mkdirSync(Buffer.concat([odd, Buffer.from(d)]), { recursive: true });
-  writeFileSync(Buffer.concat([odd, Buffer.from('/.git/HEAD')]), 'ref: refs/heads/main\n');
-  writeFileSync(Buffer.concat([odd, Buffer.from('/.git/config')]), '[core]\n');
-  await w.quietNow();
-  t.same(w.planted, [], 'made outside the work tree: its own');
-  renameSync(join(w.r, 'stage'), join(repo, 'stage'));
-  await w.quietNow();
-  t.same(w.planted, [join(repo, 'stage', '.vscode', 'x\uFFFD')], 'moved in: handed on whole');
-});
 
 void t.test(
   'what a walk after lost events finds: a name that is not UTF-8, a linked config',
@@ -479,5 +467,53 @@ void t.test(
     t.equal(stop?.access, 'all', 'stopped at once, not restarted after its calls');
     t.match(stop?.why, 'and its read-only mount in the sandbox with it');
     t.same(w.planted, [], 'nothing moved: it is still the person’s');
+  },
+);
+
+void t.test(
+  "a repository of the start of another shape, put where the person's stood",
+  async (t) => {
+    // Each stands for the server's repository of an earlier session, noted with the person's.
+    const w = await watchedRoot(t, [], (r) => {
+      gitDir(join(r, 'p', 'a', '.git'));
+      gitDir(join(r, 'p', 'b', '.git'));
+      // A work tree whose `.git` is a file (a --separate-git-dir clone), and a bare repository.
+      mkdirSync(join(r, 'q', 'a'), { recursive: true });
+      writeFileSync(join(r, 'q', 'a', '.git'), `gitdir: ${join(r, 's.git')}\n`);
+      gitDir(join(r, 's.git'));
+      gitDir(join(r, 'q', 'b'));
+    });
+    // The person's moved out of the way, the other moved into its place.
+    renameSync(join(w.r, 'p', 'a'), join(w.r, 'p', 'a-old'));
+    await w.quietNow();
+    renameSync(join(w.r, 'q', 'a'), join(w.r, 'p', 'a'));
+    await w.quietNow();
+    t.same(w.planted, [join(w.r, 'p', 'a', '.git')], 'a .git file in its place: moved aside');
+    renameSync(join(w.r, 'p', 'b'), join(w.r, 'p', 'b-old'));
+    await w.quietNow();
+    renameSync(join(w.r, 'q', 'b'), join(w.r, 'p', 'b'));
+    await w.quietNow();
+    t.same(
+      w.planted.slice(1),
+      [join(w.r, 'p', 'b', 'config')],
+      'a bare one in its place: its code',
+    );
+  },
+);
+
+void t.test(
+  'the config of a git directory not named .git, replaced: stopped at once',
+  async (t) => {
+    const w = await watchedRoot(t, [], (r) => {
+      mkdirSync(join(r, 'w'));
+      writeFileSync(join(r, 'w', '.git'), `gitdir: ${join(r, 's.git')}\n`);
+      gitDir(join(r, 's.git'));
+    });
+    // No deny pattern names it (the layout makes it read-only by its own rule).
+    const config = join(w.r, 's.git', 'config');
+    writeFileSync(`${config}.lock`, '[core]\n[remote "origin"]\n');
+    renameSync(`${config}.lock`, config);
+    await w.quietNow();
+    t.equal(w.reports.find((d) => d.path === config)?.access, 'all', 'stopped at once');
   },
 );

@@ -13,6 +13,7 @@
  * Here this test's own loop stands for the busy proxy: everything between the rename and the
  * plant is synchronous, so no event is read meanwhile.
  */
+import { execFileSync } from 'node:child_process';
 import {
   mkdirSync,
   readdirSync,
@@ -183,3 +184,37 @@ void t.test('a watched directory replaced by a file does not throw in the listen
   await w.quietNow();
   t.same(thrown, [], 'nothing escaped');
 });
+
+void t.test(
+  'a path too long to name does not throw in the listener, and fails closed',
+  async (t) => {
+    // **A hole, found by an attacker pass:** a tree deeper than PATH_MAX (made by relative mkdir)
+    // made every lstat of the watch throw ENAMETOOLONG: out of a listener it ended the proxy, and
+    // at the next start the first walk threw, every session.
+    const thrown: unknown[] = [];
+    const onError = (err: unknown) => thrown.push(err);
+    process.on('uncaughtException', onError);
+    t.teardown(() => process.off('uncaughtException', onError));
+    const w = await watchedRoot(t);
+    const top = join(w.root, 'deep');
+    t.teardown(() => execFileSync('rm', ['-rf', top]));
+    const level = 'x'.repeat(200);
+    execFileSync(
+      'bash',
+      ['-c', `mkdir deep && cd deep && for i in $(seq 24); do mkdir ${level} && cd ${level}; done`],
+      {
+        cwd: w.root,
+      },
+    );
+    await waitFor(
+      () => w.reports.some((d) => /cannot watch|could not be handled/.test(d.why ?? '')),
+      30_000,
+      'the watch failing closed',
+    );
+    await w.dw.settled();
+    t.same(thrown, [], 'nothing escaped');
+    // The next plan's walk says why the server must not start, rather than throw.
+    await w.dw.update(w.roots);
+    t.match(w.dw.blindSpot(), /cannot watch .*ENAMETOOLONG|name too long/i, 'the start is refused');
+  },
+);
