@@ -645,6 +645,12 @@ function deniedReason(changes: Change[]): string {
       c.kind === 'denied' && c.denied.access === access ? [c.denied.path] : [],
     );
   const shown = (ps: string[]) => ps.slice(0, 3).join(', ') + (ps.length > 3 ? ', …' : '');
+  // Stopped for a reason of its own (a plant moved aside, a code entry replaced, a watch lost):
+  // that reason, not "a denied path appeared", which sent the host to call again into EROFS.
+  const whys = changes.flatMap((c) => (c.kind === 'denied' && c.denied.why ? [c.denied.why] : []));
+  if (whys.length > 0 && whys.length === paths('all').length) {
+    return `${whys[0]}${whys.length > 1 ? ` (and ${whys.length - 1} more)` : ''}`;
+  }
   const [all, write] = [paths('all'), paths('write')];
   const what =
     all.length > 0
