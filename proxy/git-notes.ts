@@ -35,7 +35,8 @@
  *   person runs git in it only by choice); docs/security.md says so.
  */
 import { lstatOrNone } from '../common/errors.js';
-import { basename, dirname, join } from 'node:path';
+import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
 import {
   GIT_DIR_CODE,
   GIT_DIR_SHAPE,
@@ -91,6 +92,29 @@ function linkedCode(dir: string, names: ReadonlySet<string>): string[] {
     if (st?.isFile() === true && st.nlink > 1) out.push(join(dir, n));
   }
   return out;
+}
+
+/**
+ * The text of `path` when it is a regular file of at most 4 KiB, read without following a link
+ * or waiting (a server may make it a FIFO or a link to /dev/zero); undefined otherwise.
+ */
+function smallFileText(path: string): string | undefined {
+  let fd: number;
+  try {
+    fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  } catch {
+    return undefined;
+  }
+  try {
+    const st = fstatSync(fd);
+    if (!st.isFile() || st.size > 4096) return undefined;
+    const buf = Buffer.alloc(st.size);
+    return buf.subarray(0, readSync(fd, buf, 0, st.size, 0)).toString('utf8');
+  } catch {
+    return undefined;
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /** Where git is run to find the git directory `dir`: a `.git`'s parent, a bare one itself. */
@@ -210,7 +234,7 @@ export class GitNotes {
     // one noted elsewhere during the session and renamed to such a place since: its notes say
     // only what it held when it was made, by whoever made it.
     if (
-      this.places.has(placeOf(dir)) ||
+      (this.places.has(placeOf(dir)) && !this.ownWorktree(dir, names)) ||
       this.insidePersons(dir, names) ||
       this.coversPersons(dir)
     ) {
@@ -372,6 +396,24 @@ export class GitNotes {
       if (dir !== d && inside(tree, scope)) return true;
     }
     return false;
+  }
+
+  /**
+   * Whether `dir` is what `git worktree add` makes below one of the person's git directories'
+   * `worktrees/`: no code entry but a `commondir` leading back to that git directory, so git
+   * finds nothing in it that the owner does not say. The person's worktree removed and added
+   * again under its name stands where the old one stood, and had its `commondir` moved aside,
+   * which git then failed on.
+   */
+  private ownWorktree(dir: string, names: ReadonlySet<string>): boolean {
+    const owner = dirname(dirname(dir));
+    if (basename(dirname(dir)) !== 'worktrees' || !this.personsGitDirs().includes(owner)) {
+      return false;
+    }
+    if (GIT_DIR_CODE.some((n) => n !== 'commondir' && names.has(n))) return false;
+    if (!names.has('commondir')) return true;
+    const target = smallFileText(join(dir, 'commondir'));
+    return target !== undefined && resolve(dir, target.trim()) === owner;
   }
 
   private note(dir: string, id: string, names: ReadonlySet<string>): void {

@@ -517,3 +517,28 @@ void t.test(
     t.equal(w.reports.find((d) => d.path === config)?.access, 'all', 'stopped at once');
   },
 );
+
+void t.test("the person's linked worktree removed and added again under its name", async (t) => {
+  const worktree = (dir: string, commondir: string) => {
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, 'commondir'), `${commondir}\n`);
+    writeFileSync(join(dir, 'HEAD'), 'ref: refs/heads/wt\n');
+  };
+  const w = await watchedRoot(t, [], (r) => {
+    gitDir(join(r, 'repo', '.git'));
+    worktree(join(r, 'repo', '.git', 'worktrees', 'wt'), '../..');
+  });
+  const wt = join(w.r, 'repo', '.git', 'worktrees', 'wt');
+  // As `git worktree remove` and `git worktree add` do: a commondir leading back to its owner.
+  rmSync(wt, { recursive: true });
+  await w.quietNow();
+  worktree(wt, '../..');
+  await w.quietNow();
+  t.same(w.planted, [], 'added again as git adds it: left alone');
+  // In its place, one whose commondir leads elsewhere: the server's.
+  rmSync(wt, { recursive: true });
+  await w.quietNow();
+  worktree(wt, join(w.r, 'evil'));
+  await w.quietNow();
+  t.same(w.planted, [join(wt, 'commondir')], 'one leading elsewhere: handed on');
+});
