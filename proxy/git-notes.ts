@@ -197,7 +197,9 @@ export class GitNotes {
     const known = this.noted.get(dirId);
     if (known?.fromStart === true) {
       const above = this.moved(known, dirId, dirname(path));
-      return [...(isGitCodeName(name) && !known.code.has(name) ? [path] : []), ...above];
+      const own = name === 'commondir' && this.ownWorktree(dirname(path), namesIn(dirname(path)));
+      const planted = isGitCodeName(name) && !known.code.has(name) && !own;
+      return [...(planted ? [path] : []), ...above];
     }
     return this.walkedGitDir(dirname(path), dirId, namesIn(dirname(path)));
   }
@@ -222,7 +224,11 @@ export class GitNotes {
   private walkedGitDir(dir: string, id: string, names: ReadonlySet<string>): string[] {
     const known = this.noted.get(id);
     if (known?.fromStart === true) {
-      const planted = codeIn(dir, names, known.code);
+      // The person's worktree removed and added again may get the old directory's inode number
+      // back, and so its notes, which no longer hold the `commondir` removed with it.
+      const planted = codeIn(dir, names, known.code).filter(
+        (p) => basename(p) !== 'commondir' || !this.ownWorktree(dir, names),
+      );
       const linked = linkedCode(dir, names).filter((p) => !planted.includes(p));
       return [...planted, ...linked, ...this.moved(known, id, dir)];
     }

@@ -431,6 +431,36 @@ void t.test('git code entries a sandboxed server makes in an existing repository
   });
 });
 
+void t.test(
+  "the person's linked worktree removed and added again while the server runs",
+  async (t) => {
+    // It stands where the old one stood, which the rule for git directories put in the place of
+    // the person's takes for the server's: its commondir was moved aside and git failed. One that
+    // leads back to its owner, and holds no other code entry, is the person's (found by a user
+    // pass).
+    const { r, repo, socket } = await personsRepo(t);
+    const wt = join(r, 'wt');
+    const git = (...args: string[]) =>
+      execFileSync('git', ['-C', repo, ...args], { stdio: 'pipe', env: GIT_ENV, encoding: 'utf8' });
+    git('worktree', 'add', '-q', wt, '-b', 'br');
+    const h = await startBoxed(t, socket);
+    await waitFor(() => restartsIdle(h), 30_000, 'started');
+    await changedHere(h, 'the worktree again', () => {
+      git('worktree', 'remove', '--force', wt);
+      git('worktree', 'add', '-q', wt, 'br');
+    });
+    t.equal(
+      execFileSync('git', ['-C', wt, 'rev-parse', '--abbrev-ref', 'HEAD'], {
+        env: GIT_ENV,
+        encoding: 'utf8',
+      }).trim(),
+      'br',
+      'the worktree works',
+    );
+    t.same(movedLines(h), [], 'nothing of the person’s is moved aside');
+  },
+);
+
 void t.test('without the watch, a planted commondir runs outside the sandbox', async (t) => {
   const { dir, r, repo, gitDir, socket } = await personsRepo(t);
   const blind = await startBoxed(t, socket, { MCP_ROOTS_PROXY_WATCH_DIRS: '0' });
