@@ -4,7 +4,7 @@
  * `.npmrc`, an env file) would hold the reader until someone writes to it, and a blocked open
  * holds a thread of libuv's pool that not even `process.exit` frees.
  */
-import { constants } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 
 const FLAGS = constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY;
@@ -21,5 +21,29 @@ export async function readRegularFile(path: string, max: number): Promise<string
     return undefined;
   } finally {
     await fh.close();
+  }
+}
+
+/**
+ * `readRegularFile` where the caller cannot wait (a watch's event, judged in its turn), and
+ * without following a link at the last name: what a sandboxed server wrote there is read as the
+ * file it is, never where a link it made leads.
+ */
+export function readRegularFileSync(path: string, max: number): string | undefined {
+  let fd: number;
+  try {
+    fd = openSync(path, FLAGS | constants.O_NOFOLLOW);
+  } catch {
+    return undefined;
+  }
+  try {
+    const st = fstatSync(fd);
+    if (!st.isFile() || st.size > max) return undefined;
+    const buf = Buffer.alloc(st.size);
+    return buf.subarray(0, readSync(fd, buf, 0, st.size, 0)).toString('utf8');
+  } catch {
+    return undefined;
+  } finally {
+    closeSync(fd);
   }
 }

@@ -35,7 +35,7 @@
  *   person runs git in it only by choice); docs/security.md says so.
  */
 import { lstatOrNone } from '../common/errors.js';
-import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
+import { readRegularFileSync } from '../common/read-regular-file.js';
 import { basename, dirname, join, resolve } from 'node:path';
 import {
   GIT_DIR_CODE,
@@ -92,29 +92,6 @@ function linkedCode(dir: string, names: ReadonlySet<string>): string[] {
     if (st?.isFile() === true && st.nlink > 1) out.push(join(dir, n));
   }
   return out;
-}
-
-/**
- * The text of `path` when it is a regular file of at most 4 KiB, read without following a link
- * or waiting (a server may make it a FIFO or a link to /dev/zero); undefined otherwise.
- */
-function smallFileText(path: string): string | undefined {
-  let fd: number;
-  try {
-    fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
-  } catch {
-    return undefined;
-  }
-  try {
-    const st = fstatSync(fd);
-    if (!st.isFile() || st.size > 4096) return undefined;
-    const buf = Buffer.alloc(st.size);
-    return buf.subarray(0, readSync(fd, buf, 0, st.size, 0)).toString('utf8');
-  } catch {
-    return undefined;
-  } finally {
-    closeSync(fd);
-  }
 }
 
 /** Where git is run to find the git directory `dir`: a `.git`'s parent, a bare one itself. */
@@ -418,7 +395,7 @@ export class GitNotes {
     }
     if (GIT_DIR_CODE.some((n) => n !== 'commondir' && names.has(n))) return false;
     if (!names.has('commondir')) return true;
-    const target = smallFileText(join(dir, 'commondir'));
+    const target = readRegularFileSync(join(dir, 'commondir'), 4096);
     return target !== undefined && resolve(dir, target.trim()) === owner;
   }
 
