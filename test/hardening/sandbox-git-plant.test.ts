@@ -188,7 +188,9 @@ void t.test('git code entries a sandboxed server makes in an existing repository
     const marker = join(dir, 'ran-commondir');
     await plantUntilMoved(
       h,
-      `${evilCommonDir(gitDir, join(r, 'evil'), marker)} && printf '%s\\n' ${join(r, 'evil')} > ${gitDir}/commondir`,
+      // Written beside and renamed in: made in place, the stop could come between the open (the
+      // event) and the write, and the file moved aside would be empty.
+      `${evilCommonDir(gitDir, join(r, 'evil'), marker)} && printf '%s\\n' ${join(r, 'evil')} > ${gitDir}/cd.tmp && mv ${gitDir}/cd.tmp ${gitDir}/commondir`,
       'commondir',
     );
     t.notOk(existsSync(join(gitDir, 'commondir')), 'no commondir is left where git reads it');
