@@ -252,7 +252,12 @@ export class GitNotes {
     for (const g of this.gitAbove(dir)) {
       if (known.above?.has(g.id) === true) continue;
       out.push(...(g.pointer ? [g.path] : codeIn(g.path, namesIn(g.path))));
-      if (this.noted.get(g.id)?.fromStart !== false) own = true;
+      // The upper is of the start too: which of the two is the person's cannot be told. One
+      // made during the session is the server's, noted yet or not (its events may still be on
+      // their way when the rename that brought the two together is seen).
+      if (g.pointer ? this.pointers.has(g.id) : this.noted.get(g.id)?.fromStart === true) {
+        own = true;
+      }
     }
     if (own) out.push(...codeIn(dir, namesIn(dir)));
     return out;

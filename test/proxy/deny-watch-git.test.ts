@@ -12,7 +12,8 @@
  * session and renamed into such a place is not trusted for its notes; and a root added during
  * the session is walked as the first walk was (its repositories are the person's). Two
  * repositories the first walk found, brought together by a rename (one under the other, or one in
- * the other's place), are both suspect. A work tree marked only by a `.git` file (a linked
+ * the other's place), are both suspect; one moved under a repository made during the session is
+ * not, whether or not that one was noted yet. A work tree marked only by a `.git` file (a linked
  * worktree, the root itself) is a work tree; and a denied directory in a work tree, which the
  * watch does not enter, is looked into.
  */
@@ -304,6 +305,25 @@ void t.test('a repository moved under one that was not above it at the start', a
     [join(w.r, 'evil', '.git', 'config'), join(w.r, 'evil', 'repo', '.git', 'config')],
     'moved under another: both handed on',
   );
+});
+
+void t.test('a repository moved under one made during the session', async (t) => {
+  const w = await watchedRoot(t, [], (r) => gitDir(join(r, 'plain', '.git')));
+  // The server's own repository, left without its `config` (a `git init` stopped half-way), so
+  // that it is not noted; and the person's moved under it before any event of it is heard.
+  const other = join(w.r, 'other');
+  mkdirSync(join(other, '.git', 'objects'), { recursive: true });
+  mkdirSync(join(other, '.git', 'refs'));
+  mkdirSync(join(other, '.git', 'hooks'));
+  writeFileSync(join(other, '.git', 'HEAD'), 'ref: refs/heads/main\n');
+  renameSync(join(w.r, 'plain'), join(other, 'plain'));
+  await w.quietNow();
+  // The upper is the server's (made during the session), the lower the person's: only the
+  // upper's code is handed on, as when the upper had been noted first.
+  t.same(w.planted, [join(other, '.git', 'hooks')], "the upper's code only");
+  renameSync(join(other, 'plain'), join(w.r, 'plain'));
+  await w.quietNow();
+  t.same(w.planted, [join(other, '.git', 'hooks')], 'moved back: nothing more');
 });
 
 void t.test("a repository put where another of the start's stood", async (t) => {
