@@ -21,7 +21,7 @@ import { recordStateDecisions } from './record-decisions.js';
 import { PolicyState } from './state.js';
 import { PolicyWatcher } from './watcher.js';
 import type { WatchBackend } from './watch-backend.js';
-import { statusCommand } from './status-command.js';
+import { rootsctlCommand, statusCommand } from './status-command.js';
 import { ensureStateDir, type StateDir } from './state-dir.js';
 
 /** A running daemon. */
@@ -74,6 +74,7 @@ export class Daemon {
     });
     const state = new PolicyState({
       statusCommand: status,
+      rootsctl: rootsctlCommand(options.socket, { env: deps.env, uid: deps.uid }),
       configFile: options.configFile,
       grantsFile: grantsFile(stateDir.path),
       stateDir: stateDir.path,

@@ -160,9 +160,13 @@ export class GrantStore {
   private async add(params: GrantAddParams): Promise<{ grant: Grant; notice?: string }> {
     const { state } = this.opts;
     if (state.lockdown) {
-      throw new RootsError('LOCKDOWN', 'lockdown is on: no grants until `rootsctl unlock`', {
-        hint: 'rootsctl unlock',
-      });
+      throw new RootsError(
+        'LOCKDOWN',
+        `lockdown is on: no grants until \`${state.ctl('unlock')}\``,
+        {
+          hint: state.ctl('unlock'),
+        },
+      );
     }
     if (params.server.includes('*')) {
       throw new RootsError(
@@ -199,7 +203,7 @@ export class GrantStore {
       if (tooWide(canonical, canonicalHome(this.opts.home))) {
         throw new RootsError(
           'GRANT_DENIED',
-          `${canonical} is / or holds the home directory: too much to grant from a question; if it is meant, run rootsctl grant`,
+          `${canonical} is / or holds the home directory: too much to grant from a question; if it is meant, run ${state.ctl('grant')}`,
         );
       }
     }

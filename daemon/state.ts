@@ -59,6 +59,8 @@ export interface StateOptions {
   log: Logger;
   /** `rootsctl status` as the person can run it, for the lines that point to it. */
   statusCommand?: string;
+  /** rootsctl as the person can run it from anywhere, for the messages the daemon sends. */
+  rootsctl?: string;
   /** The clock (tests may not need it, but the engine never reads one itself). */
   now?: () => number;
 }
@@ -168,6 +170,11 @@ export class PolicyState extends EventEmitter<StateEvents> {
     return this.opts.statusCommand ?? 'rootsctl status';
   }
 
+  /** `rootsctl SUBCOMMAND` as the person can run it wherever they read it. */
+  ctl(subcommand: string): string {
+    return `${this.opts.rootsctl ?? 'rootsctl'} ${subcommand}`;
+  }
+
   constructor(private readonly opts: StateOptions) {
     super();
     this.now = opts.now ?? Date.now;
@@ -220,7 +227,7 @@ export class PolicyState extends EventEmitter<StateEvents> {
     this.lockdown = since !== undefined;
     if (since !== undefined) {
       this.opts.log.warn(
-        `lockdown is on (since ${since.trim() || 'an unknown time'}): every list is empty and every access refused until \`rootsctl unlock\``,
+        `lockdown is on (since ${since.trim() || 'an unknown time'}): every list is empty and every access refused until \`${this.ctl('unlock')}\``,
       );
     }
     await this.pinsFile.load(this.pins);
@@ -447,7 +454,7 @@ export class PolicyState extends EventEmitter<StateEvents> {
       return {
         allowed: false,
         access,
-        reason: 'lockdown is on: every access is refused until `rootsctl unlock`',
+        reason: `lockdown is on: every access is refused until \`${this.ctl('unlock')}\``,
         refusal: 'lockdown',
       };
     }

@@ -3,6 +3,7 @@
  * the server's current roots: a process to start, a reason to wait for roots, or a reason never
  * to start (then the host is told why). Two plans with the same `key` start the same process.
  */
+import { shellQuote } from '../common/shell-quote.js';
 import type { LaunchRule, Root, SandboxRule, Writer } from '../common/types.js';
 import {
   expandLaunch,
@@ -67,6 +68,8 @@ export interface PlanInput {
   sandboxPins?: Map<string, string>;
   /** The person's git directories the deny watch noted at the start (sandbox-mounts.ts). */
   gitDirs?: readonly string[];
+  /** rootsctl as the person can run it (hint-commands.ts), for what a waiting start says. */
+  rootsctl?: string;
 }
 
 /** The command line's command, else the policy's `launch`. */
@@ -108,7 +111,14 @@ export async function planLaunch(input: PlanInput): Promise<LaunchPlan> {
     return { kind: 'wait', reason: 'waiting for mcp-rootsd to give the server its roots' };
   }
   const expanded = expandLaunch(template, launchRoots(input.roots ?? []));
-  if (!expanded.ok) return { kind: 'wait', reason: expanded.reason };
+  if (!expanded.ok) {
+    const ctl = input.rootsctl ?? 'rootsctl';
+    const explain = `${ctl} explain ${shellQuote(input.options.server)}`;
+    return {
+      kind: 'wait',
+      reason: `${expanded.reason} (none in the policy, all expired or revoked, or lockdown on: \`${ctl} status\` and \`${explain}\` say which)`,
+    };
+  }
   const launch = expanded.launch;
   const warnings = expanded.leftOut.map(
     (path) =>

@@ -145,8 +145,9 @@ export function expandLaunch(t: LaunchTemplate, roots: readonly LaunchRoot[]): E
           : 'roots';
     return {
       ok: false,
-      // The list says no more than that it is empty: the policy's, an expiry's, or lockdown's doing.
-      reason: `${empty} has nothing to stand for: the server has no ${which} now (none in the policy, all expired or revoked, or lockdown on: \`rootsctl status\` and \`rootsctl explain\` say which)`,
+      // The list says no more than that it is empty: the policy's, an expiry's, or lockdown's
+      // doing (launch-plan.ts adds where to look).
+      reason: `${empty} has nothing to stand for: the server has no ${which} now`,
     };
   }
   return { ok: true, launch, leftOut: [...leftOut] };

@@ -51,6 +51,7 @@ export async function runProxy(options: ProxyOptions, io: ProxyIo): Promise<numb
     );
   }
   const version = packageVersion();
+  const commands = hintCommands(io.env, options.socket);
   const link = new DaemonLink({
     server: options.server,
     socket: options.socket,
@@ -58,7 +59,7 @@ export async function runProxy(options: ProxyOptions, io: ProxyIo): Promise<numb
     clientInfo: { name: 'mcp-roots-proxy', version: `${version} (server ${options.server})` },
     allowUnknownServer: options.allowUnknownServer,
     sandboxed: options.sandbox,
-    commands: hintCommands(io.env, options.socket),
+    commands,
     log,
   });
   link.start();
@@ -76,6 +77,7 @@ export async function runProxy(options: ProxyOptions, io: ProxyIo): Promise<numb
     cwd: process.cwd(),
     daemonSocket: link.socketPath,
     sandboxSupport: () => (support ??= probeSandbox(io.env)),
+    rootsctl: commands.rootsctl,
   });
   const supervisor = new Supervisor({
     server: options.server,

@@ -4,6 +4,7 @@ import { mkdirSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync 
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import t from 'tap';
+import { commandOf } from '../../common/command-line.js';
 import { parsePolicyText } from '../../policies/index.js';
 import { RootsClient } from '../../protocol/client.js';
 import { rootsctl } from '../helpers/cli.js';
@@ -168,8 +169,13 @@ void t.test('lockdown empties every list, refuses grants, and survives a restart
   const emptied = nextEvent<{ roots: unknown[] }>(c, 'list_changed');
   t.same(await c.lockdown(true), { lockdown: true });
   t.same((await emptied).roots, []);
-  t.equal((await c.check('fs', join(dir, 'base/x'), 'read')).allowed, false);
-  await t.rejects(c.grant('fs', join(dir, 'dl')), { code: 'LOCKDOWN' });
+  const refused = await c.check('fs', join(dir, 'base/x'), 'read');
+  t.equal(refused.allowed, false);
+  // How to end it, as the person can run rootsctl wherever they read it (a host's log): this
+  // daemon's socket is not the default one.
+  const unlock = `${commandOf('rootsctl', { env: process.env })} --socket ${d.socket} unlock`;
+  t.equal(refused.reason, `lockdown is on: every access is refused until \`${unlock}\``);
+  await t.rejects(c.grant('fs', join(dir, 'dl')), { code: 'LOCKDOWN', hint: unlock });
   t.equal((await c.status()).lockdown, true);
   await d.close();
   d = await startDaemon(t, POLICY(dir), { dir });

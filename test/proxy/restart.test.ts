@@ -159,11 +159,11 @@ void t.test('a server with no root yet is not started; it starts when it gets on
     (e: unknown) => (e as Error).message,
   );
   t.match(call, /is not running: \{roots\} has nothing to stand for/);
-  t.match(
-    call,
-    /or lockdown on: `rootsctl status` and `rootsctl explain` say which/,
-    'what to look at',
-  );
+  // rootsctl as the person can run it, with the proxy's socket, and the server named.
+  const ctl = /or lockdown on: `(.+) status` and `(.+) explain none-yet` say which/.exec(call);
+  t.ok(ctl, 'what to look at');
+  t.equal(ctl?.[1], ctl?.[2], 'the same rootsctl in both');
+  t.ok(ctl?.[1]?.endsWith(` --socket ${d.socket}`), "with the proxy's socket");
 
   await admin.grant('none-yet', join(w, 'later'), { seconds: 600 });
   await waitFor(() => h.toolsChanged() > 0, 30_000, 'tools/list_changed');
