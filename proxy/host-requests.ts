@@ -6,7 +6,7 @@
 import { errorLine, notificationLine, resultLine, type JsonObject } from '../protocol/messages.js';
 import { RpcCode, type RpcErrorObject } from '../protocol/rpc-errors.js';
 import { withModernRootsCapability, type Era } from './era.js';
-import { INPUT_REQUIRED_METHODS, type InputRequired } from './input-required.js';
+import type { InputRequired } from './input-required.js';
 import type { ProxyLogger } from './log.js';
 import type { McpLine } from './mcp-line.js';
 import { reservedId } from './own-requests.js';
@@ -140,8 +140,10 @@ export class HostRequests {
   /**
    * Relay a host request, in one step with `call`'s end as pending (so that a cancellation that
    * comes next is passed on to the server). A 2026-07-28 one carries the client's capabilities:
-   * the server is told of roots as the policy says. A request that may come back
-   * `input_required` is followed, in either era.
+   * the server is told of roots as the policy says. Every request is followed, of any method and
+   * in either era (input-required.ts): a server may answer any of them `input_required` and ask
+   * for roots, and a 2026-07-28 host's SDK answers such a result whatever the method, with the
+   * host's own roots.
    */
   relay(line: McpLine, era: Era, call?: PendingCall): Promise<void> | void {
     const sent = (): void => {
@@ -150,21 +152,10 @@ export class HostRequests {
       this.answered.delete(line.idKey);
       this.o.relayed.track(line.idText, line.method ?? 'a request');
     };
-    const mayAskInput = INPUT_REQUIRED_METHODS.has(line.method ?? '');
-    if (era === 'legacy' && !mayAskInput) {
-      sent();
-      return this.o.toServer(line.bytes);
-    }
-    // A server of both eras may answer `input_required` in a session opened with `initialize`
-    // too: its roots requests are answered with the policy's there as well, never the host's.
     const text =
       era === 'legacy' ? line.text : withModernRootsCapability(line.text, this.o.hasRoots());
-    if (mayAskInput) {
-      const signal = call?.signal ?? new AbortController().signal;
-      return this.o.inputs.relay(line, text, { signal, sent });
-    }
-    sent();
-    this.o.toServer(text === line.text ? line.bytes : text);
+    const signal = call?.signal ?? new AbortController().signal;
+    return this.o.inputs.relay(line, text, { signal, sent });
   }
 
   /** Answer a host request in the server's place. */

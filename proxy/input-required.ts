@@ -7,10 +7,15 @@
  * retries by itself and the host never sees them; beside other input requests, the host answers
  * the others and the proxy adds its roots answer to the host's retry. The host's own roots
  * answers never reach the server.
+ *
+ * Every host request is followed, of any method and in either era: the spec names three methods,
+ * but a server may answer `tools/list` or `ping` `input_required` too, and the v2 client SDK
+ * answers such a result whatever the method, with the host's roots (an attacker pass).
  */
 import { memberText, removeMember, setMember } from '../protocol/json-text.js';
 import { errorLine, idKey, idText, resultLine, type JsonObject } from '../protocol/messages.js';
 import { RpcCode } from '../protocol/rpc-errors.js';
+import type { Era } from './era.js';
 import type { ProxyLogger } from './log.js';
 import { isObject, type McpLine } from './mcp-line.js';
 import { RecentKeys } from './recent-keys.js';
@@ -20,12 +25,24 @@ const MAX_ROOTS_ROUNDS = 3;
 /** Requests-state entries remembered for the host's retries. */
 const MAX_OWED = 256;
 
-/** The requests whose answer may be `input_required` (basic/patterns/mrtr, "Supported Requests"). */
-export const INPUT_REQUIRED_METHODS: ReadonlySet<string> = new Set([
+/**
+ * The requests whose answer may be `input_required` (basic/patterns/mrtr, "Supported Requests").
+ * Every request is followed all the same (a server may answer any, and a host's SDK answers it).
+ */
+const INPUT_REQUIRED_METHODS: ReadonlySet<string> = new Set([
   'tools/call',
   'prompts/get',
   'resources/read',
 ]);
+
+/**
+ * Whether relaying `line` may wait for the policy's roots: a 2026-07-28 request the spec lets be
+ * answered `input_required`, or a retry (any method, either era) whose answers may be replaced.
+ */
+export function mayWaitForRoots(line: McpLine, era: Era): boolean {
+  if (era === 'modern' && INPUT_REQUIRED_METHODS.has(line.method ?? '')) return true;
+  return 'inputResponses' in line.params || 'requestState' in line.params;
+}
 
 /** What the input-request logic needs from the rest of the proxy. */
 export interface InputRequiredOptions {
@@ -98,6 +115,12 @@ export class InputRequired {
       this.legOfHost.set(hostKey, hostKey);
     }
     this.options.toServer(text === line.text ? line.bytes : text);
+  }
+
+  /** The server is gone or replaced: no request of the host's is followed any longer. */
+  forgetAll(): void {
+    this.legs.clear();
+    this.legOfHost.clear();
   }
 
   /** The host cancelled `hostKey`: returns the id text of the proxy's retry to cancel too, if any. */

@@ -19,7 +19,7 @@ import { HostRequests } from './host-requests.js';
 import { HostSubscriptions } from './host-subscriptions.js';
 import { isFileUri } from './file-uri.js';
 import { InOrder } from './in-order.js';
-import { INPUT_REQUIRED_METHODS, InputRequired } from './input-required.js';
+import { InputRequired, mayWaitForRoots } from './input-required.js';
 import { writeLine } from './line-writer.js';
 import type { McpLine } from './mcp-line.js';
 import { OpenIds } from './open-ids.js';
@@ -387,9 +387,10 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
       );
     }
     if (!isRequest) return this.toServer(line.bytes);
-    // A 2026-07-28 request that may be answered `input_required` may wait for the policy's roots.
-    if (era === 'modern' && INPUT_REQUIRED_METHODS.has(method))
-      return this.requests.admitPending(line, era);
+    // A request that may wait for the policy's roots (a 2026-07-28 one that may be answered
+    // `input_required`, or a retry carrying answers, of any method) waits as pending: a
+    // cancellation meanwhile stops it.
+    if (mayWaitForRoots(line, era)) return this.requests.admitPending(line, era);
     void this.requests.relay(line, era);
   }
 
@@ -473,7 +474,11 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
       },
       inFlight: () => this.relayed.size,
       whenAnswered: () => this.relayed.whenEmpty(),
-      failInFlight: (why) => this.relayed.failAll(this.toHost, this.settings.log, why),
+      failInFlight: (why) => {
+        this.relayed.failAll(this.toHost, this.settings.log, why);
+        // A retry still waiting for the policy's roots must not reach the next server.
+        this.inputs.forgetAll();
+      },
       detach: () => this.detach(),
       attach: (server) => this.attach(server),
       request: (method, params) => this.own.request(method, this.withOwnMeta(params)),
