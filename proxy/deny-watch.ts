@@ -266,6 +266,18 @@ export class DenyWatch {
   }
 
   /** The strongest deny of `root` naming `path`, if any. */
+  /**
+   * The same for a link at `path`, which no mount covers (sandbox-mounts.ts): a denied one's
+   * target is shown or hidden on its own, where it lands; a protected one (kept from writes) is
+   * read by its name, and the layout refuses to start with it, so it is reported.
+   */
+  private linkDenial(root: WatchedRoot, path: string): DeniedPath | undefined {
+    if (path === root.path || !inside(path, root.path)) return undefined;
+    return root.denies.some((d) => d.access === 'write' && d.test(path))
+      ? { path, access: 'write' }
+      : undefined;
+  }
+
   private denial(root: WatchedRoot, path: string): DeniedPath | undefined {
     if (path === root.path || !inside(path, root.path)) return undefined;
     let found: DeniedPath | undefined;
@@ -379,7 +391,11 @@ export class DenyWatch {
       this.gitWalked(set, dir, identity(st), new Set(entries.map((x) => x.name)), report);
       for (const { name, e } of entries) {
         const p = join(dir, name);
-        const denied = gitOnly || e.isSymbolicLink() ? undefined : this.denial(root, p);
+        const denied = gitOnly
+          ? undefined
+          : e.isSymbolicLink()
+            ? this.linkDenial(root, p)
+            : this.denial(root, p);
         if (denied !== undefined) {
           if (report) this.walkReport(set, denied, reported);
           if (e.isDirectory() && this.gitNotes.mayBeInWorkTree(p))
@@ -472,9 +488,11 @@ export class DenyWatch {
     if (!st.isDirectory() && this.gitNotes.held(path, dirId)) {
       return this.o.onDenied(this.codeReplaced(path));
     }
-    // A link is not mounted over (sandbox-mounts.ts): its target is shown or hidden on its own.
-    if (st.isSymbolicLink()) return;
-    const denied = gitOnly ? undefined : this.denial(root, path);
+    const denied = gitOnly
+      ? undefined
+      : st.isSymbolicLink()
+        ? this.linkDenial(root, path)
+        : this.denial(root, path);
     if (denied !== undefined) {
       const key = appearance(path, st);
       if (set.walked.delete(key)) return; // the walk reported this appearance (`walkReport`)

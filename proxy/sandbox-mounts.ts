@@ -291,6 +291,21 @@ export async function serverWritable(
   ];
 }
 
+/**
+ * Throws when `p`, a path kept from writes in the writable place `root`, is a symbolic link. A
+ * mount lands on what a link leads to, never on the link, so the server could rename another
+ * link over it, or write where it leads when that lies in its roots; and whoever reads the
+ * protected name (git reading `.git/hooks`, a host reading `.vscode/`, a shell reading
+ * `~/.bashrc`) follows it. Refused rather than started with the name open.
+ */
+async function refuseProtectedLink(p: string, root: string, rule: string): Promise<void> {
+  const st = await lstat(p).catch(() => undefined);
+  if (st?.isSymbolicLink() !== true) return;
+  throw new Error(
+    `${p} is a symbolic link, and protected from writes (${rule}): in the writable root ${root} the server could put another link in its place or write where it leads, which the sandbox cannot prevent for a link. Replace the link with a copy of what it leads to, or keep it out of the server's writable roots`,
+  );
+}
+
 /** The denied and write-protected paths inside one root that exist now, and what decides them. */
 async function rootHoles(
   root: string,
@@ -308,12 +323,15 @@ async function rootHoles(
   );
   // A `.git` file names the git directory git reads; a `.git` directory is the repository,
   // which a git server writes (what in it runs code is among the denies above).
-  for (const p of writable ? matches.pop()! : [])
+  for (const p of writable ? matches.pop()! : []) {
+    await refuseProtectedLink(p, root, GIT_POINTER);
     if ((await holeKind(p)) === false) readOnly.push(p);
+  }
   // A bare repository's code entries, as the patterns make a `.git` directory's: read-only, and
   // the directory held where it is (a missing entry is deny-watch.ts's to move aside).
   if (writable) {
     for (const p of bareGitCode) {
+      await refuseProtectedLink(p, root, "a bare repository's code");
       if ((await holeKind(p)) === undefined) continue;
       readOnly.push(p);
       pinned.push(dirname(p));
@@ -324,6 +342,9 @@ async function rootHoles(
     const paths = 'uri' in d ? [fileURLToPath(d.uri)] : matches[next++]!;
     for (const p of paths) {
       if (!inside(p, root) || p === root) continue;
+      if (writable && d.access === 'write') {
+        await refuseProtectedLink(p, root, 'pattern' in d ? d.pattern : fileURLToPath(d.uri));
+      }
       const dir = await holeKind(p);
       if (dir === undefined) continue;
       if (d.access === 'all') hidden.push({ path: p, dir });

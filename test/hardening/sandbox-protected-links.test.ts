@@ -1,0 +1,175 @@
+/**
+ * A protected path (one kept from writes: `.git/hooks`, `.git/config`, `.vscode`, `.mcp.json`, a
+ * `.git` file, a bare repository's code) that is a symbolic link in a writable root or a
+ * `sandbox.write` path. The sandbox makes such a path read-only by a mount, and a mount lands on
+ * what a link leads to, never on the link: the link stayed writable, and whoever reads the
+ * protected name (git, a host) follows it. **Was a hole (an attacker pass):** a sandboxed server
+ * renamed its own link over the person's `.git/config` or `.git/hooks` link (or over a `.git`
+ * link), and the person's next `git status` ran the server's `core.fsmonitor`; a `.vscode` link
+ * to a folder in the root was written through. Now such a server is not started: the host and
+ * the log name the link and what to do. A link the server makes later stops it the same way
+ * once its restart lays the sandbox out.
+ *
+ * Real daemon, real proxy under bubblewrap, the hostile fixture server with enforcement off (only
+ * the sandbox stands in its way).
+ */
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { existsSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import t, { type Test } from 'tap';
+import { startDaemon } from '../helpers/daemon.js';
+import { HOSTILE_SERVER, proxiedTransport, startBoxedHostile } from '../helpers/proxied-server.js';
+import { ownedShortDir, waitFor } from '../helpers/proxy.js';
+
+const esc = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/** The sentence that names `link` and its rule, and what to do. */
+const named = (link: string, rule: string): RegExp =>
+  new RegExp(
+    `cannot lay out the sandbox: ${esc(link)} is a symbolic link, and protected from writes \\(${esc(rule)}\\).*Replace the link with a copy of what it leads to, or keep it out of the server's writable roots`,
+  );
+
+/** A sandboxed start for server `h` that the proxy refuses, saying `why` to the host and the log. */
+async function refused(t: Test, socket: string, why: RegExp, what: string): Promise<void> {
+  const { transport, stderr } = proxiedTransport({
+    server: 'h',
+    socket,
+    proxyArgs: ['--sandbox', '--no-enforce'],
+    command: [process.execPath, HOSTILE_SERVER],
+  });
+  const client = new Client({ name: 'test-host', version: '0' });
+  t.teardown(() => client.close());
+  const err = await client.connect(transport).then(
+    () => undefined,
+    (e: unknown) => e as Error,
+  );
+  t.ok(err, `${what}: the host's initialize fails`);
+  t.match(err?.message, why, `${what}: the host is told which link and what to do`);
+  t.match(stderr(), why, `${what}: the proxy's log says the same`);
+}
+
+/** A repository's git directory at `git`, with `HEAD`, `objects` and `refs`. */
+function gitDir(git: string): void {
+  mkdirSync(join(git, 'objects'), { recursive: true });
+  mkdirSync(join(git, 'refs'));
+  writeFileSync(join(git, 'HEAD'), 'ref: refs/heads/main\n');
+}
+
+void t.test('a protected path that is a link in a writable place: not started', async (t) => {
+  const CASES: [what: string, lay: (r: string) => string, rule: string][] = [
+    [
+      'hooks, a link to a folder in the root',
+      (r) => {
+        gitDir(join(r, 'repo/.git'));
+        mkdirSync(join(r, 'repo/githooks'));
+        symlinkSync('../githooks', join(r, 'repo/.git/hooks'));
+        return join(r, 'repo/.git/hooks');
+      },
+      '**/.git/hooks',
+    ],
+    [
+      'config, a link to a file elsewhere',
+      (r) => {
+        gitDir(join(r, 'repo/.git'));
+        writeFileSync(join(r, '../dotfiles-config'), '[core]\n');
+        symlinkSync(join(r, '../dotfiles-config'), join(r, 'repo/.git/config'));
+        return join(r, 'repo/.git/config');
+      },
+      '**/.git/config',
+    ],
+    [
+      '.git, a link to a git directory kept elsewhere',
+      (r) => {
+        gitDir(join(r, '../store/repo.git'));
+        mkdirSync(join(r, 'repo'));
+        symlinkSync(join(r, '../store/repo.git'), join(r, 'repo/.git'));
+        return join(r, 'repo/.git');
+      },
+      '**/.git',
+    ],
+    [
+      '.vscode, a link to a folder in the root',
+      (r) => {
+        mkdirSync(join(r, 'shared-settings'));
+        symlinkSync('shared-settings', join(r, '.vscode'));
+        return join(r, '.vscode');
+      },
+      '**/.vscode',
+    ],
+    [
+      "a bare repository's hooks",
+      (r) => {
+        gitDir(join(r, 'tools.git'));
+        mkdirSync(join(r, 'tools-hooks'));
+        symlinkSync('../tools-hooks', join(r, 'tools.git/hooks'));
+        return join(r, 'tools.git/hooks');
+      },
+      "a bare repository's code",
+    ],
+  ];
+  for (const [what, lay, rule] of CASES) {
+    await t.test(what, async (t) => {
+      const dir = ownedShortDir(t);
+      const r = join(dir, 'r');
+      mkdirSync(r);
+      const link = lay(r);
+      const d = await startDaemon(
+        t,
+        `version: 1\nservers:\n  h:\n    roots:\n      - path: ${r}\n`,
+        {
+          dir,
+        },
+      );
+      await refused(t, d.socket, named(link, rule), what);
+    });
+  }
+
+  await t.test('.mcp.json, a link in a sandbox.write path', async (t) => {
+    const dir = ownedShortDir(t);
+    const r = join(dir, 'r');
+    const x = join(dir, 'x');
+    mkdirSync(r);
+    mkdirSync(x);
+    writeFileSync(join(x, 'servers.json'), '{}');
+    symlinkSync('servers.json', join(x, '.mcp.json'));
+    const policy =
+      `version: 1\nservers:\n  h:\n    roots:\n      - path: ${r}\n` +
+      `    sandbox:\n      write: [${x}]\n`;
+    const d = await startDaemon(t, policy, { dir });
+    await refused(t, d.socket, named(join(x, '.mcp.json'), '**/.mcp.json'), 'in sandbox.write');
+  });
+
+  await t.test('in a read-only root a link is left as it is: started', async (t) => {
+    const dir = ownedShortDir(t);
+    const r = join(dir, 'r');
+    mkdirSync(join(r, 'shared-settings'), { recursive: true });
+    symlinkSync('shared-settings', join(r, '.vscode'));
+    const policy = `version: 1\nservers:\n  h:\n    roots:\n      - path: ${r}\n        readOnly: true\n`;
+    const d = await startDaemon(t, policy, { dir });
+    const { attempt } = await startBoxedHostile(t, d.socket);
+    t.match((await attempt('list', r)).text, /\.vscode/, 'the server runs and sees the root');
+  });
+});
+
+void t.test('a protected link the server makes stops it, with the reason', async (t) => {
+  const dir = ownedShortDir(t);
+  const r = join(dir, 'r');
+  mkdirSync(join(r, 'folder'), { recursive: true });
+  const d = await startDaemon(t, `version: 1\nservers:\n  h:\n    roots:\n      - path: ${r}\n`, {
+    dir,
+  });
+  const { boxed, attempt } = await startBoxedHostile(t, d.socket);
+  t.match((await attempt('write', join(r, 'ok.txt'))).text, /^ok/, 'the root is writable');
+  await attempt('symlink', join(r, '.claude'), 'folder').catch(() => undefined);
+  await waitFor(
+    () => named(join(r, '.claude'), '**/.claude').test(boxed.stderr()),
+    30_000,
+    `the restart is refused, naming the link\n${boxed.stderr()}`,
+  );
+  // The server is gone: what it could write through the link after the stop, nothing did.
+  const after = await attempt('write', join(r, 'folder/settings.json')).catch((e: Error) => ({
+    text: e.message,
+  }));
+  t.notMatch(after.text, /^ok/, `no server answers: ${after.text}`);
+  t.notOk(existsSync(join(r, 'folder/settings.json')), 'nothing was written through the link');
+});
