@@ -30,13 +30,14 @@
  *   (a linked worktree, a submodule's checkout), or one holding a root.
  * - **Two of the start's brought together by a rename.** The first walk cannot tell a repository
  *   the server made in an earlier session from the person's: one renamed below another that was
- *   not above it at the start, or to where another stood, has its code handed on (`moved`).
+ *   not above it at the start, or to where another stood, has its code handed on (`moved`); so
+ *   has a `.git` file or link of the start carried below another (`pointerMoved`).
  * - **Anything else is new and its own.** A repository made elsewhere is the server's whole (the
  *   person runs git in it only by choice); docs/security.md says so.
  */
 import { lstatOrNone } from '../common/errors.js';
 import { readRegularFileSync } from '../common/read-regular-file.js';
-import { basename, dirname, join, resolve } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import {
   GIT_DIR_CODE,
   GIT_DIR_SHAPE,
@@ -114,6 +115,11 @@ export class GitNotes {
   private readonly places = new Map<string, string>();
   /** The identities of the `.git` files and links the first walk found (submodules, worktrees). */
   private readonly pointers = new Set<string>();
+  /**
+   * Where each of those stands now, and the git directories and pointers above it at the start
+   * (as `Noted.above`): one carried below another by a rename is judged as `moved` judges.
+   */
+  private readonly pointerPlaces = new Map<string, { path: string; above: Set<string> }>();
   /** The roots every earlier walk covered: the server may have written what lies in them. */
   private readonly seen: string[] = [];
   /** The roots of the walk under way, while it lasts. */
@@ -255,12 +261,38 @@ export class GitNotes {
       // The upper is of the start too: which of the two is the person's cannot be told. One
       // made during the session is the server's, noted yet or not (its events may still be on
       // their way when the rename that brought the two together is seen).
-      if (g.pointer ? this.pointers.has(g.id) : this.noted.get(g.id)?.fromStart === true) {
-        own = true;
-      }
+      if (this.ofStart(g)) own = true;
     }
     if (own) out.push(...codeIn(dir, namesIn(dir)));
     return out;
+  }
+
+  /**
+   * The `.git` file or link of the start `id` is at `path` now: judged as `moved` judges a git
+   * directory. Carried (in the directory that holds it) below a repository that was not above
+   * it at the start, the upper one's code is handed on, and the pointer itself too unless the
+   * upper was made during the session: git run in the upper's work tree enters it behind a
+   * gitlink and reads the git directory it names, which the server may have made in an earlier
+   * session (the first walk took it for the person's).
+   */
+  private pointerMoved(path: string, id: string): string[] {
+    const known = this.pointerPlaces.get(id);
+    if (known === undefined || known.path === path) return [];
+    known.path = path;
+    const out: string[] = [];
+    let own = false;
+    for (const g of this.gitAbove(path)) {
+      if (known.above.has(g.id)) continue;
+      out.push(...(g.pointer ? [g.path] : codeIn(g.path, namesIn(g.path))));
+      if (this.ofStart(g)) own = true;
+    }
+    if (own) out.push(path);
+    return out;
+  }
+
+  /** Whether `g` (from `gitAbove`) was found by the first walk: a pointer or a git directory. */
+  private ofStart(g: { id: string; pointer: boolean }): boolean {
+    return g.pointer ? this.pointers.has(g.id) : this.noted.get(g.id)?.fromStart === true;
   }
 
   /**
@@ -296,14 +328,19 @@ export class GitNotes {
     if (id === undefined) return [];
     if (this.fresh(path)) {
       this.pointers.add(id);
+      const above = new Set(this.gitAbove(path).map((g) => g.id));
+      this.pointerPlaces.set(id, { path, above });
       if (!this.places.has(dirname(path))) this.places.set(dirname(path), id);
       return [];
     }
     if (this.pointers.has(id)) {
-      // The start's, but put where another repository of the start stood (moved away first).
+      // The start's, but put where another repository of the start stood (moved away first),
+      // or carried below another.
       const stood = this.places.get(dirname(path));
       if (stood === undefined) this.places.set(dirname(path), id);
-      return stood !== undefined && stood !== id ? [path] : [];
+      const out = this.pointerMoved(path, id);
+      if (stood !== undefined && stood !== id && !out.includes(path)) out.push(path);
+      return out;
     }
     return this.inWorkTree(path) || this.coversPersons(path) ? [path] : [];
   }
@@ -400,8 +437,11 @@ export class GitNotes {
     }
     if (GIT_DIR_CODE.some((n) => n !== 'commondir' && names.has(n))) return false;
     if (!names.has('commondir')) return true;
-    const target = readRegularFileSync(join(dir, 'commondir'), 4096);
-    return target !== undefined && resolve(dir, target.trim()) === owner;
+    // Exactly what `git worktree add` writes, or the owner's own path: git follows links in it
+    // (`sym/../../..` leads wherever `sym` does), so a path that reaches the owner only as text
+    // is not the owner.
+    const target = readRegularFileSync(join(dir, 'commondir'), 4096)?.trim();
+    return target === '../..' || target === owner;
   }
 
   private note(dir: string, id: string, names: ReadonlySet<string>): void {

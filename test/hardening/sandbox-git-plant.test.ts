@@ -490,3 +490,37 @@ void t.test('without the watch, a planted commondir runs outside the sandbox', a
   gitStatus(repo);
   t.ok(existsSync(linked), "git status in the person's repository ran the server's command");
 });
+
+void t.test("a .git file of an earlier session carried into the person's work tree", async (t) => {
+  // Session 1: the server makes a git directory of its own and a `.git` file naming it, out of
+  // every work tree (its own repository: left alone). Session 2's first walk cannot tell them
+  // from the person's; the server stages a gitlink in the person's repository and carries the
+  // `.git` file's directory there, where git enters it.
+  const { dir, r, repo, socket } = await personsRepo(t);
+  const marker = join(dir, 'ran-carried');
+  const g = join(r, 'store', 'g');
+  const first = await startBoxed(t, socket);
+  await shellOnce(
+    first,
+    `mkdir -p ${g}/objects ${g}/refs/heads ${r}/evil && printf 'ref: refs/heads/main\\n' > ${g}/HEAD && ` +
+      `printf '[core]\\n\\trepositoryformatversion = 0\\n\\tfsmonitor = "touch ${marker}; false"\\n' > ${g}/config && ` +
+      `printf 'gitdir: ${g}\\n' > ${r}/evil/.git`,
+    'the first session',
+  );
+  await waitFor(() => restartsIdle(first), 30_000, 'the first session quiet');
+  await first.client.close();
+
+  const h = await startBoxed(t, socket);
+  const G = 'GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1 git';
+  await shellOnce(
+    h,
+    `${G} -C ${repo} update-index --add --cacheinfo 160000,${'1'.repeat(40)},evil && ` +
+      `{ [ -d ${repo}/evil ] || mv ${r}/evil ${repo}/evil; }`,
+    'the carry',
+  );
+  await waitFor(() => movedAside(join(repo, 'evil'), '.git').length > 0, 30_000, 'the move');
+  await waitFor(() => restartsIdle(h), 30_000, 'no restart under way after the carry');
+  t.notOk(existsSync(join(repo, 'evil', '.git')), 'the .git file is moved aside');
+  gitStatus(repo);
+  t.notOk(existsSync(marker), "the person's git status runs nothing of the server");
+});

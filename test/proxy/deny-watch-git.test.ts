@@ -326,6 +326,33 @@ void t.test('a repository moved under one made during the session', async (t) =>
   t.same(w.planted, [join(other, '.git', 'hooks')], 'moved back: nothing more');
 });
 
+void t.test('a .git file of the start carried below a repository', async (t) => {
+  // `evil/.git` names `store/g`, both the server's from an earlier session, which the first walk
+  // notes with the person's. Carried into `main`'s work tree (where a gitlink the server stages
+  // makes git enter it), it is judged as a git directory moved under another is.
+  const w = await watchedRoot(t, [], (r) => {
+    gitDir(join(r, 'main', '.git'));
+    gitDir(join(r, 'store', 'g'));
+    mkdirSync(join(r, 'evil'));
+    writeFileSync(join(r, 'evil', '.git'), 'gitdir: ../store/g\n');
+    // The person's submodule checkout, below its superproject.
+    gitDir(join(r, 'sup', '.git'));
+    mkdirSync(join(r, 'sup', 'a', 'sub'), { recursive: true });
+    writeFileSync(join(r, 'sup', 'a', 'sub', '.git'), 'gitdir: ../../.git/modules/sub\n');
+  });
+  // Moved within its superproject (`git mv`): what was above it still is.
+  renameSync(join(w.r, 'sup', 'a'), join(w.r, 'sup', 'b'));
+  await w.quietNow();
+  t.same(w.planted, [], 'a checkout moved within its superproject: nothing');
+  renameSync(join(w.r, 'evil'), join(w.r, 'main', 'evil'));
+  await w.quietNow();
+  t.same(
+    w.planted.sort(),
+    [join(w.r, 'main', '.git', 'config'), join(w.r, 'main', 'evil', '.git')],
+    'carried into a work tree: the pointer and the upper code handed on',
+  );
+});
+
 void t.test("a repository put where another of the start's stood", async (t) => {
   // `x` stands for the server's clone of `repo` from an earlier session, noted with the person's.
   const w = await watchedRoot(t, [], (r) => {
@@ -561,4 +588,19 @@ void t.test("the person's linked worktree removed and added again under its name
   worktree(wt, join(w.r, 'evil'));
   await w.quietNow();
   t.same(w.planted, [join(wt, 'commondir')], 'one leading elsewhere: handed on');
+  // One that leads back only as text: git follows `sym` (a link to `evil/a/b/c`), so
+  // `sym/../../..` is `evil` to it (an attacker pass).
+  rmSync(wt, { recursive: true });
+  await w.quietNow();
+  mkdirSync(join(w.r, 'evil', 'a', 'b', 'c'), { recursive: true });
+  const next = `${wt}.new`;
+  worktree(next, 'sym/../../..');
+  symlinkSync(join(w.r, 'evil', 'a', 'b', 'c'), join(next, 'sym'));
+  renameSync(next, wt);
+  await w.quietNow();
+  t.same(
+    w.planted,
+    [join(wt, 'commondir'), join(wt, 'commondir')],
+    'one leading back only as text: handed on',
+  );
 });
