@@ -302,7 +302,7 @@ async function refuseProtectedLink(p: string, root: string, rule: string): Promi
   const st = await lstat(p).catch(() => undefined);
   if (st?.isSymbolicLink() !== true) return;
   throw new Error(
-    `${p} is a symbolic link, and protected from writes (${rule}): in the writable root ${root} the server could put another link in its place or write where it leads, which the sandbox cannot prevent for a link. Replace the link with a copy of what it leads to, or keep it out of the server's writable roots`,
+    `${p} is a symbolic link, and protected from writes (${rule}): in the writable root ${root} the server could put another link in its place or write where it leads, which the sandbox cannot prevent for a link. Replace the link with a copy of what it leads to (or remove it, if you did not make it: a server may have), or keep it out of the server's writable roots`,
   );
 }
 

@@ -26,7 +26,7 @@ const esc = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 /** The sentence that names `link` and its rule, and what to do. */
 const named = (link: string, rule: string): RegExp =>
   new RegExp(
-    `cannot lay out the sandbox: ${esc(link)} is a symbolic link, and protected from writes \\(${esc(rule)}\\).*Replace the link with a copy of what it leads to, or keep it out of the server's writable roots`,
+    `cannot lay out the sandbox: ${esc(link)} is a symbolic link, and protected from writes \\(${esc(rule)}\\).*Replace the link with a copy of what it leads to \\(or remove it, if you did not make it: a server may have\\), or keep it out of the server's writable roots`,
   );
 
 /** A sandboxed start for server `h` that the proxy refuses, saying `why` to the host and the log. */
