@@ -7,12 +7,11 @@
  *
  * Real daemon, real proxy under bubblewrap, the hostile fixture server.
  */
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import t, { type Test } from 'tap';
+import t from 'tap';
 import { startDaemon } from '../helpers/daemon.js';
-import { HOSTILE_SERVER, proxiedTransport, startBoxedHostile } from '../helpers/proxied-server.js';
+import { sandboxedStartRefused, startBoxedHostile } from '../helpers/proxied-server.js';
 import { ownedShortDir, waitFor } from '../helpers/proxy.js';
 
 const INCLUDED = 'version: 1\n';
@@ -54,25 +53,6 @@ void t.test('an include directory in a sandbox.write path is read-only', async (
   t.equal(after, before, 'the daemon lists the same roots for the server');
 });
 
-/** Start the proxy and expect its host's initialize to fail with `why`. */
-async function refused(t: Test, socket: string, why: RegExp, what: string): Promise<void> {
-  const { transport, stderr } = proxiedTransport({
-    server: 'h',
-    socket,
-    proxyArgs: ['--sandbox', '--no-enforce'],
-    command: [process.execPath, HOSTILE_SERVER],
-  });
-  const client = new Client({ name: 'test-host', version: '0' });
-  t.teardown(() => client.close());
-  const err = await client.connect(transport).then(
-    () => undefined,
-    (e: unknown) => e as Error,
-  );
-  t.ok(err, `${what}: the host's initialize fails`);
-  t.match(err?.message, why, `${what}: the host is told why and what to do`);
-  t.match(stderr(), why, `${what}: the proxy's log says the same`);
-}
-
 void t.test('a missing include directory in a sandbox.write path: not started', async (t) => {
   const dir = ownedShortDir(t);
   const r = join(dir, 'r');
@@ -81,7 +61,7 @@ void t.test('a missing include directory in a sandbox.write path: not started', 
   mkdirSync(x, { recursive: true });
   const pattern = `${x}/policy.d/*.yaml`;
   const d = await startDaemon(t, policy(r, x, pattern), { dir });
-  await refused(
+  await sandboxedStartRefused(
     t,
     d.socket,
     new RegExp(
@@ -101,7 +81,7 @@ void t.test(
     mkdirSync(r, { recursive: true });
     mkdirSync(x, { recursive: true });
     const d = await startDaemon(t, policy(r, x, `${base}/*/*.yaml`), { dir });
-    await refused(
+    await sandboxedStartRefused(
       t,
       d.socket,
       new RegExp(

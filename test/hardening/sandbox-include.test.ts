@@ -6,14 +6,13 @@
  *
  * Real daemon, real proxy under bubblewrap, the hostile fixture server.
  */
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import t, { type Test } from 'tap';
+import t from 'tap';
 import { startDaemon } from '../helpers/daemon.js';
 import {
   HOSTILE_SERVER,
-  proxiedTransport,
+  sandboxedStartRefused,
   startBoxedHostile,
   startProxied,
 } from '../helpers/proxied-server.js';
@@ -62,25 +61,6 @@ void t.test('an existing include directory in a writable root is read-only', asy
   t.equal(parent.isError, true, `nor the root that holds it: ${parent.text}`);
 });
 
-/** Start the proxy and expect its host's initialize to fail with `why`. */
-async function refused(t: Test, socket: string, why: RegExp, what: string): Promise<void> {
-  const { transport, stderr } = proxiedTransport({
-    server: 'h',
-    socket,
-    proxyArgs: ['--sandbox', '--no-enforce'],
-    command: [process.execPath, HOSTILE_SERVER],
-  });
-  const client = new Client({ name: 'test-host', version: '0' });
-  t.teardown(() => client.close());
-  const err = await client.connect(transport).then(
-    () => undefined,
-    (e: unknown) => e as Error,
-  );
-  t.ok(err, `${what}: the host's initialize fails`);
-  t.match(err?.message, why, `${what}: the host is told why and what to do`);
-  t.match(stderr(), why, `${what}: the proxy's log says the same`);
-}
-
 void t.test(
   'a missing include directory in a writable root: the server is not started',
   async (t) => {
@@ -90,7 +70,7 @@ void t.test(
     const pattern = `${r}/policy.d/*.yaml`;
     const d = await startDaemon(t, policy(r, pattern), { dir });
     const esc = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-    await refused(
+    await sandboxedStartRefused(
       t,
       d.socket,
       new RegExp(
@@ -108,7 +88,7 @@ void t.test('a writable root inside the include directory, where it could match'
   mkdirSync(r, { recursive: true });
   const pattern = `${base}/*/*.yaml`;
   const d = await startDaemon(t, policy(r, pattern), { dir });
-  await refused(
+  await sandboxedStartRefused(
     t,
     d.socket,
     /include pattern .*\/w\/\*\/\*\.yaml .*writable root .*\/w\/r, which lies inside .*\/w; make .* read-only in the policy, or narrow the include/,

@@ -13,12 +13,11 @@
  * Real daemon, real proxy under bubblewrap, the hostile fixture server with enforcement off (only
  * the sandbox stands in its way).
  */
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { existsSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import t, { type Test } from 'tap';
+import t from 'tap';
 import { startDaemon } from '../helpers/daemon.js';
-import { HOSTILE_SERVER, proxiedTransport, startBoxedHostile } from '../helpers/proxied-server.js';
+import { sandboxedStartRefused, startBoxedHostile } from '../helpers/proxied-server.js';
 import { ownedShortDir, waitFor } from '../helpers/proxy.js';
 
 const esc = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
@@ -28,25 +27,6 @@ const named = (link: string, rule: string): RegExp =>
   new RegExp(
     `cannot lay out the sandbox: ${esc(link)} is a symbolic link, and protected from writes \\(${esc(rule)}\\).*Replace the link with a copy of what it leads to \\(or remove it, if you did not make it: a server may have\\), or keep it out of the server's writable roots`,
   );
-
-/** A sandboxed start for server `h` that the proxy refuses, saying `why` to the host and the log. */
-async function refused(t: Test, socket: string, why: RegExp, what: string): Promise<void> {
-  const { transport, stderr } = proxiedTransport({
-    server: 'h',
-    socket,
-    proxyArgs: ['--sandbox', '--no-enforce'],
-    command: [process.execPath, HOSTILE_SERVER],
-  });
-  const client = new Client({ name: 'test-host', version: '0' });
-  t.teardown(() => client.close());
-  const err = await client.connect(transport).then(
-    () => undefined,
-    (e: unknown) => e as Error,
-  );
-  t.ok(err, `${what}: the host's initialize fails`);
-  t.match(err?.message, why, `${what}: the host is told which link and what to do`);
-  t.match(stderr(), why, `${what}: the proxy's log says the same`);
-}
 
 /** A repository's git directory at `git`, with `HEAD`, `objects` and `refs`. */
 function gitDir(git: string): void {
@@ -120,7 +100,7 @@ void t.test('a protected path that is a link in a writable place: not started', 
           dir,
         },
       );
-      await refused(t, d.socket, named(link, rule), what);
+      await sandboxedStartRefused(t, d.socket, named(link, rule), what);
     });
   }
 
@@ -136,7 +116,12 @@ void t.test('a protected path that is a link in a writable place: not started', 
       `version: 1\nservers:\n  h:\n    roots:\n      - path: ${r}\n` +
       `    sandbox:\n      write: [${x}]\n`;
     const d = await startDaemon(t, policy, { dir });
-    await refused(t, d.socket, named(join(x, '.mcp.json'), '**/.mcp.json'), 'in sandbox.write');
+    await sandboxedStartRefused(
+      t,
+      d.socket,
+      named(join(x, '.mcp.json'), '**/.mcp.json'),
+      'in sandbox.write',
+    );
   });
 
   await t.test('in a read-only root a link is left as it is: started', async (t) => {

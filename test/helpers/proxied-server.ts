@@ -2,6 +2,7 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import type { Test } from 'tap';
 import { proxyFor } from './proxy.js';
 import { stdioWithStderr } from './stdio-host.js';
 import { fixtureServer } from './repo.js';
@@ -116,4 +117,31 @@ export function startHostile(
     proxyArgs: ['--no-enforce', ...(opts.proxyArgs ?? [])],
     command: [process.execPath, HOSTILE_SERVER, ...(opts.flags ?? [])],
   });
+}
+
+/**
+ * Start the hostile server for `h` sandboxed (enforcement off) and expect its start refused: the
+ * host's initialize fails with `why`, and the proxy's log says the same.
+ */
+export async function sandboxedStartRefused(
+  t: Test,
+  socket: string,
+  why: RegExp,
+  what: string,
+): Promise<void> {
+  const { transport, stderr } = proxiedTransport({
+    server: 'h',
+    socket,
+    proxyArgs: ['--sandbox', '--no-enforce'],
+    command: [process.execPath, HOSTILE_SERVER],
+  });
+  const client = new Client({ name: 'test-host', version: '0' });
+  t.teardown(() => client.close());
+  const err = await client.connect(transport).then(
+    () => undefined,
+    (e: unknown) => e as Error,
+  );
+  t.ok(err, `${what}: the host's initialize fails`);
+  t.match(err?.message, why, `${what}: the host is told why and what to do`);
+  t.match(stderr(), why, `${what}: the proxy's log says the same`);
 }
