@@ -5,7 +5,17 @@ export type DenyAccess = 'all' | 'write';
 
 /** A deny inside a root: a literal path as a URI, or a glob pattern. */
 export type DenyMeta =
-  { uri: string; access: DenyAccess } | { pattern: string; access: DenyAccess };
+  | {
+      uri: string;
+      access: DenyAccess;
+      /**
+       * The links on the way to the path as written (`~/.bashrc` a link to a dotfiles copy, or
+       * `~/.config` one), where they differ from `uri`: whatever reads the path follows them by
+       * name, and a sandbox must not let a server replace one (proxy/sandbox-mounts.ts).
+       */
+      links?: string[];
+    }
+  | { pattern: string; access: DenyAccess };
 
 export interface RootMeta {
   'mcp-roots/readOnly': boolean;

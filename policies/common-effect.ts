@@ -94,7 +94,7 @@ export class EffectIndex {
           if (d.access === 'all') p!.kill = Math.min(p!.kill, i);
           else p!.write = true;
         }
-        if (isHoleCandidate(d) && isStrictlyInside(d.literal!, path)) p!.inside.push(i);
+        if (isHoleCandidate(d) && literalIn(d, path)) p!.inside.push(i);
       });
       // Siblings of a big glob share a parent; other paths' parents are not worth keeping.
       if (this.parents.size > 4096) this.parents.clear();
@@ -106,8 +106,7 @@ export class EffectIndex {
   /** The `_meta` holes of a path no common rule drops, in rule order without repeats. */
   private meta(path: string, parent: ParentPart): DenyMeta[] {
     const holes: number[] = [];
-    for (const i of parent.inside)
-      if (isStrictlyInside(this.rules[i]!.literal!, path)) holes.push(i);
+    for (const i of parent.inside) if (literalIn(this.rules[i]!, path)) holes.push(i);
     for (const i of this.metaPatterns) if (holeIn(this.rules[i]!, path)) holes.push(i);
     if (holes.length > 1) holes.sort((a, b) => a - b);
     const key = holes.join(',');
@@ -152,20 +151,42 @@ export function holeIn(d: DenyRule, root: string): boolean {
   return d.literal !== undefined && isStrictlyInside(d.literal, root);
 }
 
+/**
+ * Whether the literal rule `d` lies strictly inside `root`, or a link on the way to its path as
+ * written does: wherever the path leads, the root's server could replace that link, which
+ * whatever reads the path by its name follows (`_meta` carries the links to the sandbox).
+ */
+function literalIn(d: DenyRule, root: string): boolean {
+  return (
+    isStrictlyInside(d.literal!, root) ||
+    d.wayLinks?.some((l) => isStrictlyInside(l, root)) === true
+  );
+}
+
 /** Denies that lie inside a root, as `_meta` entries. */
 export function denyMeta(denies: DenyRule[], root: string): DenyMeta[] {
   const out: DenyMeta[] = [];
-  const seen = new Set<string>();
+  const seen = new Map<string, DenyMeta>();
   for (const d of denies) {
-    if (!d.inMeta || d.entriesOnly || !holeIn(d, root)) continue;
+    if (!d.inMeta || d.entriesOnly) continue;
+    if (!holeIn(d, root) && !(d.literal !== undefined && literalIn(d, root))) continue;
     const m: DenyMeta =
       d.pattern !== undefined
         ? { pattern: d.pattern, access: d.access }
-        : { uri: toUri(d.literal!), access: d.access };
+        : {
+            uri: toUri(d.literal!),
+            access: d.access,
+            ...(d.wayLinks !== undefined ? { links: d.wayLinks } : {}),
+          };
     const k = `${m.access}\0${'uri' in m ? m.uri : `\0${m.pattern}`}`;
-    if (!seen.has(k)) {
-      seen.add(k);
+    const earlier = seen.get(k);
+    if (earlier === undefined) {
+      seen.set(k, m);
       out.push(m);
+    } else if ('uri' in earlier && 'links' in m) {
+      // One path written two ways (the policy file by its own name and as given): every
+      // link on the way counts.
+      earlier.links = [...new Set([...(earlier.links ?? []), ...m.links!])];
     }
   }
   return out;

@@ -39,6 +39,11 @@ export interface DenyRule {
    * not be read (then every root is).
    */
   links?: string[];
+  /**
+   * For a literal path: the links on the way to it as written, when they make it differ from
+   * `literal` (common/links-on-the-way.ts). `_meta` carries them (common-effect.ts `denyMeta`).
+   */
+  wayLinks?: string[];
   /** For `**\/NAME` with a plain NAME: covered iff some segment of the path is NAME. */
   segment?: string;
   match?: (path: string) => boolean;
@@ -101,6 +106,11 @@ export async function compileDeny(
     // The canonical base is a literal name: a `Tax {a,b}` or `[draft]` in it is no glob.
     rule.pattern = childPath(escapeGlob(canonBase), glob);
     rule.match = matcher(rule.pattern);
+  }
+  if (!isGlob(abs) && abs !== rule.literal && fs.readlink !== undefined) {
+    const readlink = fs.readlink.bind(fs);
+    const links = await linksOnTheWay(abs, { lstat: (p) => fs.lstat(p), readlink });
+    if (links.length > 0) rule.wayLinks = links;
   }
   if (extra.include === true && abs !== (rule.pattern ?? rule.literal)) {
     rule.written = abs;

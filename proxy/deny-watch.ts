@@ -74,6 +74,8 @@ export interface DenyWatchOptions {
 interface WatchedRoot {
   path: string;
   denies: { test: (p: string) => boolean; access: DenyAccess }[];
+  /** Whether the server may write here (a link under a denied name is then reported). */
+  writable: boolean;
 }
 
 /** One generation of watches: live until the next is complete, so that no event falls between. */
@@ -149,16 +151,17 @@ export class DenyWatch {
    */
   async update(
     roots: readonly Root[],
-    paths: readonly { path: string; denies: readonly DenyMeta[] }[] = [],
+    paths: readonly { path: string; denies: readonly DenyMeta[]; writable: boolean }[] = [],
   ): Promise<void> {
     const all = [
       ...roots.map((r) => ({
         path: fileURLToPath(r.uri),
         denies: rootDenies(r),
+        writable: r._meta['mcp-roots/readOnly'] !== true,
       })),
       ...paths,
     ];
-    const key = JSON.stringify(all.map((r) => [r.path, r.denies]));
+    const key = JSON.stringify(all.map((r) => [r.path, r.denies, r.writable]));
     if (key === this.key) return;
     this.key = key;
     this.blind = undefined;
@@ -177,7 +180,7 @@ export class DenyWatch {
       for (const r of all) {
         const denies = r.denies.map((d) => ({ test: denyTest(d), access: d.access }));
         if (denies.length === 0) continue;
-        const root: WatchedRoot = { path: r.path, denies };
+        const root: WatchedRoot = { path: r.path, denies, writable: r.writable };
         await this.watchTree(set, root, root.path, false);
       }
     } catch (err) {
@@ -267,15 +270,14 @@ export class DenyWatch {
 
   /** The strongest deny of `root` naming `path`, if any. */
   /**
-   * The same for a link at `path`, which no mount covers (sandbox-mounts.ts): a denied one's
-   * target is shown or hidden on its own, where it lands; a protected one (kept from writes) is
-   * read by its name, and the layout refuses to start with it, so it is reported.
+   * The same for a link at `path`, which no mount covers (sandbox-mounts.ts): what reads a denied
+   * or protected name follows the link, and in a writable root the layout refuses to start with
+   * one, so it is reported. In a read-only root it is left as it is: its target is shown or
+   * hidden on its own, where it lands.
    */
   private linkDenial(root: WatchedRoot, path: string): DeniedPath | undefined {
-    if (path === root.path || !inside(path, root.path)) return undefined;
-    return root.denies.some((d) => d.access === 'write' && d.test(path))
-      ? { path, access: 'write' }
-      : undefined;
+    if (!root.writable) return undefined;
+    return this.denial(root, path);
   }
 
   private denial(root: WatchedRoot, path: string): DeniedPath | undefined {

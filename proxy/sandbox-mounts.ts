@@ -306,6 +306,20 @@ async function refuseProtectedLink(p: string, root: string, rule: string): Promi
   );
 }
 
+/**
+ * Throws when a link on the way to the literal deny `d` as written (`~/.bashrc` a link to a
+ * dotfiles copy, `~/.config` a link) lies in the writable place `root`: the layout binds where
+ * the path leads, and the server could re-point the link, which whatever reads the path by its
+ * name (a shell, the daemon reading its policy) follows.
+ */
+function refuseLinkOnTheWay(d: { uri: string; links?: string[] }, root: string): void {
+  const link = d.links?.find((l) => l !== root && inside(l, root));
+  if (link === undefined) return;
+  throw new Error(
+    `${link} is a symbolic link on the way to ${fileURLToPath(d.uri)}, which is protected from writes: in the writable root ${root} the server could point it elsewhere, and whatever reads the protected path by its name would follow. Replace the link with what it leads to (or remove it, if you did not make it: a server may have), or keep it out of the server's writable roots`,
+  );
+}
+
 /** The denied and write-protected paths inside one root that exist now, and what decides them. */
 async function rootHoles(
   root: string,
@@ -340,9 +354,12 @@ async function rootHoles(
   let next = 0;
   for (const d of denies) {
     const paths = 'uri' in d ? [fileURLToPath(d.uri)] : matches[next++]!;
+    if (writable && 'uri' in d) refuseLinkOnTheWay(d, root);
     for (const p of paths) {
       if (!inside(p, root) || p === root) continue;
-      if (writable && d.access === 'write') {
+      // Denied whole or kept from writes, alike: a write-protected name the policy denies
+      // outright (`deny: [**/.claude]`) is no less read by its name outside.
+      if (writable) {
         await refuseProtectedLink(p, root, 'pattern' in d ? d.pattern : fileURLToPath(d.uri));
       }
       const dir = await holeKind(p);

@@ -124,6 +124,61 @@ void t.test('a protected path that is a link in a writable place: not started', 
     );
   });
 
+  await t.test('a protected name the policy denies outright', async (t) => {
+    // `deny: [**/.claude]` replaces the built-in write deny with a whole one: the name is read
+    // by the host all the same.
+    const dir = ownedShortDir(t);
+    const r = join(dir, 'r');
+    mkdirSync(join(r, 'dotfiles-claude'), { recursive: true });
+    symlinkSync('dotfiles-claude', join(r, '.claude'));
+    const policy = `version: 1\nservers:\n  h:\n    roots:\n      - path: ${r}\n    deny: ["**/.claude"]\n`;
+    const d = await startDaemon(t, policy, { dir });
+    await sandboxedStartRefused(t, d.socket, named(join(r, '.claude'), '**/.claude'), 'denied');
+  });
+
+  await t.test('a link on the way to a protected path as written', async (t) => {
+    // The deny names `cfg/settings.json`; `cfg` is a link, in the root, to a folder outside it:
+    // the layout bound where the path leads, and the server could point `cfg` at its own.
+    const dir = ownedShortDir(t);
+    const r = join(dir, 'r');
+    mkdirSync(r);
+    mkdirSync(join(dir, 'real-cfg'));
+    symlinkSync('../real-cfg', join(r, 'cfg'));
+    const policy =
+      `version: 1\nservers:\n  h:\n    roots:\n      - path: ${r}\n` +
+      `    deny:\n      - path: ${r}/cfg/settings.json\n        access: write\n`;
+    const d = await startDaemon(t, policy, { dir });
+    await sandboxedStartRefused(
+      t,
+      d.socket,
+      new RegExp(
+        `cannot lay out the sandbox: ${esc(join(r, 'cfg'))} is a symbolic link on the way to ${esc(join(dir, 'real-cfg', 'settings.json'))}, which is protected from writes.*Replace the link with what it leads to`,
+      ),
+      'a link on the way',
+    );
+  });
+
+  await t.test("a link on the way to the daemon's own policy file", async (t) => {
+    // The policy is read through `r/conf`, a link in the server's writable root: pointed at a
+    // folder of the server's, the daemon would load the server's policy.
+    const dir = ownedShortDir(t);
+    const r = join(dir, 'r');
+    mkdirSync(r);
+    mkdirSync(join(dir, 'conf'));
+    symlinkSync('../conf', join(r, 'conf'));
+    const configFile = join(r, 'conf', 'mcp-roots.yaml');
+    const policy = `version: 1\nservers:\n  h:\n    roots:\n      - path: ${r}\n`;
+    const d = await startDaemon(t, policy, { dir, configFile });
+    await sandboxedStartRefused(
+      t,
+      d.socket,
+      new RegExp(
+        `${esc(join(r, 'conf'))} is a symbolic link on the way to ${esc(join(dir, 'conf', 'mcp-roots.yaml'))}`,
+      ),
+      'the policy file',
+    );
+  });
+
   await t.test('in a read-only root a link is left as it is: started', async (t) => {
     const dir = ownedShortDir(t);
     const r = join(dir, 'r');
