@@ -276,6 +276,12 @@ function keyProblem(frame: Frame, key: string): string | undefined {
     return `the keys ${JSON.stringify(seen)} and ${JSON.stringify(key)} in ${describe(frame)} are one key to ${LOOSE_READER}`;
   }
   frame.keys!.set(loose, key);
+  // A member JavaScript readers that copy the object (the v2 server SDK copies the answers
+  // one by one) make its prototype, whose members the reader then finds by any name: the
+  // host's roots under `where` behind `inputResponses.__proto__` (an attacker pass).
+  if (frame.level !== undefined && key === '__proto__') {
+    return `the key "__proto__" in ${describe(frame)} is the object's prototype to a JavaScript reader that copies it, not a member`;
+  }
   const member =
     frame.level === undefined ? undefined : LOOSE_ENVELOPE[frame.level]!.get(envelopeKey(key));
   if (member !== undefined && member !== key) {

@@ -39,6 +39,15 @@ const REFUSED: [string, string][] = [
   ['request_state', call('"inputResponses":{},"request_state":"s"')],
   ['Roots inside an input response', call(`"inputResponses":{"r":{"Roots":[{"uri":"file:///"}]}}`)],
   [
+    '__proto__ among the input responses',
+    call(`"inputResponses":{"__proto__":{"where":${HOST_ROOTS}}},"requestState":"state-roots"`),
+  ],
+  [
+    '__proto__ in an input response',
+    call(`"inputResponses":{"where":{"__proto__":${HOST_ROOTS}}}`),
+  ],
+  ['__proto__ in params', call(`"__proto__":{"inputResponses":{"where":${HOST_ROOTS}}}`)],
+  [
     'roots beside ROOTS in an input response',
     call(`"inputResponses":{"r":{"roots":[],"ROOTS":[{"uri":"file:///"}]}}`),
   ],
