@@ -84,8 +84,14 @@ export function memberText(text: string, key: string): string | undefined {
   return span === undefined ? undefined : text.slice(span.start, span.end);
 }
 
-/** `text` with member `key` set to `valueText` (replaced in place, or added first); the rest unchanged. */
+/**
+ * `text` with member `key` set to `valueText` (replaced in place, or added first); the rest
+ * unchanged. A `text` that is no object (a request's `params: null`, which every reader takes for
+ * none) becomes one holding that member alone: written into `null` it made a line no reader
+ * could parse, and the request waited for an answer for good (an attacker pass).
+ */
 export function setMember(text: string, key: string, valueText: string): string {
+  if (!text.trimStart().startsWith('{')) return `{${JSON.stringify(key)}:${valueText}}`;
   const span = objectMembers(text).get(key);
   if (span !== undefined) return text.slice(0, span.start) + valueText + text.slice(span.end);
   const open = text.indexOf('{');

@@ -9,6 +9,7 @@ import { idKey } from '../../protocol/messages.js';
 import { LineSplitter } from '../../proxy/line-splitter.js';
 import { parseProxyArgs } from '../../proxy/options.js';
 import { applyRule, learnTool } from '../../proxy/tool-table.js';
+import { withRootsCapability } from '../../proxy/server-roots.js';
 import { shortDir } from '../helpers/short-dir.js';
 import { waitFor } from '../helpers/proxy.js';
 
@@ -19,6 +20,12 @@ void t.test('json-text edits one member and leaves the rest byte for byte', (t) 
   t.equal(setMember(line, 'x', '2'), line.replace('"x":1', '"x":2'));
   t.equal(setMember('{}', 'roots', '{}'), '{"roots":{}}');
   t.equal(setMember('{ "a":1}', 'roots', '{}'), '{"roots":{}, "a":1}');
+  // `params: null` (read as none): an object of that member alone, never text written into null.
+  t.equal(setMember('null', 'capabilities', '{}'), '{"capabilities":{}}');
+  const init = '{"jsonrpc":"2.0","id":0,"method":"initialize","params":null}';
+  t.same(JSON.parse(withRootsCapability(init)).params, {
+    capabilities: { roots: { listChanged: true } },
+  });
   t.equal(idKey('"7"'), 's:7');
   t.not(idKey('9007199254740993'), idKey('9007199254740992'));
   t.equal(idKey('null'), undefined);

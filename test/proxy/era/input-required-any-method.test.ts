@@ -103,5 +103,12 @@ void t.test("a raw host's own roots in a retry of any method are replaced", asyn
       t.match(got[0], `"uri":"file://${root}"`, `${era} ${method}: with the policy's roots`);
       t.notMatch(got[0], `"uri":"${HOST_ROOT}"`, `${era} ${method}: not the host's`);
     }
+    // `params: null`, which every reader takes for none: the proxy's retry holds an object
+    // (written into `null`, the line was no JSON, and the request was never answered).
+    s.send({ jsonrpc: '2.0', id: 300, method: 'prompts/list', params: null });
+    t.notMatch(await s.line('"id":300'), '"error"', `${era} params null: answered`);
+    const retry = retries(s.received(), 'prompts/list').at(-1);
+    t.doesNotThrow(() => JSON.parse(retry ?? ''), `${era} params null: the retry is JSON`);
+    t.match(retry, `"uri":"file://${root}"`, `${era} params null: with the policy's roots`);
   }
 });
