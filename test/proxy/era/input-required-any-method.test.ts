@@ -108,7 +108,7 @@ void t.test("a raw host's own roots in a retry of any method are replaced", asyn
     s.send({ jsonrpc: '2.0', id: 300, method: 'prompts/list', params: null });
     t.notMatch(await s.line('"id":300'), '"error"', `${era} params null: answered`);
     const retry = retries(s.received(), 'prompts/list').at(-1);
-    t.doesNotThrow(() => JSON.parse(retry ?? ''), `${era} params null: the retry is JSON`);
+    t.doesNotThrow((): unknown => JSON.parse(retry ?? ''), `${era} params null: the retry is JSON`);
     t.match(retry, `"uri":"file://${root}"`, `${era} params null: with the policy's roots`);
   }
 });
