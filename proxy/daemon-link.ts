@@ -336,6 +336,14 @@ export class DaemonLink extends EventEmitter<DaemonLinkEvents> {
     this.apply(params.roots, params.revision, params.instance, false);
   }
 
+  /**
+   * Which of the daemon's lists the roots are from (its instance and revision): another once
+   * the policy, a grant or lockdown changed them, or the daemon went away.
+   */
+  get listMark(): string {
+    return `${this.instance ?? ''}:${this.revision}`;
+  }
+
   private apply(roots: Root[], revision: number, instance: string, reconnected: boolean): void {
     // An answer and a notification can cross; the older one must not win.
     if (instance === this.instance && revision < this.revision) return;

@@ -57,6 +57,11 @@ export interface InputRequiredOptions {
   /** The prefix of the ids of the proxy's own retries (the host's ids never start with it). */
   idPrefix: string;
   /**
+   * Which of the daemon's lists the server's roots are from (daemon-link.ts `listMark`): a
+   * request was checked under one, and the proxy retries it only under the same.
+   */
+  listMark?: () => string;
+  /**
    * Said once, when a tool call fails and the server has not asked for roots in this session:
    * what would give it its roots, or undefined when it has them another way (or none to have).
    */
@@ -72,6 +77,8 @@ interface Flight {
   text: string;
   /** Rounds of roots answers given so far. */
   rounds: number;
+  /** The daemon's list the request was checked under, when relayed. */
+  mark: string | undefined;
 }
 
 /** Answers a 2026-07-28 server's roots input requests in the host's place. */
@@ -110,7 +117,15 @@ export class InputRequired {
     }
     pending?.sent();
     if (hostKey !== undefined && hostIdText !== undefined) {
-      const flight = { hostIdText, hostKey, method: line.method ?? 'a request', text, rounds: 0 };
+      const mark = this.options.listMark?.();
+      const flight = {
+        hostIdText,
+        hostKey,
+        method: line.method ?? 'a request',
+        text,
+        rounds: 0,
+        mark,
+      };
       this.legs.set(hostKey, flight);
       this.legOfHost.set(hostKey, hostKey);
     }
@@ -239,6 +254,13 @@ export class InputRequired {
     }
     const answer = await this.options.rootsAnswer();
     if (!this.legOfHost.has(flight.hostKey)) return; // cancelled meanwhile
+    // The request was checked under the policy as it was when it came: a deny, a revoke or
+    // lockdown since then would not apply to the retry, which is the proxy's own and checked by
+    // nobody (an attacker pass). The host's call again is checked afresh.
+    if (flight.mark !== undefined && flight.mark !== this.options.listMark?.()) {
+      this.toHost(this.policyChanged(flight), line.idKey ?? '', flight);
+      return;
+    }
     let responses = '{}';
     for (const k of rootsKeys) responses = setMember(responses, k, answer);
     const paramsText = memberText(flight.text, 'params') ?? '{}';
@@ -268,6 +290,18 @@ export class InputRequired {
   private tooManyRounds(flight: Flight): string {
     const message = `the MCP server asked for roots/list ${MAX_ROOTS_ROUNDS + 1} times for one ${flight.method}; mcp-roots-proxy stopped it`;
     this.options.log.warn(message);
+    return this.failure(flight, message);
+  }
+
+  /** The host's answer when the server's roots changed while it asked for them. */
+  private policyChanged(flight: Flight): string {
+    const message = `mcp-roots-proxy: the server's roots changed (the policy, a grant or lockdown) while it asked for them, so this ${flight.method} was not sent on; make it again, and it is checked against the policy as it is now`;
+    this.options.log.info(message);
+    return this.failure(flight, message);
+  }
+
+  /** `message` as the host's answer to `flight`: a tool's error result, else an error. */
+  private failure(flight: Flight, message: string): string {
     if (flight.method === 'tools/call') {
       // A tool's failure is a tool result, so that the model reads it.
       const result = {

@@ -156,6 +156,7 @@ export class RootsProxy extends EventEmitter<RootsProxyEvents> {
       toHost,
       settled: (hostKey) => this.relayed.settled(hostKey),
       idPrefix: OWN_ID_PREFIX,
+      listMark: () => link.listMark,
       unaskedRootsHint: () =>
         this.roots.hasRoots && !this.settings.rootsOnCommandLine()
           ? `a tool call failed, and the server has not asked for roots in this 2026-07-28 session: a server of this revision gets them only by asking, and many never do but take their directories on the command line. If it is one of those, put {roots} where its directories go in its command (mcp-roots-proxy --server ${this.settings.server} -- COMMAND ... {roots}); the proxy then starts it with the policy's roots and restarts it when they change`
