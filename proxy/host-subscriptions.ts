@@ -5,6 +5,7 @@
  * server gets it again under the same id, and its acknowledgement stays with the proxy (the host
  * has had one).
  */
+import { memberText, removeMember, setMember } from '../protocol/json-text.js';
 import { idKey } from '../protocol/messages.js';
 import { isObject, type McpLine } from './mcp-line.js';
 
@@ -48,7 +49,7 @@ export class HostSubscriptions {
       const id = line.msg?.id;
       if (key === undefined || (typeof id !== 'string' && typeof id !== 'number')) return;
       const filter = isObject(params.notifications) ? params.notifications : {};
-      this.streams.set(key, { idText: line.idText!, id, text: line.text, filter });
+      this.streams.set(key, { idText: line.idText!, id, text: replayText(line.text), filter });
     } else if (method === 'notifications/cancelled') {
       const key = line.cancelledKey;
       if (key !== undefined) this.ended(key);
@@ -99,4 +100,17 @@ export class HostSubscriptions {
     this.replayed.delete(key);
     return true;
   }
+}
+
+/**
+ * A stream's request as a restarted server gets it: without the host's answers to the old
+ * server's input requests, nor that server's `requestState` (the spec forbids a stale one). The
+ * host's line was relayed with its roots answers replaced (input-required.ts), but the replay
+ * is the proxy's, and carried the host's own roots to the new server (an attacker pass).
+ */
+function replayText(text: string): string {
+  const params = memberText(text, 'params');
+  if (params === undefined || !params.startsWith('{')) return text;
+  const clean = removeMember(removeMember(params, 'inputResponses'), 'requestState');
+  return clean === params ? text : setMember(text, 'params', clean);
 }
