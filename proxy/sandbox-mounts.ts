@@ -12,6 +12,7 @@ import { linksOnTheWay } from '../common/links-on-the-way.js';
 import {
   GIT_DIR_CODE,
   GIT_POINTER,
+  HOST_CONFIG_PATTERNS,
   isGitDirShape,
   withBuiltInProtected,
 } from '../common/protected-patterns.js';
@@ -213,6 +214,10 @@ async function patternMatches(
   return { matches: out.map((set) => [...set]), bareGitCode };
 }
 
+/** Whether `d` is one of the built-in host configurations (`**\/.vscode`, `**\/.mcp.json`, ...). */
+const isHostConfig = (d: DenyMeta): boolean =>
+  'pattern' in d && (HOST_CONFIG_PATTERNS as readonly string[]).includes(d.pattern);
+
 /**
  * How many of a denied path's nearest ancestors decide whether its rule matches it. A `**\/`
  * pattern of n segments is decided by the path's last n names, so by its n - 1 nearest ancestors:
@@ -366,7 +371,12 @@ async function rootHoles(
       if (dir === undefined) continue;
       if (d.access === 'all') hidden.push({ path: p, dir });
       else readOnly.push(p);
-      pinned.push(...ancestors(p).slice(0, decidingAncestors(d)));
+      // A host's configuration is found by where it stands: a project renamed away (its
+      // read-only `.vscode` moving with it) and made again with a `.vscode` of the server's
+      // is the person's project to the host (an attacker pass). Every directory above it is
+      // held in place.
+      const held = isHostConfig(d) ? Infinity : decidingAncestors(d);
+      pinned.push(...ancestors(p).slice(0, held));
     }
   }
   return { hidden, readOnly, pinned };

@@ -107,6 +107,16 @@ void t.test('built-in **/NAME protected paths are read-only in the sandbox', asy
   }
   const moved = await attempt('rename', join(r, '.vscode'), join(r, 'vscode-old'));
   t.notMatch(moved.text, /^ok/, `.vscode cannot be renamed away: ${moved.text}`);
+  // Nor the folder that holds one (made again with a `.claude` of the server's, it would be
+  // the person's project to the host), however far up.
+  for (const holder of [join(r, 'sub'), join(x, 'p')]) {
+    const away = await attempt('rename', holder, `${holder}-old`);
+    t.notMatch(
+      away.text,
+      /^ok/,
+      `${holder.slice(dir.length)} cannot be renamed away: ${away.text}`,
+    );
+  }
   const bareMoved = await attempt('rename', join(r, 'tools.git'), join(r, 'tools-old'));
   t.notMatch(bareMoved.text, /^ok/, `a bare repository cannot be renamed away: ${bareMoved.text}`);
   t.match(
