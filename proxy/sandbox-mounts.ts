@@ -331,10 +331,17 @@ async function rootHoles(
   denies: readonly DenyMeta[],
   /** A writable place: a `.git` file there (GIT_POINTER) is made read-only too. */
   writable: boolean,
-): Promise<{ hidden: SandboxMounts['hidden']; readOnly: string[]; pinned: string[] }> {
+): Promise<{
+  hidden: SandboxMounts['hidden'];
+  readOnly: string[];
+  pinned: string[];
+  /** The host configurations (`.vscode`, `.mcp.json`, ...) made read-only. */
+  hostConfig: string[];
+}> {
   const hidden: SandboxMounts['hidden'] = [];
   const readOnly: string[] = [];
   const pinned: string[] = [];
+  const hostConfig: string[] = [];
   const patterns = denies.flatMap((d) => ('pattern' in d ? [d.pattern] : []));
   const { matches, bareGitCode } = await patternMatches(
     root,
@@ -377,9 +384,52 @@ async function rootHoles(
       // held in place.
       const held = isHostConfig(d) ? Infinity : decidingAncestors(d);
       pinned.push(...ancestors(p).slice(0, held));
+      if (writable && d.access === 'write' && isHostConfig(d)) hostConfig.push(p);
     }
   }
-  return { hidden, readOnly, pinned };
+  return { hidden, readOnly, pinned, hostConfig };
+}
+
+/** How many entries of one host configuration are looked at for links (a few files, usually). */
+const MAX_CONFIG_ENTRIES = 2_000;
+
+/**
+ * Throws when the host configuration `config` (read-only in the sandbox) holds a symbolic link
+ * that leads out of it into a place the server may write (`writable`): the host reads
+ * `.claude/settings.json -> ../config/claude.json` through the link, and the server writes the
+ * file it leads to (an attacker pass). A link that leads nowhere yet counts where its target would
+ * be made.
+ */
+async function refuseLinkOutOfConfig(config: string, writable: readonly string[]): Promise<void> {
+  let seen = 0;
+  const walk = async (dir: string): Promise<void> => {
+    let entries: Dirent[];
+    try {
+      entries = await readdir(dir, { withFileTypes: true });
+    } catch {
+      return;
+    }
+    for (const e of entries) {
+      if (++seen > MAX_CONFIG_ENTRIES) {
+        throw new Error(
+          `${config} has more than ${MAX_CONFIG_ENTRIES} entries to look through for links; keep it out of the server's writable roots`,
+        );
+      }
+      const p = join(dir, e.name);
+      if (e.isDirectory()) await walk(p);
+      if (!e.isSymbolicLink()) continue;
+      const target =
+        (await canonical(p)) ?? (await whereItWouldBe(resolve(dir, await readlink(p))));
+      if (inside(target, config)) continue;
+      const place = writable.find((w) => inside(target, w));
+      if (place === undefined) continue;
+      throw new Error(
+        `${p} is a symbolic link in a host's configuration, to ${target} in the writable place ${place}: the host reads what the server writes there. Replace the link with a copy of what it leads to (or remove it, if you did not make it: a server may have), or keep the configuration out of the server's writable roots`,
+      );
+    }
+  };
+  // A file (`.mcp.json`) holds no link; a link in the configuration's own place is refused above.
+  if ((await lstat(config).catch(() => undefined))?.isDirectory() === true) await walk(config);
 }
 
 /** Everything the sandbox shows for these roots, this rule and this launch. */
@@ -454,6 +504,7 @@ export async function sandboxMounts(input: {
   const hidden: SandboxMounts['hidden'] = [];
   const readOnly: string[] = [];
   const pinned: string[] = [];
+  const hostConfig: string[] = [];
   for (const [i, r] of launchRoots(input.roots).entries()) {
     // The daemon lists each root by its canonical path. One that vanished since cannot be
     // mounted; one that a link now stands in (its own place or an ancestor's) must not be:
@@ -461,6 +512,7 @@ export async function sandboxMounts(input: {
     if ((await canonical(r.path)) !== r.path) continue;
     roots.push(r);
     const holes = await rootHoles(r.path, rootDenies(input.roots[i]!), !r.readOnly);
+    hostConfig.push(...holes.hostConfig);
     hidden.push(...holes.hidden);
     if (!r.readOnly) readOnly.push(...holes.readOnly);
     pinned.push(...holes.pinned);
@@ -488,11 +540,13 @@ export async function sandboxMounts(input: {
     pinned.push(...held.pinned);
     // Denies and protected paths too, as in a writable root: those that could lie in it.
     const holes = await rootHoles(w, extraPathDenies(input.rule, w, true), true);
+    hostConfig.push(...holes.hostConfig);
     hidden.push(...holes.hidden);
     readOnly.push(...holes.readOnly);
     pinned.push(...holes.pinned);
   }
   const writable = [...roots.filter((r) => !r.readOnly).map((r) => r.path), ...write];
+  for (const config of hostConfig) await refuseLinkOutOfConfig(config, writable);
   for (const dir of input.gitDirs ?? []) {
     if (!writable.some((w) => inside(dir, w))) continue;
     for (const code of GIT_DIR_CODE) {

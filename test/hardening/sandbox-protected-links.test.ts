@@ -179,6 +179,54 @@ void t.test('a protected path that is a link in a writable place: not started', 
     );
   });
 
+  await t.test("a link inside a host's configuration, out to a writable place", async (t) => {
+    const dir = ownedShortDir(t);
+    const r = join(dir, 'r');
+    mkdirSync(join(r, '.claude'), { recursive: true });
+    mkdirSync(join(r, 'config'));
+    writeFileSync(join(r, 'config', 'claude.json'), '{}');
+    symlinkSync('../config/claude.json', join(r, '.claude', 'settings.json'));
+    // One that leads where the server cannot write is left alone (below).
+    symlinkSync('/etc/hostname', join(r, '.claude', 'host'));
+    const d = await startDaemon(t, `version: 1\nservers:\n  h:\n    roots:\n      - path: ${r}\n`, {
+      dir,
+    });
+    await sandboxedStartRefused(
+      t,
+      d.socket,
+      new RegExp(
+        `${esc(join(r, '.claude', 'settings.json'))} is a symbolic link in a host's configuration, to ${esc(join(r, 'config', 'claude.json'))} in the writable place ${esc(r)}`,
+      ),
+      'a link inside .claude',
+    );
+  });
+
+  await t.test(
+    "a host's configuration whose links stay inside it, or lead out of reach",
+    async (t) => {
+      const dir = ownedShortDir(t);
+      const r = join(dir, 'r');
+      mkdirSync(join(r, '.vscode'), { recursive: true });
+      writeFileSync(join(r, '.vscode', 'base.json'), '{}');
+      symlinkSync('base.json', join(r, '.vscode', 'settings.json'));
+      symlinkSync('/etc/hostname', join(r, '.vscode', 'host'));
+      const d = await startDaemon(
+        t,
+        `version: 1\nservers:\n  h:\n    roots:\n      - path: ${r}\n`,
+        {
+          dir,
+        },
+      );
+      const { attempt } = await startBoxedHostile(t, d.socket);
+      t.match((await attempt('write', join(r, 'ok.txt'))).text, /^ok/, 'started');
+      t.match(
+        (await attempt('write', join(r, '.vscode', 'base.json'))).text,
+        /^EROFS/,
+        'read-only',
+      );
+    },
+  );
+
   await t.test('in a read-only root a link is left as it is: started', async (t) => {
     const dir = ownedShortDir(t);
     const r = join(dir, 'r');
