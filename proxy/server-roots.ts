@@ -2,7 +2,7 @@
 import { realpath, stat } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import type { Root } from '../common/types.js';
-import { memberText, setMember } from '../protocol/json-text.js';
+import { memberText, removeMember, setMember } from '../protocol/json-text.js';
 import { notificationLine, resultLine } from '../protocol/messages.js';
 import type { DaemonLink, RootsChange } from './daemon-link.js';
 import type { ProxyLogger } from './log.js';
@@ -272,9 +272,15 @@ export class ServerRoots {
   }
 }
 
-/** An `initialize` request's text announcing `roots: {listChanged: true}`, the rest byte for byte. */
+/**
+ * An `initialize` request's text announcing `roots: {listChanged: true}`, the rest byte for byte
+ * but answers to input requests (`inputResponses`, `requestState`): none was asked yet, and a
+ * lenient server would take the host's roots from them (an attacker pass; restarted servers are
+ * given these params again).
+ */
 export function withRootsCapability(text: string): string {
-  const paramsText = memberText(text, 'params') ?? '{}';
+  const given = memberText(text, 'params') ?? '{}';
+  const paramsText = removeMember(removeMember(given, 'inputResponses'), 'requestState');
   const caps = memberText(paramsText, 'capabilities');
   const capsText = caps !== undefined && caps.startsWith('{') ? caps : '{}';
   const newCaps = setMember(capsText, 'roots', '{"listChanged":true}');

@@ -26,6 +26,12 @@ void t.test('json-text edits one member and leaves the rest byte for byte', (t) 
   t.same(JSON.parse(withRootsCapability(init)).params, {
     capabilities: { roots: { listChanged: true } },
   });
+  // Answers to input requests nobody asked: never passed on with the handshake.
+  const answered =
+    '{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"capabilities":{},"inputResponses":{"where":{"roots":[{"uri":"file:///"}]}},"requestState":"s"}}';
+  t.same(JSON.parse(withRootsCapability(answered)).params, {
+    capabilities: { roots: { listChanged: true } },
+  });
   t.equal(idKey('"7"'), 's:7');
   t.not(idKey('9007199254740993'), idKey('9007199254740992'));
   t.equal(idKey('null'), undefined);
