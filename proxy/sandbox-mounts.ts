@@ -16,7 +16,7 @@ import {
   isGitDirShape,
   withBuiltInProtected,
 } from '../common/protected-patterns.js';
-import type { DenyMeta, Root } from '../common/types.js';
+import type { DenyAccess, DenyMeta, Root } from '../common/types.js';
 import { launchRoots, type Launch } from './launch.js';
 import { includeHolds, splitInclude } from './sandbox-includes.js';
 import { ancestors, inside } from './sandbox-paths.js';
@@ -303,11 +303,17 @@ export async function serverWritable(
  * protected name (git reading `.git/hooks`, a host reading `.vscode/`, a shell reading
  * `~/.bashrc`) follows it. Refused rather than started with the name open.
  */
-async function refuseProtectedLink(p: string, root: string, rule: string): Promise<void> {
+async function refuseProtectedLink(
+  p: string,
+  root: string,
+  rule: string,
+  access: DenyAccess = 'write',
+): Promise<void> {
   const st = await lstat(p).catch(() => undefined);
   if (st?.isSymbolicLink() !== true) return;
+  const what = access === 'all' ? 'denied' : 'protected from writes';
   throw new Error(
-    `${p} is a symbolic link, and protected from writes (${rule}): in the writable root ${root} the server could put another link in its place or write where it leads, which the sandbox cannot prevent for a link. Replace the link with a copy of what it leads to (or remove it, if you did not make it: a server may have), or keep it out of the server's writable roots`,
+    `${p} is a symbolic link, and ${what} (${rule}): in the writable root ${root} the server could put another link in its place or write where it leads, which the sandbox cannot prevent for a link. Replace the link with a copy of what it leads to (or remove it, if you did not make it: a server may have), or keep it out of the server's writable roots`,
   );
 }
 
@@ -372,7 +378,8 @@ async function rootHoles(
       // Denied whole or kept from writes, alike: a write-protected name the policy denies
       // outright (`deny: [**/.claude]`) is no less read by its name outside.
       if (writable) {
-        await refuseProtectedLink(p, root, 'pattern' in d ? d.pattern : fileURLToPath(d.uri));
+        const rule = 'pattern' in d ? d.pattern : fileURLToPath(d.uri);
+        await refuseProtectedLink(p, root, rule, d.access);
       }
       const dir = await holeKind(p);
       if (dir === undefined) continue;
@@ -418,8 +425,10 @@ async function refuseLinkOutOfConfig(config: string, writable: readonly string[]
       const p = join(dir, e.name);
       if (e.isDirectory()) await walk(p);
       if (!e.isSymbolicLink()) continue;
-      const target =
-        (await canonical(p)) ?? (await whereItWouldBe(resolve(dir, await readlink(p))));
+      // Gone since it was listed: nothing to follow.
+      const text = await readlink(p).catch(() => undefined);
+      if (text === undefined) continue;
+      const target = (await canonical(p)) ?? (await whereItWouldBe(resolve(dir, text)));
       if (inside(target, config)) continue;
       const place = writable.find((w) => inside(target, w));
       if (place === undefined) continue;
