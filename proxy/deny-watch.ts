@@ -393,6 +393,10 @@ export class DenyWatch {
       this.gitWalked(set, dir, identity(st), new Set(entries.map((x) => x.name)), report);
       for (const { name, e } of entries) {
         const p = join(dir, name);
+        if (e.isSymbolicLink()) {
+          const replaced = this.gitNotes.linkAt(p);
+          if (replaced.length > 0) this.plantedFound(set, replaced, identity(st), report);
+        }
         const denied = gitOnly
           ? undefined
           : e.isSymbolicLink()
@@ -481,6 +485,11 @@ export class DenyWatch {
       this.unwatchBelow(set, path);
     // Whatever it is (a link too: git follows it), a code entry new in a git directory.
     const dirId = set.identities.get(dirname(path));
+    // A link put where one naming the person's repository stood (re-pointed).
+    const replaced = st.isSymbolicLink() ? this.gitNotes.linkAt(path) : [];
+    if (replaced.length > 0 && dirId !== undefined) {
+      return this.plantedFound(set, replaced, dirId, true);
+    }
     const planted = this.gitNotes.appeared(path, dirId);
     if (planted.length > 0 && dirId !== undefined) {
       return this.plantedFound(set, planted, dirId, true);

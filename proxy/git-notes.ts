@@ -37,6 +37,7 @@
  */
 import { lstatOrNone } from '../common/errors.js';
 import { readRegularFileSync } from '../common/read-regular-file.js';
+import { realpathSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import {
   GIT_DIR_CODE,
@@ -98,6 +99,17 @@ function linkedCode(dir: string, names: ReadonlySet<string>): string[] {
 /** Where git is run to find the git directory `dir`: a `.git`'s parent, a bare one itself. */
 const placeOf = (dir: string): string => (basename(dir) === '.git' ? dirname(dir) : dir);
 
+/** Whether the link `path` leads to a repository: a directory holding a `.git`, or a bare one. */
+function namesRepository(path: string): boolean {
+  let target: string;
+  try {
+    target = realpathSync(path);
+  } catch {
+    return false;
+  }
+  return lstatOrNone(join(target, '.git')) !== undefined || isGitDirShape(namesIn(target));
+}
+
 /** A `.git` that is not a directory (a file or a link), by its identity, when it is one. */
 function pointerIdentity(path: string): string | undefined {
   const st = lstatOrNone(path);
@@ -113,6 +125,13 @@ export class GitNotes {
    * one itself), so that one put where another stood is known whatever its shape.
    */
   private readonly places = new Map<string, string>();
+  /**
+   * The links the first walk found that name a repository (`proj -> real`, the person reaching
+   * one by that name), by where each stands, with its identity: whatever reads the name follows
+   * the link, so another link in its place (re-pointed at a repository of the server's) is the
+   * server's (`linkAt`), and so is a git directory standing there (`places`).
+   */
+  private readonly repoLinks = new Map<string, string>();
   /** The identities of the `.git` files and links the first walk found (submodules, worktrees). */
   private readonly pointers = new Set<string>();
   /**
@@ -343,6 +362,25 @@ export class GitNotes {
       return out;
     }
     return this.inWorkTree(path) || this.coversPersons(path) ? [path] : [];
+  }
+
+  /**
+   * A walk or an event met the link `path`: noted by the first walk when it names a repository;
+   * after that, the server's when it stands where such a link stood and is another link.
+   */
+  linkAt(path: string): string[] {
+    const st = lstatOrNone(path);
+    if (st === undefined || !st.isSymbolicLink()) return [];
+    const id = `${st.dev}:${st.ino}`;
+    if (this.fresh(path)) {
+      if (namesRepository(path)) {
+        this.repoLinks.set(path, id);
+        if (!this.places.has(path)) this.places.set(path, id);
+      }
+      return [];
+    }
+    const stood = this.repoLinks.get(path);
+    return stood !== undefined && stood !== id ? [path] : [];
   }
 
   /** Whether `path` lies in the work tree of one of the person's repositories (after the start). */

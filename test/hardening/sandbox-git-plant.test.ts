@@ -20,6 +20,7 @@ import {
   readFileSync,
   renameSync,
   rmSync,
+  symlinkSync,
   writeFileSync,
 } from 'node:fs';
 import { join } from 'node:path';
@@ -522,5 +523,26 @@ void t.test("a .git file of an earlier session carried into the person's work tr
   await waitFor(() => restartsIdle(h), 30_000, 'no restart under way after the carry');
   t.notOk(existsSync(join(repo, 'evil', '.git')), 'the .git file is moved aside');
   gitStatus(repo);
+  t.notOk(existsSync(marker), "the person's git status runs nothing of the server");
+});
+
+void t.test('a link the person reaches their repository by, re-pointed', async (t) => {
+  // `proj -> repo`: the person's `git -C proj status` runs in `repo`. The server puts a link of
+  // its own there, to a repository of its own.
+  const { dir, r, socket } = await personsRepo(t);
+  symlinkSync('repo', join(r, 'proj'));
+  const marker = join(dir, 'ran-relinked');
+  const h = await startBoxed(t, socket);
+  await shellOnce(
+    h,
+    `mkdir -p ${r}/evil/.git/objects ${r}/evil/.git/refs/heads && printf 'ref: refs/heads/main\\n' > ${r}/evil/.git/HEAD && ` +
+      `printf '[core]\\n\\trepositoryformatversion = 0\\n\\tfsmonitor = "touch ${marker}; false"\\n' > ${r}/evil/.git/config && ` +
+      `ln -s evil ${r}/p2 && mv -T ${r}/p2 ${r}/proj`,
+    'the re-point',
+  );
+  await waitFor(() => movedAside(r, 'proj').length > 0, 30_000, 'the move');
+  await waitFor(() => restartsIdle(h), 30_000, 'no restart under way after the re-point');
+  t.notOk(existsSync(join(r, 'proj')), 'the new link is moved aside');
+  gitStatus(join(r, 'proj'));
   t.notOk(existsSync(marker), "the person's git status runs nothing of the server");
 });

@@ -353,6 +353,35 @@ void t.test('a .git file of the start carried below a repository', async (t) => 
   );
 });
 
+void t.test('a link the person reaches a repository by, re-pointed', async (t) => {
+  // `proj -> real` at the start: git run in `proj` is run in `real`. Put in front of a
+  // repository of the server's, or replaced by one, git run there runs the server's config.
+  const w = await watchedRoot(t, [], (r) => {
+    gitDir(join(r, 'real', '.git'));
+    mkdirSync(join(r, 'real', 'docs'));
+    symlinkSync('real', join(r, 'proj'));
+    symlinkSync('real/docs', join(r, 'docs'));
+  });
+  gitDir(join(w.r, 'evil', '.git'));
+  await w.quietNow();
+  t.same(w.planted, [], "the server's own repository: nothing");
+  // A link to what is no repository's top may be re-pointed (pnpm re-points thousands).
+  symlinkSync('evil', join(w.r, 'd2'));
+  renameSync(join(w.r, 'd2'), join(w.r, 'docs'));
+  await w.quietNow();
+  t.same(w.planted, [], 'a link naming no repository: nothing');
+  symlinkSync('evil', join(w.r, 'p2'));
+  renameSync(join(w.r, 'p2'), join(w.r, 'proj'));
+  await w.quietNow();
+  t.same(w.planted, [join(w.r, 'proj')], 're-pointed: the new link is handed on');
+  // Replaced by a repository made in its place: the one standing there is not the person's.
+  rmSync(join(w.r, 'proj'), { force: true });
+  w.planted.length = 0;
+  gitDir(join(w.r, 'proj', '.git'));
+  await w.quietNow();
+  t.same(w.planted, [join(w.r, 'proj', '.git', 'config')], 'a repository in its place: its code');
+});
+
 void t.test("a repository put where another of the start's stood", async (t) => {
   // `x` stands for the server's clone of `repo` from an earlier session, noted with the person's.
   const w = await watchedRoot(t, [], (r) => {
