@@ -32,6 +32,9 @@
  *   the server made in an earlier session from the person's: one renamed below another that was
  *   not above it at the start, or to where another stood, has its code handed on (`moved`); so
  *   has a `.git` file or link of the start carried below another (`pointerMoved`).
+ * - **Links naming a repository.** A link the first walk finds that leads to a repository
+ *   (`proj -> real`) is how the person reaches it: another link put in its place, or a
+ *   repository made there, is the server's (`linkAt`, and `places`).
  * - **Anything else is new and its own.** A repository made elsewhere is the server's whole (the
  *   person runs git in it only by choice); docs/security.md says so.
  */
