@@ -372,10 +372,13 @@ export class GitNotes {
    * after that, the server's when it stands where such a link stood and is another link.
    */
   linkAt(path: string): string[] {
+    const fresh = this.fresh(path);
+    // Most links are no repository's name: nothing to look at after the first walk.
+    if (!fresh && !this.repoLinks.has(path)) return [];
     const st = lstatOrNone(path);
     if (st === undefined || !st.isSymbolicLink()) return [];
     const id = `${st.dev}:${st.ino}`;
-    if (this.fresh(path)) {
+    if (fresh) {
       if (namesRepository(path)) {
         this.repoLinks.set(path, id);
         if (!this.places.has(path)) this.places.set(path, id);
