@@ -268,19 +268,14 @@ export class DenyWatch {
     this.next = this.current = undefined;
   }
 
-  /** The strongest deny of `root` naming `path`, if any. */
   /**
-   * The same for a link at `path`, which no mount covers (sandbox-mounts.ts): what reads a denied
-   * or protected name follows the link, and in a writable root the layout refuses to start with
-   * one, so it is reported. In a read-only root it is left as it is: its target is shown or
-   * hidden on its own, where it lands.
+   * The strongest deny of `root` naming `path`, if any. A `link` is covered by no mount
+   * (sandbox-mounts.ts): in a writable root, what reads a denied or protected name follows it and
+   * the layout refuses to start with one, so it is reported; in a read-only root it is left as
+   * it is, its target shown or hidden on its own, where it lands.
    */
-  private linkDenial(root: WatchedRoot, path: string): DeniedPath | undefined {
-    if (!root.writable) return undefined;
-    return this.denial(root, path);
-  }
-
-  private denial(root: WatchedRoot, path: string): DeniedPath | undefined {
+  private denial(root: WatchedRoot, path: string, link = false): DeniedPath | undefined {
+    if (link && !root.writable) return undefined;
     if (path === root.path || !inside(path, root.path)) return undefined;
     let found: DeniedPath | undefined;
     for (const d of root.denies) {
@@ -397,11 +392,7 @@ export class DenyWatch {
           const replaced = this.gitNotes.linkAt(p);
           if (replaced.length > 0) this.plantedFound(set, replaced, identity(st), report);
         }
-        const denied = gitOnly
-          ? undefined
-          : e.isSymbolicLink()
-            ? this.linkDenial(root, p)
-            : this.denial(root, p);
+        const denied = gitOnly ? undefined : this.denial(root, p, e.isSymbolicLink());
         if (denied !== undefined) {
           if (report) this.walkReport(set, denied, reported);
           if (e.isDirectory() && this.gitNotes.mayBeInWorkTree(p))
@@ -499,11 +490,7 @@ export class DenyWatch {
     if (!st.isDirectory() && this.gitNotes.held(path, dirId)) {
       return this.o.onDenied(this.codeReplaced(path));
     }
-    const denied = gitOnly
-      ? undefined
-      : st.isSymbolicLink()
-        ? this.linkDenial(root, path)
-        : this.denial(root, path);
+    const denied = gitOnly ? undefined : this.denial(root, path, st.isSymbolicLink());
     if (denied !== undefined) {
       const key = appearance(path, st);
       if (set.walked.delete(key)) return; // the walk reported this appearance (`walkReport`)

@@ -135,13 +135,12 @@ export class GitNotes {
    * server's (`linkAt`), and so is a git directory standing there (`places`).
    */
   private readonly repoLinks = new Map<string, string>();
-  /** The identities of the `.git` files and links the first walk found (submodules, worktrees). */
-  private readonly pointers = new Set<string>();
   /**
-   * Where each of those stands now, and the git directories and pointers above it at the start
-   * (as `Noted.above`): one carried below another by a rename is judged as `moved` judges.
+   * The `.git` files and links the first walk found (submodules, worktrees), by identity: where
+   * each stands now, and the git directories and pointers above it at the start (as
+   * `Noted.above`), so that one carried below another by a rename is judged as `moved` judges.
    */
-  private readonly pointerPlaces = new Map<string, { path: string; above: Set<string> }>();
+  private readonly pointers = new Map<string, { path: string; above: Set<string> }>();
   /** The roots every earlier walk covered: the server may have written what lies in them. */
   private readonly seen: string[] = [];
   /** The roots of the walk under way, while it lasts. */
@@ -298,7 +297,7 @@ export class GitNotes {
    * session (the first walk took it for the person's).
    */
   private pointerMoved(path: string, id: string): string[] {
-    const known = this.pointerPlaces.get(id);
+    const known = this.pointers.get(id);
     if (known === undefined || known.path === path) return [];
     known.path = path;
     const out: string[] = [];
@@ -349,9 +348,7 @@ export class GitNotes {
     const id = pointerIdentity(path);
     if (id === undefined) return [];
     if (this.fresh(path)) {
-      this.pointers.add(id);
-      const above = new Set(this.gitAbove(path).map((g) => g.id));
-      this.pointerPlaces.set(id, { path, above });
+      this.pointers.set(id, { path, above: new Set(this.gitAbove(path).map((g) => g.id)) });
       if (!this.places.has(dirname(path))) this.places.set(dirname(path), id);
       return [];
     }
