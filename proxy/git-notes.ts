@@ -41,7 +41,7 @@
 import { lstatOrNone } from '../common/errors.js';
 import { readRegularFileSync } from '../common/read-regular-file.js';
 import { realpathSync } from 'node:fs';
-import { basename, dirname, join } from 'node:path';
+import { basename, dirname, isAbsolute, join, normalize } from 'node:path';
 import {
   GIT_DIR_CODE,
   GIT_DIR_SHAPE,
@@ -361,7 +361,26 @@ export class GitNotes {
       if (stood !== undefined && stood !== id && !out.includes(path)) out.push(path);
       return out;
     }
-    return this.inWorkTree(path) || this.coversPersons(path) ? [path] : [];
+    // New: the server's inside or above the person's repositories, and where one of them (or a
+    // link naming one) stood: git run there reads the git directory it names (an attacker pass).
+    const stood = this.places.has(dirname(path)) && !this.personsWorktreePointer(path);
+    return stood || this.inWorkTree(path) || this.coversPersons(path) ? [path] : [];
+  }
+
+  /**
+   * Whether the `.git` file `path` is what `git worktree add` writes for one of the person's
+   * repositories: `gitdir:` and, exactly, a directory below its git directory's `worktrees/`.
+   * The person's worktree removed and added again where it stood (its notes and `ownWorktree`
+   * hold the rest).
+   */
+  private personsWorktreePointer(path: string): boolean {
+    const text = readRegularFileSync(path, 4096)?.trim();
+    const target = text?.startsWith('gitdir: ') === true ? text.slice(8) : undefined;
+    if (target === undefined || !isAbsolute(target) || normalize(target) !== target) return false;
+    return (
+      this.personsGitDirs().includes(dirname(dirname(target))) &&
+      basename(dirname(target)) === 'worktrees'
+    );
   }
 
   /**

@@ -424,6 +424,12 @@ async function refuseLinkOutOfConfig(config: string, writable: readonly string[]
       }
       const p = join(dir, e.name);
       if (e.isDirectory()) await walk(p);
+      // A file with a second name elsewhere is that file too: written there, read here.
+      if (e.isFile() && ((await lstat(p).catch(() => undefined))?.nlink ?? 1) > 1) {
+        throw new Error(
+          `${p} in a host's configuration has another name (a hard link), which may lie where the server writes: the host would read what the server writes there. Replace it with a copy of itself (cp --remove-destination), or keep the configuration out of the server's writable roots`,
+        );
+      }
       if (!e.isSymbolicLink()) continue;
       // Gone since it was listed: nothing to follow.
       const text = await readlink(p).catch(() => undefined);

@@ -13,7 +13,7 @@
  * Real daemon, real proxy under bubblewrap, the hostile fixture server with enforcement off (only
  * the sandbox stands in its way).
  */
-import { existsSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, linkSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import { startDaemon } from '../helpers/daemon.js';
@@ -205,6 +205,26 @@ void t.test('a protected path that is a link in a writable place: not started', 
         `${esc(join(r, '.claude', 'settings.json'))} is a symbolic link in a host's configuration, to ${esc(join(r, 'config', 'claude.json'))} in the writable place ${esc(r)}`,
       ),
       'a link inside .claude',
+    );
+  });
+
+  await t.test("a file inside a host's configuration with a second name", async (t) => {
+    const dir = ownedShortDir(t);
+    const r = join(dir, 'r');
+    mkdirSync(join(r, '.claude'), { recursive: true });
+    mkdirSync(join(r, 'config'));
+    writeFileSync(join(r, 'config', 'claude.json'), '{}');
+    linkSync(join(r, 'config', 'claude.json'), join(r, '.claude', 'settings.json'));
+    const d = await startDaemon(t, `version: 1\nservers:\n  h:\n    roots:\n      - path: ${r}\n`, {
+      dir,
+    });
+    await sandboxedStartRefused(
+      t,
+      d.socket,
+      new RegExp(
+        `${esc(join(r, '.claude', 'settings.json'))} in a host's configuration has another name`,
+      ),
+      'a hard link inside .claude',
     );
   });
 

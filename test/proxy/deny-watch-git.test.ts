@@ -380,6 +380,24 @@ void t.test('a link the person reaches a repository by, re-pointed', async (t) =
   gitDir(join(w.r, 'proj', '.git'));
   await w.quietNow();
   t.same(w.planted, [join(w.r, 'proj', '.git', 'config')], 'a repository in its place: its code');
+  // Or a `.git` file naming one (an attacker pass), in place of the link or of the repository.
+  rmSync(join(w.r, 'proj'), { recursive: true });
+  w.planted.length = 0;
+  mkdirSync(join(w.r, 'p3'));
+  writeFileSync(join(w.r, 'p3', '.git'), 'gitdir: ../evil/.git\n');
+  renameSync(join(w.r, 'p3'), join(w.r, 'proj'));
+  await w.quietNow();
+  t.same(w.planted, [join(w.r, 'proj', '.git')], 'a .git file in its place');
+  renameSync(join(w.r, 'real'), join(w.r, 'real.old'));
+  mkdirSync(join(w.r, 'p4'));
+  writeFileSync(join(w.r, 'p4', '.git'), 'gitdir: ../evil/.git\n');
+  renameSync(join(w.r, 'p4'), join(w.r, 'real'));
+  await w.quietNow();
+  t.same(
+    w.planted,
+    [join(w.r, 'proj', '.git'), join(w.r, 'real', '.git')],
+    "a .git file where the person's repository stood",
+  );
 });
 
 void t.test("a repository put where another of the start's stood", async (t) => {
