@@ -35,6 +35,14 @@
  * - **Links naming a repository.** A link the first walk finds that leads to a repository
  *   (`proj -> real`) is how the person reaches it: another link put in its place, or a
  *   repository made there, is the server's (`linkAt`, and `places`).
+ * - **What git trusts for what it says.** A linked worktree's git directory made during the
+ *   session below the person's `worktrees/` holds no code of the person's but a `commondir` that
+ *   says what `git worktree add` writes (`ownCommondir`); a `.git` file at one of their places is
+ *   theirs when it names such a directory (`personsWorktreePointer`). A server could change
+ *   either unseen once judged (through a descriptor or a mapping it holds, or a second name), so
+ *   one taken for the person's while a server could write it stops that server (`takeUnsure`),
+ *   and a walk made once it has exited reads it again (`walkBegins`, quiet); one with a second
+ *   name is the server's.
  * - **Anything else is new and its own.** A repository made elsewhere is the server's whole (the
  *   person runs git in it only by choice); docs/security.md says so.
  */
@@ -150,14 +158,22 @@ export class GitNotes {
    * the server's reach): git run anywhere in the root finds a git directory made there first.
    */
   private readonly outerTrees = new Set<string>();
+  /**
+   * Whether the walk under way is made while no instance of the server runs (`walkBegins`): what
+   * a file says then is what it will say, since the next instance finds it read-only.
+   */
+  private quiet = false;
+  /** Files taken for the person's by what they say while a server could still change it. */
+  private unsure: string[] = [];
 
   /**
    * A walk of `roots` begins. What it finds in a root no earlier walk covered (the first walk's,
    * before any server ran, or a root added since, which no instance of the server had) is the
    * person's; so is every repository whose `.git` lies above such a root.
    */
-  walkBegins(roots: readonly string[]): void {
+  walkBegins(roots: readonly string[], quiet = false): void {
     this.walking = roots;
+    this.quiet = quiet;
     for (const root of roots) {
       if (!this.fresh(root)) continue;
       for (let dir = dirname(root); ; dir = dirname(dir)) {
@@ -171,6 +187,18 @@ export class GitNotes {
   walkEnded(): void {
     for (const root of this.walking ?? []) if (this.fresh(root)) this.seen.push(root);
     this.walking = undefined;
+    this.quiet = false;
+  }
+
+  /**
+   * The files taken for the person's since the last call by what they say (a `commondir`, a
+   * `.git` file naming a worktree), while a server that could write them ran: it can change them
+   * unseen (through a descriptor opened under another name, or a shared mapping), so it must be
+   * stopped, and what they say judged again by a walk made once it has exited (`walkBegins`,
+   * quiet), after which its next instance finds them read-only.
+   */
+  takeUnsure(): string[] {
+    return this.unsure.splice(0);
   }
 
   /** Whether `path` is being walked for the first time, in a root no earlier walk covered. */
@@ -239,12 +267,22 @@ export class GitNotes {
     if (known !== undefined) known.path = dir;
     // Most directories are neither a git directory nor a `.git`: nothing more to look at.
     if (known === undefined && basename(dir) !== '.git' && !isGitDirShape(names)) return [];
+    // A linked worktree's git directory made during the session below the person's `worktrees/`
+    // (where one of theirs stood, or under a new name): git enters it from a `.git` file naming
+    // it, which is the person's at one of their places (`personsWorktreePointer`). `git worktree
+    // add` writes no code entry there but a `commondir` leading back to the owner.
+    if (!this.fresh(dir) && this.ownerOfWorktree(dir) !== undefined) {
+      if (known !== undefined) this.noted.delete(id);
+      return codeIn(dir, names).filter(
+        (p) => basename(p) !== 'commondir' || !this.ownCommondir(dir),
+      );
+    }
     // One standing where the person's stood, but not it (that one was moved away or removed),
     // one inside the person's repository, or one git would find from it: the server's. So is
     // one noted elsewhere during the session and renamed to such a place since: its notes say
     // only what it held when it was made, by whoever made it.
     if (
-      (this.places.has(placeOf(dir)) && !this.ownWorktree(dir, names)) ||
+      this.places.has(placeOf(dir)) ||
       this.insidePersons(dir, names) ||
       this.coversPersons(dir)
     ) {
@@ -374,13 +412,33 @@ export class GitNotes {
    * hold the rest).
    */
   private personsWorktreePointer(path: string): boolean {
-    const text = readRegularFileSync(path, 4096)?.trim();
-    const target = text?.startsWith('gitdir: ') === true ? text.slice(8) : undefined;
+    const text = this.trustedText(path);
+    if (text === undefined) return false;
+    // Read between its making and its writing: git takes an empty one for no repository.
+    if (text === '') return this.trusted(path);
+    const target = text.startsWith('gitdir: ') ? text.slice(8).trim() : undefined;
     if (target === undefined || !isAbsolute(target) || normalize(target) !== target) return false;
-    return (
-      this.personsGitDirs().includes(dirname(dirname(target))) &&
-      basename(dirname(target)) === 'worktrees'
-    );
+    // What it names holds nothing of the server's (what is made there later is judged as made).
+    const owned =
+      this.ownerOfWorktree(target) !== undefined && this.ownWorktree(target, namesIn(target));
+    return owned && this.trusted(path);
+  }
+
+  /**
+   * What the file `path` says, when it may be judged by that: undefined when it is no regular
+   * file or has another name (git never links these), which the server could write through
+   * unseen.
+   */
+  private trustedText(path: string): string | undefined {
+    const st = lstatOrNone(path);
+    if (st?.isFile() !== true || st.nlink > 1) return undefined;
+    return readRegularFileSync(path, 4096);
+  }
+
+  /** `path` is taken for the person's by what it says: for good only in a quiet walk. */
+  private trusted(path: string): true {
+    if (!this.quiet) this.unsure.push(path);
+    return true;
   }
 
   /**
@@ -491,17 +549,32 @@ export class GitNotes {
    * which git then failed on.
    */
   private ownWorktree(dir: string, names: ReadonlySet<string>): boolean {
-    const owner = dirname(dirname(dir));
-    if (basename(dirname(dir)) !== 'worktrees' || !this.personsGitDirs().includes(owner)) {
-      return false;
-    }
+    if (this.ownerOfWorktree(dir) === undefined) return false;
     if (GIT_DIR_CODE.some((n) => n !== 'commondir' && names.has(n))) return false;
-    if (!names.has('commondir')) return true;
-    // Exactly what `git worktree add` writes, or the owner's own path: git follows links in it
-    // (`sym/../../..` leads wherever `sym` does), so a path that reaches the owner only as text
-    // is not the owner.
-    const target = readRegularFileSync(join(dir, 'commondir'), 4096)?.trim();
-    return target === '../..' || target === owner;
+    return !names.has('commondir') || this.ownCommondir(dir);
+  }
+
+  /** The person's git directory whose `worktrees/` holds `dir`, if one does. */
+  private ownerOfWorktree(dir: string): string | undefined {
+    const owner = dirname(dirname(dir));
+    const below = basename(dirname(dir)) === 'worktrees' && this.personsGitDirs().includes(owner);
+    return below ? owner : undefined;
+  }
+
+  /**
+   * Whether the `commondir` in `dir`, below one of the person's `worktrees/`, is what `git
+   * worktree add` writes (`../..`) or the owner's own path: git follows links in it (`sym/../../..`
+   * leads wherever `sym` does), so a path that reaches the owner only as text is not the owner.
+   * One read before git wrote it (empty) makes git fail, and is judged again when it is trusted
+   * for good.
+   */
+  private ownCommondir(dir: string): boolean {
+    const path = join(dir, 'commondir');
+    const text = this.trustedText(path);
+    if (text === undefined) return false;
+    const target = text.trim();
+    const own = text === '' || target === '../..' || target === this.ownerOfWorktree(dir);
+    return own && this.trusted(path);
   }
 
   private note(dir: string, id: string, names: ReadonlySet<string>): void {

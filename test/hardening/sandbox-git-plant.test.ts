@@ -464,6 +464,50 @@ void t.test(
   },
 );
 
+void t.test(
+  "a worktree directory of the server's, its commondir with a second name, named from the person's place",
+  async (t) => {
+    // The person's worktree checkout renamed away and a `.git` file naming a worktree directory of
+    // the server's put in its place: it is taken for the person's while its commondir says what
+    // git writes; the server writes its own path through the other name once its restart has
+    // made the commondir read-only. (One written through a descriptor it keeps, with no second
+    // name left, is read again once the server has stopped: test/proxy/deny-watch-git.test.ts.)
+    const { dir, r, repo, gitDir, socket } = await personsRepo(t);
+    const wt = join(r, 'wt');
+    execFileSync('git', ['-C', repo, 'worktree', 'add', '-q', wt, '-b', 'br'], {
+      stdio: 'pipe',
+      env: GIT_ENV,
+    });
+    const h = await startBoxed(t, socket);
+    await waitFor(() => restartsIdle(h), 30_000, 'started');
+    const marker = join(dir, 'ran-worktree');
+    const ours = join(gitDir, 'worktrees', 'ours');
+    const evil = join(r, 'evil');
+    // Each step once: the call may be cut short by a restart, and made again.
+    const made = await shellOnce(
+      h,
+      `{ [ -e ${evil}/config ] || { ${evilCommonDir(gitDir, evil, marker)}; }; } && ` +
+        `mkdir -p ${ours} && cp -f ${gitDir}/worktrees/wt/HEAD ${gitDir}/worktrees/wt/gitdir ${ours}/ && ` +
+        `{ [ -e ${ours}/h ] || { printf '../..\\n' > ${ours}/commondir && ln ${ours}/commondir ${ours}/h; }; } && ` +
+        `{ [ -e ${r}/wt-old ] || mv ${wt} ${r}/wt-old; } && mkdir -p ${wt} && ` +
+        `{ [ -e ${wt}/.git ] || printf 'gitdir: %s\\n' ${ours} > ${wt}/.git; } && echo made`,
+      'a worktree directory of its own, named from the place',
+    );
+    t.match(made, /made/, 'the server made it all');
+    await waitFor(() => restartsIdle(h), 30_000, 'the restart after');
+    await shellOnce(h, `printf '%s\\n' ${evil} > ${ours}/h && echo written`, 'written through');
+    gitStatus(wt);
+    t.notOk(
+      existsSync(marker),
+      "git status where the person's worktree was runs nothing of the server's",
+    );
+    t.ok(
+      movedLines(h).some((l) => l.includes(join(ours, 'commondir'))),
+      'the commondir with a second name is moved aside',
+    );
+  },
+);
+
 void t.test('without the watch, a planted commondir runs outside the sandbox', async (t) => {
   const { dir, r, repo, gitDir, socket } = await personsRepo(t);
   const blind = await startBoxed(t, socket, { MCP_ROOTS_PROXY_WATCH_DIRS: '0' });

@@ -17,7 +17,17 @@
  * worktree, the root itself) is a work tree; and a denied directory in a work tree, which the
  * watch does not enter, is looked into.
  */
-import { linkSync, mkdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  closeSync,
+  linkSync,
+  mkdirSync,
+  openSync,
+  renameSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import t from 'tap';
@@ -29,6 +39,13 @@ function gitDir(dir: string): void {
   mkdirSync(join(dir, 'refs'));
   writeFileSync(join(dir, 'HEAD'), 'ref: refs/heads/main\n');
   writeFileSync(join(dir, 'config'), '[core]\n');
+}
+
+/** A linked worktree's git directory as `git worktree add` makes it, `commondir` saying that. */
+function worktreeDir(dir: string, commondir: string): void {
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, 'commondir'), `${commondir}\n`);
+  writeFileSync(join(dir, 'HEAD'), 'ref: refs/heads/wt\n');
 }
 
 void t.test('an entry made while nothing watched is found by the next walk', async (t) => {
@@ -139,10 +156,10 @@ void t.test('a git directory made inside a noted repository', async (t) => {
   w.dw.close();
   await w.dw.update(w.roots);
   t.equal(w.planted.length, from + 2, "the existing submodule's .git stays, walked again");
-  // A linked worktree's directory is not one of these (only its own `.git` file leads there).
+  // A linked worktree's directory, as `git worktree add` makes it, is not one of these (only its
+  // own `.git` file leads there; one holding code is, below).
   const before = w.planted.length;
-  gitDir(join(repo, '.git', 'worktrees', 'wt'));
-  writeFileSync(join(repo, '.git', 'worktrees', 'wt', 'commondir'), '../..\n');
+  worktreeDir(join(repo, '.git', 'worktrees', 'wt'), '../..');
   await w.quietNow();
   t.equal(w.planted.length, before, 'worktrees/ is left alone');
 });
@@ -613,11 +630,7 @@ void t.test(
 );
 
 void t.test("the person's linked worktree removed and added again under its name", async (t) => {
-  const worktree = (dir: string, commondir: string) => {
-    mkdirSync(dir, { recursive: true });
-    writeFileSync(join(dir, 'commondir'), `${commondir}\n`);
-    writeFileSync(join(dir, 'HEAD'), 'ref: refs/heads/wt\n');
-  };
+  const worktree = worktreeDir;
   const w = await watchedRoot(t, [], (r) => {
     gitDir(join(r, 'repo', '.git'));
     worktree(join(r, 'repo', '.git', 'worktrees', 'wt'), '../..');
@@ -629,6 +642,15 @@ void t.test("the person's linked worktree removed and added again under its name
   worktree(wt, '../..');
   await w.quietNow();
   t.same(w.planted, [], 'added again as git adds it: left alone');
+  t.match(
+    w.reports.find((d) => d.path === join(wt, 'commondir')),
+    { access: 'all', why: /read again once the server has stopped/ },
+    'the server is stopped, so that it cannot change the commondir unseen',
+  );
+  const reported = w.reports.length;
+  await w.dw.update(w.roots, [], true);
+  t.same(w.planted, [], 'read again once no server runs: still left alone');
+  t.equal(w.reports.length, reported, 'and trusted from then on');
   // In its place, one whose commondir leads elsewhere: the server's.
   rmSync(wt, { recursive: true });
   await w.quietNow();
@@ -650,4 +672,76 @@ void t.test("the person's linked worktree removed and added again under its name
     [join(wt, 'commondir'), join(wt, 'commondir')],
     'one leading back only as text: handed on',
   );
+});
+
+void t.test('what git takes for the person’s by what it says, changed unseen', async (t) => {
+  // The person's worktree `wt` (its checkout in `r/wt`), and a place where the server puts one.
+  const w = await watchedRoot(t, [], (r) => {
+    gitDir(join(r, 'repo', '.git'));
+    worktreeDir(join(r, 'repo', '.git', 'worktrees', 'wt'), '../..');
+    mkdirSync(join(r, 'wt'));
+    writeFileSync(join(r, 'wt', '.git'), `gitdir: ${join(r, 'repo', '.git', 'worktrees', 'wt')}\n`);
+  });
+  const worktrees = join(w.r, 'repo', '.git', 'worktrees');
+  const wt = join(worktrees, 'wt');
+  const commondir = join(wt, 'commondir');
+  const quietWalk = () => w.dw.update(w.roots, [], true);
+  // The person's worktree directory renamed away and made again, its commondir as git writes it
+  // but written through a descriptor of another name, unlinked since: no event names it.
+  renameSync(wt, join(worktrees, 'old'));
+  mkdirSync(wt);
+  writeFileSync(join(wt, 'HEAD'), 'ref: refs/heads/wt\n');
+  const other = join(w.r, 'x');
+  const fd = openSync(other, 'w+');
+  writeSync(fd, '../..\n');
+  linkSync(other, commondir);
+  rmSync(other);
+  await w.quietNow();
+  t.same(w.planted, [], 'what it says now is what git writes');
+  writeSync(fd, `${join(w.r, 'evil')}\n`, 0);
+  closeSync(fd);
+  await quietWalk();
+  t.same(w.planted, [commondir], 'read again once the server has stopped: handed on');
+  // Kept under a second name to write through later: handed on at once.
+  w.planted.length = 0;
+  writeFileSync(other, '../..\n');
+  linkSync(other, commondir);
+  await w.quietNow();
+  t.same(w.planted, [commondir], 'a commondir with a second name');
+  // Empty (read between its making and git's write): left alone, and read again.
+  w.planted.length = 0;
+  writeFileSync(commondir, '');
+  await w.quietNow();
+  t.same(w.planted, [], 'empty: git fails on it');
+  writeFileSync(commondir, '../..\n');
+  await quietWalk();
+  t.same(w.planted, [], 'written as git writes it: left alone');
+  // A new one under a new name: git enters it only from a `.git` file naming it, but one at the
+  // person's place is theirs (below), so its code is the server's.
+  const evil = join(worktrees, 'evil');
+  worktreeDir(evil, join(w.r, 'elsewhere'));
+  writeFileSync(join(evil, 'config.worktree'), '[core]\n');
+  await w.quietNow();
+  t.same(
+    w.planted.sort(),
+    [join(evil, 'commondir'), join(evil, 'config.worktree')],
+    'a new one below worktrees/: its code handed on',
+  );
+  // The person's checkout renamed away and a `.git` file put in its place.
+  w.planted.length = 0;
+  renameSync(join(w.r, 'wt'), join(w.r, 'wt-old'));
+  await w.quietNow();
+  mkdirSync(join(w.r, 'wt'));
+  writeFileSync(join(w.r, 'wt', '.git'), `gitdir: ${wt}\n`);
+  await w.quietNow();
+  t.same(w.planted, [], "naming the person's worktree as git does: left alone");
+  await quietWalk();
+  t.same(w.planted, [], 'and once no server runs');
+  rmSync(join(w.r, 'wt'), { recursive: true });
+  await w.quietNow();
+  mkdirSync(join(evil, 'hooks'));
+  mkdirSync(join(w.r, 'wt'));
+  writeFileSync(join(w.r, 'wt', '.git'), `gitdir: ${evil}\n`);
+  await w.quietNow();
+  t.ok(w.planted.includes(join(w.r, 'wt', '.git')), 'naming one that holds code: handed on');
 });
