@@ -34,7 +34,8 @@
  *   has a `.git` file or link of the start carried below another (`pointerMoved`).
  * - **Links naming a repository.** A link the first walk finds that leads to a repository
  *   (`proj -> real`) is how the person reaches it: another link put in its place, or a
- *   repository made there, is the server's (`linkAt`, and `places`).
+ *   repository made there, is the server's (`linkAt`, and `places`). So is any link put later
+ *   where one of the person's repositories stood or on the way there: git follows it.
  * - **What git trusts for what it says.** A linked worktree's git directory made during the
  *   session below the person's `worktrees/` holds no code of the person's but a `commondir` that
  *   says what `git worktree add` writes (`ownCommondir`); a `.git` file at one of their places is
@@ -443,12 +444,15 @@ export class GitNotes {
 
   /**
    * A walk or an event met the link `path`: noted by the first walk when it names a repository;
-   * after that, the server's when it stands where such a link stood and is another link.
+   * after that, the server's when it stands where one of the person's repositories (or a link
+   * naming one) stood, or on the way there, and is not that link: the person's `git -C proj
+   * status` follows it to whatever repository it names (the server moved `proj`, or a folder
+   * above it, away first).
    */
   linkAt(path: string): string[] {
     const fresh = this.fresh(path);
-    // Most links are no repository's name: nothing to look at after the first walk.
-    if (!fresh && !this.repoLinks.has(path)) return [];
+    // Most links are on the way to no repository's place: nothing to look at after the first walk.
+    if (!fresh && !this.onTheWayToPlace(path)) return [];
     const st = lstatOrNone(path);
     if (st === undefined || !st.isSymbolicLink()) return [];
     const id = `${st.dev}:${st.ino}`;
@@ -459,8 +463,13 @@ export class GitNotes {
       }
       return [];
     }
-    const stood = this.repoLinks.get(path);
-    return stood !== undefined && stood !== id ? [path] : [];
+    return this.repoLinks.get(path) === id ? [] : [path];
+  }
+
+  /** Whether `path` is where one of the person's repositories stood, or a folder above one. */
+  private onTheWayToPlace(path: string): boolean {
+    for (const place of this.places.keys()) if (inside(place, path)) return true;
+    return false;
   }
 
   /** Whether `path` lies in the work tree of one of the person's repositories (after the start). */

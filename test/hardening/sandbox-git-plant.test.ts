@@ -488,7 +488,7 @@ void t.test(
       h,
       `{ [ -e ${evil}/config ] || { ${evilCommonDir(gitDir, evil, marker)}; }; } && ` +
         `mkdir -p ${ours} && cp -f ${gitDir}/worktrees/wt/HEAD ${gitDir}/worktrees/wt/gitdir ${ours}/ && ` +
-        `{ [ -e ${ours}/h ] || { printf '../..\\n' > ${ours}/commondir && ln ${ours}/commondir ${ours}/h; }; } && ` +
+        `{ [ -e ${ours}/h ] || { printf '../..\\n' > ${ours}/h && ln ${ours}/h ${ours}/commondir; }; } && ` +
         `{ [ -e ${r}/wt-old ] || mv ${wt} ${r}/wt-old; } && mkdir -p ${wt} && ` +
         `{ [ -e ${wt}/.git ] || printf 'gitdir: %s\\n' ${ours} > ${wt}/.git; } && echo made`,
       'a worktree directory of its own, named from the place',
@@ -590,3 +590,36 @@ void t.test('a link the person reaches their repository by, re-pointed', async (
   gitStatus(join(r, 'proj'));
   t.notOk(existsSync(marker), "the person's git status runs nothing of the server");
 });
+
+void t.test(
+  "a link where the person's repository stood, or on the way there, once it is moved away",
+  async (t) => {
+    // The person's `git -C a/repo status` follows a link wherever it leads: the server moves the
+    // repository (or the folder above it) away and puts a link to a repository of its own there.
+    const { dir, r, socket } = await personsRepo(t);
+    gitRepo(join(r, 'a', 'deep'));
+    const marker = join(dir, 'ran-linked-place');
+    const h = await startBoxed(t, socket);
+    const evil = (path: string) =>
+      `mkdir -p ${path}/.git/objects ${path}/.git/refs/heads && printf 'ref: refs/heads/main\\n' > ${path}/.git/HEAD && ` +
+      `printf '[core]\\n\\trepositoryformatversion = 0\\n\\tfsmonitor = "touch ${marker}; false"\\n' > ${path}/.git/config`;
+    await shellOnce(
+      h,
+      `{ [ -e ${r}/evil/.git ] || { ${evil(`${r}/evil`)}; }; } && ` +
+        `{ [ -e ${r}/repo-away ] || mv ${r}/repo ${r}/repo-away; } && ln -sfn evil ${r}/repo && echo linked`,
+      'a link at the place',
+    );
+    await waitFor(() => movedAside(r, 'repo').length > 0, 30_000, 'the move of the link');
+    await shellOnce(
+      h,
+      `{ [ -e ${r}/other/deep/.git ] || { ${evil(`${r}/other/deep`)}; }; } && ` +
+        `{ [ -e ${r}/a-away ] || mv ${r}/a ${r}/a-away; } && ln -sfn other ${r}/a && echo linked`,
+      'a link on the way',
+    );
+    await waitFor(() => movedAside(r, 'a').length > 0, 30_000, 'the move of the link on the way');
+    await waitFor(() => restartsIdle(h), 30_000, 'no restart under way after the links');
+    gitStatus(join(r, 'repo'));
+    gitStatus(join(r, 'a', 'deep'));
+    t.notOk(existsSync(marker), "the person's git status runs nothing of the server");
+  },
+);

@@ -745,3 +745,31 @@ void t.test('what git takes for the person’s by what it says, changed unseen',
   await w.quietNow();
   t.ok(w.planted.includes(join(w.r, 'wt', '.git')), 'naming one that holds code: handed on');
 });
+
+void t.test("a link where the person's repository stood, or on the way there", async (t) => {
+  const w = await watchedRoot(t, [], (r) => {
+    gitDir(join(r, 'proj', '.git'));
+    gitDir(join(r, 'a', 'repo', '.git'));
+    mkdirSync(join(r, 'lib'));
+  });
+  gitDir(join(w.r, 'evil', '.git'));
+  gitDir(join(w.r, 'evil2', 'repo', '.git'));
+  await w.quietNow();
+  renameSync(join(w.r, 'proj'), join(w.r, 'proj2'));
+  await w.quietNow();
+  symlinkSync(join(w.r, 'evil'), join(w.r, 'proj'));
+  await w.quietNow();
+  t.same(w.planted, [join(w.r, 'proj')], 'a link at the place: handed on');
+  renameSync(join(w.r, 'a'), join(w.r, 'a2'));
+  await w.quietNow();
+  symlinkSync(join(w.r, 'evil2'), join(w.r, 'a'));
+  await w.quietNow();
+  t.same(w.planted.slice(1), [join(w.r, 'a')], 'a link on the way to the place: handed on');
+  // Anywhere else, a link is nobody's business here (a package manager's, say).
+  symlinkSync(join(w.r, 'evil'), join(w.r, 'lib', 'evil'));
+  symlinkSync(join(w.r, 'evil'), join(w.r, 'proj2', 'evil'));
+  await w.quietNow();
+  w.dw.close();
+  await w.dw.update(w.roots);
+  t.equal(w.planted.length, 2, 'links elsewhere are left alone, by the events and the walk after');
+});
