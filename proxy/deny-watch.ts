@@ -147,12 +147,11 @@ export class DenyWatch {
    * `**\/NAME` paths in a writable one: `rootDenies`), and the sandbox's extra
    * writable paths (canonical) for theirs; resolves once every directory is watched. The same
    * roots and denies as before keep the watches they have; new ones are complete before the old
-   * ones close. `quiet`: no instance of the server runs while the roots are walked (git-notes.ts).
+   * ones close.
    */
   async update(
     roots: readonly Root[],
     paths: readonly { path: string; denies: readonly DenyMeta[]; writable: boolean }[] = [],
-    quiet = false,
   ): Promise<void> {
     const all = [
       ...roots.map((r) => ({
@@ -176,10 +175,7 @@ export class DenyWatch {
       retired: [],
     };
     this.next = set;
-    this.gitNotes.walkBegins(
-      all.filter((r) => r.denies.length > 0).map((r) => r.path),
-      quiet,
-    );
+    this.gitNotes.walkBegins(all.filter((r) => r.denies.length > 0).map((r) => r.path));
     try {
       for (const r of all) {
         const denies = r.denies.map((d) => ({ test: denyTest(d), access: d.access }));
@@ -445,23 +441,6 @@ export class DenyWatch {
   }
 
   /**
-   * Git's files that were taken for the person's by what they say (a linked worktree's
-   * `commondir` and `.git` file, as `git worktree add` writes them) while the server could write
-   * them: it could change them later unseen, through a descriptor or a mapping it holds, so it is
-   * stopped now, and the next plan, made once it has exited, reads them again (git-notes.ts).
-   */
-  private unsureFound(): void {
-    const unsure = this.gitNotes.takeUnsure();
-    if (unsure.length === 0) return;
-    this.key = '';
-    this.o.onDenied({
-      path: unsure[0]!,
-      access: 'all',
-      why: `${unsure.join(', ')} appeared, which git trusts for what it says while the server could still write it: it is read again once the server has stopped`,
-    });
-  }
-
-  /**
    * A walk found `denied` in a directory it watched just before reading it. If the directory's
    * watch has already reported the same appearance (same path and inode) during this walk, that
    * was the report. Otherwise this is, and it takes the place of the one event the watch may
@@ -503,7 +482,6 @@ export class DenyWatch {
       return this.plantedFound(set, replaced, dirId, true);
     }
     const planted = this.gitNotes.appeared(path, dirId);
-    this.unsureFound();
     if (planted.length > 0 && dirId !== undefined) {
       return this.plantedFound(set, planted, dirId, true);
     }
@@ -614,7 +592,6 @@ export class DenyWatch {
     report: boolean,
   ): void {
     const planted = this.gitNotes.walked(dir, id, names);
-    this.unsureFound();
     if (planted.length > 0) this.plantedFound(set, planted, id, report);
   }
 

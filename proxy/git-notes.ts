@@ -36,21 +36,12 @@
  *   (`proj -> real`) is how the person reaches it: another link put in its place, or a
  *   repository made there, is the server's (`linkAt`, and `places`). So is any link put later
  *   where one of the person's repositories stood or on the way there: git follows it.
- * - **What git trusts for what it says.** A linked worktree's git directory made during the
- *   session below the person's `worktrees/` holds no code of the person's but a `commondir` that
- *   says what `git worktree add` writes (`ownCommondir`); a `.git` file at one of their places is
- *   theirs when it names such a directory (`personsWorktreePointer`). A server could change
- *   either unseen once judged (through a descriptor or a mapping it holds, or a second name), so
- *   one taken for the person's while a server could write it stops that server (`takeUnsure`),
- *   and a walk made once it has exited reads it again (`walkBegins`, quiet); one with a second
- *   name is the server's.
  * - **Anything else is new and its own.** A repository made elsewhere is the server's whole (the
  *   person runs git in it only by choice); docs/security.md says so.
  */
 import { lstatOrNone } from '../common/errors.js';
-import { readRegularFileSync } from '../common/read-regular-file.js';
 import { realpathSync } from 'node:fs';
-import { basename, dirname, isAbsolute, join, normalize } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import {
   GIT_DIR_CODE,
   GIT_DIR_SHAPE,
@@ -159,22 +150,14 @@ export class GitNotes {
    * the server's reach): git run anywhere in the root finds a git directory made there first.
    */
   private readonly outerTrees = new Set<string>();
-  /**
-   * Whether the walk under way is made while no instance of the server runs (`walkBegins`): what
-   * a file says then is what it will say, since the next instance finds it read-only.
-   */
-  private quiet = false;
-  /** Files taken for the person's by what they say while a server could still change it. */
-  private unsure: string[] = [];
 
   /**
    * A walk of `roots` begins. What it finds in a root no earlier walk covered (the first walk's,
    * before any server ran, or a root added since, which no instance of the server had) is the
    * person's; so is every repository whose `.git` lies above such a root.
    */
-  walkBegins(roots: readonly string[], quiet = false): void {
+  walkBegins(roots: readonly string[]): void {
     this.walking = roots;
-    this.quiet = quiet;
     for (const root of roots) {
       if (!this.fresh(root)) continue;
       for (let dir = dirname(root); ; dir = dirname(dir)) {
@@ -188,18 +171,6 @@ export class GitNotes {
   walkEnded(): void {
     for (const root of this.walking ?? []) if (this.fresh(root)) this.seen.push(root);
     this.walking = undefined;
-    this.quiet = false;
-  }
-
-  /**
-   * The files taken for the person's since the last call by what they say (a `commondir`, a
-   * `.git` file naming a worktree), while a server that could write them ran: it can change them
-   * unseen (through a descriptor opened under another name, or a shared mapping), so it must be
-   * stopped, and what they say judged again by a walk made once it has exited (`walkBegins`,
-   * quiet), after which its next instance finds them read-only.
-   */
-  takeUnsure(): string[] {
-    return this.unsure.splice(0);
   }
 
   /** Whether `path` is being walked for the first time, in a root no earlier walk covered. */
@@ -230,8 +201,7 @@ export class GitNotes {
     const known = this.noted.get(dirId);
     if (known?.fromStart === true) {
       const above = this.moved(known, dirId, dirname(path));
-      const own = name === 'commondir' && this.ownWorktree(dirname(path), namesIn(dirname(path)));
-      const planted = isGitCodeName(name) && !known.code.has(name) && !own;
+      const planted = isGitCodeName(name) && !known.code.has(name);
       return [...(planted ? [path] : []), ...above];
     }
     return this.walkedGitDir(dirname(path), dirId, namesIn(dirname(path)));
@@ -257,27 +227,13 @@ export class GitNotes {
   private walkedGitDir(dir: string, id: string, names: ReadonlySet<string>): string[] {
     const known = this.noted.get(id);
     if (known?.fromStart === true) {
-      // The person's worktree removed and added again may get the old directory's inode number
-      // back, and so its notes, which no longer hold the `commondir` removed with it.
-      const planted = codeIn(dir, names, known.code).filter(
-        (p) => basename(p) !== 'commondir' || !this.ownWorktree(dir, names),
-      );
+      const planted = codeIn(dir, names, known.code);
       const linked = linkedCode(dir, names).filter((p) => !planted.includes(p));
       return [...planted, ...linked, ...this.moved(known, id, dir)];
     }
     if (known !== undefined) known.path = dir;
     // Most directories are neither a git directory nor a `.git`: nothing more to look at.
     if (known === undefined && basename(dir) !== '.git' && !isGitDirShape(names)) return [];
-    // A linked worktree's git directory made during the session below the person's `worktrees/`
-    // (where one of theirs stood, or under a new name): git enters it from a `.git` file naming
-    // it, which is the person's at one of their places (`personsWorktreePointer`). `git worktree
-    // add` writes no code entry there but a `commondir` leading back to the owner.
-    if (!this.fresh(dir) && this.ownerOfWorktree(dir) !== undefined) {
-      if (known !== undefined) this.noted.delete(id);
-      return codeIn(dir, names).filter(
-        (p) => basename(p) !== 'commondir' || !this.ownCommondir(dir),
-      );
-    }
     // One standing where the person's stood, but not it (that one was moved away or removed),
     // one inside the person's repository, or one git would find from it: the server's. So is
     // one noted elsewhere during the session and renamed to such a place since: its notes say
@@ -402,44 +358,8 @@ export class GitNotes {
     }
     // New: the server's inside or above the person's repositories, and where one of them (or a
     // link naming one) stood: git run there reads the git directory it names (an attacker pass).
-    const stood = this.places.has(dirname(path)) && !this.personsWorktreePointer(path);
+    const stood = this.places.has(dirname(path));
     return stood || this.inWorkTree(path) || this.coversPersons(path) ? [path] : [];
-  }
-
-  /**
-   * Whether the `.git` file `path` is what `git worktree add` writes for one of the person's
-   * repositories: `gitdir:` and, exactly, a directory below its git directory's `worktrees/`.
-   * The person's worktree removed and added again where it stood (its notes and `ownWorktree`
-   * hold the rest).
-   */
-  private personsWorktreePointer(path: string): boolean {
-    const text = this.trustedText(path);
-    if (text === undefined) return false;
-    // Read between its making and its writing: git takes an empty one for no repository.
-    if (text === '') return this.trusted(path);
-    const target = text.startsWith('gitdir: ') ? text.slice(8).trim() : undefined;
-    if (target === undefined || !isAbsolute(target) || normalize(target) !== target) return false;
-    // What it names holds nothing of the server's (what is made there later is judged as made).
-    const owned =
-      this.ownerOfWorktree(target) !== undefined && this.ownWorktree(target, namesIn(target));
-    return owned && this.trusted(path);
-  }
-
-  /**
-   * What the file `path` says, when it may be judged by that: undefined when it is no regular
-   * file or has another name (git never links these), which the server could write through
-   * unseen.
-   */
-  private trustedText(path: string): string | undefined {
-    const st = lstatOrNone(path);
-    if (st?.isFile() !== true || st.nlink > 1) return undefined;
-    return readRegularFileSync(path, 4096);
-  }
-
-  /** `path` is taken for the person's by what it says: for good only in a quiet walk. */
-  private trusted(path: string): true {
-    if (!this.quiet) this.unsure.push(path);
-    return true;
   }
 
   /**
@@ -548,42 +468,6 @@ export class GitNotes {
       if (dir !== d && inside(tree, scope)) return true;
     }
     return false;
-  }
-
-  /**
-   * Whether `dir` is what `git worktree add` makes below one of the person's git directories'
-   * `worktrees/`: no code entry but a `commondir` leading back to that git directory, so git
-   * finds nothing in it that the owner does not say. The person's worktree removed and added
-   * again under its name stands where the old one stood, and had its `commondir` moved aside,
-   * which git then failed on.
-   */
-  private ownWorktree(dir: string, names: ReadonlySet<string>): boolean {
-    if (this.ownerOfWorktree(dir) === undefined) return false;
-    if (GIT_DIR_CODE.some((n) => n !== 'commondir' && names.has(n))) return false;
-    return !names.has('commondir') || this.ownCommondir(dir);
-  }
-
-  /** The person's git directory whose `worktrees/` holds `dir`, if one does. */
-  private ownerOfWorktree(dir: string): string | undefined {
-    const owner = dirname(dirname(dir));
-    const below = basename(dirname(dir)) === 'worktrees' && this.personsGitDirs().includes(owner);
-    return below ? owner : undefined;
-  }
-
-  /**
-   * Whether the `commondir` in `dir`, below one of the person's `worktrees/`, is what `git
-   * worktree add` writes (`../..`) or the owner's own path: git follows links in it (`sym/../../..`
-   * leads wherever `sym` does), so a path that reaches the owner only as text is not the owner.
-   * One read before git wrote it (empty) makes git fail, and is judged again when it is trusted
-   * for good.
-   */
-  private ownCommondir(dir: string): boolean {
-    const path = join(dir, 'commondir');
-    const text = this.trustedText(path);
-    if (text === undefined) return false;
-    const target = text.trim();
-    const own = text === '' || target === '../..' || target === this.ownerOfWorktree(dir);
-    return own && this.trusted(path);
   }
 
   private note(dir: string, id: string, names: ReadonlySet<string>): void {

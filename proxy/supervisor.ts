@@ -211,7 +211,7 @@ export class Supervisor {
       this.pending = [];
       this.changedAt = undefined;
       const at = this.changes;
-      planned = await this.plan(true);
+      planned = await this.plan();
       if (this.changes === at || tries === FIRST_PLAN_TRIES) break;
     }
     const { plan } = planned;
@@ -237,17 +237,15 @@ export class Supervisor {
 
   /**
    * The plan for now. For a sandbox, the roots are watched for denied paths first, so that one
-   * created while the mounts are laid out is either found by them or reported. `quiet`: no
-   * instance of the server runs (the first start, or a sandboxed one's restart once the old one
-   * has exited), so what the walk reads no instance can change unseen (git-notes.ts).
+   * created while the mounts are laid out is either found by them or reported.
    */
-  private async plan(quiet = false): Promise<Planned> {
+  private async plan(): Promise<Planned> {
     const denials = this.denials;
     const input = { ...this.keptSandbox(this.o.planInput()), sandboxPins: this.sandboxPins };
     let extras: Awaited<ReturnType<typeof extraPaths>> = [];
     if (sandboxWanted(input) && input.roots !== undefined) {
       extras = await extraPaths(input.sandbox);
-      await this.watch.update(input.roots, extras, quiet);
+      await this.watch.update(input.roots, extras);
       await this.includes.update(input.roots, input.sandbox);
     } else {
       this.watch.close();
@@ -458,7 +456,7 @@ export class Supervisor {
       }
       if (started.moved === true && tries < LAYOUT_TRIES && !this.closed) {
         this.o.log.warn('laying the sandbox out again from the paths as they are now');
-        planned = await this.plan(true);
+        planned = await this.plan();
         this.logPlan(planned.plan);
         continue;
       }
@@ -615,7 +613,7 @@ export class Supervisor {
           // while it ran, the layout checked paths it could then swap for links (a protected
           // file's directory turned into a link to another root), which bwrap would follow.
           if (next === undefined || sandboxed || this.changes !== plannedAt)
-            next = await this.plan(sandboxed);
+            next = await this.plan();
           const { plan } = next;
           if (this.closed) {
             // The host left during the restart: an ended stand-in ends the session.

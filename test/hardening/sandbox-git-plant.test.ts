@@ -437,10 +437,10 @@ void t.test('git code entries a sandboxed server makes in an existing repository
 void t.test(
   "the person's linked worktree removed and added again while the server runs",
   async (t) => {
-    // It stands where the old one stood, which the rule for git directories put in the place of
-    // the person's takes for the server's: its commondir was moved aside and git failed. One that
-    // leads back to its owner, and holds no other code entry, is the person's (found by a user
-    // pass).
+    // Where it stood, git's files are the server's whatever they say (what a file says could
+    // change unseen once looked at): the person's own are moved aside like the server's, and the
+    // log says so (docs/security.md, "Your own git work inside a repository while the server
+    // runs").
     const { r, repo, socket } = await personsRepo(t);
     const wt = join(r, 'wt');
     const git = (...args: string[]) =>
@@ -448,30 +448,29 @@ void t.test(
     git('worktree', 'add', '-q', wt, '-b', 'br');
     const h = await startBoxed(t, socket);
     await waitFor(() => restartsIdle(h), 30_000, 'started');
-    await changedHere(h, 'the worktree again', () => {
-      git('worktree', 'remove', '--force', wt);
+    git('worktree', 'remove', '--force', wt);
+    try {
       git('worktree', 'add', '-q', wt, 'br');
-    });
-    t.equal(
-      execFileSync('git', ['-C', wt, 'rev-parse', '--abbrev-ref', 'HEAD'], {
-        env: GIT_ENV,
-        encoding: 'utf8',
-      }).trim(),
-      'br',
-      'the worktree works',
+    } catch {
+      // git fails once its files are moved aside, or later commands in the worktree do.
+    }
+    await waitFor(() => movedLines(h).length > 0, 30_000, 'the move');
+    t.ok(
+      movedLines(h).every(
+        (l) => l.includes(join(repo, '.git', 'worktrees', 'wt')) || l.includes(wt),
+      ),
+      'what git wrote where the worktree stood is moved aside, and nothing else',
     );
-    t.same(movedLines(h), [], 'nothing of the person’s is moved aside');
   },
 );
 
 void t.test(
-  "a worktree directory of the server's, its commondir with a second name, named from the person's place",
+  "a .git file where the person's worktree checkout stood, naming a worktree directory of the server's",
   async (t) => {
-    // The person's worktree checkout renamed away and a `.git` file naming a worktree directory of
-    // the server's put in its place: it is taken for the person's while its commondir says what
-    // git writes; the server writes its own path through the other name once its restart has
-    // made the commondir read-only. (One written through a descriptor it keeps, with no second
-    // name left, is read again once the server has stopped: test/proxy/deny-watch-git.test.ts.)
+    // The checkout renamed away and a `.git` file put in its place, naming a worktree directory
+    // whose commondir says what git writes, then rewritten through a second name once the
+    // restart has made it read-only (an attacker pass): git's files where the person's stood are
+    // the server's whatever they say.
     const { dir, r, repo, gitDir, socket } = await personsRepo(t);
     const wt = join(r, 'wt');
     execFileSync('git', ['-C', repo, 'worktree', 'add', '-q', wt, '-b', 'br'], {
@@ -490,7 +489,7 @@ void t.test(
         `mkdir -p ${ours} && cp -f ${gitDir}/worktrees/wt/HEAD ${gitDir}/worktrees/wt/gitdir ${ours}/ && ` +
         `{ [ -e ${ours}/h ] || { printf '../..\\n' > ${ours}/h && ln ${ours}/h ${ours}/commondir; }; } && ` +
         `{ [ -e ${r}/wt-old ] || mv ${wt} ${r}/wt-old; } && mkdir -p ${wt} && ` +
-        `{ [ -e ${wt}/.git ] || printf 'gitdir: %s\\n' ${ours} > ${wt}/.git; } && echo made`,
+        `{ [ -e ${r}/done ] || { printf 'gitdir: %s\\n' ${ours} > ${wt}/.git && touch ${r}/done; }; } && echo made`,
       'a worktree directory of its own, named from the place',
     );
     t.match(made, /made/, 'the server made it all');
@@ -502,8 +501,8 @@ void t.test(
       "git status where the person's worktree was runs nothing of the server's",
     );
     t.ok(
-      movedLines(h).some((l) => l.includes(join(ours, 'commondir'))),
-      'the commondir with a second name is moved aside',
+      movedLines(h).some((l) => l.includes(join(wt, '.git'))),
+      "the .git file put where the person's checkout stood is moved aside",
     );
   },
 );
