@@ -87,8 +87,13 @@ export function statusText(s: DaemonStatus, home: string, lockdown: string): str
   lines.push(`clients: ${inLine(s.clients)}, subscriptions: ${inLine(s.subscriptions)}`);
   if (s.connections.length > 0) {
     const rows = [['CLIENT', 'SUBSCRIBED TO']];
-    for (const c of s.connections) rows.push([c.client, c.subscriptions.join(', ') || '-']);
+    for (const c of s.connections) {
+      const more = c.more === undefined ? '' : `, and ${c.more} more`;
+      rows.push([c.client, `${c.subscriptions.join(', ') || '-'}${more}`]);
+    }
     lines.push(columns(rows).trimEnd());
+    if (s.connectionsNotListed !== undefined)
+      lines.push(`and ${s.connectionsNotListed} more connections`);
   }
   return `${lines.join('\n')}\n`;
 }

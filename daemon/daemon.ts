@@ -24,6 +24,9 @@ import type { WatchBackend } from './watch-backend.js';
 import { rootsctlCommand, statusCommand } from './status-command.js';
 import { ensureStateDir, type StateDir } from './state-dir.js';
 
+/** How many servers that no policy entry names `daemon/status` lists (clients may send any). */
+const LISTED_UNNAMED = 200;
+
 /** A running daemon. */
 export class Daemon {
   private closing: Promise<void> | undefined;
@@ -179,7 +182,13 @@ export class Daemon {
   async status(): Promise<DaemonStatus> {
     const { state } = this;
     await state.fresh();
-    const names = new Set([...state.resolved.serverNames(), ...this.server.subscribedServers]);
+    // Servers the policy names, and those only subscribed to (any name a client sends): the
+    // first `LISTED_UNNAMED` of these, so that no client can make the answer too long to read.
+    const named = new Set(state.resolved.serverNames());
+    const unnamed = [...this.server.subscribedServers].filter((n) => !named.has(n)).sort();
+    const names = new Set([...named, ...unnamed.slice(0, LISTED_UNNAMED)]);
+    const serversNotListed = Math.max(0, unnamed.length - LISTED_UNNAMED);
+    const connections = this.server.connections;
     const servers = [...names].sort().map((name) => {
       const roots = state.roots(name);
       const next = state.lockdown ? undefined : state.resolved.nextExpiryOf(name);
@@ -211,9 +220,11 @@ export class Daemon {
         warnings: state.warnings,
       },
       servers,
-      clients: this.server.connections.length,
+      ...(serversNotListed > 0 ? { serversNotListed } : {}),
+      clients: this.server.clientCount,
       subscriptions: this.server.subscriptionCount,
-      connections: this.server.connections,
+      connections: connections.listed,
+      ...(connections.notListed > 0 ? { connectionsNotListed: connections.notListed } : {}),
       lockdown: state.lockdown,
       watches: this.watcher.status(),
       ...(this.options.decisionLogBytes > 0

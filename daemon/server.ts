@@ -4,9 +4,11 @@ import { rootCounts } from '../common/decision.js';
 import type { CheckResult } from '../common/types.js';
 import type { Logger } from './logger.js';
 import { encodeNotification, JsonRpcConnection } from '../protocol/connection.js';
+import { RootsError } from '../common/errors.js';
 import {
   DAEMON_NAME,
   PROTOCOL_VERSION,
+  type ConnectionStatus,
   type DaemonStatus,
   type ListRootsParams,
   type Methods,
@@ -17,6 +19,12 @@ import type { DecisionSink } from './decision-log.js';
 import { ListAnswers } from './list-answer.js';
 import { RulesMemo } from './rules-push.js';
 import { Throttle } from './throttle.js';
+
+/** The most servers one connection may subscribe to (a proxy takes one, a host a few). */
+export const MAX_SUBSCRIPTIONS = 1024;
+/** How many connections `daemon/status` lists, and how many servers of each. */
+const LISTED_CONNECTIONS = 200;
+const LISTED_SUBSCRIPTIONS = 20;
 
 /** One connected client. */
 interface Client {
@@ -94,12 +102,30 @@ export class RootsServer {
     });
   }
 
-  /** Connected clients, for `daemon/status`. */
-  get connections(): { client: string; subscriptions: string[] }[] {
-    return [...this.clients].map((c) => ({
-      client: c.name,
-      subscriptions: [...c.subscriptions].sort(),
-    }));
+  /**
+   * Connected clients, for `daemon/status`: the first `LISTED_CONNECTIONS`, each with its first
+   * `LISTED_SUBSCRIPTIONS` servers and how many more it has, and how many connections are not
+   * listed. Listed whole, the answer grew past what any client reads (an attacker pass: one
+   * connection's 280,000 subscriptions made it 160 MB, and `rootsctl status` failed for all).
+   */
+  get connections(): { listed: ConnectionStatus[]; notListed: number } {
+    const listed: ConnectionStatus[] = [];
+    for (const c of this.clients) {
+      if (listed.length === LISTED_CONNECTIONS) break;
+      const names = [...c.subscriptions].sort();
+      const more = names.length - LISTED_SUBSCRIPTIONS;
+      listed.push({
+        client: c.name,
+        subscriptions: names.slice(0, LISTED_SUBSCRIPTIONS),
+        ...(more > 0 ? { more } : {}),
+      });
+    }
+    return { listed, notListed: this.clients.size - listed.length };
+  }
+
+  /** Number of connected clients. */
+  get clientCount(): number {
+    return this.clients.size;
   }
 
   /** Number of (connection, server) subscriptions. */
@@ -223,6 +249,12 @@ export class RootsServer {
 
   private addSubscriber(server: string, client: Client): void {
     if (client.subscriptions.has(server)) return;
+    if (client.subscriptions.size >= MAX_SUBSCRIPTIONS) {
+      throw new RootsError(
+        'USAGE',
+        `this connection is subscribed to ${MAX_SUBSCRIPTIONS} servers already, the most one may be: unsubscribe from one first, or open another connection`,
+      );
+    }
     client.subscriptions.add(server);
     let set = this.subscribers.get(server);
     if (!set) {

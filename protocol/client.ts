@@ -6,7 +6,7 @@ import { startSentence } from '../common/command-line.js';
 import { errnoCode, RootsError } from '../common/errors.js';
 import { stateDir } from '../common/locations.js';
 import type { Access, CheckResult, ExplainResult } from '../common/types.js';
-import { JsonRpcConnection, type RequestOptions } from './connection.js';
+import { JsonRpcConnection, TOO_LONG, type RequestOptions } from './connection.js';
 import { CLIENT_MAX_LINE_BYTES } from './framer.js';
 import {
   PROTOCOL_VERSION,
@@ -221,11 +221,17 @@ export class RootsClient extends EventEmitter<ClientEvents> {
       // A big list's push is read by what changed since the last one (list-reuse.ts).
       reuseLists: true,
       closedError: (method, reason) =>
-        new RootsError(
-          'DAEMON_UNREACHABLE',
-          `mcp-rootsd closed the connection on ${socketPath} before answering ${method} (${reason}).`,
-          { hint: startHint() },
-        ),
+        // This end gave up on an answer longer than it reads: the daemon is there.
+        reason.startsWith(TOO_LONG)
+          ? new RootsError(
+              'PROTOCOL',
+              `mcp-rootsd's answer to ${method} on ${socketPath} was longer than this client reads (${reason}); the daemon is running`,
+            )
+          : new RootsError(
+              'DAEMON_UNREACHABLE',
+              `mcp-rootsd closed the connection on ${socketPath} before answering ${method} (${reason}).`,
+              { hint: startHint() },
+            ),
     });
     const params: InitializeParams = { protocolVersion: PROTOCOL_VERSION };
     if (options.clientInfo !== undefined) params.clientInfo = options.clientInfo;

@@ -2,7 +2,7 @@
 import { EventEmitter } from 'node:events';
 import type { Readable, Writable } from 'node:stream';
 import { RootsError } from '../common/errors.js';
-import { decodeLine, DEFAULT_MAX_LINE_BYTES, LineFramer } from './framer.js';
+import { DEFAULT_MAX_LINE_BYTES, LineFramer, lineText } from './framer.js';
 import { ListReuse } from './list-reuse.js';
 import {
   errorLine,
@@ -32,6 +32,9 @@ import {
 } from './validate-params.js';
 
 /** The default cap on output queued for a peer that does not read (docs/protocol.md: 1 MiB). */
+/** How the reason for closing on a line past the cap begins (the client tells it apart). */
+export const TOO_LONG = 'a message is longer than';
+
 export const DEFAULT_MAX_QUEUED_BYTES = 1024 * 1024;
 
 /** How long `close()` waits for queued output to flush before it destroys the streams. */
@@ -227,17 +230,28 @@ export class JsonRpcConnection extends EventEmitter<ConnectionEvents> {
     for (const line of lines) {
       if (this.closePromise !== undefined) return;
       const reused = this.lists?.take(line);
-      if (reused !== undefined) this.onNotificationMessage(LIST_CHANGED, reused);
-      else this.onLine(decodeLine(line), line);
+      if (reused !== undefined) {
+        this.onNotificationMessage(LIST_CHANGED, reused);
+        continue;
+      }
+      const text = lineText(line);
+      if (text !== undefined) this.onLine(text, line);
+      else {
+        this.sendError(null, {
+          code: RpcCode.PARSE_ERROR,
+          message: 'a message that is not UTF-8 text was ignored (JSON text must be UTF-8)',
+          data: { code: 'PROTOCOL' },
+        });
+      }
     }
     if (overflow && this.closePromise === undefined) {
       const max = this.framer.maxLineBytes;
       this.sendError(null, {
         code: RpcCode.INVALID_REQUEST,
-        message: `a message is longer than ${max} bytes; the connection is closed`,
+        message: `${TOO_LONG} ${max} bytes; the connection is closed`,
         data: { code: 'PROTOCOL' },
       });
-      void this.shutdown(`a message is longer than ${max} bytes`, true);
+      void this.shutdown(`${TOO_LONG} ${max} bytes`, true);
     }
   }
 

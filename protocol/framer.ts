@@ -1,5 +1,5 @@
 /** One JSON-RPC message per line: split incoming bytes on `\n`, cap line length, encode outgoing messages. */
-import { isAscii } from 'node:buffer';
+import { isAscii, isUtf8 } from 'node:buffer';
 
 /** The default cap on one incoming line, in bytes (docs/protocol.md: 1 MiB for what the daemon reads). */
 export const DEFAULT_MAX_LINE_BYTES = 1024 * 1024;
@@ -100,4 +100,12 @@ export class LineFramer {
  */
 export function decodeLine(bytes: Buffer): string {
   return isAscii(bytes) ? bytes.toString('latin1') : bytes.toString('utf8');
+}
+
+/**
+ * `decodeLine`, or undefined when the line is not UTF-8: JSON text must be (RFC 8259, 8.1), and
+ * decoded with U+FFFD in place of the bytes, a path would be judged that nobody sent.
+ */
+export function lineText(bytes: Buffer): string | undefined {
+  return isAscii(bytes) || isUtf8(bytes) ? decodeLine(bytes) : undefined;
 }

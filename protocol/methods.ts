@@ -122,7 +122,10 @@ export interface ServerStatus {
 /** One connection's line in `daemon/status`. */
 export interface ConnectionStatus {
   client: string;
+  /** The first 20 servers it is subscribed to, by name. */
   subscriptions: string[];
+  /** How many more it is subscribed to, when there are more. */
+  more?: number;
 }
 
 /** Result of `daemon/status` (docs/protocol.md, "daemon/status"). */
@@ -146,7 +149,12 @@ export interface DaemonStatus {
   servers: ServerStatus[];
   clients: number;
   subscriptions: number;
+  /** How many servers subscribed to but not named by the policy are not listed (past 200). */
+  serversNotListed?: number;
+  /** The first 200 connections. */
   connections: ConnectionStatus[];
+  /** How many connections are not listed, when there are more. */
+  connectionsNotListed?: number;
   lockdown: boolean;
   watches: {
     directories: number;

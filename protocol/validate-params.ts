@@ -16,6 +16,7 @@ import type {
   ParamsOf,
 } from './methods.js';
 import { invalidParams } from './rpc-errors.js';
+import { MAX_PATH_BYTES } from '../common/linux-limits.js';
 
 /** The longest accepted server name, in characters (code points). */
 export const MAX_SERVER_NAME_LENGTH = 256;
@@ -81,10 +82,26 @@ function server(method: string, p: Fields): string {
   return name(method, p, 'server', 'SERVER_NAME_INVALID');
 }
 
+/** A UTF-16 surrogate without its pair: no file name, and Node opens U+FFFD in its place. */
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
 function path(method: string, p: Fields): string {
   const value = p.path;
   if (typeof value !== 'string' || value.length === 0 || value.includes('\0')) {
     fail(method, 'path', 'a non-empty string with no NUL character', 'PATH_INVALID');
+  }
+  // Longer, no system call takes it: refused before any work, which a long run of `..` made
+  // quadratic (an attacker pass: a 1 MB path took 50 s).
+  if (Buffer.byteLength(value) > MAX_PATH_BYTES) {
+    fail(
+      method,
+      'path',
+      `a path of at most ${MAX_PATH_BYTES} bytes (Linux's PATH_MAX: no program can open a longer one)`,
+      'PATH_INVALID',
+    );
+  }
+  if (LONE_SURROGATE.test(value)) {
+    fail(method, 'path', 'well-formed Unicode (a lone surrogate names no file)', 'PATH_INVALID');
   }
   return value;
 }

@@ -3,6 +3,7 @@ import type { Access, CheckResult, RefusalKind } from '../common/types.js';
 import { throwIfCancelled } from './abortable.js';
 import type { ArgumentRefusal, PathValue } from './arguments.js';
 import { fileUriPath, isFileUri } from './file-uri.js';
+import { MAX_PATH_BYTES } from '../common/linux-limits.js';
 
 /** Why one path of a call was refused. */
 export interface Refusal {
@@ -23,8 +24,6 @@ export interface Refusal {
 /** Asks the daemon; throws when the daemon cannot answer. */
 export type Checker = (path: string, access: Access) => Promise<CheckResult>;
 
-/** Linux's PATH_MAX counts the final NUL: a longer path fails with ENAMETOOLONG. */
-export const MAX_PATH_BYTES = 4095;
 /** A value this long is no path or URI of one, even percent-encoded: refused before parsing. */
 export const MAX_VALUE_BYTES = 3 * MAX_PATH_BYTES + 64;
 /** How many paths one call may ask the daemon about. */

@@ -249,8 +249,8 @@ void t.test('a client that stops reading is cut off once 1 MiB is queued', async
   const req = '{"jsonrpc":"2.0","id":1,"method":"roots/list","params":{"server":"fs"}}\n';
   for (let i = 0; i < 60; i++) raw.send(req);
   // A paused socket does not see its own close: watch the daemon's side instead.
-  await poll(() => d.daemon.server.connections.length === 0, 30_000);
-  t.equal(d.daemon.server.connections.length, 0, 'the daemon closed the slow reader');
+  await poll(() => d.daemon.server.clientCount === 0, 30_000);
+  t.equal(d.daemon.server.clientCount, 0, 'the daemon closed the slow reader');
   raw.close();
   const c = await d.connect();
   t.equal((await c.listRoots('fs')).roots.length, 3000, 'and keeps serving everyone else');
@@ -270,7 +270,7 @@ void t.test('hundreds of connections opening and closing leave nothing behind', 
   for (const r of raws) r.close();
   await Promise.all(raws.map((r) => r.closed));
   // Wait for the daemon to have seen every close (its own count), not for a guessed delay.
-  while (d.daemon.server.connections.length > before) await new Promise((r) => setImmediate(r));
+  while (d.daemon.server.clientCount > before) await new Promise((r) => setImmediate(r));
   const status = await (await d.connect('probe2')).status();
   t.equal(status.clients, before + 1, 'only the probes remain');
   t.equal(status.subscriptions, 0);

@@ -74,7 +74,7 @@ void t.test('a slow subscriber never ends on a list wider than the newest', asyn
   const narrowRevision = d.daemon.state.revision;
   // Nothing asked after the narrowing: the pushes alone must bring it.
   const lastId = id;
-  t.equal(d.daemon.server.connections.length, 1, 'still connected while not reading');
+  t.equal(d.daemon.server.clientCount, 1, 'still connected while not reading');
   raw.socket.resume();
 
   // Read until the last answer and then until every server's newest is narrow; apply by
@@ -111,5 +111,5 @@ void t.test('a slow subscriber never ends on a list wider than the newest', asyn
   }
   const wideLate = read.filter((r) => r.seen.revision >= narrowRevision && r.seen.roots.length > 1);
   t.same(wideLate, [], 'nothing at or after the narrowing is wide');
-  t.equal(d.daemon.server.connections.length, 1, 'and it is still connected');
+  t.equal(d.daemon.server.clientCount, 1, 'and it is still connected');
 });
