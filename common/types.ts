@@ -120,6 +120,12 @@ export interface ExplainResult {
   ask?: AskRule;
   /** Asked for (`writers: true`): what the policy lets other servers write (`Writer`). */
   writers?: Writer[];
+  /**
+   * Every deny and protected path of the server's (as `_meta['mcp-roots/deny']` entries,
+   * unfiltered): a sandbox hides what they match in the server's program directories (its
+   * package, a Node's modules), as in a read-only root (an addition).
+   */
+  deny?: DenyMeta[];
 }
 
 /**

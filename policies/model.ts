@@ -229,7 +229,7 @@ export interface ResolvedPolicy {
   ): { access: 'all' | 'write'; reason: string } | undefined;
   tools(server: string): Record<string, ToolRule>;
   /** The server's `launch` and `sandbox` (paths expanded), as `policy/explain` gives them. */
-  launch(server: string): Pick<ExplainResult, 'launch' | 'sandbox'>;
+  launch(server: string): Pick<ExplainResult, 'launch' | 'sandbox' | 'deny'>;
   /** The server's `ask:`, as `policy/explain` gives it. */
   ask(server: string): AskRule;
   /** What other entries let other servers write, as `policy/explain` gives it (`writers: true`). */

@@ -114,7 +114,7 @@ export class Resolution implements ResolvedPolicy {
     return out;
   }
 
-  launch(server: string): Pick<ExplainResult, 'launch' | 'sandbox'> {
+  launch(server: string): Pick<ExplainResult, 'launch' | 'sandbox' | 'deny'> {
     const out = launchRules(this.matching(server), this.ctx);
     // An extra writable path is writable as a root is: the sandbox must keep the include patterns
     // from matching there too (docs/security.md, "Include patterns in a writable root").
@@ -123,12 +123,13 @@ export class Resolution implements ResolvedPolicy {
       if (include.length > 0) out.sandbox.include = include;
     }
     // And the denies and protected paths, which the proxy matches in each canonical `read` and
-    // `write` path: what is denied is hidden there as in a root.
-    if (out.sandbox !== undefined && out.sandbox.read.length + out.sandbox.write.length > 0) {
-      const deny = denyMeta(this.view(server).denies, '/');
-      if (deny.length > 0) out.sandbox.deny = deny;
-    }
-    return out;
+    // `write` path, and in the program's own directories (sandboxed by the policy or by the
+    // proxy's --sandbox alone): what is denied is hidden there as in a root.
+    const deny = denyMeta(this.view(server).denies, '/');
+    if (deny.length === 0) return out;
+    if (out.sandbox !== undefined && out.sandbox.read.length + out.sandbox.write.length > 0)
+      out.sandbox.deny = deny;
+    return { ...out, deny };
   }
 
   private byName: Map<string, Block[]> | undefined;

@@ -5,6 +5,7 @@ import type {
   Access,
   AskRule,
   CheckResult,
+  DenyMeta,
   ExplainResult,
   Grant,
   LaunchRule,
@@ -80,6 +81,8 @@ export class DaemonLink extends EventEmitter<DaemonLinkEvents> {
    * `writers`); undefined until known, or from a daemon that does not give it.
    */
   writers: Writer[] | undefined;
+  /** The server's denies and protected paths (`policy/explain`'s `deny`), for a sandbox. */
+  deny: DenyMeta[] | undefined;
   /**
    * How the policy covers this server: undefined until the daemon has answered; a name nothing
    * or only `'*'` covers comes with the names the policy has (a typo in `--server` is likely).
@@ -285,15 +288,23 @@ export class DaemonLink extends EventEmitter<DaemonLinkEvents> {
         explained = await client.explain(server, { writers: true });
       // Two answers can cross: an older one must not undo a newer one.
       if (asked !== this.explained) return;
-      const rules = () => [this.launch, this.sandbox, this.tools, this.ask, this.writers];
+      const rules = () => [
+        this.launch,
+        this.sandbox,
+        this.tools,
+        this.ask,
+        this.writers,
+        this.deny,
+      ];
       const before = rules().map((x) => JSON.stringify(x));
       this.tools = explained.tools ?? {};
       this.launch = explained.launch;
       this.sandbox = explained.sandbox;
       this.ask = explained.ask ?? { outside: false, write: false };
       this.writers = explained.writers;
+      this.deny = explained.deny;
       const after = rules().map((x) => JSON.stringify(x));
-      const changed = ['launch', 'sandbox', 'tools', 'ask', 'writers'].filter(
+      const changed = ['launch', 'sandbox', 'tools', 'ask', 'writers', 'deny'].filter(
         (_, i) => before[i] !== after[i],
       );
       if (!connecting && changed.length > 0) {

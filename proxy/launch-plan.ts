@@ -4,7 +4,7 @@
  * to start (then the host is told why). Two plans with the same `key` start the same process.
  */
 import { shellQuote } from '../common/shell-quote.js';
-import type { LaunchRule, Root, SandboxRule, Writer } from '../common/types.js';
+import type { DenyMeta, LaunchRule, Root, SandboxRule, Writer } from '../common/types.js';
 import {
   expandLaunch,
   hasPlaceholders,
@@ -55,6 +55,8 @@ export interface PlanInput {
   roots: readonly Root[] | undefined;
   launch: LaunchRule | undefined;
   sandbox: SandboxRule | undefined;
+  /** The server's denies and protected paths, hidden in its program's directories in a sandbox. */
+  deny?: readonly DenyMeta[] | undefined;
   /** What the policy lets other servers write; undefined while not known (a sandbox then waits). */
   writers: readonly Writer[] | undefined;
   /** The proxy's environment (the server's, less what the sandbox removes). */
@@ -140,7 +142,13 @@ export async function planLaunch(input: PlanInput): Promise<LaunchPlan> {
     };
   }
   const program = { env, cwd: launch.cwd ?? input.cwd, home: input.home };
-  const rule = input.sandbox ?? { read: [], write: [], network: true };
+  const given = input.sandbox ?? { read: [], write: [], network: true };
+  // Sandboxed by --sandbox alone, or with no `read` or `write` path: the denies still hold in the
+  // program's directories (sandbox-mounts.ts).
+  const rule =
+    given.deny === undefined && input.deny !== undefined
+      ? { ...given, deny: [...input.deny] }
+      : given;
   const direct = await resolveNpx(launch, program, await serverWritable(input.roots ?? [], rule));
   if ('problem' in direct) return { kind: 'refuse', reason: direct.problem };
   const notes = direct.note === undefined ? [] : [direct.note];

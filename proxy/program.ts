@@ -12,6 +12,7 @@ import { findOnPath } from '../common/find-on-path.js';
 import { isInsideOrEqual } from '../common/segments.js';
 import { tooWide } from '../common/too-wide.js';
 import { real, writtenBy } from './written-by.js';
+import { SYSTEM_PATHS } from './sandbox.js';
 
 /** Where to look things up. */
 export interface ProgramContext {
@@ -166,9 +167,16 @@ export async function programPaths(
     // needs from outside must be given by sandbox.read.
     const planted = (await writtenBy(p, ctx.serverOwn)) !== undefined;
     if (isNode(r)) {
-      // A Node outside the system (nvm, volta, a tarball): its prefix holds its own modules.
+      // A Node outside the system (nvm, volta, a tarball): its prefix's `lib/node_modules` holds
+      // its npm and global packages, and that is all it needs of it. Never the prefix itself:
+      // a Node unpacked into ~/.local showed the whole of it, the daemon's state, keyrings and
+      // the daemon's socket with it (an attacker pass).
+      // A system Node's prefix (`/usr`) is shown whole anyway, and judged as a system directory.
       const prefix = dirname(dirname(r));
-      if (!planted && !tooWide(prefix, ctx.home)) out.push(prefix);
+      const modules = SYSTEM_PATHS.some(([s]) => isInsideOrEqual(prefix, s))
+        ? prefix
+        : join(prefix, 'lib', 'node_modules');
+      if (!planted && isRealDir(modules) && !tooWide(modules, ctx.home)) out.push(modules);
       return;
     }
     const line = await shebang(r);

@@ -72,6 +72,7 @@ export async function runProxy(options: ProxyOptions, io: ProxyIo): Promise<numb
     launch: link.launch,
     sandbox: link.sandbox,
     writers: link.writers,
+    deny: link.deny,
     env: io.env,
     home: io.env.HOME ?? homedir(),
     cwd: process.cwd(),

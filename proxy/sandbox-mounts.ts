@@ -571,7 +571,31 @@ export async function sandboxMounts(input: {
       pinned.push(dir);
     }
   }
-  const visible = [...roots.map((r) => r.path), ...read, ...write];
+  const given: string[] = [];
+  let shown: readonly string[] = [];
+  const minimal = await programPaths(input.launch.command, input.launch.args, {
+    ...input.program,
+    serverOwn: itsOwn,
+    given: (p) => given.push(p),
+    every: (paths) => (shown = paths),
+    ...(input.leftOut === undefined ? {} : { leftOut: input.leftOut }),
+  });
+  const program = minimal.filter(
+    (p) => !system.some((s) => s.kind !== 'symlink' && inside(p, s.path)),
+  );
+  // The program's directories (its package, a Node's modules) show what the policy denies in
+  // them hidden, as a `read` path does: a script in a workspace shows the workspace, other
+  // projects' `.env` files with it (an attacker pass).
+  for (const p of program) {
+    if ((await isDir(p)) !== true) continue;
+    const holes = await rootHoles(p, extraPathDenies(input.rule, p, false), false);
+    hidden.push(...holes.hidden);
+    pinned.push(...holes.pinned);
+  }
+  // Every place bound into the sandbox: the daemon's socket in any of them is hidden (one in a
+  // program's directory, a Node installed in ~/.local beside the daemon's state, was reachable:
+  // an attacker pass granted itself a root through it).
+  const visible = [...roots.map((r) => r.path), ...read, ...write, ...program];
   const socket = input.daemonSocket === undefined ? undefined : resolve(input.daemonSocket);
   if (socket !== undefined && visible.some((v) => inside(socket, v))) {
     // Its whole directory, which holds nothing else the server needs: a mount on the socket file
@@ -586,18 +610,6 @@ export async function sandboxMounts(input: {
     }
     pinned.push(...ancestors(socket));
   }
-  const given: string[] = [];
-  let shown: readonly string[] = [];
-  const minimal = await programPaths(input.launch.command, input.launch.args, {
-    ...input.program,
-    serverOwn: itsOwn,
-    given: (p) => given.push(p),
-    every: (paths) => (shown = paths),
-    ...(input.leftOut === undefined ? {} : { leftOut: input.leftOut }),
-  });
-  const program = minimal.filter(
-    (p) => !system.some((s) => s.kind !== 'symlink' && inside(p, s.path)),
-  );
   // A nested root, an extra path and the program are where they are by their full path.
   for (const p of [...roots.map((r) => r.path), ...ruleRead, ...write, ...program])
     pinned.push(...ancestors(p));

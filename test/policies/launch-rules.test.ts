@@ -36,9 +36,10 @@ servers:
   );
   t.same(r.errors, [], 'the policy loads');
   const p = r.resolved;
-  const git = p.launch('git');
+  const { deny: gitDeny, ...git } = p.launch('git');
   // With write paths, the denies and protected paths, for the sandbox to hold there as in a root.
   const { deny, ...sandbox } = git.sandbox!;
+  t.same(gitDeny, deny, "and beside the rule, for the program's directories");
   t.ok(
     deny?.some(
       (d) => 'uri' in d && d.uri === `file://${dir}/mcp-roots.yaml` && d.access === 'write',
@@ -63,8 +64,9 @@ servers:
     'a later block cannot turn a sandbox off; paths expand like roots',
   );
   // With read paths alone, the denies too (what is denied is hidden there), and no includes.
-  const fs = p.launch('fs');
+  const { deny: fsProgramDeny, ...fs } = p.launch('fs');
   const { deny: fsDeny, ...fsSandbox } = fs.sandbox!;
+  t.same(fsProgramDeny, deny, "beside the rule, for the program's directories");
   t.same(fsDeny, deny, 'with read paths: the same denies');
   t.same(
     { ...fs, sandbox: fsSandbox },

@@ -212,10 +212,12 @@ void t.test('a node the server left where it writes shows nothing above it', asy
   const root = join(dir, 'root');
   mkdirSync(root);
   writeFileSync(join(root, 'node'), '#!/bin/sh\n', { mode: 0o755 });
+  mkdirSync(join(dir, 'lib', 'node_modules'), { recursive: true });
   const ctx = { ...context(dir, join(dir, 'npm')), env: { PATH: root }, home: '/nonexistent-home' };
+  const shown = await programPaths('node', [], ctx);
   t.ok(
-    (await programPaths('node', [], ctx)).includes(dir),
-    'taken for a Node, the prefix is shown',
+    shown.includes(join(dir, 'lib', 'node_modules')) && !shown.includes(dir),
+    "taken for a Node, its prefix's modules are shown, not the prefix",
   );
   t.same(
     await programPaths('node', [], { ...ctx, serverOwn: [root] }),
