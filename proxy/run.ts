@@ -93,10 +93,6 @@ export async function runProxy(options: ProxyOptions, io: ProxyIo): Promise<numb
   // The policy may ask for a sandbox or give the command: learn it before starting anything.
   await Promise.race([link.firstAttempt, new Promise((r) => setTimeout(r, FIRST_ANSWER_MS))]);
   const first = await supervisor.start();
-  if ('failed' in first) {
-    await link.close();
-    return first.failed;
-  }
 
   const proxy = new RootsProxy({
     server: options.server,
@@ -134,7 +130,7 @@ export async function runProxy(options: ProxyOptions, io: ProxyIo): Promise<numb
   // `initialize` fails) did not end it, and the hint below is for that host's person.
   const onItsOwn = !asked;
   supervisor.stop();
-  const status = (await supervisor.process?.status) ?? 0;
+  const status = (await supervisor.process?.status) ?? supervisor.firstFailed ?? 0;
   for (const s of FORWARDED_SIGNALS) process.off(s, forward);
   // A server that ended on its own with a failure: the host was told only that it went away.
   if (onItsOwn && status !== 0) {

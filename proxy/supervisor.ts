@@ -199,8 +199,13 @@ export class Supervisor {
     });
   }
 
-  /** Start what the plan says now: the server, or a stand-in that says why not. */
-  async start(): Promise<ServerEndpoint | { failed: number }> {
+  /**
+   * Start what the plan says now: the server, or a stand-in that says why not. A server that
+   * could not be started at all (its command not found) leaves a stand-in too, which tells the
+   * host why in answer to its first request (a host shows "connection closed" for a proxy that
+   * exits): the status is `firstFailed`, and a change of the policy may start it yet.
+   */
+  async start(): Promise<ServerEndpoint> {
     // The plan reads the roots and rules as they are now, so what changed before it is in it
     // already. Kept, it would make `follow` plan again: a needless walk of the roots, and a
     // restart if a file that the plan's mounts depend on appeared in between. A change while
@@ -217,7 +222,7 @@ export class Supervisor {
     const { plan } = planned;
     this.logPlan(plan);
     const started = await this.run(planned);
-    if ('failed' in started && plan.kind === 'start') return started;
+    if ('failed' in started && plan.kind === 'start') this.firstFailed = started.failed;
     this.armExpiry();
     return this.endpoint();
   }
@@ -392,6 +397,9 @@ export class Supervisor {
   }
 
   /** The process that runs now, if it is one. */
+  /** The status of a first start that failed (the server could not be started), if it did. */
+  firstFailed: number | undefined;
+
   get process(): ServerProcess | undefined {
     return this.running?.kind === 'process' ? this.running.process : undefined;
   }
@@ -461,7 +469,12 @@ export class Supervisor {
         continue;
       }
       if (started.moved === true) this.layOutLater();
-      const reason = `${plan.spawn.command} could not be started: ${started.reason} (status ${started.failed})`;
+      // Not found: most often a host started from a desktop, whose PATH lacks the shell's.
+      const notFound =
+        started.failed === 127
+          ? "; is it on the host's PATH (a desktop host may not have your shell's)? Give its absolute path"
+          : '';
+      const reason = `${plan.spawn.command} could not be started: ${started.reason} (status ${started.failed})${notFound}`;
       const standIn = startStandIn(this.o.server, this.o.version, { kind: 'refuse', reason });
       this.running = { kind: 'stand-in', key, plan, denials, reach, standIn };
       return started;

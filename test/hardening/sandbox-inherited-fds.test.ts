@@ -66,7 +66,7 @@ function startWithOpenDirectory(
     return JSON.parse(found!) as { result?: { content: { text: string }[] }; error?: unknown };
   };
   const exit = new Promise<number | null>((resolve) => child.once('exit', resolve));
-  return { send, answer, exit, stderr: () => stderr };
+  return { send, answer, exit, end: () => child.stdin!.end(), stderr: () => stderr };
 }
 
 /** A policy with `boxed` (sandboxed) and `plain`, both on `<dir>/root`, and a secret outside. */
@@ -141,6 +141,8 @@ void t.test('a descriptor the proxy kept stops the sandbox at its gate', async (
     join(FIXTURES, 'proxy', 'keeping-fds.mjs'),
   );
   p.send(INIT);
+  t.ok((await p.answer(1)).error, 'the host is answered that the server could not start');
+  p.end();
   t.equal(await p.exit, 126, 'the proxy ends as for a server that cannot start');
   t.match(
     p.stderr(),
