@@ -216,6 +216,21 @@ export class RootsServer {
       });
       return result;
     });
+    c.onRequest('log/refused', (params) => {
+      // The proxy refused a call's path by itself (its form alone), before any check here: the
+      // log says so, so that what an agent tried shows beside what the daemon refused.
+      this.deps.decisions.record({
+        kind: 'check',
+        server: params.server,
+        path: params.path,
+        access: params.access,
+        allowed: false,
+        reason: `refused by mcp-roots-proxy: ${params.reason}`,
+        ...(params.tool !== undefined ? { tool: params.tool } : {}),
+        ...asker(params, client.name),
+      });
+      return {};
+    });
     c.onRequest('log/ask', (params) => {
       // The proxy reports an ask it put to the person through the host, and the answer.
       this.deps.decisions.record({ kind: 'ask', ...params });

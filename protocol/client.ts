@@ -330,6 +330,11 @@ export class RootsClient extends EventEmitter<ClientEvents> {
     return this.request('log/ask', params);
   }
 
+  /** Record a path the proxy refused by itself, for its form (an addition). */
+  logRefused(params: ParamsOf<'log/refused'>): Promise<EmptyObject> {
+    return this.request('log/refused', params);
+  }
+
   /** `grants/list`. */
   grants(): Promise<ResultOf<'grants/list'>> {
     return this.request('grants/list', {});

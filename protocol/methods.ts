@@ -92,6 +92,19 @@ export interface LogAskParams extends ServerParams {
   granted?: { path: string; readOnly: boolean; expiresAt: string };
 }
 
+/**
+ * Params of `log/refused`: a tool call's path that mcp-roots-proxy refused by itself, for its
+ * form alone (a relative path, a `..` segment, a NUL), before any `roots/check`.
+ */
+export interface LogRefusedParams extends ServerParams {
+  /** The value as the call gave it, control characters escaped. */
+  path: string;
+  access: Access;
+  reason: string;
+  tool?: string;
+  client?: string;
+}
+
 /** Params of `grants/add`: a lifetime in `seconds` or an RFC 3339 `expires`, not both (default one hour). */
 export type GrantAddParams = {
   server: string;
@@ -199,6 +212,7 @@ export interface Methods {
   /** `notice`: lockdown is on but could not be saved, so a restart would end it (an addition). */
   'policy/lockdown': { params: { on: boolean }; result: { lockdown: boolean; notice?: string } };
   'log/ask': { params: LogAskParams; result: EmptyObject };
+  'log/refused': { params: LogRefusedParams; result: EmptyObject };
 }
 
 /** A request method name. */

@@ -52,6 +52,7 @@ const SHAPES: { [M in Method]: Record<string, Kind> } = {
   'grants/revoke': { revoked: 'number' },
   'policy/lockdown': { lockdown: 'boolean' },
   'log/ask': {},
+  'log/refused': {},
 };
 
 function kindOf(value: unknown): Kind | 'null' | 'missing' | 'other' {

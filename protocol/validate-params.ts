@@ -10,6 +10,7 @@ import type {
   ListChangedParams,
   RulesChangedParams,
   LogAskParams,
+  LogRefusedParams,
   Method,
   NotificationMethod,
   Notifications,
@@ -272,7 +273,25 @@ export const paramValidators: Validators = {
     );
     return withOptional(withLabels, 'granted', granted(m, p));
   },
+  'log/refused'(params) {
+    const m = 'log/refused';
+    const p = fieldsOf(m, params);
+    const how = access(m, p);
+    if (how === undefined) fail(m, 'access', '"read" or "write"');
+    const reason = p.reason;
+    if (typeof reason !== 'string' || reason.length === 0 || reason.length > MAX_REASON)
+      fail(m, 'reason', `a non-empty string of at most ${MAX_REASON} characters`);
+    const base: LogRefusedParams = { server: server(m, p), path: path(m, p), access: how, reason };
+    return withOptional(
+      withOptional(base, 'tool', optionalLabel(m, p, 'tool')),
+      'client',
+      optionalLabel(m, p, 'client'),
+    );
+  },
 };
+
+/** The longest reason `log/refused` takes: the proxy's own say a sentence or two. */
+const MAX_REASON = 4096;
 
 export const ASK_ANSWERS: readonly AskAnswer[] = ['accept', 'decline', 'cancel', 'timeout'];
 

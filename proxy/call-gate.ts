@@ -444,7 +444,7 @@ export class CallGate {
     return `; to allow it, run: ${grantCommand(this.options.server, target, c.access, this.options.link.commands.rootsctl)}`;
   }
 
-  private checkPaths(
+  private async checkPaths(
     values: PathValue[] | ArgumentRefusal,
     access: Access,
     tool: string | undefined,
@@ -474,7 +474,13 @@ export class CallGate {
         };
       }
     };
-    return checkValues(values, access, check, signal);
+    const refusal = await checkValues(values, access, check, signal);
+    // Refused here for its form (no daemon decision, which the daemon records itself): the
+    // decision log shows it all the same (a user pass found `../../.ssh` missing from it).
+    if (refusal !== undefined && refusal.checked === undefined && record) {
+      void link.logRefused({ path: refusal.path, access, reason: refusal.reason, ...context });
+    }
+    return refusal;
   }
 }
 

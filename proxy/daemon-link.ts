@@ -23,6 +23,7 @@ import type { ProxyLogger } from './log.js';
 import { BARE_COMMANDS, startHint, type HintCommands } from './hint-commands.js';
 import { namingWarning, type ServerNaming } from './server-name.js';
 import { fitLabels } from './log-label.js';
+import { showPath } from './enforce.js';
 
 /** Options for `DaemonLink`. */
 export interface DaemonLinkOptions {
@@ -219,6 +220,23 @@ export class DaemonLink extends EventEmitter<DaemonLinkEvents> {
       );
     } catch (err) {
       this.log.warn(`could not record the ask in the decision log: ${(err as Error).message}`);
+    }
+  }
+
+  /**
+   * `log/refused` for this link's server: a path refused here for its form. The value is shown
+   * escaped and cut to what a path may be; a daemon that cannot take it only costs the record.
+   */
+  async logRefused(params: Omit<ParamsOf<'log/refused'>, 'server'>): Promise<void> {
+    const path = showPath(params.path).slice(0, 1024) || '(empty)';
+    try {
+      await this.connected().request(
+        'log/refused',
+        { server: this.options.server, ...fitLabels({ ...params, path }) },
+        { timeoutMs: this.timeoutMs },
+      );
+    } catch (err) {
+      this.log.debug(`could not record the refusal in the decision log: ${(err as Error).message}`);
     }
   }
 

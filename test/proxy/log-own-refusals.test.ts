@@ -1,0 +1,53 @@
+/**
+ * A path the proxy refuses by itself, for its form (a `..` segment, a relative path), before
+ * any check by the daemon, is in the decision log all the same (`log/refused`): a user pass
+ * found an agent's `../../.ssh` missing from `rootsctl log`, which says what was refused.
+ */
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import t from 'tap';
+import { startDaemon } from '../helpers/daemon.js';
+import { ownedShortDir, real, startProxiedFs, waitFor } from '../helpers/proxy.js';
+
+void t.test("the proxy's own refusals are in the decision log", async (t) => {
+  const dir = ownedShortDir(t);
+  const root = join(real(dir), 'proj');
+  mkdirSync(root);
+  writeFileSync(join(root, 'README'), 'hi\n');
+  const d = await startDaemon(
+    t,
+    `version: 1\nservers:\n  fs:\n    roots:\n      - path: ${root}\n`,
+    {
+      dir,
+    },
+  );
+  const fs = await startProxiedFs(t, { server: 'fs', socket: d.socket });
+  const dotdot = `${root}/../../.ssh/id_ed25519`;
+  t.ok((await fs.call('read_text_file', { path: dotdot })).isError, 'a .. path is refused');
+  t.ok((await fs.call('read_text_file', { path: 'proj/README' })).isError, 'a relative one too');
+  const file = join(d.stateDir, 'decisions.jsonl');
+  const entries = () =>
+    existsSync(file)
+      ? readFileSync(file, 'utf8')
+          .trim()
+          .split('\n')
+          .map((l) => JSON.parse(l) as Record<string, unknown>)
+          .filter((e) => e.kind === 'check')
+      : [];
+  await waitFor(() => entries().length >= 2, 30_000, 'the two entries');
+  t.match(
+    entries(),
+    [
+      {
+        kind: 'check',
+        server: 'fs',
+        path: dotdot,
+        allowed: false,
+        reason: /^refused by mcp-roots-proxy: .*\.\./,
+        tool: 'read_text_file',
+      },
+      { kind: 'check', path: 'proj/README', allowed: false, reason: /relative path/ },
+    ],
+    'each with the path as given, why, and the tool',
+  );
+});
