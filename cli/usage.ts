@@ -35,7 +35,9 @@ Options:
   --json            print the protocol's result object instead of a table
   --config FILE     the policy file: list, check and explain evaluate it offline instead of
                     asking the daemon; init writes it, edit edits it, validate and doctor check it
-  --socket PATH     the daemon's socket (default: $XDG_RUNTIME_DIR/mcp-roots/rootsd.sock)
+  --socket PATH     the daemon's socket (default: $MCP_ROOTS_SOCKET, else
+                    $XDG_RUNTIME_DIR/mcp-roots/rootsd.sock, else /run/user/<uid>/mcp-roots/, else
+                    /tmp/mcp-roots-<uid>/; then the daemon's socket-path pointer)
   --state-dir DIR   where grants.yaml and decisions.jsonl live (offline evaluation, log)
   -h, --help        this text
   -V, --version     the version

@@ -28,8 +28,11 @@ export const DAEMON_USAGE = `Usage: mcp-rootsd [options]
 Serve each MCP server's roots from the mcp-roots policy over a Unix socket. Runs in the foreground.
 
 Options:
-  --config FILE          main policy file (default: $MCP_ROOTS_CONFIG or ~/.config/mcp-roots.yaml)
-  --socket PATH          socket path (default: $MCP_ROOTS_SOCKET or $XDG_RUNTIME_DIR/mcp-roots/rootsd.sock)
+  --config FILE          main policy file (default: $MCP_ROOTS_CONFIG, else
+                         $XDG_CONFIG_HOME/mcp-roots.yaml, ~/.config/mcp-roots.yaml)
+  --socket PATH          socket path (default: $MCP_ROOTS_SOCKET, else
+                         $XDG_RUNTIME_DIR/mcp-roots/rootsd.sock, else /run/user/<uid>/mcp-roots/,
+                         else /tmp/mcp-roots-<uid>/)
   --state-dir DIR        where grants.yaml and lockdown live (default: ~/.local/state/mcp-roots)
   --log-level LEVEL      error, warn, info (default) or debug
   --log-format FORMAT    text (default on a terminal), journal (default under systemd) or json

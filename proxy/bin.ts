@@ -10,7 +10,8 @@ import { RootsError } from '../common/errors.js';
 import { restoreExtraCaCerts } from '../common/extra-ca-certs.js';
 import { closeInheritedDescriptors } from './inherited-fds.js';
 import { packageVersion } from '../common/package-info.js';
-import { parseProxyArgs, USAGE } from './options.js';
+import { HELP } from './help-text.js';
+import { parseProxyArgs } from './options.js';
 import { runProxy } from './run.js';
 import { answerUsageError } from './usage-answer.js';
 
@@ -41,7 +42,7 @@ async function main(argv: string[]): Promise<number> {
     throw err;
   }
   if (options === undefined) {
-    process.stdout.write(`${USAGE}\n`);
+    process.stdout.write(HELP);
     return 0;
   }
   return runProxy(options, {
