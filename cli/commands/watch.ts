@@ -9,7 +9,7 @@ import type { ListChangedParams } from '../../protocol/methods.js';
 import { Reconnector } from '../../protocol/reconnect.js';
 import { connect } from '../connect.js';
 import { daemonServerNames } from '../backend.js';
-import { noEntryLine, rootsTable } from '../format.js';
+import { localTime, noEntryLine, rootsTable } from '../format.js';
 import { EXIT, type ExitCode, type Io } from '../io.js';
 import { daemonStateNotes, showNote } from '../state-notes.js';
 import { inLine } from '../terminal-text.js';
@@ -28,7 +28,8 @@ function retryable(err: unknown): boolean {
 export async function watch(io: Io, [server]: string[], opts: Options): Promise<ExitCode> {
   const json = opts.json ?? false;
   const home = homeDir(io.env);
-  const stamp = () => `[${new Date().toISOString()}]`;
+  // Local time, as every other table and line of rootsctl shows it (a user pass).
+  const stamp = () => `[${localTime(new Date().toISOString())}]`;
   // An empty list may be lockdown's: ask, and print in the order the lists came.
   let printed = Promise.resolve();
   const print = (client: RootsClient, p: Shown): void => {

@@ -210,11 +210,13 @@ void t.test('watch follows the daemon across a restart', async (t) => {
   stop();
   t.equal(await table.code, 0);
   t.equal(await json.code, 0);
+  const stamped = table.out.split('\n').filter((l) => l.startsWith('['));
+  t.ok(
+    stamped.every((l) => /^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\] /.test(l)),
+    'each line stamped with the local time, as rootsctl shows times',
+  );
   t.same(
-    table.out
-      .split('\n')
-      .filter((l) => l.startsWith('['))
-      .map((l) => l.replace(/^\[[^\]]+\] /, '').replace(/\d+$/, 'N')),
+    stamped.map((l) => l.replace(/^\[[^\]]+\] /, '').replace(/\d+$/, 'N')),
     ['revision N', 'mcp-rootsd restarted; following fs again', 'revision N', 'revision N'],
   );
   t.match(table.err, /^rootsctl: lost mcp-rootsd \(.*\); reconnecting\n$/);
