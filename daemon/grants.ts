@@ -260,9 +260,16 @@ export class GrantStore {
       readOnly = true;
       notice = `granted read-only: writing ${canonical} is denied by ${deny.reason}`;
     }
-    const grants = (await this.read()).filter(
-      (g) => !(g.server === params.server && g.path === canonical),
-    );
+    const held = await this.read();
+    const same = (g: Grant) => g.server === params.server && g.path === canonical;
+    const grants = held.filter((g) => !same(g));
+    // One grant per path: the new one replaces the old, its access and expiry with it, which the
+    // person must hear (a user pass saw a read-only grant turn read-write without a word).
+    const earlier = held.find(same);
+    if (earlier !== undefined) {
+      const was = `replaces the earlier ${earlier.readOnly ? 'read-only' : 'read-write'} grant of ${canonical}, which ran until ${earlier.expires}`;
+      notice = notice === undefined ? was : `${notice}; ${was}`;
+    }
     const grant: Grant = {
       server: params.server,
       path: canonical,

@@ -414,3 +414,25 @@ void t.test('a directory whose name reads as a pattern is not granted', async (t
   }
   t.same((await c.grants()).grants, [], 'nothing was granted');
 });
+
+void t.test('a grant of a path already granted replaces it, and says so', async (t) => {
+  const dir = shortDir();
+  tree(dir);
+  const d = await startDaemon(t, POLICY(dir), { dir });
+  const c = await d.connect();
+  const first = await c.grant('fs', join(dir, 'dl'), { seconds: 600, readOnly: true });
+  t.equal(first.notice, undefined, 'a first grant: no notice');
+  const again = await c.grant('fs', join(dir, 'dl'), { seconds: 1200 });
+  t.match(
+    again.notice,
+    new RegExp(
+      `replaces the earlier read-only grant of .*dl, which ran until ${first.grant.expires}`,
+    ),
+    'the person hears what the new grant took the place of',
+  );
+  t.same(
+    (await c.grants()).grants.map((g) => g.readOnly),
+    [false],
+    'one grant, the new one',
+  );
+});
