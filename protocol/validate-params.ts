@@ -18,6 +18,7 @@ import type {
 } from './methods.js';
 import { invalidParams } from './rpc-errors.js';
 import { MAX_PATH_BYTES } from '../common/linux-limits.js';
+import { hasLoneSurrogate } from '../common/well-formed.js';
 
 /** The longest accepted server name, in characters (code points). */
 export const MAX_SERVER_NAME_LENGTH = 256;
@@ -83,9 +84,6 @@ function server(method: string, p: Fields): string {
   return name(method, p, 'server', 'SERVER_NAME_INVALID');
 }
 
-/** A UTF-16 surrogate without its pair: no file name, and Node opens U+FFFD in its place. */
-const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
-
 function path(method: string, p: Fields): string {
   const value = p.path;
   if (typeof value !== 'string' || value.length === 0 || value.includes('\0')) {
@@ -101,7 +99,7 @@ function path(method: string, p: Fields): string {
       'PATH_INVALID',
     );
   }
-  if (LONE_SURROGATE.test(value)) {
+  if (hasLoneSurrogate(value)) {
     fail(method, 'path', 'well-formed Unicode (a lone surrogate names no file)', 'PATH_INVALID');
   }
   return value;

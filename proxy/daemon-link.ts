@@ -24,6 +24,7 @@ import { BARE_COMMANDS, startHint, type HintCommands } from './hint-commands.js'
 import { namingWarning, type ServerNaming } from './server-name.js';
 import { fitLabels } from './log-label.js';
 import { showPath } from './enforce.js';
+import { wellFormed } from '../common/well-formed.js';
 
 /** Options for `DaemonLink`. */
 export interface DaemonLinkOptions {
@@ -228,7 +229,9 @@ export class DaemonLink extends EventEmitter<DaemonLinkEvents> {
    * escaped and cut to what a path may be; a daemon that cannot take it only costs the record.
    */
   async logRefused(params: Omit<ParamsOf<'log/refused'>, 'server'>): Promise<void> {
-    const path = showPath(params.path).slice(0, 1024) || '(empty)';
+    // Whole characters, and a lone surrogate (no file's name, which the daemon refuses) as U+FFFD.
+    const shown = [...showPath(params.path)].slice(0, 1024).join('');
+    const path = wellFormed(shown) || '(empty)';
     try {
       await this.connected().request(
         'log/refused',

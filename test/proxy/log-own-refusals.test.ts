@@ -25,6 +25,8 @@ void t.test("the proxy's own refusals are in the decision log", async (t) => {
   const dotdot = `${root}/../../.ssh/id_ed25519`;
   t.ok((await fs.call('read_text_file', { path: dotdot })).isError, 'a .. path is refused');
   t.ok((await fs.call('read_text_file', { path: 'proj/README' })).isError, 'a relative one too');
+  // A lone surrogate names no file: recorded with U+FFFD in its place.
+  t.ok((await fs.call('read_text_file', { path: 'a\ud800b' })).isError, 'and a lone surrogate');
   const file = join(d.stateDir, 'decisions.jsonl');
   const entries = () =>
     existsSync(file)
@@ -34,7 +36,7 @@ void t.test("the proxy's own refusals are in the decision log", async (t) => {
           .map((l) => JSON.parse(l) as Record<string, unknown>)
           .filter((e) => e.kind === 'check')
       : [];
-  await waitFor(() => entries().length >= 2, 30_000, 'the two entries');
+  await waitFor(() => entries().length >= 3, 30_000, 'the three entries');
   t.match(
     entries(),
     [
@@ -47,6 +49,7 @@ void t.test("the proxy's own refusals are in the decision log", async (t) => {
         tool: 'read_text_file',
       },
       { kind: 'check', path: 'proj/README', allowed: false, reason: /relative path/ },
+      { kind: 'check', path: 'a\ufffdb', allowed: false },
     ],
     'each with the path as given, why, and the tool',
   );

@@ -1,0 +1,11 @@
+/**
+ * UTF-16 surrogates without their pair: no file has such a name (Node opens U+FFFD in its place),
+ * so a path holding one is refused, and a label holding one is shown with U+FFFD.
+ */
+const LONE_SURROGATES = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+
+/** Whether `text` holds a surrogate without its pair. */
+export const hasLoneSurrogate = (text: string): boolean => text.search(LONE_SURROGATES) !== -1;
+
+/** `text` with each surrogate without its pair replaced by U+FFFD. */
+export const wellFormed = (text: string): string => text.replace(LONE_SURROGATES, '\ufffd');
