@@ -4,7 +4,11 @@ import { createConnection, createServer, type Server, type Socket } from 'node:n
 import { dirname, join } from 'node:path';
 import { errnoCode, ignoreMissing, RootsError } from '../common/errors.js';
 import { JsonRpcConnection } from '../protocol/connection.js';
-import { checkSocketPathLength, ensureSocketDir } from '../protocol/socket-path.js';
+import {
+  checkSocketPathLength,
+  ensureSocketDir,
+  MAX_SOCKET_PATH_BYTES,
+} from '../protocol/socket-path.js';
 import { listenOn } from './server-listen.js';
 import { takeLock } from './single-lock.js';
 
@@ -127,7 +131,9 @@ export async function acquireListener(
       // Node unlinks the path it listened on when it closes, by name. Listening on a private
       // name and renaming it into place means closing can never remove another instance's socket.
       const temp = join(dirname(path), `.rootsd-${opts.pid}`);
-      const direct = Buffer.byteLength(temp) > Buffer.byteLength(path);
+      // Bound at its own path, the socket is there before it listens, and a client in between is
+      // refused: only a temp name too long for a socket is a reason to (a CI run, once).
+      const direct = Buffer.byteLength(temp) > MAX_SOCKET_PATH_BYTES;
       // No moment in which the socket is reachable with wider permissions than 0600.
       const oldMask = process.umask(0o177);
       try {

@@ -5,7 +5,7 @@ import { createServer, type Server } from 'node:net';
 import { dirname, join } from 'node:path';
 import type { Logger } from './logger.js';
 import { errnoCode, ignoreMissing, RootsError } from '../common/errors.js';
-import { ensureSocketDir } from '../protocol/socket-path.js';
+import { ensureSocketDir, MAX_SOCKET_PATH_BYTES } from '../protocol/socket-path.js';
 import type { Listener } from './listen.js';
 import { listenOn } from './server-listen.js';
 
@@ -150,7 +150,7 @@ export class SocketGuard {
     this.extra.push(server);
     // As at start-up: a private name at 0600, renamed into place.
     const temp = join(dirname(listener.path), `.rootsd-${pid}`);
-    const direct = Buffer.byteLength(temp) > Buffer.byteLength(listener.path);
+    const direct = Buffer.byteLength(temp) > MAX_SOCKET_PATH_BYTES;
     const target = direct ? listener.path : temp;
     const oldMask = process.umask(0o177);
     try {
