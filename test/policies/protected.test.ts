@@ -6,6 +6,15 @@
 import { join } from 'node:path';
 import t from 'tap';
 import { contextFor, evaluate, makeTree } from '../helpers/policy.js';
+import {
+  DAEMON_CONFIG_IN_CONFIG_HOME,
+  HOST_CONFIG_FILES,
+  HOST_CONFIG_IN_CONFIG_HOME,
+  STARTUP_FILES,
+  STARTUP_IN_CONFIG_HOME,
+  SYSTEMD_IN_CONFIG_HOME,
+  within,
+} from '../../policies/protected.js';
 
 /** Paths relative to the fixture dir (home is `home/`, `$XDG_CONFIG_HOME` is `xdg/`), writable? */
 const ROWS: [string, boolean][] = [
@@ -104,4 +113,20 @@ void t.test('paths that run code or start servers are protected', async (t) => {
     t.equal(r.allowed, writable, `write ${rel}: ${r.reason}`);
     if (!writable) t.match(r.reason, /protected path/, `${rel} is refused as protected`);
   }
+});
+
+void t.test('within(base)(rel) is join(base, rel) for every listed path and any base', (t) => {
+  const rels = [
+    ...HOST_CONFIG_FILES,
+    ...STARTUP_FILES,
+    ...HOST_CONFIG_IN_CONFIG_HOME,
+    ...DAEMON_CONFIG_IN_CONFIG_HOME,
+    ...SYSTEMD_IN_CONFIG_HOME,
+    ...STARTUP_IN_CONFIG_HOME,
+    '.config',
+    '.cache',
+  ];
+  for (const base of ['/home/a', '/home/a/', '/', '//home//a//', '/home/./a/../b', 'rel', '', '.'])
+    for (const rel of rels) t.equal(within(base)(rel), join(base, rel), `${base} + ${rel}`);
+  t.end();
 });
