@@ -3,3 +3,6 @@
  * system call with ENAMETOOLONG, so no server can open it and no decision about it is needed.
  */
 export const MAX_PATH_BYTES = 4095;
+
+/** Linux's NAME_MAX: the most bytes one name in a path may have. */
+export const MAX_NAME_BYTES = 255;

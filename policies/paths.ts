@@ -3,6 +3,7 @@ import { dirname, sep } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { FsView } from './model.js';
 import { pathProbe } from './fs.js';
+import { MAX_NAME_BYTES, MAX_PATH_BYTES } from '../common/linux-limits.js';
 
 export { isInsideOrEqual, isStrictlyInside } from '../common/segments.js';
 
@@ -184,15 +185,15 @@ export async function physicalDots(fs: FsView, path: string): Promise<string | u
   return normalizeLexically([head, ...segments.slice(last + 1)].join(sep));
 }
 
-/** Linux's limits: what the kernel would refuse for the missing part, which was never asked. */
-const PATH_MAX = 4096;
-const NAME_MAX = 255;
-
-/** `existing` with the `missing` segments appended, unless the kernel would refuse the result. */
+/**
+ * `existing` with the `missing` segments appended, unless the kernel would refuse the result (the
+ * missing part was never asked of it).
+ */
 function withinLimits(existing: string, missing: string[]): string {
   const path = childPath(existing, missing.join(sep));
   const tooLong =
-    Buffer.byteLength(path) >= PATH_MAX || missing.some((s) => Buffer.byteLength(s) > NAME_MAX);
+    Buffer.byteLength(path) > MAX_PATH_BYTES ||
+    missing.some((s) => Buffer.byteLength(s) > MAX_NAME_BYTES);
   if (tooLong) throw Object.assign(new Error(`name too long: ${path}`), { code: 'ENAMETOOLONG' });
   return path;
 }

@@ -541,12 +541,13 @@ export async function sandboxMounts(input: {
   const ruleRead = await existing(input.rule.read, false);
   const read = [...extra, ...ruleRead];
   const write = await existing(input.rule.write, true);
-  // What is denied is hidden in a `read` path as in a read-only root.
-  for (const r of ruleRead) {
-    const holes = await rootHoles(r, extraPathDenies(input.rule, r, false), false);
+  /** What the policy denies in `dir`, which the server may only read, hidden as in a read-only root. */
+  const hideDeniedIn = async (dir: string) => {
+    const holes = await rootHoles(dir, extraPathDenies(input.rule, dir, false), false);
     hidden.push(...holes.hidden);
     pinned.push(...holes.pinned);
-  }
+  };
+  for (const r of ruleRead) await hideDeniedIn(r);
   // An extra writable path is writable as a root is: nothing an include pattern could match may be
   // created or changed there either.
   for (const w of write) {
@@ -586,12 +587,7 @@ export async function sandboxMounts(input: {
   // The program's directories (its package, a Node's modules) show what the policy denies in
   // them hidden, as a `read` path does: a script in a workspace shows the workspace, other
   // projects' `.env` files with it (an attacker pass).
-  for (const p of program) {
-    if ((await isDir(p)) !== true) continue;
-    const holes = await rootHoles(p, extraPathDenies(input.rule, p, false), false);
-    hidden.push(...holes.hidden);
-    pinned.push(...holes.pinned);
-  }
+  for (const p of program) if ((await isDir(p)) === true) await hideDeniedIn(p);
   // Every place bound into the sandbox: the daemon's socket in any of them is hidden (one in a
   // program's directory, a Node installed in ~/.local beside the daemon's state, was reachable:
   // an attacker pass granted itself a root through it).
