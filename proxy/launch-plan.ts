@@ -12,6 +12,7 @@ import {
   templateProblem,
   type LaunchTemplate,
 } from './launch.js';
+import { cannotRun } from './command-link.js';
 import { resolveNpx } from './npx.js';
 import { programOverlap } from './program-writers.js';
 import type { ProxyOptions } from './options.js';
@@ -46,7 +47,8 @@ export type LaunchPlan =
     }
   | { kind: 'wait'; reason: string }
   /** `overlap`: another server may write the program, in a clause (program-writers.ts). */
-  | { kind: 'refuse'; reason: string; overlap?: string };
+  /** `status`: the command cannot run at all; the proxy ends with it when a first start says so. */
+  | { kind: 'refuse'; reason: string; overlap?: string; status?: number };
 
 /** What the plan is made from: fixed options, and the daemon's view when it has one. */
 export interface PlanInput {
@@ -152,6 +154,10 @@ export async function planLaunch(input: PlanInput): Promise<LaunchPlan> {
   const direct = await resolveNpx(launch, program, await serverWritable(input.roots ?? [], rule));
   if ('problem' in direct) return { kind: 'refuse', reason: direct.problem };
   const notes = direct.note === undefined ? [] : [direct.note];
+  // Inside, the gate would say "not found" and exit 127, which reached the host as a server gone
+  // away: told as an unsandboxed start tells it, before anything is laid out.
+  const missing = await cannotRun(direct.launch.command, env, program.cwd);
+  if (missing !== undefined) return { kind: 'refuse', ...missing };
   let mounts;
   try {
     mounts = await sandboxMounts({

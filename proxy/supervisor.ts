@@ -33,7 +33,12 @@ import { spawnDifference } from './plan-diff.js';
 import { nextChange } from './root-expiry.js';
 import { takesAccessAway, type Reach } from './sandbox-reach.js';
 import type { ServerEndpoint, SwapPlan } from './server-swap.js';
-import { EXIT_GRACE_MS, startServerProcess, type ServerProcess } from './server-process.js';
+import {
+  cannotStart,
+  EXIT_GRACE_MS,
+  startServerProcess,
+  type ServerProcess,
+} from './server-process.js';
 import { startStandIn, type StandIn } from './stand-in.js';
 
 /** A plan, the count of denied paths seen when it was made, and what it was made from. */
@@ -223,6 +228,7 @@ export class Supervisor {
     this.logPlan(plan);
     const started = await this.run(planned);
     if ('failed' in started && plan.kind === 'start') this.firstFailed = started.failed;
+    else if (plan.kind === 'refuse' && plan.status !== undefined) this.firstFailed = plan.status;
     this.armExpiry();
     return this.endpoint();
   }
@@ -469,12 +475,7 @@ export class Supervisor {
         continue;
       }
       if (started.moved === true) this.layOutLater();
-      // Not found: most often a host started from a desktop, whose PATH lacks the shell's.
-      const notFound =
-        started.failed === 127
-          ? "; is it on the host's PATH (a desktop host may not have your shell's)? Give its absolute path"
-          : '';
-      const reason = `${plan.spawn.command} could not be started: ${started.reason} (status ${started.failed})${notFound}`;
+      const reason = cannotStart(plan.spawn.command, started.reason, started.failed);
       const standIn = startStandIn(this.o.server, this.o.version, { kind: 'refuse', reason });
       this.running = { kind: 'stand-in', key, plan, denials, reach, standIn };
       return started;

@@ -1,0 +1,55 @@
+/**
+ * A sandboxed server whose command is found through a link in a directory the sandbox does not
+ * show, as pipx installs one (`~/.local/bin/x`, a link into its virtual environment): the gate
+ * inside found no such command and the server exited 127. The link is made again inside, leading
+ * to the program's file, which the sandbox shows; the directory of links stays hidden.
+ */
+import { chmodSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import t from 'tap';
+import { startDaemon } from '../helpers/daemon.js';
+import { HOSTILE_SERVER, startProxied } from '../helpers/proxied-server.js';
+import { ownedShortDir } from '../helpers/proxy.js';
+import { fixtureServer } from '../helpers/repo.js';
+
+void t.test('a command on PATH through a link the sandbox does not show', async (t) => {
+  const dir = ownedShortDir(t);
+  const venv = join(dir, 'venvs/srv/bin');
+  mkdirSync(venv, { recursive: true });
+  writeFileSync(
+    join(venv, 'cli.mjs'),
+    `#!/usr/bin/env node\n${readFileSync(HOSTILE_SERVER, 'utf8')}`,
+  );
+  writeFileSync(join(venv, 'parent-watch.mjs'), readFileSync(fixtureServer('parent-watch.mjs')));
+  chmodSync(join(venv, 'cli.mjs'), 0o755);
+  // Its package, which the sandbox shows with the script.
+  writeFileSync(join(dir, 'venvs/srv/package.json'), '{"name": "srv", "type": "module"}');
+  const bin = join(dir, 'bin');
+  mkdirSync(bin);
+  symlinkSync('../venvs/srv/bin/cli.mjs', join(bin, 'mcp-server-srv'));
+  // Beside the link, something the sandbox must still not show.
+  writeFileSync(join(bin, 'secret'), 'not for the server');
+  mkdirSync(join(dir, 'root'));
+  const d = await startDaemon(t, `version: 1\nservers:\n  s:\n    roots: [{path: ${dir}/root}]\n`, {
+    dir,
+  });
+  for (const command of ['mcp-server-srv', join(bin, 'mcp-server-srv')]) {
+    const s = await startProxied(t, {
+      server: 's',
+      socket: d.socket,
+      proxyArgs: ['--sandbox'],
+      command: [command, '{roots}'],
+      env: { PATH: `${bin}:${process.env.PATH ?? ''}` },
+    });
+    const launched = JSON.parse((await s.call('launch')).text) as { argv: string[] };
+    t.same(launched.argv, [`${dir}/root`], `${command}: the server runs in its sandbox`);
+    t.match(s.stderr(), /in its sandbox/, `${command}: sandboxed`);
+    const listed = await s.call('attempt', { action: 'shell', ref: `ls -A ${bin}` });
+    t.match(
+      listed.text,
+      /^ok: status 0\s+mcp-server-srv\s*$/,
+      `${command}: only the link is shown there`,
+    );
+    await s.client.close();
+  }
+});
