@@ -12,7 +12,7 @@ import {
   templateProblem,
   type LaunchTemplate,
 } from './launch.js';
-import { cannotRun } from './command-link.js';
+import { cannotRun } from './program-links.js';
 import { resolveNpx } from './npx.js';
 import { programOverlap } from './program-writers.js';
 import type { ProxyOptions } from './options.js';

@@ -1,7 +1,8 @@
 /**
  * The files a server's command runs from, so that the sandbox can show them read-only: the
  * executable found on PATH, the interpreter of a `#!` script, a Node script and its package with
- * the `node_modules` it loads from, and a Node installation outside the system. (npx is resolved
+ * the `node_modules` it loads from, a Node installation outside the system, and a Python's
+ * virtual environment or installation outside the system (program-python.ts). (npx is resolved
  * to what npx would run before this, in npx.ts.)
  */
 import { constants } from 'node:fs';
@@ -13,6 +14,7 @@ import { isInsideOrEqual } from '../common/segments.js';
 import { tooWide } from '../common/too-wide.js';
 import { real, writtenBy } from './written-by.js';
 import { SYSTEM_PATHS } from './sandbox.js';
+import { isRealDir, pythonDirs } from './program-python.js';
 
 /** Where to look things up. */
 export interface ProgramContext {
@@ -54,15 +56,6 @@ async function shebang(file: string): Promise<string[] | undefined> {
 }
 
 const isNode = (file: string): boolean => /^node(js)?$/.test(basename(file));
-
-/** A directory itself, not a link to one. */
-function isRealDir(p: string): boolean {
-  try {
-    return lstatSync(p).isDirectory();
-  } catch {
-    return false;
-  }
-}
 
 /** Whether `p` is a regular file this process may execute: what the kernel runs from a `#!` line. */
 async function isExecutableFile(p: string): Promise<boolean> {
@@ -166,6 +159,7 @@ export async function programPaths(
     // its `#!` line names (any file or project of the user's). It is shown itself, and what it
     // needs from outside must be given by sandbox.read.
     const planted = (await writtenBy(p, ctx.serverOwn)) !== undefined;
+    if (!planted) out.push(...pythonDirs(p, r, ctx.home));
     if (isNode(r)) {
       // A Node outside the system (nvm, volta, a tarball): its prefix's `lib/node_modules` holds
       // its npm and global packages, and that is all it needs of it. Never the prefix itself:

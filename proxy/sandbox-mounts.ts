@@ -21,7 +21,7 @@ import { launchRoots, type Launch } from './launch.js';
 import { includeHolds, splitInclude } from './sandbox-includes.js';
 import { ancestors, inside } from './sandbox-paths.js';
 import { programPaths, type ProgramContext } from './program.js';
-import { commandLink } from './command-link.js';
+import { programLinks } from './program-links.js';
 import { PROC_READ_ONLY, SYSTEM_PATHS, type SandboxMounts, type SystemMount } from './sandbox.js';
 
 /** The policy's `servers.<name>.sandbox` as the proxy applies it. */
@@ -610,10 +610,7 @@ export async function sandboxMounts(input: {
   // A nested root, an extra path and the program are where they are by their full path.
   for (const p of [...roots.map((r) => r.path), ...ruleRead, ...write, ...program])
     pinned.push(...ancestors(p));
-  const link = await commandLink(input.launch.command, input.program, [
-    ...visible,
-    ...system.map((s) => s.path),
-  ]);
+  const links = await programLinks(given, [...visible, ...system.map((s) => s.path)]);
   return {
     system,
     procReadOnly: await procReadOnly(),
@@ -622,7 +619,7 @@ export async function sandboxMounts(input: {
     write,
     program,
     programCheck: { shown: [...shown], given },
-    ...(link === undefined ? {} : { commandLink: link }),
+    programLinks: links,
     hidden,
     readOnly,
     pinned,

@@ -7,7 +7,7 @@
  * a list of what is hidden never is. Later mounts cover earlier ones, so the order below goes from
  * the broadest to the most specific, and the denies come last.
  */
-import type { CommandLink } from './command-link.js';
+import type { ProgramLink } from './program-links.js';
 import type { Launch, LaunchRoot } from './launch.js';
 import { GATE_FDS, gateCommand } from './sandbox-gate.js';
 
@@ -74,8 +74,8 @@ export interface SandboxMounts {
    * link on the way again).
    */
   programCheck: { shown: string[]; given: string[] };
-  /** The command's place on PATH made a link to its file, where the sandbox shows no such place. */
-  commandLink?: CommandLink;
+  /** Links on the way to the program's files, where the sandbox shows nothing (program-links.ts). */
+  programLinks?: ProgramLink[];
   /** Denied paths inside what is visible: directories become empty, files unreadable. */
   hidden: { path: string; dir: boolean }[];
   /** Protected and write-denied paths inside what is visible: read-only. */
@@ -144,8 +144,7 @@ export function sandboxLayout(m: SandboxMounts): SandboxOp[] {
     if (m.write.some((w) => p === w || strictlyInside(p, w))) bind(p, p, true);
   // 3. The server's own program: read-only even inside a writable root.
   for (const p of m.program) bind(p, p, true);
-  if (m.commandLink !== undefined)
-    ops.push({ op: 'symlink', target: m.commandLink.target, dest: m.commandLink.path });
+  for (const l of m.programLinks ?? []) ops.push({ op: 'symlink', target: l.target, dest: l.path });
   // 4. Denies and protected paths last, so that nothing above uncovers them.
   for (const p of m.readOnly) bind(p, p, true);
   for (const h of m.hidden) {
