@@ -36,7 +36,7 @@ import { readdir } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import type { DenyAccess, DenyMeta, Root } from '../common/types.js';
 import { guardedWatch } from '../common/watch-flood.js';
-import { GitNotes } from './git-notes.js';
+import { GitNotes, NoGitNotes } from './git-notes.js';
 import type { ProxyLogger } from './log.js';
 import { denyTest, inside, rawEntriesOf, rootDenies } from './sandbox-mounts.js';
 
@@ -69,6 +69,8 @@ export interface DenyWatchOptions {
   maxDirs?: number;
   /** The most watches kept retired (`WatchSet.retired`); default `RETIRED_MAX`. */
   maxRetired?: number;
+  /** false: places the server cannot write, where git's entries are no concern (`NoGitNotes`). */
+  gitNotes?: false;
 }
 
 interface WatchedRoot {
@@ -123,6 +125,14 @@ const closeSet = (set: WatchSet | undefined): void => {
   set.walked.clear();
 };
 
+/** A place shown to the server besides its roots (a `read` or `write` path, its program's directory). */
+export interface WatchedPath {
+  path: string;
+  /** The denies and protected paths that could lie in it. */
+  denies: readonly DenyMeta[];
+  writable: boolean;
+}
+
 export class DenyWatch {
   private current: WatchSet | undefined;
   private next: WatchSet | undefined;
@@ -133,14 +143,16 @@ export class DenyWatch {
   /** Walks of directories that appeared, under way. */
   private readonly walks = new Set<Promise<void>>();
   /** The person's git directories and their code entries (git-notes.ts). */
-  private readonly gitNotes = new GitNotes();
+  private readonly gitNotes: GitNotes;
   /**
    * The retired watches reached `RETIRED_MAX` and the server was stopped: the next plan's walk
    * comes after it, so the last set's watches may close then, events queued or not.
    */
   private drain = false;
 
-  constructor(private readonly o: DenyWatchOptions) {}
+  constructor(private readonly o: DenyWatchOptions) {
+    this.gitNotes = o.gitNotes === false ? new NoGitNotes() : new GitNotes();
+  }
 
   /**
    * Watch these roots for their denies (`_meta['mcp-roots/deny']`, and the built-in protected
@@ -149,10 +161,7 @@ export class DenyWatch {
    * roots and denies as before keep the watches they have; new ones are complete before the old
    * ones close.
    */
-  async update(
-    roots: readonly Root[],
-    paths: readonly { path: string; denies: readonly DenyMeta[]; writable: boolean }[] = [],
-  ): Promise<void> {
+  async update(roots: readonly Root[], paths: readonly WatchedPath[] = []): Promise<void> {
     const all = [
       ...roots.map((r) => ({
         path: fileURLToPath(r.uri),

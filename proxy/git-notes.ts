@@ -497,3 +497,35 @@ export class GitNotes {
     return this.inWorkTree(dir);
   }
 }
+
+/**
+ * Notes for places the server cannot write (its program's directories): nothing there is the
+ * server's to move aside, and the person's own git work there (a commit, a `git init`) must not
+ * be taken for it. Only denied paths are watched there (deny-watch.ts, `gitNotes: false`).
+ */
+export class NoGitNotes extends GitNotes {
+  override walkBegins(): void {}
+  override walkEnded(): void {}
+  override walked(): string[] {
+    return [];
+  }
+  override appeared(): string[] {
+    return [];
+  }
+  override held(): boolean {
+    return false;
+  }
+  override vanished(): void {}
+  override linkAt(): string[] {
+    return [];
+  }
+  override inPersonsWorkTree(): boolean {
+    return false;
+  }
+  override personsGitDirs(): string[] {
+    return [];
+  }
+  override mayBeInWorkTree(): boolean {
+    return false;
+  }
+}

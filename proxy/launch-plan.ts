@@ -12,11 +12,12 @@ import {
   templateProblem,
   type LaunchTemplate,
 } from './launch.js';
+import type { WatchedPath } from './deny-watch.js';
 import { cannotRun } from './program-links.js';
 import { resolveNpx } from './npx.js';
 import { programOverlap } from './program-writers.js';
 import type { ProxyOptions } from './options.js';
-import { sandboxMounts, serverWritable } from './sandbox-mounts.js';
+import { extraPathDenies, sandboxMounts, serverWritable } from './sandbox-mounts.js';
 import type { SandboxSupport } from './sandbox-probe.js';
 import { bwrapArgs, sandboxEnv, sandboxLayout, type SandboxOp } from './sandbox.js';
 
@@ -44,6 +45,11 @@ export type LaunchPlan =
       warnings: string[];
       /** What the log should tell (which of npx's packages or commands runs). */
       notes?: string[];
+      /**
+       * The program's directories shown in the sandbox, with the denies that could lie in each:
+       * watched as `read` paths are, for a denied file that appears later (supervisor.ts).
+       */
+      programWatch?: WatchedPath[];
     }
   | { kind: 'wait'; reason: string }
   /** `overlap`: another server may write the program, in a clause (program-writers.ts). */
@@ -204,5 +210,18 @@ export async function planLaunch(input: PlanInput): Promise<LaunchPlan> {
     env: sandboxEnv(env),
     sandbox: { layout, unixSockets: rule.unixSockets === true },
   };
-  return { kind: 'start', spawn, key: JSON.stringify(spawn), sandboxed, warnings, notes };
+  const programWatch = (mounts.programDirs ?? []).map((path) => ({
+    path,
+    denies: extraPathDenies(rule, path, false),
+    writable: false,
+  }));
+  return {
+    kind: 'start',
+    spawn,
+    key: JSON.stringify(spawn),
+    sandboxed,
+    warnings,
+    notes,
+    programWatch,
+  };
 }

@@ -61,6 +61,12 @@ async function whereItWouldBe(p: string): Promise<string> {
   }
 }
 
+/** `p` with every directory above it canonical; the last name itself is not followed (a socket). */
+async function canonicalFile(p: string): Promise<string> {
+  const absolute = resolve(p);
+  return join(await whereItWouldBe(dirname(absolute)), basename(absolute));
+}
+
 async function isDir(p: string): Promise<boolean | undefined> {
   try {
     return (await lstat(p)).isDirectory();
@@ -588,12 +594,20 @@ export async function sandboxMounts(input: {
   // The program's directories (its package, a Node's modules) show what the policy denies in
   // them hidden, as a `read` path does: a script in a workspace shows the workspace, other
   // projects' `.env` files with it (an attacker pass).
-  for (const p of program) if ((await isDir(p)) === true) await hideDeniedIn(p);
+  const programDirs: string[] = [];
+  for (const p of program) {
+    if ((await isDir(p)) !== true) continue;
+    await hideDeniedIn(p);
+    programDirs.push(p);
+  }
   // Every place bound into the sandbox: the daemon's socket in any of them is hidden (one in a
   // program's directory, a Node installed in ~/.local beside the daemon's state, was reachable:
   // an attacker pass granted itself a root through it).
   const visible = [...roots.map((r) => r.path), ...read, ...write, ...program];
-  const socket = input.daemonSocket === undefined ? undefined : resolve(input.daemonSocket);
+  // Where the socket is, as the bound places are: canonical. A directory above it reached through
+  // a link hid nothing, and the server granted itself roots (an attacker pass).
+  const socket =
+    input.daemonSocket === undefined ? undefined : await canonicalFile(input.daemonSocket);
   if (socket !== undefined && visible.some((v) => inside(socket, v))) {
     // Its whole directory, which holds nothing else the server needs: a mount on the socket file
     // alone is dropped by the kernel when a daemon started again replaces the file, and the
@@ -601,6 +615,13 @@ export async function sandboxMounts(input: {
     // directory that is, or holds, a visible path keeps its entries, and the file is hidden.
     const socketDir = dirname(socket);
     if (visible.some((v) => inside(v, socketDir))) {
+      // A mount on the file alone goes when a restarted daemon renames a new socket into place,
+      // and a server that may connect to Unix sockets would reach it (an attacker pass).
+      if (input.rule.unixSockets === true) {
+        throw new Error(
+          `mcp-rootsd's socket ${socket} lies in a directory that also holds or is what the server is shown, and a server that may use Unix sockets (sandbox.unixSockets) could reach the daemon once it restarts: give the daemon and its clients a socket elsewhere (--socket, MCP_ROOTS_SOCKET), or take unixSockets away`,
+        );
+      }
       if ((await isDir(socket)) === false) hidden.push({ path: socket, dir: false });
     } else if ((await isDir(socketDir)) === true) {
       hidden.push({ path: socketDir, dir: true });
@@ -620,6 +641,7 @@ export async function sandboxMounts(input: {
     program,
     programCheck: { shown: [...shown], given },
     programLinks: links,
+    programDirs,
     hidden,
     readOnly,
     pinned,

@@ -74,6 +74,8 @@ export interface SandboxMounts {
    * link on the way again).
    */
   programCheck: { shown: string[]; given: string[] };
+  /** The directories of `program`, whose denied paths are hidden and watched as a `read` path's. */
+  programDirs?: string[];
   /** Links on the way to the program's files, where the sandbox shows nothing (program-links.ts). */
   programLinks?: ProgramLink[];
   /** Denied paths inside what is visible: directories become empty, files unreadable. */

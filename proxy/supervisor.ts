@@ -15,8 +15,8 @@
  */
 import { realpath } from 'node:fs/promises';
 import { ExpiryTimer } from '../common/expiry-timer.js';
-import { confinementOnly, type DenyMeta, type SandboxRule } from '../common/types.js';
-import { DenyWatch, type DeniedPath } from './deny-watch.js';
+import { confinementOnly, type SandboxRule } from '../common/types.js';
+import { DenyWatch, type DeniedPath, type WatchedPath } from './deny-watch.js';
 import { setAsidePlanted, setAsideUnnamed } from './git-plant.js';
 import { extraPathDenies } from './sandbox-mounts.js';
 import { IncludeWatch } from './include-watch.js';
@@ -99,10 +99,8 @@ const keyOf = (plan: LaunchPlan): string =>
  * The sandbox's `read` and `write` paths, canonical, with the denies that could lie in each:
  * watched for denied paths that appear, as the roots are (sandbox-mounts.ts lays them out alike).
  */
-async function extraPaths(
-  sandbox: SandboxRule | undefined,
-): Promise<{ path: string; denies: DenyMeta[]; writable: boolean }[]> {
-  const out: { path: string; denies: DenyMeta[]; writable: boolean }[] = [];
+async function extraPaths(sandbox: SandboxRule | undefined): Promise<WatchedPath[]> {
+  const out: WatchedPath[] = [];
   const each = [
     ...(sandbox?.read ?? []).map((p) => ({ p, writable: false })),
     ...(sandbox?.write ?? []).map((p) => ({ p, writable: true })),
@@ -174,6 +172,8 @@ export class Supervisor {
   private lastRule: SandboxRule | undefined;
   private warnedSandboxKept = false;
   private readonly watch: DenyWatch;
+  /** The denied paths in the program's directories (planLaunch's `programWatch`). */
+  private readonly program: DenyWatch;
   private readonly includes: IncludeWatch;
   /** Who waits for every change seen so far to be planned, and its restart done (`settled`). */
   private readonly settledWaiters: (() => void)[] = [];
@@ -190,6 +190,15 @@ export class Supervisor {
       // Moved aside before the server is stopped (as for a path denied for reading).
       onPlanted: setAsidePlanted,
       onPlantedUnnamed: setAsideUnnamed,
+      ...(o.maxWatchedDirs === undefined ? {} : { maxDirs: o.maxWatchedDirs }),
+    });
+    // Its program's directories, which it cannot write: only their denied paths.
+    this.program = new DenyWatch({
+      log: o.log,
+      onDenied: (d) => this.onDenied(d),
+      onPlanted: setAsidePlanted,
+      onPlantedUnnamed: setAsideUnnamed,
+      gitNotes: false,
       ...(o.maxWatchedDirs === undefined ? {} : { maxDirs: o.maxWatchedDirs }),
     });
     // An include base in a writable root that changed: stopped at once, as for a path denied
@@ -253,13 +262,15 @@ export class Supervisor {
   private async plan(): Promise<Planned> {
     const denials = this.denials;
     const input = { ...this.keptSandbox(this.o.planInput()), sandboxPins: this.sandboxPins };
-    let extras: Awaited<ReturnType<typeof extraPaths>> = [];
-    if (sandboxWanted(input) && input.roots !== undefined) {
+    let extras: WatchedPath[] = [];
+    const watched = sandboxWanted(input) && input.roots !== undefined;
+    if (watched) {
       extras = await extraPaths(input.sandbox);
-      await this.watch.update(input.roots, extras);
-      await this.includes.update(input.roots, input.sandbox);
+      await this.watch.update(input.roots!, extras);
+      await this.includes.update(input.roots!, input.sandbox);
     } else {
       this.watch.close();
+      this.program.close();
       this.includes.close();
     }
     // The `write` paths as written and where they lead: the roots they are compared with are
@@ -269,8 +280,14 @@ export class Supervisor {
       ...extras.flatMap((e) => (e.writable ? [e.path] : [])),
     ];
     const reach = { roots: input.roots ?? [], sandbox: input.sandbox, writes };
-    const blind = sandboxWanted(input) ? this.watch.blindSpot() : undefined;
     let plan = await planLaunch({ ...input, gitDirs: this.watch.personsGitDirs() });
+    // The program's directories are watched for denied files as `read` paths are: one that
+    // appeared after the start was readable (an attacker pass: the hiding was laid at the start).
+    if (watched && plan.kind === 'start') await this.program.update([], plan.programWatch ?? []);
+    else this.program.close();
+    const blind = sandboxWanted(input)
+      ? (this.watch.blindSpot() ?? this.program.blindSpot())
+      : undefined;
     // A sandboxed server whose roots cannot all be watched is not started (deny-watch.ts).
     if (blind !== undefined && plan.kind === 'start' && plan.sandboxed) {
       plan = { kind: 'refuse', reason: `${blind}. It was not started` };
@@ -417,6 +434,7 @@ export class Supervisor {
     clearTimeout(this.layoutTimer);
     this.expiry.clear();
     this.watch.close();
+    this.program.close();
     this.includes.close();
     if (this.timer !== undefined) clearTimeout(this.timer);
     const r = this.running;

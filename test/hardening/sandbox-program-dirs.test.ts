@@ -6,12 +6,12 @@
  * were), and a server connected to it and granted itself a root; and a script in a workspace
  * showed the workspace with none of the policy's denies over it (other projects' `.env`).
  */
-import { chmodSync, copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import { startDaemon } from '../helpers/daemon.js';
 import { HOSTILE_SERVER, startProxied } from '../helpers/proxied-server.js';
-import { ownedShortDir } from '../helpers/proxy.js';
+import { ownedShortDir, waitFor } from '../helpers/proxy.js';
 import { fixtureServer } from '../helpers/repo.js';
 
 /** A project `proj` with a file, and a policy giving server `h` it (and `more` lines). */
@@ -113,4 +113,44 @@ void t.test("the program's package shows the policy's denies hidden", async (t) 
     /KEY-SECRET/,
     'a denied directory',
   );
+});
+
+// The program's directories had the policy's denies hidden when the server started, and only
+// then: a denied file saved later by an editor (a rename over the hidden one) or made later was
+// readable (an attacker pass). They are watched as a `read` path is, and the server restarted.
+void t.test("denied files appearing later in the program's package are hidden too", async (t) => {
+  const dir = ownedShortDir(t);
+  const code = join(dir, 'code');
+  const tools = join(code, 'tools');
+  mkdirSync(tools, { recursive: true });
+  for (const f of ['hostile.mjs', 'parent-watch.mjs'])
+    copyFileSync(fixtureServer(f), join(tools, f));
+  writeFileSync(join(code, 'package.json'), '{"name":"workspace","private":true}');
+  const other = join(code, 'other-project');
+  mkdirSync(other);
+  writeFileSync(join(other, '.env'), 'API_KEY=OLD-SECRET');
+  const proj = join(dir, 'proj');
+  mkdirSync(proj);
+  const policy = `version: 1\nservers:\n  h:\n    roots:\n      - path: ${proj}\n    deny:\n      - "**/.env"\n      - "**/id_*"\n`;
+  const d = await startDaemon(t, policy, { dir });
+  const boxed = await startProxied(t, {
+    server: 'h',
+    socket: d.socket,
+    proxyArgs: ['--sandbox', '--no-enforce'],
+    command: [process.execPath, join(tools, 'hostile.mjs')],
+  });
+  const read = async (ref: string) => (await boxed.call('attempt', { action: 'read', ref })).text;
+  t.notMatch(await read(join(other, '.env')), /SECRET/, 'hidden at the start');
+  const starts = () => boxed.stderr().split('starting the server in its sandbox').length - 1;
+
+  const before = starts();
+  writeFileSync(join(other, '.env.tmp'), 'API_KEY=NEW-SECRET');
+  renameSync(join(other, '.env.tmp'), join(other, '.env'));
+  await waitFor(() => starts() > before, 30_000, 'the server started again');
+  t.notMatch(await read(join(other, '.env')), /SECRET/, 'a denied file saved by an editor');
+
+  const again = starts();
+  writeFileSync(join(code, 'id_ed25519'), 'PRIVATE-KEY');
+  await waitFor(() => starts() > again, 30_000, 'the server started again');
+  t.notMatch(await read(join(code, 'id_ed25519')), /PRIVATE-KEY/, 'a denied file made later');
 });
