@@ -4,6 +4,7 @@
  * to start (then the host is told why). Two plans with the same `key` start the same process.
  */
 import { shellQuote } from '../common/shell-quote.js';
+import { canonicalHome } from '../common/too-wide.js';
 import type { DenyMeta, LaunchRule, Root, SandboxRule, Writer } from '../common/types.js';
 import {
   expandLaunch,
@@ -149,7 +150,8 @@ export async function planLaunch(input: PlanInput): Promise<LaunchPlan> {
       reason: `the server runs only in a sandbox, and the sandbox cannot start: ${support.reason}. It was not started unsandboxed`,
     };
   }
-  const program = { env, cwd: launch.cwd ?? input.cwd, home: input.home };
+  // The home as the bound places are, canonical: one reached by a link was not known for it.
+  const program = { env, cwd: launch.cwd ?? input.cwd, home: canonicalHome(input.home) };
   const given = input.sandbox ?? { read: [], write: [], network: true };
   // Sandboxed by --sandbox alone, or with no `read` or `write` path: the denies still hold in the
   // program's directories (sandbox-mounts.ts).

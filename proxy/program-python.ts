@@ -10,7 +10,7 @@
 import { existsSync, lstatSync, realpathSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { isInsideOrEqual } from '../common/segments.js';
-import { tooWide } from '../common/too-wide.js';
+import { anyoneWrites, tooWideForProgram, type Bounds } from './program-bounds.js';
 import { SYSTEM_PATHS } from './sandbox.js';
 
 const isPython = (file: string): boolean => /^python(\d+(\.\d+)?)?$/.test(basename(file));
@@ -18,21 +18,21 @@ const isPython = (file: string): boolean => /^python(\d+(\.\d+)?)?$/.test(basena
 /**
  * The directories to show for `named` (a file of the program as the command line or a `#!` line
  * names it) and `real` (where it leads). A directory is shown only at its canonical place, where
- * the named path finds it, and never the home or above (`tooWide`).
+ * the named path finds it, and never too wide (program-bounds.ts).
  */
-export function pythonDirs(named: string, real: string, home: string): string[] {
+export function pythonDirs(named: string, real: string, bounds: Bounds): string[] {
   const out: string[] = [];
   for (const file of new Set([named, real])) {
     const bin = dirname(file);
     const venv = dirname(bin);
     if (basename(bin) !== 'bin' || !existsSync(join(venv, 'pyvenv.cfg'))) continue;
-    if (canonical(venv) && !tooWide(venv, home)) out.push(venv);
+    if (canonical(venv) && !tooWideForProgram(venv, bounds) && !anyoneWrites(venv)) out.push(venv);
   }
   if (isPython(real)) {
     const prefix = dirname(dirname(real));
     const lib = join(prefix, 'lib');
     const system = SYSTEM_PATHS.some(([s]) => isInsideOrEqual(prefix, s));
-    if (!system && isRealDir(lib) && !tooWide(lib, home)) out.push(lib);
+    if (!system && isRealDir(lib) && !tooWideForProgram(lib, bounds)) out.push(lib);
   }
   return out;
 }

@@ -11,7 +11,7 @@ import { basename, dirname, isAbsolute, join, resolve, sep } from 'node:path';
 import { existsSync, lstatSync } from 'node:fs';
 import { findOnPath } from '../common/find-on-path.js';
 import { isInsideOrEqual } from '../common/segments.js';
-import { tooWide } from '../common/too-wide.js';
+import { anyoneWrites, tooWideForProgram } from './program-bounds.js';
 import { real, writtenBy } from './written-by.js';
 import { SYSTEM_PATHS } from './sandbox.js';
 import { isRealDir, pythonDirs } from './program-python.js';
@@ -102,8 +102,9 @@ function packageDirs(file: string, ctx: ProgramContext): string[] {
   const own = ctx.serverOwn?.find((o) => isInsideOrEqual(file, o));
   let sealed = false;
   for (let d = dirname(file); ; d = dirname(d)) {
+    if (anyoneWrites(d)) break;
     const modules = join(d, 'node_modules');
-    if (isLink(modules) && !tooWide(d, ctx.home)) {
+    if (isLink(modules) && !tooWideForProgram(d, ctx)) {
       ctx.leftOut?.(
         `${modules} is a link, and the sandbox does not follow a link on the way to a server's ` +
           'packages (a server that may write there could make one lead anywhere): if the server ' +
@@ -117,13 +118,13 @@ function packageDirs(file: string, ctx: ProgramContext): string[] {
       !sealed &&
       (own === undefined || isInsideOrEqual(d, own)) &&
       existsSync(join(d, 'package.json')) &&
-      !tooWide(d, ctx.home)
+      !tooWideForProgram(d, ctx)
     ) {
       pkgRoot = d;
       // Node resolves from each ancestor's node_modules; the package's own is inside it. Only a
       // real directory: above the package, in a writable root, a server can make a link there,
       // and bubblewrap would show where it leads (test/hardening/sandbox-program-links.test.ts).
-    } else if (isRealDir(join(d, 'node_modules')) && !tooWide(d, ctx.home)) {
+    } else if (isRealDir(join(d, 'node_modules')) && !tooWideForProgram(d, ctx)) {
       out.push(join(d, 'node_modules'));
     }
     if (isInstalledPackage(d)) sealed = true;
@@ -159,7 +160,7 @@ export async function programPaths(
     // its `#!` line names (any file or project of the user's). It is shown itself, and what it
     // needs from outside must be given by sandbox.read.
     const planted = (await writtenBy(p, ctx.serverOwn)) !== undefined;
-    if (!planted) out.push(...pythonDirs(p, r, ctx.home));
+    if (!planted) out.push(...pythonDirs(p, r, ctx));
     if (isNode(r)) {
       // A Node outside the system (nvm, volta, a tarball): its prefix's `lib/node_modules` holds
       // its npm and global packages, and that is all it needs of it. Never the prefix itself:
@@ -170,7 +171,7 @@ export async function programPaths(
       const modules = SYSTEM_PATHS.some(([s]) => isInsideOrEqual(prefix, s))
         ? prefix
         : join(prefix, 'lib', 'node_modules');
-      if (!planted && isRealDir(modules) && !tooWide(modules, ctx.home)) out.push(modules);
+      if (!planted && isRealDir(modules) && !tooWideForProgram(modules, ctx)) out.push(modules);
       return;
     }
     const line = await shebang(r);
@@ -180,6 +181,9 @@ export async function programPaths(
       const found = viaEnv === undefined ? interp : await findOnPath(viaEnv, ctx.env, ctx.cwd);
       await addFile(found, depth + 1, true);
     }
+    // Nor does a file it left choose a package to show: a link there to any script elsewhere
+    // would show that script's whole project (an attacker pass).
+    if (planted) return;
     if (/\.(c|m)?js$/.test(r) || line !== undefined) out.push(...packageDirs(r, ctx));
   };
 

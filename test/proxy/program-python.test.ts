@@ -54,6 +54,6 @@ void t.test('environments and installations a Python program runs from', (t) => 
     ['not Python: nothing', join(prefix, 'bin/pythonic'), join(prefix, 'bin/pythonic'), []],
   ];
   for (const [what, named, target, want] of rows)
-    t.same(pythonDirs(named, target, home), want, what);
+    t.same(pythonDirs(named, target, { home, env: {} }), want, what);
   t.end();
 });
