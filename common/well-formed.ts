@@ -9,3 +9,9 @@ export const hasLoneSurrogate = (text: string): boolean => text.search(LONE_SURR
 
 /** `text` with each surrogate without its pair replaced by U+FFFD. */
 export const wellFormed = (text: string): string => text.replace(LONE_SURROGATES, '\ufffd');
+
+/** The first `n` UTF-16 units of `text`, less half of a pair at the end. */
+export function cutWhole(text: string, n: number): string {
+  const cut = text.slice(0, n);
+  return /[\ud800-\udbff]$/.test(cut) ? cut.slice(0, -1) : cut;
+}

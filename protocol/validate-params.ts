@@ -289,7 +289,7 @@ export const paramValidators: Validators = {
 };
 
 /** The longest reason `log/refused` takes: the proxy's own say a sentence or two. */
-const MAX_REASON = 4096;
+export const MAX_REASON = 4096;
 
 export const ASK_ANSWERS: readonly AskAnswer[] = ['accept', 'decline', 'cancel', 'timeout'];
 

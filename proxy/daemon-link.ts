@@ -22,7 +22,7 @@ import { untilCancelled } from './abortable.js';
 import type { ProxyLogger } from './log.js';
 import { BARE_COMMANDS, startHint, type HintCommands } from './hint-commands.js';
 import { namingWarning, type ServerNaming } from './server-name.js';
-import { fitLabels } from './log-label.js';
+import { fitLabels, fitReason } from './log-label.js';
 import { showPath } from './enforce.js';
 import { wellFormed } from '../common/well-formed.js';
 
@@ -235,7 +235,10 @@ export class DaemonLink extends EventEmitter<DaemonLinkEvents> {
     try {
       await this.connected().request(
         'log/refused',
-        { server: this.options.server, ...fitLabels({ ...params, path }) },
+        {
+          server: this.options.server,
+          ...fitLabels({ ...params, path, reason: fitReason(params.reason) }),
+        },
         { timeoutMs: this.timeoutMs },
       );
     } catch (err) {

@@ -4,6 +4,7 @@ import { throwIfCancelled } from './abortable.js';
 import type { ArgumentRefusal, PathValue } from './arguments.js';
 import { fileUriPath, isFileUri } from './file-uri.js';
 import { MAX_PATH_BYTES } from '../common/linux-limits.js';
+import { cutWhole, hasLoneSurrogate } from '../common/well-formed.js';
 
 /** Why one path of a call was refused. */
 export interface Refusal {
@@ -36,16 +37,21 @@ const SCHEME = /^[a-zA-Z][a-zA-Z0-9+.-]*:/;
 // eslint-disable-next-line no-control-regex -- control characters are what this looks for
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
 
-/** Half of a UTF-16 surrogate pair: `\udcff` is U+FFFD to Node, the byte 0xff to Python's `open`. */
-const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
-
 /** `%2e`, `%2f`, `%5c`, `%00` in any case: what a server that decodes a path would split on. */
 const ENCODED_DOT_OR_SEPARATOR = /%(2e|2f|5c|00)/i;
 
 /** A path or URI as a refusal shows it: quoted and escaped if it has control characters, cut if long. */
 export function showPath(path: string): string {
-  const cut = path.length > 256 ? `${path.slice(0, 200)}…(${byteLength(path)} bytes)` : path;
+  const cut = path.length > 256 ? `${cutWhole(path, 200)}…(${byteLength(path)} bytes)` : path;
   return CONTROL.test(cut) ? JSON.stringify(cut) : cut;
+}
+
+/**
+ * Where in the arguments a value stands, as a refusal names it: member names are the caller's,
+ * of any length, and a refusal too long for the decision log was not recorded (an attacker pass).
+ */
+function showWhere(where: string): string {
+  return where.length > 200 ? `${cutWhole(where, 160)}…` : where;
 }
 
 function byteLength(s: string): number {
@@ -64,8 +70,10 @@ export function shapeProblem(path: string): string | undefined {
   if (path.startsWith('~')) return `${shown} starts with ~; ${ask}`;
   if (!path.startsWith('/')) return `${shown} is a relative path; ${ask}`;
   if (path.includes('\0')) return `${shown} contains a NUL byte`;
-  if (LONE_SURROGATE.test(path)) {
-    return `${JSON.stringify(path)} has half of a UTF-16 pair, which is no character: the daemon would check U+FFFD where a Python server opens a raw byte; give the path as it is on disk`;
+  if (hasLoneSurrogate(path)) {
+    // Quoted, so that the half shows as `\udXXX`; cut as `showPath` cuts.
+    const quoted = JSON.stringify(path.length > 256 ? `${cutWhole(path, 200)}…` : path);
+    return `${quoted} has half of a UTF-16 pair, which is no character: the daemon would check U+FFFD where a Python server opens a raw byte; give the path as it is on disk`;
   }
   const bytes = byteLength(path);
   if (bytes > MAX_PATH_BYTES) {
@@ -117,13 +125,14 @@ function prepare(v: PathValue): { path: string } | Refusal | undefined {
   if (byteLength(v.value) > MAX_VALUE_BYTES) {
     return {
       path: v.value,
-      reason: `${showPath(v.value)} (argument ${v.where}) is longer than any path Linux opens (PATH_MAX is ${MAX_PATH_BYTES + 1} bytes, ENAMETOOLONG)`,
+      reason: `${showPath(v.value)} (argument ${showWhere(v.where)}) is longer than any path Linux opens (PATH_MAX is ${MAX_PATH_BYTES + 1} bytes, ENAMETOOLONG)`,
     };
   }
   const local = toLocalPath(v.value, v.uri);
   if (local === undefined || 'reason' in local) return local;
   const problem = shapeProblem(local.path);
-  if (problem !== undefined) return { path: v.value, reason: `${problem} (argument ${v.where})` };
+  if (problem !== undefined)
+    return { path: v.value, reason: `${problem} (argument ${showWhere(v.where)})` };
   return local;
 }
 

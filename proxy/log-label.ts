@@ -5,7 +5,8 @@
  * so a name past that would leave a refusal out of the log. Each label is made to fit instead:
  * a control character is shown as `\uXXXX`, and a label cut short ends in `…`.
  */
-import { MAX_LABEL } from '../protocol/validate-params.js';
+import { cutWhole, wellFormed } from '../common/well-formed.js';
+import { MAX_LABEL, MAX_REASON } from '../protocol/validate-params.js';
 
 /** `name` as a label the daemon takes. */
 export function logLabel(name: string): string {
@@ -14,11 +15,17 @@ export function logLabel(name: string): string {
     /[\u0000-\u001f\u007f]/g,
     (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
   );
-  if (shown.length <= MAX_LABEL) return shown;
-  let cut = shown.slice(0, MAX_LABEL - 1);
-  // Not half of a surrogate pair.
-  if (/[\uD800-\uDBFF]$/.test(cut)) cut = cut.slice(0, -1);
-  return `${cut}…`;
+  return shown.length <= MAX_LABEL ? shown : `${cutWhole(shown, MAX_LABEL - 1)}…`;
+}
+
+/**
+ * A refusal's reason as the daemon takes it: at most `MAX_REASON` units, well-formed. Its paths
+ * and argument names are the caller's, and a reason past that left the refusal out of the log
+ * (an attacker pass).
+ */
+export function fitReason(reason: string): string {
+  const whole = wellFormed(reason);
+  return whole.length <= MAX_REASON ? whole : `${cutWhole(whole, MAX_REASON - 1)}…`;
 }
 
 /** The labels of a request, made to fit. */

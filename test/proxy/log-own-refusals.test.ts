@@ -54,3 +54,39 @@ void t.test("the proxy's own refusals are in the decision log", async (t) => {
     'each with the path as given, why, and the tool',
   );
 });
+
+// The caller chose how long a refusal's reason was (a path with a lone surrogate quoted whole,
+// an argument's member names), and a reason past what the daemon takes left the refusal out of
+// the log (an attacker pass): each is cut to fit.
+void t.test('a refusal with a reason of any length is in the decision log', async (t) => {
+  const dir = ownedShortDir(t);
+  const root = join(real(dir), 'proj');
+  mkdirSync(root);
+  writeFileSync(join(root, 'README'), 'hi\n');
+  const policy = `version: 1\nservers:\n  fs:\n    roots:\n      - path: ${root}\n`;
+  const d = await startDaemon(t, policy, { dir });
+  const fs = await startProxiedFs(t, { server: 'fs', socket: d.socket });
+  const long = `${root}/../../.ssh/id_ed25519?${'A'.repeat(5000)}\ud800`;
+  t.ok((await fs.call('read_text_file', { path: long })).isError, 'a long path is refused');
+  const key = `${'k'.repeat(4200)}-x`;
+  const keyed = { path: join(root, 'README'), [key]: `${root}/../../etc/shadow` };
+  t.ok((await fs.call('read_text_file', keyed)).isError, 'a path under a long name too');
+  const file = join(d.stateDir, 'decisions.jsonl');
+  const entries = () =>
+    existsSync(file)
+      ? readFileSync(file, 'utf8')
+          .trim()
+          .split('\n')
+          .map((l) => JSON.parse(l) as Record<string, unknown>)
+          .filter((e) => e.kind === 'check')
+      : [];
+  await waitFor(() => entries().length >= 2, 30_000, 'both entries');
+  t.match(
+    entries(),
+    [
+      { path: /\/\.\.\/\.\.\/\.ssh\/id_ed25519\?A+/, reason: /half of a UTF-16 pair/ },
+      { path: /\/\.\.\/\.\.\/etc\/shadow$/, reason: /\(argument "k+…\)$/ },
+    ],
+    'both recorded, cut to fit',
+  );
+});
