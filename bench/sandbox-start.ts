@@ -5,16 +5,18 @@
  *
  * The breakdown splits each start into planning (for the sandbox: reading the system's layout,
  * the roots' denied paths and the program's files) and spawn to first answer (for the sandbox:
- * bwrap's namespaces and mounts, then the same server).
+ * bwrap's namespaces and mounts, the gate's check of them, then the same server).
  */
-import { spawn } from 'node:child_process';
 import { mkdirSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Root } from '../common/types.js';
 import { planLaunch, type PlanInput } from '../proxy/launch-plan.js';
+import { closeInheritedDescriptors } from '../proxy/inherited-fds.js';
+import { makeProxyLogger } from '../proxy/log.js';
 import { probeSandbox } from '../proxy/sandbox-probe.js';
+import { startServerProcess } from '../proxy/server-process.js';
 import { report, summary, tempDir } from './common.js';
 
 const TRIES = Number(process.env.TRIES ?? 40);
@@ -28,6 +30,10 @@ writeFileSync(
   process.stdout.write(JSON.stringify({ jsonrpc: '2.0', id: m.id, result: {} }) + '\\n'); process.exit(0); });\n`,
 );
 const roots: Root[] = [];
+const log = makeProxyLogger('bench', 'warn');
+// As the proxy does first: what started this process may have left descriptors open, and the
+// gate refuses a sandbox they would pass into.
+closeInheritedDescriptors();
 for (const name of ['a', 'b', 'c']) {
   mkdirSync(join(dir, 'w', name), { recursive: true });
   roots.push({
@@ -73,17 +79,17 @@ async function once(sandbox: boolean): Promise<number> {
   const plan = await planLaunch(input(sandbox));
   if (plan.kind !== 'start') throw new Error(`not started: ${plan.reason}`);
   planMs[sandbox ? 'boxed' : 'plain'].push(performance.now() - t0);
-  const child = spawn(plan.spawn.command, plan.spawn.args, {
-    env: plan.spawn.env,
-    stdio: ['pipe', 'pipe', 'inherit'],
-  });
-  child.stdin.write('{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}\n');
+  // As the proxy starts it: a sandbox through its gate, which checks the mounts and the open
+  // descriptors before the server runs (a bare spawn of bwrap's arguments lacks the gate's pipes).
+  const child = await startServerProcess(plan.spawn, log);
+  if ('failed' in child) throw new Error(`not started: ${child.reason}`);
+  child.serverIn.write('{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}\n');
   await new Promise<void>((resolve, reject) => {
-    child.stdout.once('data', () => resolve());
-    child.once('exit', (code) => reject(new Error(`exited with ${code} before answering`)));
+    child.serverOut.once('data', () => resolve());
+    void child.status.then((code) => reject(new Error(`exited with ${code} before answering`)));
   });
   const ms = performance.now() - t0;
-  await new Promise((r) => child.once('close', r));
+  await child.status;
   return ms;
 }
 
