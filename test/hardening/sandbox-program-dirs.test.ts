@@ -81,15 +81,20 @@ void t.test("the daemon's socket in a program's directory is hidden", async (t) 
   t.match((await attempt('read', join(pkg, 'package.json'))).text, /"srv"/, 'the package is shown');
 });
 
-void t.test("the program's package shows the policy's denies hidden", async (t) => {
-  const dir = ownedShortDir(t);
+/** A workspace `code` whose package holds the server in `tools` and another project beside it. */
+function workspace(dir: string): { code: string; tools: string; other: string } {
   const code = join(dir, 'code');
   const tools = join(code, 'tools');
   mkdirSync(tools, { recursive: true });
   for (const f of ['hostile.mjs', 'parent-watch.mjs'])
     copyFileSync(fixtureServer(f), join(tools, f));
   writeFileSync(join(code, 'package.json'), '{"name":"workspace","private":true}');
-  const other = join(code, 'other-project');
+  return { code, tools, other: join(code, 'other-project') };
+}
+
+void t.test("the program's package shows the policy's denies hidden", async (t) => {
+  const dir = ownedShortDir(t);
+  const { tools, other } = workspace(dir);
   mkdirSync(join(other, 'secrets'), { recursive: true });
   writeFileSync(join(other, '.env'), 'API_KEY=ENV-SECRET');
   writeFileSync(join(other, 'secrets', 'id_ed25519'), 'KEY-SECRET');
@@ -120,18 +125,10 @@ void t.test("the program's package shows the policy's denies hidden", async (t) 
 // readable (an attacker pass). They are watched as a `read` path is, and the server restarted.
 void t.test("denied files appearing later in the program's package are hidden too", async (t) => {
   const dir = ownedShortDir(t);
-  const code = join(dir, 'code');
-  const tools = join(code, 'tools');
-  mkdirSync(tools, { recursive: true });
-  for (const f of ['hostile.mjs', 'parent-watch.mjs'])
-    copyFileSync(fixtureServer(f), join(tools, f));
-  writeFileSync(join(code, 'package.json'), '{"name":"workspace","private":true}');
-  const other = join(code, 'other-project');
+  const { code, tools, other } = workspace(dir);
   mkdirSync(other);
   writeFileSync(join(other, '.env'), 'API_KEY=OLD-SECRET');
-  const proj = join(dir, 'proj');
-  mkdirSync(proj);
-  const policy = `version: 1\nservers:\n  h:\n    roots:\n      - path: ${proj}\n    deny:\n      - "**/.env"\n      - "**/id_*"\n`;
+  const { policy } = project(dir, `    deny:\n      - "**/.env"\n      - "**/id_*"\n`);
   const d = await startDaemon(t, policy, { dir });
   const boxed = await startProxied(t, {
     server: 'h',

@@ -9,6 +9,17 @@ import t from 'tap';
 import { startDaemon } from '../helpers/daemon.js';
 import { ownedShortDir, real, startProxiedFs, waitFor } from '../helpers/proxy.js';
 
+/** The decision log's `check` entries so far. */
+function checks(stateDir: string): Record<string, unknown>[] {
+  const file = join(stateDir, 'decisions.jsonl');
+  if (!existsSync(file)) return [];
+  return readFileSync(file, 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as Record<string, unknown>)
+    .filter((e) => e.kind === 'check');
+}
+
 void t.test("the proxy's own refusals are in the decision log", async (t) => {
   const dir = ownedShortDir(t);
   const root = join(real(dir), 'proj');
@@ -27,15 +38,7 @@ void t.test("the proxy's own refusals are in the decision log", async (t) => {
   t.ok((await fs.call('read_text_file', { path: 'proj/README' })).isError, 'a relative one too');
   // A lone surrogate names no file: recorded with U+FFFD in its place.
   t.ok((await fs.call('read_text_file', { path: 'a\ud800b' })).isError, 'and a lone surrogate');
-  const file = join(d.stateDir, 'decisions.jsonl');
-  const entries = () =>
-    existsSync(file)
-      ? readFileSync(file, 'utf8')
-          .trim()
-          .split('\n')
-          .map((l) => JSON.parse(l) as Record<string, unknown>)
-          .filter((e) => e.kind === 'check')
-      : [];
+  const entries = () => checks(d.stateDir);
   await waitFor(() => entries().length >= 3, 30_000, 'the three entries');
   t.match(
     entries(),
@@ -71,15 +74,7 @@ void t.test('a refusal with a reason of any length is in the decision log', asyn
   const key = `${'k'.repeat(4200)}-x`;
   const keyed = { path: join(root, 'README'), [key]: `${root}/../../etc/shadow` };
   t.ok((await fs.call('read_text_file', keyed)).isError, 'a path under a long name too');
-  const file = join(d.stateDir, 'decisions.jsonl');
-  const entries = () =>
-    existsSync(file)
-      ? readFileSync(file, 'utf8')
-          .trim()
-          .split('\n')
-          .map((l) => JSON.parse(l) as Record<string, unknown>)
-          .filter((e) => e.kind === 'check')
-      : [];
+  const entries = () => checks(d.stateDir);
   await waitFor(() => entries().length >= 2, 30_000, 'both entries');
   t.match(
     entries(),
