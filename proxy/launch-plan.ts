@@ -14,7 +14,7 @@ import {
   type LaunchTemplate,
 } from './launch.js';
 import type { WatchedPath } from './deny-watch.js';
-import { cannotRun } from './program-links.js';
+import { cannotRun } from './cannot-start.js';
 import { resolveNpx } from './npx.js';
 import { programOverlap } from './program-writers.js';
 import type { ProxyOptions } from './options.js';

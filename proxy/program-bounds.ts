@@ -7,8 +7,8 @@
  * the daemon's decision log, grants and keyrings with it; a home reached through a link was not
  * known for the home, and showed whole.
  */
-import { statSync } from 'node:fs';
-import { isAbsolute, join } from 'node:path';
+import { realpathSync, statSync } from 'node:fs';
+import { basename, dirname, isAbsolute, join } from 'node:path';
 import { isInsideOrEqual } from '../common/segments.js';
 import { tooWide } from '../common/too-wide.js';
 
@@ -18,16 +18,37 @@ export interface Bounds {
   env: Readonly<Record<string, string | undefined>>;
 }
 
-/** The home's base directories (XDG), where every program keeps its data, state and settings. */
+const XDG_BASES = ['XDG_DATA_HOME', 'XDG_STATE_HOME', 'XDG_CONFIG_HOME', 'XDG_CACHE_HOME'];
+
+/**
+ * The home's base directories (XDG), where every program keeps its data, state and settings, as
+ * spelled and where they lead: a `~/.local` moved to another disk and linked back was not known
+ * for one, and all of it was shown again (an attacker pass). The variables are read from the
+ * server's environment and from the proxy's, which may differ.
+ */
 function baseDirs({ home, env }: Bounds): string[] {
-  const given = [env.XDG_DATA_HOME, env.XDG_STATE_HOME, env.XDG_CONFIG_HOME, env.XDG_CACHE_HOME];
-  return [
+  const given = XDG_BASES.flatMap((name) => [env[name], process.env[name]]);
+  const spelled = [
     join(home, '.local/share'),
     join(home, '.local/state'),
     join(home, '.config'),
     join(home, '.cache'),
     ...given.filter((p): p is string => p !== undefined && isAbsolute(p)),
   ];
+  return [...new Set([...spelled, ...spelled.map(whereItLeads)])];
+}
+
+/** Where `p` leads: its nearest existing ancestor made canonical, and the rest as it is. */
+function whereItLeads(p: string): string {
+  const rest: string[] = [];
+  for (let head = p; ; head = dirname(head)) {
+    try {
+      return join(realpathSync(head), ...rest.reverse());
+    } catch {
+      if (dirname(head) === head) return p;
+      rest.push(basename(head));
+    }
+  }
 }
 
 /**

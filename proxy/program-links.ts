@@ -4,15 +4,13 @@
  * found through a link in a directory the sandbox does not show (pipx's `~/.local/bin/x`) was
  * "not found" inside, and so was a script whose `#!` line names a virtual environment's
  * `bin/python3`, a link to a link into a Python installation (pyenv's `versions/3.11.7/bin`).
- * Each link on the way that lies where the sandbox shows nothing is made again there, leading
- * straight to the file, which it shows; the directories that held them stay hidden.
+ * Each name on the way that lies where the sandbox shows nothing and leads elsewhere (a link, or a
+ * name under a linked directory) is made a link there, leading straight to the file, which it
+ * shows; the directories that held them stay hidden.
  */
-import { constants } from 'node:fs';
-import { access, readlink, realpath, stat } from 'node:fs/promises';
+import { readlink, realpath } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
-import { findOnPath } from '../common/find-on-path.js';
 import { inside } from './sandbox-paths.js';
-import { cannotStart } from './server-process.js';
 
 /** A link to make in the sandbox. */
 export interface ProgramLink {
@@ -42,9 +40,13 @@ export async function programLinks(
     if (target === undefined || !visible(target)) continue;
     let at = name;
     for (let hop = 0; hop < MAX_HOPS; hop++) {
+      // A name that is a link, or that a linked directory on the way leads elsewhere (a PATH
+      // entry `~/bin` leading into a dotfiles repository): made a link itself, where nothing
+      // shows it.
+      if (at !== target && !visible(at) && (await realpath(at).catch(() => undefined)) === target)
+        links.set(at, target);
       const next = await readlink(at).catch(() => undefined);
       if (next === undefined) break;
-      if (!visible(at)) links.set(at, target);
       // As the kernel reads a relative link: from the directory it is in, where that leads.
       const dir = await realpath(dirname(at)).catch(() => undefined);
       if (dir === undefined) break;
@@ -52,30 +54,4 @@ export async function programLinks(
     }
   }
   return [...links].map(([path, target]) => ({ path, target }));
-}
-
-/**
- * Why `command` cannot run at all, as the proxy sees it (the sandbox shows no more): not found
- * (127) or not an executable file (126), with what the host is told; undefined when it can run.
- */
-export async function cannotRun(
-  command: string,
-  env: Readonly<Record<string, string | undefined>>,
-  cwd: string,
-): Promise<{ status: number; reason: string } | undefined> {
-  const path = await findOnPath(command, env, cwd);
-  const problem = (why: string, status: number) => ({
-    status,
-    reason: cannotStart(command, why, status),
-  });
-  if (path === undefined) return problem('not found on PATH', 127);
-  const file = await stat(path).catch(() => undefined);
-  if (file === undefined) return problem(`${path} does not exist`, 127);
-  if (!file.isFile()) return problem(`${path} is not a file`, 126);
-  try {
-    await access(path, constants.X_OK);
-    return undefined;
-  } catch {
-    return problem(`${path} is not executable`, 126);
-  }
 }

@@ -40,19 +40,6 @@ export interface StartFailure {
 /** How long a sandbox's processes may take to end once its init is killed. */
 const SANDBOX_END_MS = 2000;
 
-/**
- * What the host is told of a command that could not be started, with its status as a shell gives
- * it (127 not found, 126 not runnable): not found is most often a host started from a desktop,
- * whose PATH lacks the shell's.
- */
-export function cannotStart(command: string, why: string, status: number): string {
-  const notFound =
-    status === 127
-      ? "; is it on the host's PATH (a desktop host may not have your shell's)? Give its absolute path"
-      : '';
-  return `${command} could not be started: ${why} (status ${status})${notFound}`;
-}
-
 /** Start `spec`; resolves once it runs, or with the status for a command that cannot start. */
 export async function startServerProcess(
   spec: SpawnSpec,

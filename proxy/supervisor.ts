@@ -33,12 +33,8 @@ import { spawnDifference } from './plan-diff.js';
 import { nextChange } from './root-expiry.js';
 import { takesAccessAway, type Reach } from './sandbox-reach.js';
 import type { ServerEndpoint, SwapPlan } from './server-swap.js';
-import {
-  cannotStart,
-  EXIT_GRACE_MS,
-  startServerProcess,
-  type ServerProcess,
-} from './server-process.js';
+import { cannotStart } from './cannot-start.js';
+import { EXIT_GRACE_MS, startServerProcess, type ServerProcess } from './server-process.js';
 import { startStandIn, type StandIn } from './stand-in.js';
 
 /** A plan, the count of denied paths seen when it was made, and what it was made from. */

@@ -92,6 +92,26 @@ void t.test('~/.local with a package.json is not a package', async (t) => {
   t.notMatch(keyring.text, /KEYRING-SECRET/, 'nor the rest of ~/.local');
 });
 
+// The base directories were compared as spelled: a `~/.local` moved to another disk and linked
+// back was not known for one, and all of it was shown again (an attacker pass on the above).
+void t.test('~/.local reached through a link, with a package.json, is not a package', async (t) => {
+  const dir = ownedShortDir(t);
+  const home = join(real(dir), 'home');
+  const moved = join(real(dir), 'data/u/.local');
+  mkdirSync(home);
+  mkdirSync(join(moved, 'share/my-mcp'), { recursive: true });
+  symlinkSync(moved, join(home, '.local'));
+  writeFileSync(join(moved, 'package.json'), '{"dependencies":{"left-pad":"1.3.0"}}');
+  mkdirSync(join(moved, 'share/keyrings'));
+  writeFileSync(join(moved, 'share/keyrings/login.keyring'), 'KEYRING-SECRET');
+  const script = oneFileServer(join(moved, 'share/my-mcp/server.mjs'));
+  const attempt = await boxedFrom(t, dir, script, home, join(home, '.local/state/mcp-roots'));
+  const log = await attempt('read', join(moved, 'state/mcp-roots/decisions.jsonl'));
+  t.notMatch(log.text, /very\/private/, "the daemon's decision log is not shown");
+  const keyring = await attempt('read', join(moved, 'share/keyrings/login.keyring'));
+  t.notMatch(keyring.text, /KEYRING-SECRET/, 'nor the rest of ~/.local');
+});
+
 void t.test('a folder anyone may write is not a package', async (t) => {
   const dir = ownedShortDir(t);
   const shared = join(real(dir), 'shared');
@@ -122,4 +142,27 @@ void t.test("a planted link's target chooses no package to show", async (t) => {
   });
   t.notOk(shown.includes(ws), `the workspace is not shown: ${shown.join(', ')}`);
   t.ok(shown.includes(join(ws, 'other-root/evil.mjs')), 'the script alone is');
+});
+
+// A link the server put in the middle of a chain that starts outside its places (a person's
+// `~/tools/server.mjs` leading into the server's root, where it replaced its file by a link to
+// another project's script) chose that project all the same (an attacker pass).
+void t.test('a link planted in the middle of a chain chooses no package either', async (t) => {
+  const dir = real(ownedShortDir(t));
+  const root = join(dir, 'proj');
+  const other = join(dir, 'secret-proj');
+  mkdirSync(join(root, 'dist'), { recursive: true });
+  mkdirSync(other);
+  mkdirSync(join(dir, 'tools'));
+  writeFileSync(join(other, 'package.json'), '{"private":true}');
+  writeFileSync(join(other, 'index.mjs'), 'console.log(1)');
+  symlinkSync(join(root, 'dist/server.mjs'), join(dir, 'tools/server.mjs'));
+  symlinkSync(join(other, 'index.mjs'), join(root, 'dist/server.mjs'));
+  const shown = await programPaths(process.execPath, [join(dir, 'tools/server.mjs')], {
+    env: process.env,
+    cwd: dir,
+    home: join(dir, 'home'),
+    serverOwn: [root],
+  });
+  t.notOk(shown.includes(other), `the other project is not shown: ${shown.join(', ')}`);
 });

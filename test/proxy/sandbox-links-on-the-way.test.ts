@@ -6,7 +6,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { chmodSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import t from 'tap';
 import { startDaemon } from '../helpers/daemon.js';
 import { HOSTILE_SERVER, startProxied } from '../helpers/proxied-server.js';
@@ -34,7 +34,16 @@ void t.test('a command on PATH through a link the sandbox does not show', async 
   const d = await startDaemon(t, `version: 1\nservers:\n  s:\n    roots: [{path: ${dir}/root}]\n`, {
     dir,
   });
-  for (const command of ['mcp-server-srv', join(bin, 'mcp-server-srv')]) {
+  // And a name under a linked directory (a PATH entry `~/bin` leading into a dotfiles
+  // repository), which leads elsewhere though it is no link itself (an attacker pass).
+  symlinkSync(bin, join(dir, 'linked-bin'));
+  symlinkSync(venv, join(dir, 'linked-venv'));
+  for (const command of [
+    'mcp-server-srv',
+    join(bin, 'mcp-server-srv'),
+    join(dir, 'linked-bin/mcp-server-srv'),
+    join(dir, 'linked-venv/cli.mjs'),
+  ]) {
     const s = await startProxied(t, {
       server: 's',
       socket: d.socket,
@@ -45,10 +54,13 @@ void t.test('a command on PATH through a link the sandbox does not show', async 
     const launched = JSON.parse((await s.call('launch')).text) as { argv: string[] };
     t.same(launched.argv, [`${dir}/root`], `${command}: the server runs in its sandbox`);
     t.match(s.stderr(), /in its sandbox/, `${command}: sandboxed`);
-    const listed = await s.call('attempt', { action: 'shell', ref: `ls -A ${bin}` });
-    t.match(
-      listed.text,
-      /^ok: status 0\s+mcp-server-srv\s*$/,
+    const [where, name] = command.includes('/')
+      ? [dirname(command), basename(command)]
+      : [bin, command];
+    const listed = await s.call('attempt', { action: 'shell', ref: `ls -A ${where}` });
+    t.equal(
+      listed.text.trim(),
+      `ok: status 0\n${name}`,
       `${command}: only the link is shown there`,
     );
     await s.client.close();
