@@ -7,8 +7,9 @@
  * the daemon's decision log, grants and keyrings with it; a home reached through a link was not
  * known for the home, and showed whole.
  */
-import { realpathSync, statSync } from 'node:fs';
-import { basename, dirname, isAbsolute, join } from 'node:path';
+import { statSync } from 'node:fs';
+import { isAbsolute, join } from 'node:path';
+import { whereItWouldBe } from '../common/where-it-would-be.js';
 import { isInsideOrEqual } from '../common/segments.js';
 import { tooWide } from '../common/too-wide.js';
 
@@ -26,7 +27,10 @@ const XDG_BASES = ['XDG_DATA_HOME', 'XDG_STATE_HOME', 'XDG_CONFIG_HOME', 'XDG_CA
  * for one, and all of it was shown again (an attacker pass). The variables are read from the
  * server's environment and from the proxy's, which may differ.
  */
-function baseDirs({ home, env }: Bounds): string[] {
+function baseDirs(bounds: Bounds): string[] {
+  const known = computed.get(bounds);
+  if (known !== undefined) return known;
+  const { home, env } = bounds;
   const given = XDG_BASES.flatMap((name) => [env[name], process.env[name]]);
   const spelled = [
     join(home, '.local/share'),
@@ -35,21 +39,16 @@ function baseDirs({ home, env }: Bounds): string[] {
     join(home, '.cache'),
     ...given.filter((p): p is string => p !== undefined && isAbsolute(p)),
   ];
-  return [...new Set([...spelled, ...spelled.map(whereItLeads)])];
+  const dirs = [...new Set([...spelled, ...spelled.map(whereItWouldBe)])];
+  computed.set(bounds, dirs);
+  return dirs;
 }
 
-/** Where `p` leads: its nearest existing ancestor made canonical, and the rest as it is. */
-function whereItLeads(p: string): string {
-  const rest: string[] = [];
-  for (let head = p; ; head = dirname(head)) {
-    try {
-      return join(realpathSync(head), ...rest.reverse());
-    } catch {
-      if (dirname(head) === head) return p;
-      rest.push(basename(head));
-    }
-  }
-}
+/**
+ * Each context's base directories, found once: a package's walk asks at every level it climbs,
+ * and each answer is a `realpath` of eight places.
+ */
+const computed = new WeakMap<Bounds, string[]>();
 
 /**
  * Whether `dir` may not be shown whole as a program's: `/`, the home or above it, or one of the

@@ -9,6 +9,7 @@ import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DENY_GLOB, globMatcher } from '../common/glob-dialect.js';
 import { linksOnTheWay } from '../common/links-on-the-way.js';
+import { whereItWouldBe } from '../common/where-it-would-be.js';
 import {
   GIT_DIR_CODE,
   GIT_POINTER,
@@ -50,21 +51,10 @@ async function canonical(p: string): Promise<string | undefined> {
   }
 }
 
-/** Where a path that does not exist would be made: its nearest existing ancestor, canonical, and the rest. */
-async function whereItWouldBe(p: string): Promise<string> {
-  const rest: string[] = [];
-  for (let head = p; ; head = dirname(head)) {
-    const found = await canonical(head);
-    if (found !== undefined) return join(found, ...rest.reverse());
-    if (dirname(head) === head) return p;
-    rest.push(basename(head));
-  }
-}
-
 /** `p` with every directory above it canonical; the last name itself is not followed (a socket). */
-async function canonicalFile(p: string): Promise<string> {
+function canonicalFile(p: string): string {
   const absolute = resolve(p);
-  return join(await whereItWouldBe(dirname(absolute)), basename(absolute));
+  return join(whereItWouldBe(dirname(absolute)), basename(absolute));
 }
 
 async function isDir(p: string): Promise<boolean | undefined> {
@@ -441,7 +431,7 @@ async function refuseLinkOutOfConfig(config: string, writable: readonly string[]
       // Gone since it was listed: nothing to follow.
       const text = await readlink(p).catch(() => undefined);
       if (text === undefined) continue;
-      const target = (await canonical(p)) ?? (await whereItWouldBe(resolve(dir, text)));
+      const target = (await canonical(p)) ?? whereItWouldBe(resolve(dir, text));
       if (inside(target, config)) continue;
       const place = writable.find((w) => inside(target, w));
       if (place === undefined) continue;
@@ -502,7 +492,7 @@ export async function sandboxMounts(input: {
       const first = input.pins?.get(p);
       // One missing at first is pinned where it would be made: a link made there later is not
       // followed either.
-      if (first === undefined) input.pins?.set(p, now ?? (await whereItWouldBe(p)));
+      if (first === undefined) input.pins?.set(p, now ?? whereItWouldBe(p));
       if (now === undefined) continue;
       if (first !== undefined && first !== now) {
         input.leftOut?.(
@@ -606,8 +596,7 @@ export async function sandboxMounts(input: {
   const visible = [...roots.map((r) => r.path), ...read, ...write, ...program];
   // Where the socket is, as the bound places are: canonical. A directory above it reached through
   // a link hid nothing, and the server granted itself roots (an attacker pass).
-  const socket =
-    input.daemonSocket === undefined ? undefined : await canonicalFile(input.daemonSocket);
+  const socket = input.daemonSocket === undefined ? undefined : canonicalFile(input.daemonSocket);
   if (socket !== undefined && visible.some((v) => inside(socket, v))) {
     // Its whole directory, which holds nothing else the server needs: a mount on the socket file
     // alone is dropped by the kernel when a daemon started again replaces the file, and the

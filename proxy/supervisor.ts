@@ -180,23 +180,17 @@ export class Supervisor {
   private readonly expiry = new ExpiryTimer(() => this.changed({ kind: 'expired' }));
 
   constructor(private readonly o: SupervisorOptions) {
-    this.watch = new DenyWatch({
+    const watching = {
       log: o.log,
-      onDenied: (d) => this.onDenied(d),
+      onDenied: (d: DeniedPath) => this.onDenied(d),
       // Moved aside before the server is stopped (as for a path denied for reading).
       onPlanted: setAsidePlanted,
       onPlantedUnnamed: setAsideUnnamed,
       ...(o.maxWatchedDirs === undefined ? {} : { maxDirs: o.maxWatchedDirs }),
-    });
+    };
+    this.watch = new DenyWatch(watching);
     // Its program's directories, which it cannot write: only their denied paths.
-    this.program = new DenyWatch({
-      log: o.log,
-      onDenied: (d) => this.onDenied(d),
-      onPlanted: setAsidePlanted,
-      onPlantedUnnamed: setAsideUnnamed,
-      gitNotes: false,
-      ...(o.maxWatchedDirs === undefined ? {} : { maxDirs: o.maxWatchedDirs }),
-    });
+    this.program = new DenyWatch({ ...watching, gitNotes: false });
     // An include base in a writable root that changed: stopped at once, as for a path denied
     // for reading (include-watch.ts); the new layout mounts it read-only or refuses.
     this.includes = new IncludeWatch({

@@ -1,7 +1,8 @@
 /**
- * Whether a file the proxy is about to run or show lies where the server may write: there, or
- * reached through a link there, or through any link on the way that lies there. Such a file may be the server's own work from an earlier
- * session, so it must not choose what the sandbox shows (program.ts, npx.ts).
+ * Whether a file the proxy is about to run or show lies where the server may write: there,
+ * reached through a link there, or through any link on the way that lies there. Such a file may
+ * be the server's own work from an earlier session, so it must not choose what the sandbox shows
+ * (program.ts, npx.ts).
  */
 import { lstat, readlink, realpath } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';

@@ -10,7 +10,7 @@ import { chmodSync, copyFileSync, mkdirSync, renameSync, writeFileSync } from 'n
 import { join } from 'node:path';
 import t from 'tap';
 import { startDaemon } from '../helpers/daemon.js';
-import { HOSTILE_SERVER, startProxied } from '../helpers/proxied-server.js';
+import { HOSTILE_SERVER, startBoxedHostile } from '../helpers/proxied-server.js';
 import { ownedShortDir, waitFor } from '../helpers/proxy.js';
 import { fixtureServer } from '../helpers/repo.js';
 
@@ -38,14 +38,10 @@ void t.test('a Node in ~/.local shows its modules, not ~/.local', async (t) => {
   // The daemon's state where it is by default, $XDG_STATE_HOME/mcp-roots, below the prefix.
   const stateDir = join(local, 'state', 'mcp-roots');
   const d = await startDaemon(t, policy, { dir, stateDir, home });
-  const boxed = await startProxied(t, {
-    server: 'h',
-    socket: d.socket,
-    proxyArgs: ['--sandbox', '--no-enforce'],
+  const { attempt } = await startBoxedHostile(t, d.socket, 'h', {
     command: [node, HOSTILE_SERVER],
     env: { HOME: home, XDG_STATE_HOME: undefined },
   });
-  const attempt = (action: string, ref: string) => boxed.call('attempt', { action, ref, to: '' });
   t.match((await attempt('read', join(proj, 'notes.txt'))).text, /^ok: notes$/, 'the server is up');
   t.equal((await attempt('list', stateDir)).isError, true, "the daemon's state is not shown");
   const keyring = await attempt('read', join(local, 'share', 'keyrings', 'login.keyring'));
@@ -66,13 +62,9 @@ void t.test("the daemon's socket in a program's directory is hidden", async (t) 
   const socket = join(pkg, 'run', 's.sock');
   const { proj, policy } = project(dir, '    sandbox:\n      unixSockets: true\n');
   await startDaemon(t, policy, { dir, socket });
-  const boxed = await startProxied(t, {
-    server: 'h',
-    socket,
-    proxyArgs: ['--sandbox', '--no-enforce'],
+  const { boxed, attempt } = await startBoxedHostile(t, socket, 'h', {
     command: [process.execPath, join(pkg, 'hostile.mjs')],
   });
-  const attempt = (action: string, ref: string) => boxed.call('attempt', { action, ref, to: '' });
   t.match((await attempt('read', join(proj, 'notes.txt'))).text, /^ok: notes$/, 'the server is up');
   const connect = `require('net').connect(${JSON.stringify(socket)}).on('connect', () => { console.log('connected'); process.exit(0); }).on('error', (e) => { console.log(e.code); process.exit(0); })`;
   const out = await attempt('shell', `${process.execPath} -e ${JSON.stringify(connect)} 2>&1`);
@@ -104,13 +96,9 @@ void t.test("the program's package shows the policy's denies hidden", async (t) 
   );
   const d = await startDaemon(t, policy, { dir });
   // Sandboxed by --sandbox alone: the policy gives no sandbox rule, and its denies still hold.
-  const boxed = await startProxied(t, {
-    server: 'h',
-    socket: d.socket,
-    proxyArgs: ['--sandbox', '--no-enforce'],
+  const { attempt } = await startBoxedHostile(t, d.socket, 'h', {
     command: [process.execPath, join(tools, 'hostile.mjs')],
   });
-  const attempt = (action: string, ref: string) => boxed.call('attempt', { action, ref, to: '' });
   t.match((await attempt('read', join(proj, 'notes.txt'))).text, /^ok: notes$/, 'the server is up');
   t.notMatch((await attempt('read', join(other, '.env'))).text, /ENV-SECRET/, 'a denied .env');
   t.notMatch(
@@ -130,13 +118,10 @@ void t.test("denied files appearing later in the program's package are hidden to
   writeFileSync(join(other, '.env'), 'API_KEY=OLD-SECRET');
   const { policy } = project(dir, `    deny:\n      - "**/.env"\n      - "**/id_*"\n`);
   const d = await startDaemon(t, policy, { dir });
-  const boxed = await startProxied(t, {
-    server: 'h',
-    socket: d.socket,
-    proxyArgs: ['--sandbox', '--no-enforce'],
+  const { boxed, attempt } = await startBoxedHostile(t, d.socket, 'h', {
     command: [process.execPath, join(tools, 'hostile.mjs')],
   });
-  const read = async (ref: string) => (await boxed.call('attempt', { action: 'read', ref })).text;
+  const read = async (ref: string) => (await attempt('read', ref)).text;
   t.notMatch(await read(join(other, '.env')), /SECRET/, 'hidden at the start');
   const starts = () => boxed.stderr().split('starting the server in its sandbox').length - 1;
 

@@ -91,12 +91,15 @@ export async function startBoxedHostile(
   t: { teardown(fn: () => unknown): void },
   socket: string,
   server = 'h',
+  /** Its command (a copy of the hostile server elsewhere, another node), the proxy's variables. */
+  from: { command?: string[]; env?: Record<string, string | undefined> } = {},
 ): Promise<{ boxed: Proxied; attempt: Attempt }> {
   const boxed = await startProxied(t, {
     server,
     socket,
     proxyArgs: ['--sandbox', '--no-enforce'],
-    command: [process.execPath, HOSTILE_SERVER],
+    command: from.command ?? [process.execPath, HOSTILE_SERVER],
+    ...(from.env === undefined ? {} : { env: from.env }),
   });
   return { boxed, attempt: (action, ref, to = '') => boxed.call('attempt', { action, ref, to }) };
 }
