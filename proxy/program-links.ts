@@ -24,16 +24,28 @@ export interface ProgramLink {
 const MAX_HOPS = 40;
 
 /**
+ * Where no link is made: bwrap makes each link while it sets the sandbox up, resolving its name
+ * in the sandbox's `/proc` and `/dev`, whose magic links lead out of it. A server replaced its
+ * script by a link to `/proc/self/cwd/oldroot/...`, which led to a file of its own for the proxy
+ * (its working directory in the server's root) and, for bwrap, to the host's root: bwrap made a
+ * link, and the directories above it, anywhere the person may write (an attacker pass).
+ */
+const NO_LINKS_IN = ['/proc', '/dev', '/sys'];
+
+/**
  * The links to make for `named` (the program's files as the command line and `#!` lines name
  * them): every link on the way from a name to a file the sandbox shows (`shown` holds it) that
- * lies where nothing in `shown` does. A file the sandbox does not show gets none: it fails
- * inside as it would without them.
+ * lies where nothing in `shown` does, never in `/proc`, `/dev` or `/sys` and never named by a
+ * link that lies where the server may write (`serverOwn`). A file the sandbox does not show gets
+ * none: it fails inside as it would without them.
  */
 export async function programLinks(
   named: readonly string[],
   shown: readonly string[],
+  serverOwn: readonly string[],
 ): Promise<ProgramLink[]> {
   const visible = (p: string): boolean => shown.some((s) => inside(p, s));
+  const forbidden = (p: string): boolean => NO_LINKS_IN.some((d) => inside(p, d));
   const links = new Map<string, string>();
   for (const name of new Set(named)) {
     const target = await realpath(name).catch(() => undefined);
@@ -43,8 +55,11 @@ export async function programLinks(
       // A name that is a link, or that a linked directory on the way leads elsewhere (a PATH
       // entry `~/bin` leading into a dotfiles repository): made a link itself, where nothing
       // shows it.
+      if (forbidden(at)) break;
       if (at !== target && !visible(at) && (await realpath(at).catch(() => undefined)) === target)
         links.set(at, target);
+      // A link where the server may write names where the next one lies: it chooses nothing.
+      if (serverOwn.some((own) => inside(at, own))) break;
       const next = await readlink(at).catch(() => undefined);
       if (next === undefined) break;
       // As the kernel reads a relative link: from the directory it is in, where that leads.

@@ -620,7 +620,7 @@ export async function sandboxMounts(input: {
   // A nested root, an extra path and the program are where they are by their full path.
   for (const p of [...roots.map((r) => r.path), ...ruleRead, ...write, ...program])
     pinned.push(...ancestors(p));
-  const links = await programLinks(given, [...visible, ...system.map((s) => s.path)]);
+  const links = await programLinks(given, [...visible, ...system.map((s) => s.path)], itsOwn);
   return {
     system,
     procReadOnly: await procReadOnly(),
